@@ -1,0 +1,57 @@
+//! Host builds (feature `host`): compile the C half of the host port, the C
+//! glue, the tool files under `src/tools/` and `src/tool_func.c` into the
+//! library, as SConscript does on the device, and link Debian's cJSON.
+//! Device builds compile nothing here: the board's SCons build compiles the
+//! C files with the board's flags.
+
+use std::path::{Path, PathBuf};
+
+fn c_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    files.retain(|p| p.extension().is_some_and(|e| e == "c"));
+    files.sort();
+    files
+}
+
+/// Where Debian/Ubuntu (libcjson-dev) or a source install put cJSON.h.
+fn cjson_include_dir() -> PathBuf {
+    if let Ok(dir) = std::env::var("CJSON_INCLUDE_DIR") {
+        return PathBuf::from(dir);
+    }
+    for dir in ["/usr/include/cjson", "/usr/local/include/cjson", "/usr/include", "/usr/local/include"] {
+        if Path::new(dir).join("cJSON.h").exists() {
+            return PathBuf::from(dir);
+        }
+    }
+    panic!("cJSON.h not found: install libcjson-dev (apt-get install libcjson-dev) or set CJSON_INCLUDE_DIR");
+}
+
+fn main() {
+    println!("cargo:rerun-if-env-changed=CJSON_INCLUDE_DIR");
+    if std::env::var_os("CARGO_FEATURE_HOST").is_none() {
+        return;
+    }
+    let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
+    for dir in ["host/port", "host/include", "glue", "include", "src/tools"] {
+        println!("cargo:rerun-if-changed={}", root.join(dir).display());
+    }
+    println!("cargo:rerun-if-changed={}", root.join("src/tool_func.c").display());
+
+    let mut build = cc::Build::new();
+    for dir in ["include", "include/tools", "include/channels", "host/include", "glue"] {
+        build.include(root.join(dir));
+    }
+    build.include(cjson_include_dir());
+    for dir in ["host/port", "glue", "src/tools"] {
+        for f in c_files(&root.join(dir)) {
+            println!("cargo:rerun-if-changed={}", f.display());
+            build.file(f);
+        }
+    }
+    build.file(root.join("src/tool_func.c"));
+    build.flag("-std=gnu11").warnings(true).extra_warnings(true);
+    build.compile("rtt_agent_c");
+    println!("cargo:rustc-link-lib=cjson");
+}

@@ -1,0 +1,98 @@
+/*
+ * Compiled with the board's headers: turns rtconfig.h and rtthread.h into
+ * values the Rust library reads at run time. New options get defaults here so
+ * an old rtconfig.h (from the C package's Kconfig) still builds.
+ */
+#include <rtthread.h>
+#include <rtconfig.h>
+#include "agent_glue.h"
+#include "MessageHub.h"
+#include "AgentConfig.h"
+
+#ifndef PKG_AGENT_API_KEY
+#define PKG_AGENT_API_KEY ""
+#endif
+#ifndef PKG_AGENT_API_URL
+#define PKG_AGENT_API_URL ""
+#endif
+#ifndef PKG_AGENT_MODEL_NAME
+#define PKG_AGENT_MODEL_NAME ""
+#endif
+#ifndef PKG_AGENT_RESP_BUFSZ
+#define PKG_AGENT_RESP_BUFSZ 4096
+#endif
+#ifndef PKG_AGENT_WEB_SOCKET_BUFSZ
+#define PKG_AGENT_WEB_SOCKET_BUFSZ 1024
+#endif
+#ifndef PKG_AGENT_MAX_REASONING_LEN
+#define PKG_AGENT_MAX_REASONING_LEN 8192
+#endif
+#ifndef PKG_AGENT_MAX_CONTENT_LEN
+#define PKG_AGENT_MAX_CONTENT_LEN 8192
+#endif
+#ifndef PKG_AGENT_STREAM_LINE_BUFSZ
+#define PKG_AGENT_STREAM_LINE_BUFSZ 4096
+#endif
+#ifndef PKG_AGENT_MAX_TOOL_ARG_LEN
+#define PKG_AGENT_MAX_TOOL_ARG_LEN 2048
+#endif
+#ifndef PKG_AGENT_MESSAGE_TRIM
+#define PKG_AGENT_MESSAGE_TRIM 10
+#endif
+#ifndef PKG_AGENT_MAX_TOKENS
+#define PKG_AGENT_MAX_TOKENS 4096
+#endif
+#ifndef PKG_AGENT_MAX_TOOL_ROUNDS
+#define PKG_AGENT_MAX_TOOL_ROUNDS 10
+#endif
+#ifndef PKG_AGENT_HTTP_TIMEOUT_MS
+#define PKG_AGENT_HTTP_TIMEOUT_MS 30000
+#endif
+#ifndef PKG_AGENT_HTTP_RETRIES
+#define PKG_AGENT_HTTP_RETRIES 3
+#endif
+#ifndef PKG_AGENT_RETRY_BASE_MS
+#define PKG_AGENT_RETRY_BASE_MS 500
+#endif
+#ifdef PKG_AGENT_DROP_REASONING
+#define AGENT_KEEP_REASONING 0
+#else
+#define AGENT_KEEP_REASONING 1
+#endif
+
+/* The Rust side declares these enums' fields as C int; a board compiled with
+ * -fshort-enums would silently disagree, so refuse to build instead. */
+_Static_assert(sizeof(MessageType) == sizeof(int), "rtt-agent needs int-sized enums (no -fshort-enums)");
+
+const struct agent_board_config agent_board_config = {
+    .struct_size = sizeof(struct agent_board_config),
+    .rt_eok = RT_EOK,
+    .rt_error = RT_ERROR,
+    .rt_etimeout = RT_ETIMEOUT,
+    .rt_efull = RT_EFULL,
+    .rt_eempty = RT_EEMPTY,
+    .rt_enomem = RT_ENOMEM,
+    .rt_einval = RT_EINVAL,
+    .align_size = RT_ALIGN_SIZE,
+    .tick_per_second = RT_TICK_PER_SECOND,
+    .api_key = PKG_AGENT_API_KEY,
+    .api_url = PKG_AGENT_API_URL,
+    .model_name = PKG_AGENT_MODEL_NAME,
+    .resp_bufsz = PKG_AGENT_RESP_BUFSZ,
+    .web_socket_bufsz = PKG_AGENT_WEB_SOCKET_BUFSZ,
+    .max_reasoning_len = PKG_AGENT_MAX_REASONING_LEN,
+    .max_content_len = PKG_AGENT_MAX_CONTENT_LEN,
+    .stream_line_bufsz = PKG_AGENT_STREAM_LINE_BUFSZ,
+    .max_tool_arg_len = PKG_AGENT_MAX_TOOL_ARG_LEN,
+    .message_trim = PKG_AGENT_MESSAGE_TRIM,
+    .max_tokens = PKG_AGENT_MAX_TOKENS,
+    .max_tool_rounds = PKG_AGENT_MAX_TOOL_ROUNDS,
+    .http_timeout_ms = PKG_AGENT_HTTP_TIMEOUT_MS,
+    .http_retries = PKG_AGENT_HTTP_RETRIES,
+    .retry_base_ms = PKG_AGENT_RETRY_BASE_MS,
+    .keep_reasoning = AGENT_KEEP_REASONING,
+};
+
+/* The runtime configuration lives here, not in Rust, so that its alignment
+ * is the board's rt_align(RT_ALIGN_SIZE) exactly as AgentConfig.h declares. */
+agent_runtime_config_t agent_runtime_config_storage;

@@ -1,0 +1,55 @@
+/*
+ * What the Rust library needs from the board's C headers and cannot read
+ * itself: error numbers (they depend on RT_USING_LIBC), RT_ALIGN_SIZE, the
+ * tick rate and every PKG_AGENT_* option of rtconfig.h.
+ *
+ * agent_board_config is defined in agent_board_config.c, compiled with the
+ * board's flags; src/rtt/board.rs mirrors this struct member for member.
+ */
+#ifndef RTT_AGENT_GLUE_H
+#define RTT_AGENT_GLUE_H
+
+#include <rtthread.h>
+
+struct agent_board_config
+{
+    rt_base_t struct_size; /* sizeof(struct agent_board_config), checked by Rust */
+
+    /* Kernel error numbers as this board defines them (positive values). */
+    rt_base_t rt_eok;
+    rt_base_t rt_error;
+    rt_base_t rt_etimeout;
+    rt_base_t rt_efull;
+    rt_base_t rt_eempty;
+    rt_base_t rt_enomem;
+    rt_base_t rt_einval;
+
+    rt_base_t align_size;      /* RT_ALIGN_SIZE: what rt_malloc guarantees */
+    rt_base_t tick_per_second; /* RT_TICK_PER_SECOND */
+
+    /* PKG_AGENT_* defaults */
+    const char *api_key;
+    const char *api_url;
+    const char *model_name;
+    rt_base_t resp_bufsz;
+    rt_base_t web_socket_bufsz;
+    rt_base_t max_reasoning_len;
+    rt_base_t max_content_len;
+    rt_base_t stream_line_bufsz;
+    rt_base_t max_tool_arg_len;
+    rt_base_t message_trim;
+    rt_base_t max_tokens;
+    rt_base_t max_tool_rounds;
+    rt_base_t http_timeout_ms;
+    rt_base_t http_retries;
+    rt_base_t retry_base_ms;
+    rt_base_t keep_reasoning;
+};
+
+extern const struct agent_board_config agent_board_config;
+
+/* Log one complete line through ulog (or rt_kprintf without ulog).
+ * level: 3 error, 4 warning, 6 info, 7 debug (ulog's LOG_LVL_* values). */
+void agent_glue_log(int level, const char *text);
+
+#endif /* RTT_AGENT_GLUE_H */

@@ -1,0 +1,34 @@
+/*
+ * Host-port-only extensions for tests and the simulator. Nothing in the
+ * library uses these; firmware code must not either.
+ */
+#ifndef RT_HOST_H__
+#define RT_HOST_H__
+
+#include <rtthread.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Heap fault injection for the calling thread: after `n` more successful
+ * allocations every allocation fails until called again with n < 0. */
+void rt_host_heap_fail_after(long n);
+/* Forget the high-water mark: max_used becomes the current used. */
+void rt_host_heap_reset_max_used(void);
+
+/* Console capture: while on, console output goes to a fixed buffer instead
+ * of stdout. take copies out (and clears) at most size-1 bytes, NUL-ended,
+ * and returns how many bytes were captured in all. */
+void rt_host_console_capture(rt_bool_t on);
+size_t rt_host_console_take(char *buf, size_t size);
+
+/* Run a shell command line against the commands registered by
+ * MSH_CMD_EXPORT; returns the command's result or -1 if there is none. */
+int rt_host_msh_exec(const char *line);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

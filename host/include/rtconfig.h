@@ -1,0 +1,47 @@
+/*
+ * rtconfig.h of the host port: the board configuration the simulator and the
+ * tests are built with. Agent caps are generous here (64 KB, as behaviour.md
+ * asks for the host); tests that exercise the limits set small caps at run
+ * time instead.
+ */
+#ifndef RT_CONFIG_H__
+#define RT_CONFIG_H__
+
+/* Kernel */
+#define RT_NAME_MAX 16
+#define RT_ALIGN_SIZE 8
+#define RT_TICK_PER_SECOND 1000
+#define RT_USING_HEAP
+#define RT_USING_CONSOLE
+#define RT_CONSOLEBUF_SIZE 256
+#define RT_CONSOLE_DEVICE_NAME "uart0"
+#define RT_USING_FINSH
+#define FINSH_USING_MSH
+#define RT_USING_ULOG
+#define ARCH_CPU_64BIT
+
+/* Packages */
+#define PKG_USING_CJSON
+#define PKG_USING_WEBCLIENT
+
+/* Agent */
+#define PKG_USING_AGENT
+#define PKG_AGENT_API_KEY ""
+#define PKG_AGENT_API_URL "http://127.0.0.1:8080/v1/chat/completions"
+#define PKG_AGENT_MODEL_NAME "rtt-agent-sim"
+#define PKG_AGENT_RESP_BUFSZ 65536
+#define PKG_AGENT_WEB_SOCKET_BUFSZ 65536
+#define PKG_AGENT_MAX_REASONING_LEN 65536
+#define PKG_AGENT_MAX_CONTENT_LEN 65536
+#define PKG_AGENT_STREAM_LINE_BUFSZ 65536
+#define PKG_AGENT_MAX_TOOL_ARG_LEN 65536
+#define PKG_AGENT_MESSAGE_TRIM 20
+#define PKG_AGENT_MAX_TOKENS 4096
+#define PKG_AGENT_MAX_TOOL_ROUNDS 10
+#define PKG_AGENT_HTTP_TIMEOUT_MS 30000
+#define PKG_AGENT_HTTP_RETRIES 3
+#define PKG_AGENT_RETRY_BASE_MS 500
+#define PKG_AGENT_CLI_CHANNEL
+#define PKG_AGENT_MULTIMODAL_DISABLE
+
+#endif

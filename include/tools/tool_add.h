@@ -1,0 +1,12 @@
+#ifndef __AGENT_TOOL_ADD_H__
+#define __AGENT_TOOL_ADD_H__
+#include "tool_base.h"
+
+/*
+ * @brief Execute the "add" tool.
+ * @param args_obj the call's arguments (owned by the caller)
+ * @param node     the tool's node; the result goes to node->ret
+ */
+void tool_add(cJSON *args_obj, AgentToolNode_t node);
+
+#endif /* __AGENT_TOOL_ADD_H__ */

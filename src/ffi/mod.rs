@@ -1,0 +1,76 @@
+//! The C-visible surface, one module per header area of `shared/spec/abi.md`.
+//!
+//! Every exported function has one failure convention: its body runs inside
+//! [`ffi_boundary!`], which names the value returned when the body cannot
+//! complete. With `std` (host) a panic is caught there and turned into that
+//! value; without `std` there is no unwinding and the panic handler halts, so
+//! bodies are written to have no reachable panic at all.
+//!
+//! Memory handed to C always comes from the RT-Thread heap (`rt_malloc`), so
+//! C code may release it with `rt_free` as it did with the C package.
+
+pub mod config;
+pub mod hub;
+pub mod messages;
+pub mod prompt;
+pub mod tools;
+pub mod utils;
+
+/// Run `$body`; if it panics (host builds only), return `$on_failure`.
+#[macro_export]
+macro_rules! ffi_boundary {
+    ($on_failure:expr, $body:block) => {{
+        #[cfg(feature = "std")]
+        {
+            match ::std::panic::catch_unwind(::std::panic::AssertUnwindSafe(|| $body)) {
+                Ok(value) => value,
+                Err(_) => $on_failure,
+            }
+        }
+        #[cfg(not(feature = "std"))]
+        {
+            $body
+        }
+    }};
+}
+
+use crate::rtt::{rt_malloc, rt_size_t};
+use core::ffi::{c_char, CStr};
+use core::ptr;
+
+/// A copy of `bytes` plus a NUL, on the RT-Thread heap (`rt_strdup`
+/// semantics); NULL when the heap is exhausted. The caller owns it and frees
+/// it with `rt_free`.
+pub(crate) fn rt_strdup_bytes(bytes: &[u8]) -> *mut c_char {
+    let Some(size) = bytes.len().checked_add(1) else {
+        return ptr::null_mut();
+    };
+    // SAFETY: plain allocation; the block is checked for NULL before use and
+    // written within its `size` bytes.
+    unsafe {
+        let p = rt_malloc(size as rt_size_t) as *mut u8;
+        if p.is_null() {
+            return ptr::null_mut();
+        }
+        ptr::copy_nonoverlapping(bytes.as_ptr(), p, bytes.len());
+        *p.add(bytes.len()) = 0;
+        p as *mut c_char
+    }
+}
+
+/// `rt_strdup` of a C string.
+pub(crate) fn rt_strdup_cstr(s: &CStr) -> *mut c_char {
+    rt_strdup_bytes(s.to_bytes())
+}
+
+/// Borrow a C string argument; `None` for NULL.
+///
+/// # Safety
+/// `p` is NULL or NUL-terminated and outlives `'a`.
+pub(crate) unsafe fn cstr_arg<'a>(p: *const c_char) -> Option<&'a CStr> {
+    if p.is_null() {
+        None
+    } else {
+        Some(CStr::from_ptr(p))
+    }
+}

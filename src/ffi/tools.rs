@@ -1,0 +1,266 @@
+//! `tool_base.h`: the global tool registry.
+//!
+//! One singly linked list with a head node that holds no tool, plus the tools
+//! array offered to the model. Ownership: a node owns its `ret.messages`; its
+//! `tool_obj` is owned by the node until `build_tools_json` moves it into the
+//! array (a tool appended after that joins the array at once). Registration
+//! is meant to happen before the agent loop starts (as in the C package); the
+//! registry is not locked.
+
+use super::messages::{messages_create, messages_destroy, Messages_t};
+use crate::cjson_sys::{cJSON, cJSON_CreateArray, cJSON_Delete};
+use crate::ffi_boundary;
+use crate::json;
+use crate::rtt::*;
+use core::ffi::{c_void, CStr};
+use core::mem::size_of;
+use core::ptr;
+use core::sync::atomic::{AtomicPtr, Ordering};
+
+#[repr(C)]
+pub struct AgentToolRet {
+    pub ret: rt_err_t,
+    pub messages: Messages_t,
+}
+pub type AgentToolRet_t = *mut AgentToolRet;
+
+/// A tool's execute function: `void tool_xxx(cJSON *args, AgentToolNode_t node)`.
+pub type ExecuteFn = unsafe extern "C" fn(param: *mut cJSON, node: *mut AgentToolList);
+
+#[repr(C)]
+pub struct AgentToolList {
+    pub tool_obj: *mut cJSON,
+    pub ret: AgentToolRet,
+    pub execute_func: Option<ExecuteFn>,
+    pub next: *mut AgentToolList,
+}
+pub type AgentToolNode = AgentToolList;
+pub type AgentToolNode_t = *mut AgentToolList;
+
+static HEAD: AtomicPtr<AgentToolList> = AtomicPtr::new(ptr::null_mut());
+static TOOLS_ARRAY: AtomicPtr<cJSON> = AtomicPtr::new(ptr::null_mut());
+
+/// Nodes after the head, in registration order.
+fn nodes() -> impl Iterator<Item = AgentToolNode_t> {
+    let head = HEAD.load(Ordering::Acquire);
+    // SAFETY: nodes are only freed by agent_tool_list_destroy, which the
+    // single-registrar contract keeps from running concurrently.
+    let mut next = if head.is_null() { ptr::null_mut() } else { unsafe { (*head).next } };
+    core::iter::from_fn(move || {
+        if next.is_null() {
+            return None;
+        }
+        let cur = next;
+        // SAFETY: as above.
+        next = unsafe { (*cur).next };
+        Some(cur)
+    })
+}
+
+/// `obj.function.name`, the shape shared by tool definitions and tool calls.
+///
+/// # Safety
+/// `obj` is NULL or a live cJSON item.
+pub(crate) unsafe fn function_name<'a>(obj: *const cJSON) -> Option<&'a CStr> {
+    json::get_str(json::get(obj, c"function"), c"name")
+}
+
+/// Create the (empty) registry. Idempotent: `RT_EOK` when it already exists.
+/// `-RT_ENOMEM` when the head node cannot be allocated.
+#[no_mangle]
+pub extern "C" fn agent_tool_list_create() -> rt_err_t {
+    ffi_boundary!(-rt_error(), {
+        if !HEAD.load(Ordering::Acquire).is_null() {
+            return rt_eok();
+        }
+        // SAFETY: fresh NULL-checked allocation, initialised before publishing.
+        unsafe {
+            let head = rt_malloc(size_of::<AgentToolList>()) as AgentToolNode_t;
+            if head.is_null() {
+                return -rt_enomem();
+            }
+            head.write(AgentToolList {
+                tool_obj: ptr::null_mut(),
+                ret: AgentToolRet { ret: rt_eok(), messages: ptr::null_mut() },
+                execute_func: None,
+                next: ptr::null_mut(),
+            });
+            HEAD.store(head, Ordering::Release);
+        }
+        rt_eok()
+    })
+}
+
+/// Register a tool: `tool_obj` is its definition (from `create_tool_item`),
+/// `execute_func` runs it.
+///
+/// Takes ownership of `tool_obj` in every case (it is deleted on failure, so
+/// registration code that ignores the result leaks nothing). Returns `RT_EOK`;
+/// `RT_ERROR` (positive) if the registry was not created, an argument is NULL,
+/// the definition has no `function.name`, a tool of that name is already
+/// registered, or memory ran out.
+#[no_mangle]
+pub extern "C" fn append_tool(tool_obj: *mut cJSON, execute_func: Option<ExecuteFn>) -> rt_err_t {
+    ffi_boundary!(rt_error(), {
+        // SAFETY: `tool_obj` is a detached cJSON tree handed over by the caller;
+        // nodes come from the registry's own allocations.
+        unsafe {
+            let refuse = |why: &str| {
+                crate::log_w!("append_tool: {}", why);
+                cJSON_Delete(tool_obj);
+                rt_error()
+            };
+            let head = HEAD.load(Ordering::Acquire);
+            if head.is_null() {
+                return refuse("tool list not created (call agent_tool_list_create first)");
+            }
+            let Some(execute_func) = execute_func else {
+                return refuse("no execute function");
+            };
+            let Some(name) = function_name(tool_obj) else {
+                return refuse("tool definition has no function.name");
+            };
+            if nodes().any(|n| function_name((*n).tool_obj) == Some(name)) {
+                crate::log_w!("append_tool: tool '{}' is already registered", name.to_str().unwrap_or("?"));
+                cJSON_Delete(tool_obj);
+                return rt_error();
+            }
+            let node = rt_malloc(size_of::<AgentToolList>()) as AgentToolNode_t;
+            if node.is_null() {
+                return refuse("out of memory");
+            }
+            let messages = messages_create(0);
+            if messages.is_null() {
+                rt_free(node as *mut c_void);
+                return refuse("out of memory");
+            }
+            node.write(AgentToolList {
+                tool_obj,
+                ret: AgentToolRet { ret: rt_error(), messages },
+                execute_func: Some(execute_func),
+                next: ptr::null_mut(),
+            });
+            let mut tail = head;
+            while !(*tail).next.is_null() {
+                tail = (*tail).next;
+            }
+            // Fix of the C package: once the array exists, a late tool joins it
+            // too, so the model is offered every tool that can be called.
+            let array = TOOLS_ARRAY.load(Ordering::Acquire);
+            if !array.is_null() {
+                crate::cjson_sys::cJSON_AddItemToArray(array, tool_obj);
+            }
+            (*tail).next = node;
+            rt_eok()
+        }
+    })
+}
+
+/// The array of every registered tool definition, in registration order, to
+/// send to the model. Built on the first call and returned as is afterwards;
+/// the definitions move into it. The registry keeps ownership of the array
+/// (freed by `agent_tool_list_destroy`). `RT_NULL` before the registry exists
+/// or on no memory.
+#[no_mangle]
+pub extern "C" fn build_tools_json() -> *mut cJSON {
+    ffi_boundary!(ptr::null_mut(), {
+        let existing = TOOLS_ARRAY.load(Ordering::Acquire);
+        if !existing.is_null() {
+            return existing;
+        }
+        if HEAD.load(Ordering::Acquire).is_null() {
+            return ptr::null_mut();
+        }
+        // SAFETY: every node's tool_obj is a detached tree owned by the node;
+        // adding it to the array transfers that ownership.
+        unsafe {
+            let array = cJSON_CreateArray();
+            if array.is_null() {
+                return ptr::null_mut();
+            }
+            for node in nodes() {
+                crate::cjson_sys::cJSON_AddItemToArray(array, (*node).tool_obj);
+            }
+            TOOLS_ARRAY.store(array, Ordering::Release);
+            array
+        }
+    })
+}
+
+/// The array built by `build_tools_json`, owned by the registry; `RT_NULL`
+/// before it is built.
+#[no_mangle]
+pub extern "C" fn get_agent_tools() -> *mut cJSON {
+    TOOLS_ARRAY.load(Ordering::Acquire)
+}
+
+/// Find the registered tool named by `tool_obj.function.name` (a tool
+/// definition and a tool call both have that shape). Borrows `tool_obj`.
+/// Returns the registry's node (not owned by the caller), or `RT_NULL` when
+/// absent or when `tool_obj` is malformed.
+#[no_mangle]
+pub extern "C" fn search_agent_tool_node(tool_obj: *mut cJSON) -> AgentToolNode_t {
+    ffi_boundary!(ptr::null_mut(), {
+        // SAFETY: `tool_obj` is NULL or live (caller's contract); nodes are live.
+        unsafe {
+            let Some(wanted) = function_name(tool_obj) else {
+                return ptr::null_mut();
+            };
+            nodes()
+                .find(|&n| function_name((*n).tool_obj) == Some(wanted))
+                .unwrap_or(ptr::null_mut())
+        }
+    })
+}
+
+/// Free `node` and its `ret.messages`, never its `tool_obj`. NULL-safe. The
+/// node must no longer be linked in the registry.
+#[no_mangle]
+pub extern "C" fn free_agent_tool_node(node: AgentToolNode_t) {
+    ffi_boundary!((), {
+        if node.is_null() {
+            return;
+        }
+        // SAFETY: the caller gives up a node allocated by the registry.
+        unsafe {
+            messages_destroy((*node).ret.messages);
+            rt_free(node as *mut c_void);
+        }
+    })
+}
+
+/// Free every node with its leftover messages, the tools array (and with it
+/// every definition), and the head. Afterwards the registry can be created
+/// again. NULL-safe when nothing was created.
+#[no_mangle]
+pub extern "C" fn agent_tool_list_destroy() {
+    ffi_boundary!((), {
+        let head = HEAD.swap(ptr::null_mut(), Ordering::AcqRel);
+        let array = TOOLS_ARRAY.swap(ptr::null_mut(), Ordering::AcqRel);
+        if head.is_null() {
+            if !array.is_null() {
+                // SAFETY: the array is the registry's own.
+                unsafe { cJSON_Delete(array) };
+            }
+            return;
+        }
+        // SAFETY: the registry was unpublished above; every node and
+        // definition is freed exactly once (definitions through the array when
+        // it was built, else one by one).
+        unsafe {
+            let mut node = (*head).next;
+            while !node.is_null() {
+                let next = (*node).next;
+                if array.is_null() {
+                    cJSON_Delete((*node).tool_obj);
+                }
+                free_agent_tool_node(node);
+                node = next;
+            }
+            if !array.is_null() {
+                cJSON_Delete(array);
+            }
+            free_agent_tool_node(head);
+        }
+    })
+}

@@ -1,0 +1,196 @@
+//! `utils.h`: JSON builders for tool definitions and message content, and the
+//! print hooks the loop hands to `chat()`.
+//!
+//! Ownership: every builder returns a new tree owned by the caller, and takes
+//! ownership of the trees passed to it, deleting them if it fails. Code
+//! written as in the tool guide ignores failures, so this is what keeps a
+//! failed registration from leaking.
+
+use super::messages::{messages_get_content_idx, Messages_t};
+use crate::cjson_sys::*;
+use crate::ffi_boundary;
+use crate::json;
+use core::ffi::{c_char, CStr};
+use core::ptr;
+
+/// Delete every non-NULL tree in `trees` (a builder's failure path).
+///
+/// # Safety
+/// Each pointer is NULL or a detached tree owned by the caller.
+unsafe fn delete_all(trees: &[*mut cJSON]) {
+    for &t in trees {
+        if !t.is_null() {
+            cJSON_Delete(t);
+        }
+    }
+}
+
+/// `{"text": text, "type": "text"}`; `RT_NULL` for NULL text or no memory.
+#[no_mangle]
+pub extern "C" fn format_text(text: *const c_char) -> *mut cJSON {
+    ffi_boundary!(ptr::null_mut(), {
+        // SAFETY: `text` is NULL or NUL-terminated; the new object is deleted on
+        // any failure.
+        unsafe {
+            if text.is_null() {
+                return ptr::null_mut();
+            }
+            let obj = cJSON_CreateObject();
+            if obj.is_null()
+                || json::add_to_object(obj, c"text", cJSON_CreateString(text)).is_err()
+                || json::add_to_object(obj, c"type", cJSON_CreateString(c"text".as_ptr())).is_err()
+            {
+                delete_all(&[obj]);
+                return ptr::null_mut();
+            }
+            obj
+        }
+    })
+}
+
+/// A new empty JSON array (`[]`), owned by the caller.
+#[no_mangle]
+pub extern "C" fn create_content_array() -> *mut cJSON {
+    // SAFETY: plain constructor.
+    ffi_boundary!(ptr::null_mut(), { unsafe { cJSON_CreateArray() } })
+}
+
+/// The `content` of a user or tool message built from `messages`: a JSON
+/// string holding the first message's text. `RT_NULL` when there is none.
+/// Borrows `messages`; the result is owned by the caller.
+#[no_mangle]
+pub extern "C" fn to_content(messages: Messages_t) -> *mut cJSON {
+    ffi_boundary!(ptr::null_mut(), {
+        let text = messages_get_content_idx(messages, 0);
+        // SAFETY: a live message's content is NUL-terminated.
+        unsafe { json::new_string(text) }
+    })
+}
+
+/// Log a reasoning fragment (the loop's `on_reasoning` hook).
+#[no_mangle]
+pub extern "C" fn print_reasoning(text: *const c_char) {
+    // SAFETY: NULL or NUL-terminated.
+    if let Some(t) = unsafe { super::cstr_arg(text) } {
+        crate::log_d!("[reasoning] {}", t.to_str().unwrap_or("<not UTF-8>"));
+    }
+}
+
+/// Log a complete tool call (the loop's `on_tool_call` hook).
+#[no_mangle]
+pub extern "C" fn print_tool_call(text: *const c_char) {
+    // SAFETY: NULL or NUL-terminated.
+    if let Some(t) = unsafe { super::cstr_arg(text) } {
+        crate::log_i!("[tool_call] {}", t.to_str().unwrap_or("<not UTF-8>"));
+    }
+}
+
+/// Print an answer fragment as is on the console (the loop's `on_context`
+/// hook).
+#[no_mangle]
+pub extern "C" fn print_context(text: *const c_char) {
+    if text.is_null() {
+        return;
+    }
+    // SAFETY: NUL-terminated text printed through a constant "%s" format.
+    unsafe {
+        crate::rtt::rt_kprintf(c"%s".as_ptr(), text);
+    }
+}
+
+/// `{"type": "function", "function": {"name", "description", "parameters":
+/// params_obj}}`. Takes ownership of `params_obj` (deleted on failure);
+/// `RT_NULL` for a NULL name or on no memory. A NULL description is sent as
+/// `""`; a NULL `params_obj` leaves out `parameters`.
+#[no_mangle]
+pub extern "C" fn create_tool_item(func_name: *const c_char, desc: *const c_char, params_obj: *mut cJSON) -> *mut cJSON {
+    ffi_boundary!(ptr::null_mut(), {
+        // SAFETY: string arguments are NULL or NUL-terminated; `params_obj` is
+        // a detached tree handed over by the caller.
+        unsafe {
+            if func_name.is_null() {
+                delete_all(&[params_obj]);
+                return ptr::null_mut();
+            }
+            let desc = if desc.is_null() { c"".as_ptr() } else { desc };
+            let item = cJSON_CreateObject();
+            let function = cJSON_CreateObject();
+            if item.is_null() || function.is_null() {
+                delete_all(&[item, function, params_obj]);
+                return ptr::null_mut();
+            }
+            if json::add_to_object(item, c"type", cJSON_CreateString(c"function".as_ptr())).is_err()
+                || json::add_to_object(function, c"name", cJSON_CreateString(func_name)).is_err()
+                || json::add_to_object(function, c"description", cJSON_CreateString(desc)).is_err()
+            {
+                delete_all(&[item, function, params_obj]);
+                return ptr::null_mut();
+            }
+            if !params_obj.is_null() && json::add_to_object(function, c"parameters", params_obj).is_err() {
+                delete_all(&[item, function]);
+                return ptr::null_mut();
+            }
+            if json::add_to_object(item, c"function", function).is_err() {
+                delete_all(&[item]);
+                return ptr::null_mut();
+            }
+            item
+        }
+    })
+}
+
+/// `{"type": "object", "properties": props_obj, "required": required_arr}`.
+/// Takes ownership of both (deleted on failure). A NULL `props_obj` fails; a
+/// NULL `required_arr` leaves out `required`.
+#[no_mangle]
+pub extern "C" fn create_param_obj(props_obj: *mut cJSON, required_arr: *mut cJSON) -> *mut cJSON {
+    ffi_boundary!(ptr::null_mut(), {
+        // SAFETY: both arguments are NULL or detached trees handed over.
+        unsafe {
+            if props_obj.is_null() {
+                delete_all(&[required_arr]);
+                return ptr::null_mut();
+            }
+            let obj = cJSON_CreateObject();
+            if obj.is_null() || json::add_to_object(obj, c"type", cJSON_CreateString(c"object".as_ptr())).is_err() {
+                delete_all(&[obj, props_obj, required_arr]);
+                return ptr::null_mut();
+            }
+            if json::add_to_object(obj, c"properties", props_obj).is_err() {
+                delete_all(&[obj, required_arr]);
+                return ptr::null_mut();
+            }
+            if !required_arr.is_null() && json::add_to_object(obj, c"required", required_arr).is_err() {
+                delete_all(&[obj]);
+                return ptr::null_mut();
+            }
+            obj
+        }
+    })
+}
+
+/// `props_obj[name] = {"type": type, "description": desc}`. Borrows every
+/// argument; does nothing when `props_obj`, `name` or `type` is NULL or memory
+/// runs out. A NULL description is sent as `""`.
+#[no_mangle]
+pub extern "C" fn create_property(props_obj: *mut cJSON, name: *const c_char, type_: *const c_char, desc: *const c_char) {
+    ffi_boundary!((), {
+        // SAFETY: strings are NULL or NUL-terminated; `props_obj` is NULL or a
+        // live object.
+        unsafe {
+            if props_obj.is_null() || name.is_null() || type_.is_null() {
+                return;
+            }
+            let desc = if desc.is_null() { c"".as_ptr() } else { desc };
+            let prop = cJSON_CreateObject();
+            if prop.is_null()
+                || json::add_to_object(prop, c"type", cJSON_CreateString(type_)).is_err()
+                || json::add_to_object(prop, c"description", cJSON_CreateString(desc)).is_err()
+            {
+                delete_all(&[prop]);
+                return;
+            }
+            let _ = json::add_to_object(props_obj, CStr::from_ptr(name), prop);
+        }
+    })
+}

@@ -1,0 +1,352 @@
+//! Mailboxes, semaphores and mutexes of the host port, with RT-Thread's
+//! semantics: timeouts in ticks (`RT_WAITING_FOREVER`, `RT_WAITING_NO`),
+//! negative error numbers, `-RT_EFULL` from a full `rt_mb_send`, and waiters
+//! woken with `-RT_ERROR` when the object is deleted.
+//!
+//! Objects are allocated on the accounting heap (through the global
+//! allocator) at creation, as the kernel allocates them from its heap; send
+//! and receive never allocate.
+
+use super::ticks_to_duration;
+use crate::rtt::*;
+use core::ffi::c_char;
+use std::collections::VecDeque;
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::Instant;
+
+/// When a blocking wait gives up.
+enum Deadline {
+    Never,
+    Now,
+    At(Instant),
+}
+
+impl Deadline {
+    fn from_ticks(timeout: rt_int32_t) -> Self {
+        if timeout == RT_WAITING_FOREVER || timeout < 0 {
+            Deadline::Never
+        } else if timeout == RT_WAITING_NO {
+            Deadline::Now
+        } else {
+            Deadline::At(Instant::now() + ticks_to_duration(timeout as i64))
+        }
+    }
+}
+
+/// Wait on `cond` until `ready` holds, the object is deleted, or the deadline
+/// passes. Returns the guard and `Ok(())`, or the kernel's error number.
+fn wait_until<'a, T>(
+    cond: &Condvar,
+    mut guard: MutexGuard<'a, T>,
+    deadline: &Deadline,
+    ready: impl Fn(&T) -> bool,
+    deleted: impl Fn(&T) -> bool,
+) -> (MutexGuard<'a, T>, Result<(), rt_err_t>) {
+    loop {
+        if deleted(&guard) {
+            return (guard, Err(-rt_error()));
+        }
+        if ready(&guard) {
+            return (guard, Ok(()));
+        }
+        match deadline {
+            Deadline::Now => return (guard, Err(-rt_etimeout())),
+            Deadline::Never => guard = cond.wait(guard).unwrap_or_else(|e| e.into_inner()),
+            Deadline::At(at) => {
+                let now = Instant::now();
+                if now >= *at {
+                    return (guard, Err(-rt_etimeout()));
+                }
+                guard = cond.wait_timeout(guard, *at - now).unwrap_or_else(|e| e.into_inner()).0;
+            }
+        }
+    }
+}
+
+/// Move `value` to the heap, or return NULL when the heap refuses (a kernel
+/// object creation fails; it never aborts).
+pub(crate) fn try_box<T>(value: T) -> *mut T {
+    let layout = std::alloc::Layout::new::<T>();
+    // SAFETY: T is never zero-sized here; the block is checked and then
+    // initialised with a write.
+    unsafe {
+        let p = std::alloc::alloc(layout) as *mut T;
+        if !p.is_null() {
+            p.write(value);
+        }
+        p
+    }
+}
+
+/// Drop and free a value made by [`try_box`].
+///
+/// # Safety
+/// `p` came from `try_box::<T>` and is not used afterwards.
+pub(crate) unsafe fn free_box<T>(p: *mut T) {
+    core::ptr::drop_in_place(p);
+    std::alloc::dealloc(p as *mut u8, std::alloc::Layout::new::<T>());
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Wake every waiter with a "deleted" error and wait for them to leave, so
+/// that the object can be freed.
+fn retire<T>(m: &Mutex<T>, cond: &Condvar, mark: impl Fn(&mut T), waiters: impl Fn(&T) -> usize) {
+    let mut g = lock(m);
+    mark(&mut g);
+    cond.notify_all();
+    while waiters(&g) > 0 {
+        g = cond.wait(g).unwrap_or_else(|e| e.into_inner());
+    }
+}
+
+// ---- mailboxes -----------------------------------------------------------
+
+struct MbState {
+    queue: VecDeque<rt_ubase_t>,
+    size: usize,
+    deleted: bool,
+    waiters: usize,
+}
+
+pub struct HostMailbox {
+    state: Mutex<MbState>,
+    cond: Condvar,
+}
+
+fn mailbox<'a>(mb: rt_mailbox_t) -> Option<&'a HostMailbox> {
+    // SAFETY: a non-NULL rt_mailbox_t of the host port is a live HostMailbox
+    // (caller's contract, as on the kernel).
+    (!mb.is_null()).then(|| unsafe { &*(mb as *const HostMailbox) })
+}
+
+#[no_mangle]
+pub extern "C" fn rt_mb_create(_name: *const c_char, size: rt_size_t, _flag: rt_uint8_t) -> rt_mailbox_t {
+    let mut queue = VecDeque::new();
+    if size == 0 || queue.try_reserve_exact(size).is_err() {
+        return core::ptr::null_mut();
+    }
+    let mb = HostMailbox {
+        state: Mutex::new(MbState { queue, size, deleted: false, waiters: 0 }),
+        cond: Condvar::new(),
+    };
+    try_box(mb) as rt_mailbox_t
+}
+
+#[no_mangle]
+pub extern "C" fn rt_mb_delete(mb: rt_mailbox_t) -> rt_err_t {
+    let Some(m) = mailbox(mb) else {
+        return -rt_error();
+    };
+    retire(&m.state, &m.cond, |s| s.deleted = true, |s| s.waiters);
+    // SAFETY: created by try_box in rt_mb_create; no waiter is left.
+    unsafe { free_box(mb as *mut HostMailbox) };
+    rt_eok()
+}
+
+fn mb_send(mb: rt_mailbox_t, value: rt_ubase_t, timeout: rt_int32_t) -> rt_err_t {
+    let Some(m) = mailbox(mb) else {
+        return -rt_error();
+    };
+    let mut g = lock(&m.state);
+    if g.queue.len() >= g.size && timeout == RT_WAITING_NO {
+        return -rt_efull();
+    }
+    g.waiters += 1;
+    let (mut g, r) = wait_until(&m.cond, g, &Deadline::from_ticks(timeout), |s| s.queue.len() < s.size, |s| s.deleted);
+    g.waiters -= 1;
+    if let Err(e) = r {
+        m.cond.notify_all();
+        return e;
+    }
+    g.queue.push_back(value);
+    m.cond.notify_all();
+    rt_eok()
+}
+
+#[no_mangle]
+pub extern "C" fn rt_mb_send(mb: rt_mailbox_t, value: rt_ubase_t) -> rt_err_t {
+    mb_send(mb, value, RT_WAITING_NO)
+}
+
+#[no_mangle]
+pub extern "C" fn rt_mb_send_wait(mb: rt_mailbox_t, value: rt_ubase_t, timeout: rt_int32_t) -> rt_err_t {
+    mb_send(mb, value, timeout)
+}
+
+#[no_mangle]
+pub extern "C" fn rt_mb_recv(mb: rt_mailbox_t, value: *mut rt_ubase_t, timeout: rt_int32_t) -> rt_err_t {
+    let Some(m) = mailbox(mb) else {
+        return -rt_error();
+    };
+    let mut g = lock(&m.state);
+    g.waiters += 1;
+    let (mut g, r) = wait_until(&m.cond, g, &Deadline::from_ticks(timeout), |s| !s.queue.is_empty(), |s| s.deleted);
+    g.waiters -= 1;
+    if let Err(e) = r {
+        m.cond.notify_all();
+        return e;
+    }
+    let v = g.queue.pop_front().unwrap_or(0);
+    if !value.is_null() {
+        // SAFETY: writable (caller's contract).
+        unsafe { *value = v };
+    }
+    m.cond.notify_all();
+    rt_eok()
+}
+
+// ---- semaphores ----------------------------------------------------------
+
+struct SemState {
+    value: u32,
+    deleted: bool,
+    waiters: usize,
+}
+
+pub struct HostSemaphore {
+    state: Mutex<SemState>,
+    cond: Condvar,
+}
+
+fn semaphore<'a>(sem: rt_sem_t) -> Option<&'a HostSemaphore> {
+    // SAFETY: as for mailboxes.
+    (!sem.is_null()).then(|| unsafe { &*(sem as *const HostSemaphore) })
+}
+
+#[no_mangle]
+pub extern "C" fn rt_sem_create(_name: *const c_char, value: rt_uint32_t, _flag: rt_uint8_t) -> rt_sem_t {
+    let s = HostSemaphore { state: Mutex::new(SemState { value, deleted: false, waiters: 0 }), cond: Condvar::new() };
+    try_box(s) as rt_sem_t
+}
+
+#[no_mangle]
+pub extern "C" fn rt_sem_delete(sem: rt_sem_t) -> rt_err_t {
+    let Some(s) = semaphore(sem) else {
+        return -rt_error();
+    };
+    retire(&s.state, &s.cond, |st| st.deleted = true, |st| st.waiters);
+    // SAFETY: created by try_box; no waiter is left.
+    unsafe { free_box(sem as *mut HostSemaphore) };
+    rt_eok()
+}
+
+#[no_mangle]
+pub extern "C" fn rt_sem_take(sem: rt_sem_t, timeout: rt_int32_t) -> rt_err_t {
+    let Some(s) = semaphore(sem) else {
+        return -rt_error();
+    };
+    let mut g = lock(&s.state);
+    g.waiters += 1;
+    let (mut g, r) = wait_until(&s.cond, g, &Deadline::from_ticks(timeout), |st| st.value > 0, |st| st.deleted);
+    g.waiters -= 1;
+    if let Err(e) = r {
+        s.cond.notify_all();
+        return e;
+    }
+    g.value -= 1;
+    rt_eok()
+}
+
+#[no_mangle]
+pub extern "C" fn rt_sem_trytake(sem: rt_sem_t) -> rt_err_t {
+    rt_sem_take(sem, RT_WAITING_NO)
+}
+
+#[no_mangle]
+pub extern "C" fn rt_sem_release(sem: rt_sem_t) -> rt_err_t {
+    let Some(s) = semaphore(sem) else {
+        return -rt_error();
+    };
+    let mut g = lock(&s.state);
+    if g.value == u32::from(u16::MAX) {
+        return -rt_efull();
+    }
+    g.value += 1;
+    s.cond.notify_all();
+    rt_eok()
+}
+
+// ---- mutexes (recursive for their owner, as RT-Thread's) -----------------
+
+struct MutexState {
+    owner: rt_thread_t,
+    hold: u32,
+    deleted: bool,
+    waiters: usize,
+}
+
+pub struct HostMutex {
+    state: Mutex<MutexState>,
+    cond: Condvar,
+}
+
+// SAFETY: the owner pointer is only compared, never dereferenced.
+unsafe impl Send for MutexState {}
+
+fn host_mutex<'a>(m: rt_mutex_t) -> Option<&'a HostMutex> {
+    // SAFETY: as for mailboxes.
+    (!m.is_null()).then(|| unsafe { &*(m as *const HostMutex) })
+}
+
+#[no_mangle]
+pub extern "C" fn rt_mutex_create(_name: *const c_char, _flag: rt_uint8_t) -> rt_mutex_t {
+    let m = HostMutex {
+        state: Mutex::new(MutexState { owner: core::ptr::null_mut(), hold: 0, deleted: false, waiters: 0 }),
+        cond: Condvar::new(),
+    };
+    try_box(m) as rt_mutex_t
+}
+
+#[no_mangle]
+pub extern "C" fn rt_mutex_delete(mutex: rt_mutex_t) -> rt_err_t {
+    let Some(m) = host_mutex(mutex) else {
+        return -rt_error();
+    };
+    retire(&m.state, &m.cond, |st| st.deleted = true, |st| st.waiters);
+    // SAFETY: created by try_box; no waiter is left.
+    unsafe { free_box(mutex as *mut HostMutex) };
+    rt_eok()
+}
+
+#[no_mangle]
+pub extern "C" fn rt_mutex_take(mutex: rt_mutex_t, timeout: rt_int32_t) -> rt_err_t {
+    let Some(m) = host_mutex(mutex) else {
+        return -rt_error();
+    };
+    let me = super::thread::rt_thread_self();
+    let mut g = lock(&m.state);
+    if g.hold > 0 && g.owner == me {
+        g.hold += 1;
+        return rt_eok();
+    }
+    g.waiters += 1;
+    let (mut g, r) = wait_until(&m.cond, g, &Deadline::from_ticks(timeout), |st| st.hold == 0, |st| st.deleted);
+    g.waiters -= 1;
+    if let Err(e) = r {
+        m.cond.notify_all();
+        return e;
+    }
+    g.owner = me;
+    g.hold = 1;
+    rt_eok()
+}
+
+#[no_mangle]
+pub extern "C" fn rt_mutex_release(mutex: rt_mutex_t) -> rt_err_t {
+    let Some(m) = host_mutex(mutex) else {
+        return -rt_error();
+    };
+    let mut g = lock(&m.state);
+    if g.hold == 0 || g.owner != super::thread::rt_thread_self() {
+        return -rt_error();
+    }
+    g.hold -= 1;
+    if g.hold == 0 {
+        g.owner = core::ptr::null_mut();
+        m.cond.notify_all();
+    }
+    rt_eok()
+}

@@ -1,0 +1,191 @@
+//! Threads and time of the host port. Each `rt_thread_create`d thread is a
+//! real OS thread; `rt_thread_self` works on it and on threads the port did
+//! not create. A finished thread is reaped (joined) by `rt_memory_info`, as
+//! a kernel's idle thread frees a defunct thread, so heap figures settle.
+
+use super::ipc::{free_box, try_box};
+use super::ticks_to_duration;
+use crate::rtt::*;
+use core::cell::Cell;
+use core::ffi::{c_char, c_void, CStr};
+use core::ptr;
+use std::sync::{Mutex, OnceLock};
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+pub struct HostThread {
+    name: [u8; 16],
+    entry: Option<unsafe extern "C" fn(*mut c_void)>,
+    parameter: *mut c_void,
+    stack_size: usize,
+    started: bool,
+}
+
+thread_local! {
+    static CURRENT: Cell<*mut HostThread> = const { Cell::new(ptr::null_mut()) };
+    /// What rt_thread_self returns on a thread the port did not create.
+    static FOREIGN: HostThread = const {
+        HostThread { name: *b"host\0\0\0\0\0\0\0\0\0\0\0\0", entry: None, parameter: ptr::null_mut(), stack_size: 0, started: true }
+    };
+}
+
+/// Extra room every host thread gets on top of the stack it asked for: the
+/// host's libc and std need more than a microcontroller's code does.
+const HOST_STACK_EXTRA: usize = 256 * 1024;
+
+const SLOTS: usize = 64;
+static RUNNING: Mutex<[Option<JoinHandle<()>>; SLOTS]> = Mutex::new([const { None }; SLOTS]);
+
+/// Join every started thread whose entry function has returned (never the
+/// calling thread).
+pub fn reap_finished() {
+    let me = std::thread::current().id();
+    let mut slots = RUNNING.lock().unwrap_or_else(|e| e.into_inner());
+    for slot in slots.iter_mut() {
+        let done = matches!(slot, Some(h) if h.is_finished() && h.thread().id() != me);
+        if done {
+            if let Some(h) = slot.take() {
+                let _ = h.join();
+            }
+        }
+    }
+}
+
+#[no_mangle]
+pub extern "C" fn rt_thread_create(
+    name: *const c_char,
+    entry: Option<unsafe extern "C" fn(*mut c_void)>,
+    parameter: *mut c_void,
+    stack_size: rt_uint32_t,
+    _priority: rt_uint8_t,
+    _tick: rt_uint32_t,
+) -> rt_thread_t {
+    if entry.is_none() {
+        return ptr::null_mut();
+    }
+    let mut buf = [0u8; 16];
+    if !name.is_null() {
+        // SAFETY: NUL-terminated (caller's contract).
+        let bytes = unsafe { CStr::from_ptr(name) }.to_bytes();
+        let n = bytes.len().min(15);
+        buf[..n].copy_from_slice(&bytes[..n]);
+    }
+    try_box(HostThread { name: buf, entry, parameter, stack_size: stack_size as usize, started: false }) as rt_thread_t
+}
+
+struct SendPtr(*mut HostThread);
+// SAFETY: the record is handed to the new thread, which alone uses it from
+// then on (and frees it when its entry returns, like a defunct kernel thread).
+unsafe impl Send for SendPtr {}
+
+#[no_mangle]
+pub extern "C" fn rt_thread_startup(thread: rt_thread_t) -> rt_err_t {
+    let t = thread as *mut HostThread;
+    if t.is_null() {
+        return -rt_error();
+    }
+    // SAFETY: a live record from rt_thread_create (caller's contract).
+    let rec = unsafe { &mut *t };
+    if rec.started {
+        return -rt_error();
+    }
+    rec.started = true;
+    let name_len = rec.name.iter().position(|&b| b == 0).unwrap_or(rec.name.len());
+    let name = String::from_utf8_lossy(&rec.name[..name_len]).into_owned();
+    let stack = rec.stack_size.saturating_add(HOST_STACK_EXTRA);
+    let handoff = SendPtr(t);
+    let spawned = std::thread::Builder::new().name(name).stack_size(stack).spawn(move || {
+        let handoff = handoff;
+        let t = handoff.0;
+        CURRENT.with(|c| c.set(t));
+        // SAFETY: the record stays alive until freed below, by this thread.
+        unsafe {
+            if let Some(entry) = (*t).entry {
+                entry((*t).parameter);
+            }
+            CURRENT.with(|c| c.set(ptr::null_mut()));
+            free_box(t);
+        }
+    });
+    match spawned {
+        Ok(handle) => {
+            let mut slots = RUNNING.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(slot) = slots.iter_mut().find(|s| s.is_none()) {
+                *slot = Some(handle);
+            }
+            rt_eok()
+        }
+        Err(_) => {
+            rec.started = false;
+            -rt_error()
+        }
+    }
+}
+
+/// Deletes a thread that was never started. A running host thread cannot be
+/// killed from outside (the kernel could): that returns `-RT_ERROR`.
+#[no_mangle]
+pub extern "C" fn rt_thread_delete(thread: rt_thread_t) -> rt_err_t {
+    let t = thread as *mut HostThread;
+    if t.is_null() {
+        return -rt_error();
+    }
+    // SAFETY: a live record (caller's contract); an unstarted one is owned by
+    // nobody else.
+    unsafe {
+        if (*t).started {
+            return -rt_error();
+        }
+        free_box(t);
+    }
+    rt_eok()
+}
+
+#[no_mangle]
+pub extern "C" fn rt_thread_self() -> rt_thread_t {
+    let cur = CURRENT.with(|c| c.get());
+    if !cur.is_null() {
+        return cur as rt_thread_t;
+    }
+    FOREIGN.with(|f| f as *const HostThread as rt_thread_t)
+}
+
+#[no_mangle]
+pub extern "C" fn rt_thread_delay(tick: rt_tick_t) -> rt_err_t {
+    std::thread::sleep(ticks_to_duration(tick as i64));
+    rt_eok()
+}
+
+#[no_mangle]
+pub extern "C" fn rt_thread_mdelay(ms: rt_int32_t) -> rt_err_t {
+    rt_thread_delay(rt_tick_from_millisecond(ms.max(0)))
+}
+
+#[no_mangle]
+pub extern "C" fn rt_thread_yield() -> rt_err_t {
+    std::thread::yield_now();
+    rt_eok()
+}
+
+#[no_mangle]
+pub extern "C" fn rt_interrupt_get_nest() -> rt_uint8_t {
+    0
+}
+
+static BOOT: OnceLock<Instant> = OnceLock::new();
+
+#[no_mangle]
+pub extern "C" fn rt_tick_get() -> rt_tick_t {
+    let boot = BOOT.get_or_init(Instant::now);
+    let tps = board().tick_per_second.max(1) as u128;
+    (boot.elapsed().as_micros() * tps / 1_000_000) as rt_tick_t
+}
+
+#[no_mangle]
+pub extern "C" fn rt_tick_from_millisecond(ms: rt_int32_t) -> rt_tick_t {
+    if ms < 0 {
+        return RT_WAITING_FOREVER as rt_tick_t;
+    }
+    let tps = board().tick_per_second.max(1) as u64;
+    ((ms as u64 * tps).div_ceil(1000)) as rt_tick_t
+}

@@ -1,0 +1,25 @@
+//! rtt-agent: the RT-Thread "Agent" package's C API, implemented in Rust.
+//!
+//! Layout:
+//! - [`ffi`]: every C-visible function and type, one module per header area.
+//! - [`stream`]: pure, `no_std`, FFI-free logic (SSE framing, tool-call
+//!   reassembly).
+//! - [`rtt`]: the few RT-Thread kernel bindings the library needs, the global
+//!   allocator over `rt_malloc`, and logging through the C glue.
+//! - [`cjson_sys`]: our own declarations of the board's cJSON 1.7.x, plus a
+//!   thin helper layer ([`json`]).
+//! - `host` (feature `host`): the host port that serves the RT-Thread APIs on
+//!   Linux so tests and the simulator run the device's code paths.
+#![cfg_attr(not(feature = "std"), no_std)]
+#![allow(non_camel_case_types)]
+
+extern crate alloc;
+
+pub mod cjson_sys;
+pub mod ffi;
+pub mod json;
+pub mod rtt;
+pub mod stream;
+
+#[cfg(feature = "host")]
+pub mod host;

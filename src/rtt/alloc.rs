@@ -1,0 +1,82 @@
+//! The global allocator: every Rust allocation comes from the RT-Thread heap,
+//! so `rt_memory_info` sees it (on the host, the port's accounting heap).
+//!
+//! `rt_malloc` guarantees `RT_ALIGN_SIZE`; larger alignments go through
+//! `rt_malloc_align`/`rt_free_align`, which have no realloc, so a realloc of
+//! such a block allocates, copies and frees.
+
+use super::board::board;
+use super::kernel::{rt_free, rt_free_align, rt_malloc, rt_malloc_align, rt_realloc};
+use core::alloc::{GlobalAlloc, Layout};
+use core::ffi::c_void;
+
+pub struct RtAllocator;
+
+#[inline]
+fn heap_align() -> usize {
+    let a = board().align_size;
+    if a > 0 {
+        a as usize
+    } else {
+        4
+    }
+}
+
+// SAFETY: every block comes from the RT-Thread heap with at least the layout's
+// alignment, and is returned to the same family of functions it came from
+// (decided by the layout's alignment, which Rust passes back unchanged).
+unsafe impl GlobalAlloc for RtAllocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let size = layout.size().max(1);
+        if layout.align() <= heap_align() {
+            rt_malloc(size) as *mut u8
+        } else {
+            rt_malloc_align(size, layout.align()) as *mut u8
+        }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        if layout.align() <= heap_align() {
+            rt_free(ptr as *mut c_void)
+        } else {
+            rt_free_align(ptr as *mut c_void)
+        }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        if layout.align() <= heap_align() {
+            return rt_realloc(ptr as *mut c_void, new_size.max(1)) as *mut u8;
+        }
+        let new_layout = Layout::from_size_align_unchecked(new_size, layout.align());
+        let new = self.alloc(new_layout);
+        if !new.is_null() {
+            core::ptr::copy_nonoverlapping(ptr, new, layout.size().min(new_size));
+            self.dealloc(ptr, layout);
+        }
+        new
+    }
+}
+
+#[cfg(not(feature = "rt-rust-runtime"))]
+#[global_allocator]
+static GLOBAL: RtAllocator = RtAllocator;
+
+/// Without std nothing can unwind: log the panic through the kernel and halt
+/// this thread. Exported functions are written so that no input reaches here.
+#[cfg(all(not(feature = "std"), not(feature = "rt-rust-runtime")))]
+#[panic_handler]
+fn panic(info: &core::panic::PanicInfo) -> ! {
+    use core::fmt::Write;
+    let mut line = super::log::LineBuf::new();
+    let _ = write!(line, "panic: {}", info.message());
+    if let Some(loc) = info.location() {
+        let _ = write!(line, " at {}:{}", loc.file(), loc.line());
+    }
+    super::log::emit(super::log::Level::Error, line.as_str());
+    loop {
+        // SAFETY: plain kernel call; yields to other threads forever.
+        unsafe {
+            super::kernel::rt_thread_mdelay(1000);
+        }
+    }
+}

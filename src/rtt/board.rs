@@ -1,0 +1,96 @@
+//! The board's configuration, as `glue/agent_board_config.c` compiled it from
+//! `rtconfig.h` and `rtthread.h`. Mirrors `struct agent_board_config`.
+
+use super::kernel::{rt_base_t, rt_err_t};
+use core::ffi::c_char;
+
+#[repr(C)]
+pub struct BoardConfig {
+    pub struct_size: rt_base_t,
+    pub rt_eok: rt_base_t,
+    pub rt_error: rt_base_t,
+    pub rt_etimeout: rt_base_t,
+    pub rt_efull: rt_base_t,
+    pub rt_eempty: rt_base_t,
+    pub rt_enomem: rt_base_t,
+    pub rt_einval: rt_base_t,
+    pub align_size: rt_base_t,
+    pub tick_per_second: rt_base_t,
+    pub api_key: *const c_char,
+    pub api_url: *const c_char,
+    pub model_name: *const c_char,
+    pub resp_bufsz: rt_base_t,
+    pub web_socket_bufsz: rt_base_t,
+    pub max_reasoning_len: rt_base_t,
+    pub max_content_len: rt_base_t,
+    pub stream_line_bufsz: rt_base_t,
+    pub max_tool_arg_len: rt_base_t,
+    pub message_trim: rt_base_t,
+    pub max_tokens: rt_base_t,
+    pub max_tool_rounds: rt_base_t,
+    pub http_timeout_ms: rt_base_t,
+    pub http_retries: rt_base_t,
+    pub retry_base_ms: rt_base_t,
+    pub keep_reasoning: rt_base_t,
+}
+
+// SAFETY: the glue defines it `const`; nothing ever writes to it.
+unsafe impl Sync for BoardConfig {}
+
+extern "C" {
+    static agent_board_config: BoardConfig;
+}
+
+/// The board's configuration (a `const` object in the C glue).
+#[inline]
+pub fn board() -> &'static BoardConfig {
+    // SAFETY: a const, fully initialised C object that lives for the whole
+    // program; its layout is checked against this struct by the ABI test.
+    unsafe { &agent_board_config }
+}
+
+/// `RT_EOK` as the board defines it.
+#[inline]
+pub fn rt_eok() -> rt_err_t {
+    board().rt_eok
+}
+
+/// `RT_ERROR` (positive) as the board defines it: 1, or 255 with libc.
+#[inline]
+pub fn rt_error() -> rt_err_t {
+    board().rt_error
+}
+
+/// `RT_ETIMEOUT` (positive).
+#[inline]
+pub fn rt_etimeout() -> rt_err_t {
+    board().rt_etimeout
+}
+
+/// `RT_EFULL` (positive).
+#[inline]
+pub fn rt_efull() -> rt_err_t {
+    board().rt_efull
+}
+
+/// `RT_ENOMEM` (positive).
+#[inline]
+pub fn rt_enomem() -> rt_err_t {
+    board().rt_enomem
+}
+
+/// `RT_EINVAL` (positive).
+#[inline]
+pub fn rt_einval() -> rt_err_t {
+    board().rt_einval
+}
+
+/// A cap option as `usize`; a zero or negative value means "no room at all".
+#[inline]
+pub fn cap(value: rt_base_t) -> usize {
+    if value > 0 {
+        value as usize
+    } else {
+        0
+    }
+}

@@ -1,0 +1,14 @@
+//! RT-Thread bindings: the kernel calls the library makes, grouped by
+//! subsystem, the board's configuration as compiled by the C glue, the global
+//! allocator over `rt_malloc`, and logging handed to C as whole strings.
+//!
+//! On the device these symbols come from the board's kernel; on the host they
+//! come from [`crate::host`]. The library's code is the same in both builds.
+
+pub mod alloc;
+pub mod board;
+pub mod kernel;
+pub mod log;
+
+pub use board::{board, cap, rt_efull, rt_einval, rt_enomem, rt_eok, rt_error, rt_etimeout};
+pub use kernel::*;

@@ -1,0 +1,2 @@
+//! Pure stream logic: no FFI, no allocation beyond `alloc`, no panics on any
+//! input.
