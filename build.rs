@@ -20,7 +20,12 @@ fn cjson_include_dir() -> PathBuf {
     if let Ok(dir) = std::env::var("CJSON_INCLUDE_DIR") {
         return PathBuf::from(dir);
     }
-    for dir in ["/usr/include/cjson", "/usr/local/include/cjson", "/usr/include", "/usr/local/include"] {
+    for dir in [
+        "/usr/include/cjson",
+        "/usr/local/include/cjson",
+        "/usr/include",
+        "/usr/local/include",
+    ] {
         if Path::new(dir).join("cJSON.h").exists() {
             return PathBuf::from(dir);
         }
@@ -37,10 +42,19 @@ fn main() {
     for dir in ["host/port", "host/include", "glue", "include", "src/tools"] {
         println!("cargo:rerun-if-changed={}", root.join(dir).display());
     }
-    println!("cargo:rerun-if-changed={}", root.join("src/tool_func.c").display());
+    println!(
+        "cargo:rerun-if-changed={}",
+        root.join("src/tool_func.c").display()
+    );
 
     let mut build = cc::Build::new();
-    for dir in ["include", "include/tools", "include/channels", "host/include", "glue"] {
+    for dir in [
+        "include",
+        "include/tools",
+        "include/channels",
+        "host/include",
+        "glue",
+    ] {
         build.include(root.join(dir));
     }
     build.include(cjson_include_dir());

@@ -52,7 +52,10 @@ extern "C" {
     pub fn cJSON_free(object: *mut c_void);
     pub fn cJSON_GetArraySize(array: *const cJSON) -> c_int;
     pub fn cJSON_GetArrayItem(array: *const cJSON, index: c_int) -> *mut cJSON;
-    pub fn cJSON_GetObjectItemCaseSensitive(object: *const cJSON, string: *const c_char) -> *mut cJSON;
+    pub fn cJSON_GetObjectItemCaseSensitive(
+        object: *const cJSON,
+        string: *const c_char,
+    ) -> *mut cJSON;
     pub fn cJSON_CreateNull() -> *mut cJSON;
     pub fn cJSON_CreateBool(boolean: cJSON_bool) -> *mut cJSON;
     pub fn cJSON_CreateNumber(num: c_double) -> *mut cJSON;

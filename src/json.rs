@@ -102,7 +102,13 @@ pub unsafe fn is_array(item: *const cJSON) -> bool {
 /// # Safety
 /// The container stays alive and unmodified while the iterator is used.
 pub unsafe fn children(container: *const cJSON) -> Children {
-    Children { next: if container.is_null() { ptr::null_mut() } else { (*container).child } }
+    Children {
+        next: if container.is_null() {
+            ptr::null_mut()
+        } else {
+            (*container).child
+        },
+    }
 }
 
 pub struct Children {

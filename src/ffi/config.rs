@@ -44,10 +44,18 @@ pub extern "C" fn agent_config_get() -> *mut agent_runtime_config_t {
 fn store(field: &mut [c_char], value: &CStr, what: &str) -> bool {
     let bytes = value.to_bytes();
     if bytes.len() >= field.len() {
-        crate::log_w!("agent_config_set: {} is {} bytes, the limit is {}; not changed", what, bytes.len(), field.len() - 1);
+        crate::log_w!(
+            "agent_config_set: {} is {} bytes, the limit is {}; not changed",
+            what,
+            bytes.len(),
+            field.len() - 1
+        );
         return false;
     }
-    for (dst, &src) in field.iter_mut().zip(bytes.iter().chain(core::iter::once(&0))) {
+    for (dst, &src) in field
+        .iter_mut()
+        .zip(bytes.iter().chain(core::iter::once(&0)))
+    {
         *dst = src as c_char;
     }
     true
@@ -56,7 +64,11 @@ fn store(field: &mut [c_char], value: &CStr, what: &str) -> bool {
 /// Set each non-NULL value that fits (at most 127 bytes); a longer one is
 /// refused with a warning, never truncated. Borrows the strings.
 #[no_mangle]
-pub extern "C" fn agent_config_set(api_key: *const c_char, model_name: *const c_char, api_url: *const c_char) {
+pub extern "C" fn agent_config_set(
+    api_key: *const c_char,
+    model_name: *const c_char,
+    api_url: *const c_char,
+) {
     ffi_boundary!((), {
         // SAFETY: arguments are NULL or NUL-terminated; the storage is only
         // written here, by the configuring thread.
@@ -96,14 +108,20 @@ fn effective(field: *const c_char, default: *const c_char) -> *const c_char {
 #[no_mangle]
 pub extern "C" fn get_dynamic_agent_api_key() -> *const c_char {
     // SAFETY: address of a field of the static storage.
-    effective(unsafe { addr_of!((*storage()).api_key) } as *const c_char, board().api_key)
+    effective(
+        unsafe { addr_of!((*storage()).api_key) } as *const c_char,
+        board().api_key,
+    )
 }
 
 /// The model in use (runtime value, else `PKG_AGENT_MODEL_NAME`). Borrowed.
 #[no_mangle]
 pub extern "C" fn get_dynamic_agent_model_name() -> *const c_char {
     // SAFETY: as above.
-    effective(unsafe { addr_of!((*storage()).model_name) } as *const c_char, board().model_name)
+    effective(
+        unsafe { addr_of!((*storage()).model_name) } as *const c_char,
+        board().model_name,
+    )
 }
 
 /// The chat-completions URL in use (runtime value, else `PKG_AGENT_API_URL`).
@@ -111,5 +129,8 @@ pub extern "C" fn get_dynamic_agent_model_name() -> *const c_char {
 #[no_mangle]
 pub extern "C" fn get_dynamic_agent_api_url() -> *const c_char {
     // SAFETY: as above.
-    effective(unsafe { addr_of!((*storage()).api_url) } as *const c_char, board().api_url)
+    effective(
+        unsafe { addr_of!((*storage()).api_url) } as *const c_char,
+        board().api_url,
+    )
 }

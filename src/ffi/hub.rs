@@ -16,7 +16,8 @@ pub const MESSAGE_HUB_OUTPUT_MAILBOX_SIZE: rt_size_t = 10;
 const INPUT_NAME: &[u8] = b"AgentInputMb\0";
 const OUTPUT_NAME: &[u8] = b"AgentOutMb\0";
 
-pub type PutMessageFn = unsafe extern "C" fn(self_: MessageHub_t, message: Messages_t, mb: rt_mailbox_t) -> rt_err_t;
+pub type PutMessageFn =
+    unsafe extern "C" fn(self_: MessageHub_t, message: Messages_t, mb: rt_mailbox_t) -> rt_err_t;
 pub type GetMessageFn = unsafe extern "C" fn(self_: MessageHub_t, mb: rt_mailbox_t) -> Messages_t;
 
 #[repr(C)]
@@ -30,7 +31,11 @@ pub type MessageHub_t = *mut MessageHub;
 
 /// The `put_message` method: `-RT_ERROR` for a NULL hub, message or mailbox,
 /// otherwise `rt_mb_send`'s result (`-RT_EFULL` when the mailbox is full).
-unsafe extern "C" fn hub_put_message(hub: MessageHub_t, message: Messages_t, mb: rt_mailbox_t) -> rt_err_t {
+unsafe extern "C" fn hub_put_message(
+    hub: MessageHub_t,
+    message: Messages_t,
+    mb: rt_mailbox_t,
+) -> rt_err_t {
     if hub.is_null() || message.is_null() || mb.is_null() {
         return -rt_error();
     }
@@ -69,12 +74,20 @@ pub extern "C" fn message_hub_create() -> MessageHub_t {
             if hub.is_null() {
                 return ptr::null_mut();
             }
-            let input = rt_mb_create(INPUT_NAME.as_ptr() as *const c_char, MESSAGE_HUB_INPUT_MAILBOX_SIZE, RT_IPC_FLAG_FIFO);
+            let input = rt_mb_create(
+                INPUT_NAME.as_ptr() as *const c_char,
+                MESSAGE_HUB_INPUT_MAILBOX_SIZE,
+                RT_IPC_FLAG_FIFO,
+            );
             if input.is_null() {
                 rt_free(hub as *mut c_void);
                 return ptr::null_mut();
             }
-            let output = rt_mb_create(OUTPUT_NAME.as_ptr() as *const c_char, MESSAGE_HUB_OUTPUT_MAILBOX_SIZE, RT_IPC_FLAG_FIFO);
+            let output = rt_mb_create(
+                OUTPUT_NAME.as_ptr() as *const c_char,
+                MESSAGE_HUB_OUTPUT_MAILBOX_SIZE,
+                RT_IPC_FLAG_FIFO,
+            );
             if output.is_null() {
                 rt_mb_delete(input);
                 rt_free(hub as *mut c_void);
@@ -122,7 +135,11 @@ pub extern "C" fn message_hub_destroy(hub: MessageHub_t) {
 /// On `RT_EOK` ownership of `message` passes to the receiver; on any error
 /// the caller still owns it. `-RT_ERROR` for a NULL hub.
 #[no_mangle]
-pub extern "C" fn message_hub_put(hub: MessageHub_t, message: Messages_t, mb: rt_mailbox_t) -> rt_err_t {
+pub extern "C" fn message_hub_put(
+    hub: MessageHub_t,
+    message: Messages_t,
+    mb: rt_mailbox_t,
+) -> rt_err_t {
     ffi_boundary!(-rt_error(), {
         if hub.is_null() {
             return -rt_error();
@@ -161,7 +178,11 @@ pub extern "C" fn message_hub_get(hub: MessageHub_t, mb: rt_mailbox_t) -> Messag
 /// (`RT_WAITING_FOREVER` allowed). The caller owns the result; `RT_NULL` on
 /// timeout, for a NULL hub or mailbox, or when a NULL sentinel was received.
 #[no_mangle]
-pub extern "C" fn message_hub_get_timeout(hub: MessageHub_t, mb: rt_mailbox_t, timeout: rt_int32_t) -> Messages_t {
+pub extern "C" fn message_hub_get_timeout(
+    hub: MessageHub_t,
+    mb: rt_mailbox_t,
+    timeout: rt_int32_t,
+) -> Messages_t {
     // SAFETY: `receive` checks both pointers; the mailbox is live while the
     // hub is (caller's contract).
     ffi_boundary!(ptr::null_mut(), { unsafe { receive(hub, mb, timeout) } })

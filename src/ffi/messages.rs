@@ -6,7 +6,7 @@
 //! correct.
 
 use crate::ffi_boundary;
-use crate::rtt::{rt_err_t, rt_error, rt_eok, rt_free, rt_malloc, rt_realloc, rt_size_t};
+use crate::rtt::{rt_eok, rt_err_t, rt_error, rt_free, rt_malloc, rt_realloc, rt_size_t};
 use core::ffi::{c_char, c_int, c_void};
 use core::mem::size_of;
 use core::ptr;
@@ -72,7 +72,11 @@ pub extern "C" fn messages_create(max_size: c_int) -> Messages_t {
                 }
                 ptr::write_bytes(items as *mut u8, 0, bytes);
             }
-            m.write(Messages { message_ptr: items, max_size, current_size: 0 });
+            m.write(Messages {
+                message_ptr: items,
+                max_size,
+                current_size: 0,
+            });
             m
         }
     })
@@ -85,7 +89,11 @@ pub extern "C" fn messages_create(max_size: c_int) -> Messages_t {
 /// (positive) for a NULL argument, a corrupted array or no memory, in which
 /// case `messages` is unchanged.
 #[no_mangle]
-pub extern "C" fn messages_append(messages: Messages_t, message_type: MessageType, content: *const c_char) -> rt_err_t {
+pub extern "C" fn messages_append(
+    messages: Messages_t,
+    message_type: MessageType,
+    content: *const c_char,
+) -> rt_err_t {
     ffi_boundary!(rt_error(), {
         if messages.is_null() || content.is_null() {
             return rt_error();
@@ -119,7 +127,10 @@ pub extern "C" fn messages_append(messages: Messages_t, message_type: MessageTyp
             }
             m.message_ptr
                 .add(m.current_size as usize)
-                .write(MessageItem { message_type, content: copy });
+                .write(MessageItem {
+                    message_type,
+                    content: copy,
+                });
             m.current_size += 1;
             rt_eok()
         }
@@ -169,14 +180,18 @@ fn item_at(messages: Messages_t, idx: c_int) -> Option<&'static MessageItem> {
 /// range (negative ones included).
 #[no_mangle]
 pub extern "C" fn messages_get_type_idx(messages: Messages_t, idx: c_int) -> MessageType {
-    ffi_boundary!(TYPE_NULL, { item_at(messages, idx).map_or(TYPE_NULL, |item| item.message_type) })
+    ffi_boundary!(TYPE_NULL, {
+        item_at(messages, idx).map_or(TYPE_NULL, |item| item.message_type)
+    })
 }
 
 /// The content of item `idx`, still owned by `messages`; `RT_NULL` for NULL
 /// `messages` or an index out of range.
 #[no_mangle]
 pub extern "C" fn messages_get_content_idx(messages: Messages_t, idx: c_int) -> *mut c_char {
-    ffi_boundary!(ptr::null_mut(), { item_at(messages, idx).map_or(ptr::null_mut(), |item| item.content) })
+    ffi_boundary!(ptr::null_mut(), {
+        item_at(messages, idx).map_or(ptr::null_mut(), |item| item.content)
+    })
 }
 
 /// The OpenAI content-part type for a message type: `"text"`, `"audio_url"`,

@@ -45,7 +45,11 @@ fn nodes() -> impl Iterator<Item = AgentToolNode_t> {
     let head = HEAD.load(Ordering::Acquire);
     // SAFETY: nodes are only freed by agent_tool_list_destroy, which the
     // single-registrar contract keeps from running concurrently.
-    let mut next = if head.is_null() { ptr::null_mut() } else { unsafe { (*head).next } };
+    let mut next = if head.is_null() {
+        ptr::null_mut()
+    } else {
+        unsafe { (*head).next }
+    };
     core::iter::from_fn(move || {
         if next.is_null() {
             return None;
@@ -81,7 +85,10 @@ pub extern "C" fn agent_tool_list_create() -> rt_err_t {
             }
             head.write(AgentToolList {
                 tool_obj: ptr::null_mut(),
-                ret: AgentToolRet { ret: rt_eok(), messages: ptr::null_mut() },
+                ret: AgentToolRet {
+                    ret: rt_eok(),
+                    messages: ptr::null_mut(),
+                },
                 execute_func: None,
                 next: ptr::null_mut(),
             });
@@ -100,7 +107,10 @@ pub extern "C" fn agent_tool_list_create() -> rt_err_t {
 /// the definition has no `function.name`, a tool of that name is already
 /// registered, or memory ran out.
 #[no_mangle]
-pub extern "C" fn append_tool(tool_obj: *mut cJSON, execute_func: Option<ExecuteFn>) -> rt_err_t {
+pub extern "C" fn append_tool(
+    tool_obj: *mut cJSON,
+    execute_func: Option<unsafe extern "C" fn(param: *mut cJSON, node: *mut AgentToolList)>,
+) -> rt_err_t {
     ffi_boundary!(rt_error(), {
         // SAFETY: `tool_obj` is a detached cJSON tree handed over by the caller;
         // nodes come from the registry's own allocations.
@@ -121,7 +131,10 @@ pub extern "C" fn append_tool(tool_obj: *mut cJSON, execute_func: Option<Execute
                 return refuse("tool definition has no function.name");
             };
             if nodes().any(|n| function_name((*n).tool_obj) == Some(name)) {
-                crate::log_w!("append_tool: tool '{}' is already registered", name.to_str().unwrap_or("?"));
+                crate::log_w!(
+                    "append_tool: tool '{}' is already registered",
+                    name.to_str().unwrap_or("?")
+                );
                 cJSON_Delete(tool_obj);
                 return rt_error();
             }
@@ -136,7 +149,10 @@ pub extern "C" fn append_tool(tool_obj: *mut cJSON, execute_func: Option<Execute
             }
             node.write(AgentToolList {
                 tool_obj,
-                ret: AgentToolRet { ret: rt_error(), messages },
+                ret: AgentToolRet {
+                    ret: rt_error(),
+                    messages,
+                },
                 execute_func: Some(execute_func),
                 next: ptr::null_mut(),
             });

@@ -103,7 +103,11 @@ pub extern "C" fn print_context(text: *const c_char) {
 /// `RT_NULL` for a NULL name or on no memory. A NULL description is sent as
 /// `""`; a NULL `params_obj` leaves out `parameters`.
 #[no_mangle]
-pub extern "C" fn create_tool_item(func_name: *const c_char, desc: *const c_char, params_obj: *mut cJSON) -> *mut cJSON {
+pub extern "C" fn create_tool_item(
+    func_name: *const c_char,
+    desc: *const c_char,
+    params_obj: *mut cJSON,
+) -> *mut cJSON {
     ffi_boundary!(ptr::null_mut(), {
         // SAFETY: string arguments are NULL or NUL-terminated; `params_obj` is
         // a detached tree handed over by the caller.
@@ -126,7 +130,9 @@ pub extern "C" fn create_tool_item(func_name: *const c_char, desc: *const c_char
                 delete_all(&[item, function, params_obj]);
                 return ptr::null_mut();
             }
-            if !params_obj.is_null() && json::add_to_object(function, c"parameters", params_obj).is_err() {
+            if !params_obj.is_null()
+                && json::add_to_object(function, c"parameters", params_obj).is_err()
+            {
                 delete_all(&[item, function]);
                 return ptr::null_mut();
             }
@@ -152,7 +158,10 @@ pub extern "C" fn create_param_obj(props_obj: *mut cJSON, required_arr: *mut cJS
                 return ptr::null_mut();
             }
             let obj = cJSON_CreateObject();
-            if obj.is_null() || json::add_to_object(obj, c"type", cJSON_CreateString(c"object".as_ptr())).is_err() {
+            if obj.is_null()
+                || json::add_to_object(obj, c"type", cJSON_CreateString(c"object".as_ptr()))
+                    .is_err()
+            {
                 delete_all(&[obj, props_obj, required_arr]);
                 return ptr::null_mut();
             }
@@ -160,7 +169,9 @@ pub extern "C" fn create_param_obj(props_obj: *mut cJSON, required_arr: *mut cJS
                 delete_all(&[obj, required_arr]);
                 return ptr::null_mut();
             }
-            if !required_arr.is_null() && json::add_to_object(obj, c"required", required_arr).is_err() {
+            if !required_arr.is_null()
+                && json::add_to_object(obj, c"required", required_arr).is_err()
+            {
                 delete_all(&[obj]);
                 return ptr::null_mut();
             }
@@ -173,7 +184,12 @@ pub extern "C" fn create_param_obj(props_obj: *mut cJSON, required_arr: *mut cJS
 /// argument; does nothing when `props_obj`, `name` or `type` is NULL or memory
 /// runs out. A NULL description is sent as `""`.
 #[no_mangle]
-pub extern "C" fn create_property(props_obj: *mut cJSON, name: *const c_char, type_: *const c_char, desc: *const c_char) {
+pub extern "C" fn create_property(
+    props_obj: *mut cJSON,
+    name: *const c_char,
+    type_: *const c_char,
+    desc: *const c_char,
+) {
     ffi_boundary!((), {
         // SAFETY: strings are NULL or NUL-terminated; `props_obj` is NULL or a
         // live object.

@@ -14,7 +14,12 @@ struct Capture {
     buf: [u8; CAPTURE_BYTES],
 }
 
-static CAPTURE: Mutex<Capture> = Mutex::new(Capture { on: false, len: 0, total: 0, buf: [0; CAPTURE_BYTES] });
+static CAPTURE: Mutex<Capture> = Mutex::new(Capture {
+    on: false,
+    len: 0,
+    total: 0,
+    buf: [0; CAPTURE_BYTES],
+});
 
 fn write_stdout(bytes: &[u8]) {
     let mut rest = bytes;

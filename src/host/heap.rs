@@ -178,7 +178,11 @@ pub extern "C" fn rt_free_align(p: *mut c_void) {
 }
 
 #[no_mangle]
-pub extern "C" fn rt_memory_info(total: *mut rt_size_t, used: *mut rt_size_t, max_used: *mut rt_size_t) {
+pub extern "C" fn rt_memory_info(
+    total: *mut rt_size_t,
+    used: *mut rt_size_t,
+    max_used: *mut rt_size_t,
+) {
     // Threads that have finished still hold their join state; reap them so
     // that the figures are those of a kernel whose idle thread cleaned up.
     super::thread::reap_finished();

@@ -57,7 +57,10 @@ fn wait_until<'a, T>(
                 if now >= *at {
                     return (guard, Err(-rt_etimeout()));
                 }
-                guard = cond.wait_timeout(guard, *at - now).unwrap_or_else(|e| e.into_inner()).0;
+                guard = cond
+                    .wait_timeout(guard, *at - now)
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0;
             }
         }
     }
@@ -123,13 +126,22 @@ fn mailbox<'a>(mb: rt_mailbox_t) -> Option<&'a HostMailbox> {
 }
 
 #[no_mangle]
-pub extern "C" fn rt_mb_create(_name: *const c_char, size: rt_size_t, _flag: rt_uint8_t) -> rt_mailbox_t {
+pub extern "C" fn rt_mb_create(
+    _name: *const c_char,
+    size: rt_size_t,
+    _flag: rt_uint8_t,
+) -> rt_mailbox_t {
     let mut queue = VecDeque::new();
     if size == 0 || queue.try_reserve_exact(size).is_err() {
         return core::ptr::null_mut();
     }
     let mb = HostMailbox {
-        state: Mutex::new(MbState { queue, size, deleted: false, waiters: 0 }),
+        state: Mutex::new(MbState {
+            queue,
+            size,
+            deleted: false,
+            waiters: 0,
+        }),
         cond: Condvar::new(),
     };
     try_box(mb) as rt_mailbox_t
@@ -155,7 +167,13 @@ fn mb_send(mb: rt_mailbox_t, value: rt_ubase_t, timeout: rt_int32_t) -> rt_err_t
         return -rt_efull();
     }
     g.waiters += 1;
-    let (mut g, r) = wait_until(&m.cond, g, &Deadline::from_ticks(timeout), |s| s.queue.len() < s.size, |s| s.deleted);
+    let (mut g, r) = wait_until(
+        &m.cond,
+        g,
+        &Deadline::from_ticks(timeout),
+        |s| s.queue.len() < s.size,
+        |s| s.deleted,
+    );
     g.waiters -= 1;
     if let Err(e) = r {
         m.cond.notify_all();
@@ -172,18 +190,32 @@ pub extern "C" fn rt_mb_send(mb: rt_mailbox_t, value: rt_ubase_t) -> rt_err_t {
 }
 
 #[no_mangle]
-pub extern "C" fn rt_mb_send_wait(mb: rt_mailbox_t, value: rt_ubase_t, timeout: rt_int32_t) -> rt_err_t {
+pub extern "C" fn rt_mb_send_wait(
+    mb: rt_mailbox_t,
+    value: rt_ubase_t,
+    timeout: rt_int32_t,
+) -> rt_err_t {
     mb_send(mb, value, timeout)
 }
 
 #[no_mangle]
-pub extern "C" fn rt_mb_recv(mb: rt_mailbox_t, value: *mut rt_ubase_t, timeout: rt_int32_t) -> rt_err_t {
+pub extern "C" fn rt_mb_recv(
+    mb: rt_mailbox_t,
+    value: *mut rt_ubase_t,
+    timeout: rt_int32_t,
+) -> rt_err_t {
     let Some(m) = mailbox(mb) else {
         return -rt_error();
     };
     let mut g = lock(&m.state);
     g.waiters += 1;
-    let (mut g, r) = wait_until(&m.cond, g, &Deadline::from_ticks(timeout), |s| !s.queue.is_empty(), |s| s.deleted);
+    let (mut g, r) = wait_until(
+        &m.cond,
+        g,
+        &Deadline::from_ticks(timeout),
+        |s| !s.queue.is_empty(),
+        |s| s.deleted,
+    );
     g.waiters -= 1;
     if let Err(e) = r {
         m.cond.notify_all();
@@ -217,8 +249,19 @@ fn semaphore<'a>(sem: rt_sem_t) -> Option<&'a HostSemaphore> {
 }
 
 #[no_mangle]
-pub extern "C" fn rt_sem_create(_name: *const c_char, value: rt_uint32_t, _flag: rt_uint8_t) -> rt_sem_t {
-    let s = HostSemaphore { state: Mutex::new(SemState { value, deleted: false, waiters: 0 }), cond: Condvar::new() };
+pub extern "C" fn rt_sem_create(
+    _name: *const c_char,
+    value: rt_uint32_t,
+    _flag: rt_uint8_t,
+) -> rt_sem_t {
+    let s = HostSemaphore {
+        state: Mutex::new(SemState {
+            value,
+            deleted: false,
+            waiters: 0,
+        }),
+        cond: Condvar::new(),
+    };
     try_box(s) as rt_sem_t
 }
 
@@ -240,7 +283,13 @@ pub extern "C" fn rt_sem_take(sem: rt_sem_t, timeout: rt_int32_t) -> rt_err_t {
     };
     let mut g = lock(&s.state);
     g.waiters += 1;
-    let (mut g, r) = wait_until(&s.cond, g, &Deadline::from_ticks(timeout), |st| st.value > 0, |st| st.deleted);
+    let (mut g, r) = wait_until(
+        &s.cond,
+        g,
+        &Deadline::from_ticks(timeout),
+        |st| st.value > 0,
+        |st| st.deleted,
+    );
     g.waiters -= 1;
     if let Err(e) = r {
         s.cond.notify_all();
@@ -294,7 +343,12 @@ fn host_mutex<'a>(m: rt_mutex_t) -> Option<&'a HostMutex> {
 #[no_mangle]
 pub extern "C" fn rt_mutex_create(_name: *const c_char, _flag: rt_uint8_t) -> rt_mutex_t {
     let m = HostMutex {
-        state: Mutex::new(MutexState { owner: core::ptr::null_mut(), hold: 0, deleted: false, waiters: 0 }),
+        state: Mutex::new(MutexState {
+            owner: core::ptr::null_mut(),
+            hold: 0,
+            deleted: false,
+            waiters: 0,
+        }),
         cond: Condvar::new(),
     };
     try_box(m) as rt_mutex_t
@@ -323,7 +377,13 @@ pub extern "C" fn rt_mutex_take(mutex: rt_mutex_t, timeout: rt_int32_t) -> rt_er
         return rt_eok();
     }
     g.waiters += 1;
-    let (mut g, r) = wait_until(&m.cond, g, &Deadline::from_ticks(timeout), |st| st.hold == 0, |st| st.deleted);
+    let (mut g, r) = wait_until(
+        &m.cond,
+        g,
+        &Deadline::from_ticks(timeout),
+        |st| st.hold == 0,
+        |st| st.deleted,
+    );
     g.waiters -= 1;
     if let Err(e) = r {
         m.cond.notify_all();

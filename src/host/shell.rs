@@ -17,19 +17,32 @@ pub struct Command {
 unsafe impl Send for Command {}
 
 const MAX_COMMANDS: usize = 128;
-static COMMANDS: Mutex<([Option<Command>; MAX_COMMANDS], usize)> = Mutex::new(([None; MAX_COMMANDS], 0));
+static COMMANDS: Mutex<([Option<Command>; MAX_COMMANDS], usize)> =
+    Mutex::new(([None; MAX_COMMANDS], 0));
 
 #[no_mangle]
-pub extern "C" fn rt_host_msh_register(name: *const c_char, desc: *const c_char, func: Option<unsafe extern "C" fn()>) {
+pub extern "C" fn rt_host_msh_register(
+    name: *const c_char,
+    desc: *const c_char,
+    func: Option<unsafe extern "C" fn()>,
+) {
     let (Some(func), false) = (func, name.is_null()) else {
         return;
     };
     // SAFETY: MSH_CMD_EXPORT passes string literals, which live forever.
     let name: &'static CStr = unsafe { CStr::from_ptr(name) };
-    let desc: &'static CStr = if desc.is_null() { c"" } else { unsafe { CStr::from_ptr(desc) } };
+    let desc: &'static CStr = if desc.is_null() {
+        c""
+    } else {
+        unsafe { CStr::from_ptr(desc) }
+    };
     let mut table = COMMANDS.lock().unwrap_or_else(|e| e.into_inner());
     let (slots, count) = &mut *table;
-    if let Some(existing) = slots[..*count].iter_mut().flatten().find(|c| c.name == name) {
+    if let Some(existing) = slots[..*count]
+        .iter_mut()
+        .flatten()
+        .find(|c| c.name == name)
+    {
         *existing = Command { name, desc, func };
     } else if *count < MAX_COMMANDS {
         slots[*count] = Some(Command { name, desc, func });
@@ -77,14 +90,20 @@ pub fn split_words(line: &str) -> Vec<String> {
 pub fn exec(line: &str) -> Option<c_int> {
     let words = split_words(line);
     let first = words.first()?;
-    let cmd = commands().into_iter().find(|c| c.name.to_bytes() == first.as_bytes())?;
-    let args: Vec<CString> = words.iter().map(|w| CString::new(w.as_str()).unwrap_or_default()).collect();
+    let cmd = commands()
+        .into_iter()
+        .find(|c| c.name.to_bytes() == first.as_bytes())?;
+    let args: Vec<CString> = words
+        .iter()
+        .map(|w| CString::new(w.as_str()).unwrap_or_default())
+        .collect();
     let mut argv: Vec<*mut c_char> = args.iter().map(|a| a.as_ptr() as *mut c_char).collect();
     argv.push(core::ptr::null_mut());
     // SAFETY: finsh calls every command as int cmd(int argc, char **argv);
     // commands declared with fewer parameters ignore the extra ones under the
     // C calling conventions this port runs on.
-    let func: unsafe extern "C" fn(c_int, *mut *mut c_char) -> c_int = unsafe { core::mem::transmute(cmd.func) };
+    let func: unsafe extern "C" fn(c_int, *mut *mut c_char) -> c_int =
+        unsafe { core::mem::transmute(cmd.func) };
     Some(unsafe { func(args.len() as c_int, argv.as_mut_ptr()) })
 }
 
@@ -94,6 +113,8 @@ pub extern "C" fn rt_host_msh_exec(line: *const c_char) -> c_int {
         return -1;
     }
     // SAFETY: NUL-terminated (caller's contract).
-    let line = unsafe { CStr::from_ptr(line) }.to_string_lossy().into_owned();
+    let line = unsafe { CStr::from_ptr(line) }
+        .to_string_lossy()
+        .into_owned();
     exec(&line).unwrap_or(-1)
 }

@@ -70,7 +70,13 @@ pub extern "C" fn rt_thread_create(
         let n = bytes.len().min(15);
         buf[..n].copy_from_slice(&bytes[..n]);
     }
-    try_box(HostThread { name: buf, entry, parameter, stack_size: stack_size as usize, started: false }) as rt_thread_t
+    try_box(HostThread {
+        name: buf,
+        entry,
+        parameter,
+        stack_size: stack_size as usize,
+        started: false,
+    }) as rt_thread_t
 }
 
 struct SendPtr(*mut HostThread);
@@ -90,23 +96,30 @@ pub extern "C" fn rt_thread_startup(thread: rt_thread_t) -> rt_err_t {
         return -rt_error();
     }
     rec.started = true;
-    let name_len = rec.name.iter().position(|&b| b == 0).unwrap_or(rec.name.len());
+    let name_len = rec
+        .name
+        .iter()
+        .position(|&b| b == 0)
+        .unwrap_or(rec.name.len());
     let name = String::from_utf8_lossy(&rec.name[..name_len]).into_owned();
     let stack = rec.stack_size.saturating_add(HOST_STACK_EXTRA);
     let handoff = SendPtr(t);
-    let spawned = std::thread::Builder::new().name(name).stack_size(stack).spawn(move || {
-        let handoff = handoff;
-        let t = handoff.0;
-        CURRENT.with(|c| c.set(t));
-        // SAFETY: the record stays alive until freed below, by this thread.
-        unsafe {
-            if let Some(entry) = (*t).entry {
-                entry((*t).parameter);
+    let spawned = std::thread::Builder::new()
+        .name(name)
+        .stack_size(stack)
+        .spawn(move || {
+            let handoff = handoff;
+            let t = handoff.0;
+            CURRENT.with(|c| c.set(t));
+            // SAFETY: the record stays alive until freed below, by this thread.
+            unsafe {
+                if let Some(entry) = (*t).entry {
+                    entry((*t).parameter);
+                }
+                CURRENT.with(|c| c.set(ptr::null_mut()));
+                free_box(t);
             }
-            CURRENT.with(|c| c.set(ptr::null_mut()));
-            free_box(t);
-        }
-    });
+        });
     match spawned {
         Ok(handle) => {
             let mut slots = RUNNING.lock().unwrap_or_else(|e| e.into_inner());

@@ -30,7 +30,11 @@ pub struct LineBuf {
 
 impl LineBuf {
     pub const fn new() -> Self {
-        LineBuf { buf: [0; PIECE * 4 + 1], len: 0, overflowed: false }
+        LineBuf {
+            buf: [0; PIECE * 4 + 1],
+            len: 0,
+            overflowed: false,
+        }
     }
     /// End the line with "..." so a cut log line is visibly cut.
     fn mark_cut(&mut self) {

@@ -1,0 +1,114 @@
+//! Drives the C tests in `tests/c/`: each is compiled through `tests/host-cc`
+//! (so with `-Wall -Wextra -Werror` against `include/` and the host headers),
+//! run, and run again under valgrind (when installed) with leak checking.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Compile `sources` (relative to the repo) into target/c-tests/<name>.
+pub fn host_cc(name: &str, sources: &[&str], extra: &[&str]) -> PathBuf {
+    let out_dir = root().join("target/c-tests");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let exe = out_dir.join(name);
+    let status = Command::new(root().join("tests/host-cc"))
+        .current_dir(root())
+        .args(extra)
+        .args(sources)
+        .arg("-o")
+        .arg(&exe)
+        .status()
+        .expect("run tests/host-cc");
+    assert!(status.success(), "tests/host-cc failed for {name}");
+    exe
+}
+
+fn valgrind_available() -> bool {
+    Command::new("valgrind")
+        .arg("--version")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
+/// Run the program; it prints "N passed, M failed" and exits 0 when M is 0.
+fn run(exe: &Path) {
+    let out = Command::new(exe).output().expect("run C test");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "{} failed:\n{stdout}\n{stderr}",
+        exe.display()
+    );
+    assert!(
+        stdout.contains(" passed, 0 failed"),
+        "no result line from {}:\n{stdout}",
+        exe.display()
+    );
+
+    if !valgrind_available() {
+        eprintln!(
+            "valgrind not installed: skipped the memory check of {}",
+            exe.display()
+        );
+        return;
+    }
+    let vg = Command::new("valgrind")
+        .args([
+            "-q",
+            "--leak-check=full",
+            "--errors-for-leak-kinds=definite,indirect",
+            "--error-exitcode=99",
+        ])
+        .arg(exe)
+        .output()
+        .expect("run valgrind");
+    let vg_err = String::from_utf8_lossy(&vg.stderr);
+    assert!(
+        vg.status.success(),
+        "valgrind found errors in {}:\n{vg_err}",
+        exe.display()
+    );
+}
+
+#[test]
+fn c_tools_register_find_and_run() {
+    let exe = host_cc(
+        "test_tools",
+        &[
+            "tests/c/test_tools.c",
+            "tests/c/tools/tool_mod.c",
+            "tests/c/tools/tool_word_count.c",
+        ],
+        &["-Itests/c/tools"],
+    );
+    run(&exe);
+}
+
+#[test]
+fn c_messages() {
+    run(&host_cc("test_messages", &["tests/c/test_messages.c"], &[]));
+}
+
+#[test]
+fn c_message_hub_threads() {
+    run(&host_cc("test_hub", &["tests/c/test_hub.c"], &[]));
+}
+
+#[test]
+fn c_heap_cycles_return_to_baseline() {
+    run(&host_cc("test_heap", &["tests/c/test_heap.c"], &[]));
+}
+
+#[test]
+fn c_builders_roles_and_config() {
+    run(&host_cc(
+        "test_utils_config",
+        &["tests/c/test_utils_config.c"],
+        &[],
+    ));
+}

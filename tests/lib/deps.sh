@@ -1,0 +1,29 @@
+# Installers for what the tests need, each a no-op when already present.
+# Sourced by tests/run-all (CI runs as root on a fresh Debian machine).
+
+apt_updated=""
+apt_install() {
+    local missing=()
+    for pkg in "$@"; do
+        dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    local sudo=""
+    [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    echo "installing: ${missing[*]}"
+    if [ -z "$apt_updated" ]; then
+        $sudo apt-get update -qq
+        apt_updated=1
+    fi
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+ensure_host_deps() {
+    apt_install gcc libcjson-dev valgrind python3
+}
+
+ensure_cbindgen() {
+    command -v cbindgen >/dev/null 2>&1 && return 0
+    echo "installing cbindgen (build-time tool for the ABI check; not linked)"
+    cargo install --locked --quiet cbindgen
+}
