@@ -24,7 +24,7 @@ use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::{self, JoinHandle};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Requests whose header block is larger than this are refused: a client
 /// that never ends its headers must not make the server grow without bound.
@@ -281,12 +281,12 @@ impl ScriptedResponse {
         self
     }
 
-    /// The body as it will be on the wire (chunk framing included), and the
-    /// end offset of each piece in it.
+    /// The body as it will be on the wire (chunk framing included).
     pub fn wire_body(&self) -> Vec<u8> {
         self.wire_body_and_pieces().0
     }
 
+    /// The wire body and the end offset of each piece in it.
     fn wire_body_and_pieces(&self) -> (Vec<u8>, Vec<usize>) {
         let pieces: Vec<&[u8]> = match &self.body {
             Body::Pieces(p) => p.iter().map(|v| v.as_slice()).collect(),
@@ -316,8 +316,16 @@ impl ScriptedResponse {
 
     /// The status line and headers; `close` adds `Connection: close`.
     fn head(&self, body_len: usize, close: bool) -> Vec<u8> {
-        let has = |name: &str| self.headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name));
-        let mut h = format!("HTTP/1.1 {} {}\r\n", self.status, reason_phrase(self.status));
+        let has = |name: &str| {
+            self.headers
+                .iter()
+                .any(|(n, _)| n.eq_ignore_ascii_case(name))
+        };
+        let mut h = format!(
+            "HTTP/1.1 {} {}\r\n",
+            self.status,
+            reason_phrase(self.status)
+        );
         for (n, v) in &self.headers {
             h.push_str(&format!("{n}: {v}\r\n"));
         }
@@ -935,8 +943,27 @@ fn serve_connection(stream: TcpStream, conn: usize, shared: Arc<Shared>) {
             break;
         }
     }
+    if !shared.shutting_down() {
+        linger_close(&mut out);
+    }
     let _ = out.shutdown(Shutdown::Both);
     shared.lock().streams.remove(&conn);
+}
+
+/// Closes gracefully: closing a socket with unread input makes the kernel
+/// send a reset, and a reset can destroy response bytes the client has not
+/// read yet (the 400 for a bad request, the tail of a close-delimited body).
+/// So send our FIN, then swallow what the client still sends for a moment.
+fn linger_close(out: &mut TcpStream) {
+    let _ = out.shutdown(Shutdown::Write);
+    let _ = out.set_read_timeout(Some(Duration::from_millis(50)));
+    let mut buf = [0u8; 4096];
+    for _ in 0..64 {
+        match out.read(&mut buf) {
+            Ok(n) if n > 0 => continue,
+            _ => break,
+        }
+    }
 }
 
 fn record_sent(shared: &Shared, sent: SentResponse) {
