@@ -15,6 +15,7 @@
 
 extern crate alloc;
 
+pub mod chat;
 pub mod cjson_sys;
 pub mod ffi;
 pub mod json;

@@ -112,3 +112,8 @@ fn c_builders_roles_and_config() {
         &[],
     ));
 }
+
+#[test]
+fn c_context_messages_and_trimming() {
+    run(&host_cc("test_context", &["tests/c/test_context.c"], &[]));
+}

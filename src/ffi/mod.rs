@@ -9,7 +9,9 @@
 //! Memory handed to C always comes from the RT-Thread heap (`rt_malloc`), so
 //! C code may release it with `rt_free` as it did with the C package.
 
+pub mod chat;
 pub mod config;
+pub mod context;
 pub mod hub;
 pub mod messages;
 pub mod prompt;

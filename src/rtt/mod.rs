@@ -9,6 +9,7 @@ pub mod alloc;
 pub mod board;
 pub mod kernel;
 pub mod log;
+pub mod webclient;
 
 pub use board::{board, cap, rt_efull, rt_einval, rt_enomem, rt_eok, rt_error, rt_etimeout};
 pub use kernel::*;

@@ -1,0 +1,259 @@
+//! The request body, written straight from the caller's cJSON trees.
+//!
+//! The C package deep-copied the context and the tools, then printed the
+//! copy into one string (tripling peak memory). Here the body is produced by
+//! walking the trees twice: once into a [`ByteCounter`] for `Content-Length`,
+//! once into the connection. Nothing is copied or duplicated, and the
+//! caller's trees are never modified.
+//!
+//! While the `tools` array is written, schema `"type"` values that are not
+//! JSON Schema types (the tool guide registers `"double"`, and suggests
+//! `"true"`/`"false"` for booleans) are mapped, because strict servers reject
+//! the whole request over them.
+
+#![allow(non_upper_case_globals)]
+
+use crate::cjson_sys::*;
+use core::ffi::CStr;
+
+/// Why a body could not be written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteError {
+    /// The sink (the connection) failed.
+    Sink,
+    /// cJSON could not print a number (no memory).
+    NoMemory,
+    /// The trees nest deeper than [`MAX_DEPTH`].
+    TooDeep,
+}
+
+/// Deepest nesting written; chat messages and tool schemas need far less,
+/// and the walk is recursive on a small thread stack.
+pub const MAX_DEPTH: usize = 24;
+
+/// Where body bytes go.
+pub trait ByteSink {
+    fn put(&mut self, bytes: &[u8]) -> Result<(), WriteError>;
+}
+
+/// Counts what would be written (the `Content-Length` pass).
+#[derive(Default)]
+pub struct ByteCounter(pub usize);
+
+impl ByteSink for ByteCounter {
+    fn put(&mut self, bytes: &[u8]) -> Result<(), WriteError> {
+        self.0 = self.0.saturating_add(bytes.len());
+        Ok(())
+    }
+}
+
+/// What goes into one chat-completions request.
+pub struct ChatRequest<'a> {
+    pub model: &'a CStr,
+    /// The context array (borrowed).
+    pub messages: *const cJSON,
+    /// The tools array, or NULL (borrowed). An empty array is left out.
+    pub tools: *const cJSON,
+    pub max_tokens: i64,
+}
+
+/// Write `{"model","messages","tools","max_tokens","stream":true}`.
+///
+/// # Safety
+/// `messages` and `tools` are NULL or live cJSON trees not modified during
+/// the call.
+pub unsafe fn write_body(req: &ChatRequest<'_>, out: &mut impl ByteSink) -> Result<(), WriteError> {
+    out.put(b"{\"model\":")?;
+    write_string(req.model.to_bytes(), out)?;
+    out.put(b",\"messages\":")?;
+    if req.messages.is_null() {
+        out.put(b"[]")?;
+    } else {
+        write_value(req.messages, false, 0, out)?;
+    }
+    if !req.tools.is_null() && !(*req.tools).child.is_null() {
+        out.put(b",\"tools\":")?;
+        write_value(req.tools, true, 0, out)?;
+    }
+    out.put(b",\"max_tokens\":")?;
+    write_integer(req.max_tokens, out)?;
+    out.put(b",\"stream\":true}")
+}
+
+/// The exact length [`write_body`] will produce.
+///
+/// # Safety
+/// As for [`write_body`].
+pub unsafe fn body_length(req: &ChatRequest<'_>) -> Result<usize, WriteError> {
+    let mut counter = ByteCounter::default();
+    write_body(req, &mut counter)?;
+    Ok(counter.0)
+}
+
+/// The JSON Schema type for a tool parameter type, when it needs mapping.
+pub fn schema_type(declared: &[u8]) -> Option<&'static [u8]> {
+    let eq = |s: &[u8]| declared.eq_ignore_ascii_case(s);
+    if eq(b"double") || eq(b"float") {
+        Some(b"number")
+    } else if eq(b"int") {
+        Some(b"integer")
+    } else if eq(b"bool") || eq(b"true") || eq(b"false") {
+        Some(b"boolean")
+    } else {
+        None
+    }
+}
+
+unsafe fn write_value(
+    item: *const cJSON,
+    map_types: bool,
+    depth: usize,
+    out: &mut impl ByteSink,
+) -> Result<(), WriteError> {
+    if depth > MAX_DEPTH {
+        return Err(WriteError::TooDeep);
+    }
+    let it = &*item;
+    match it.type_ & 0xFF {
+        cJSON_False => out.put(b"false"),
+        cJSON_True => out.put(b"true"),
+        cJSON_NULL => out.put(b"null"),
+        cJSON_Number => write_number(item, out),
+        cJSON_String => write_cstr(it.valuestring, out),
+        cJSON_Raw => match cstr_bytes(it.valuestring) {
+            Some(raw) => out.put(raw),
+            None => out.put(b"null"),
+        },
+        cJSON_Array => {
+            out.put(b"[")?;
+            let mut child = it.child;
+            let mut first = true;
+            while !child.is_null() {
+                if !first {
+                    out.put(b",")?;
+                }
+                first = false;
+                write_value(child, map_types, depth + 1, out)?;
+                child = (*child).next;
+            }
+            out.put(b"]")
+        }
+        cJSON_Object => {
+            out.put(b"{")?;
+            let mut child = it.child;
+            let mut first = true;
+            while !child.is_null() {
+                if !first {
+                    out.put(b",")?;
+                }
+                first = false;
+                let key = cstr_bytes((*child).string).unwrap_or(b"");
+                write_string(key, out)?;
+                out.put(b":")?;
+                let mapped = if map_types && key == b"type" && (*child).type_ & 0xFF == cJSON_String
+                {
+                    cstr_bytes((*child).valuestring).and_then(schema_type)
+                } else {
+                    None
+                };
+                match mapped {
+                    Some(t) => write_string(t, out)?,
+                    None => write_value(child, map_types, depth + 1, out)?,
+                }
+                child = (*child).next;
+            }
+            out.put(b"}")
+        }
+        // An invalid item: cJSON itself prints nothing and fails; send null
+        // rather than produce a body that is not JSON.
+        _ => out.put(b"null"),
+    }
+}
+
+unsafe fn cstr_bytes<'a>(p: *const core::ffi::c_char) -> Option<&'a [u8]> {
+    if p.is_null() {
+        None
+    } else {
+        Some(CStr::from_ptr(p).to_bytes())
+    }
+}
+
+unsafe fn write_cstr(
+    p: *const core::ffi::c_char,
+    out: &mut impl ByteSink,
+) -> Result<(), WriteError> {
+    write_string(cstr_bytes(p).unwrap_or(b""), out)
+}
+
+/// A JSON string: quotes, backslashes and control characters escaped,
+/// everything else (UTF-8 included) as is, in runs.
+pub fn write_string(s: &[u8], out: &mut impl ByteSink) -> Result<(), WriteError> {
+    out.put(b"\"")?;
+    let mut start = 0;
+    for (i, &b) in s.iter().enumerate() {
+        let escape: Option<&[u8]> = match b {
+            b'"' => Some(b"\\\""),
+            b'\\' => Some(b"\\\\"),
+            b'\n' => Some(b"\\n"),
+            b'\r' => Some(b"\\r"),
+            b'\t' => Some(b"\\t"),
+            0x08 => Some(b"\\b"),
+            0x0C => Some(b"\\f"),
+            0x00..=0x1F => None,
+            _ => continue,
+        };
+        out.put(&s[start..i])?;
+        match escape {
+            Some(e) => out.put(e)?,
+            None => {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                out.put(&[
+                    b'\\',
+                    b'u',
+                    b'0',
+                    b'0',
+                    HEX[(b >> 4) as usize],
+                    HEX[(b & 0xF) as usize],
+                ])?;
+            }
+        }
+        start = i + 1;
+    }
+    out.put(&s[start..])?;
+    out.put(b"\"")
+}
+
+pub fn write_integer(v: i64, out: &mut impl ByteSink) -> Result<(), WriteError> {
+    let mut digits = [0u8; 20];
+    let mut n = v.unsigned_abs();
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if v < 0 {
+        out.put(b"-")?;
+    }
+    out.put(&digits[i..])
+}
+
+/// Whole numbers as integers; anything else printed by cJSON itself, so the
+/// library carries no float formatting code.
+unsafe fn write_number(item: *const cJSON, out: &mut impl ByteSink) -> Result<(), WriteError> {
+    let v = (*item).valuedouble;
+    const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
+    if v.is_finite() && v == (v as i64) as f64 && v.abs() <= EXACT {
+        return write_integer(v as i64, out);
+    }
+    let printed = cJSON_PrintUnformatted(item);
+    if printed.is_null() {
+        return Err(WriteError::NoMemory);
+    }
+    let r = out.put(CStr::from_ptr(printed).to_bytes());
+    cJSON_free(printed as *mut core::ffi::c_void);
+    r
+}

@@ -1,0 +1,503 @@
+//! One chat request over the webclient API, with bounded retries.
+//!
+//! The same code runs on the device (the board's webclient package) and on
+//! the host (the host port's webclient over real TCP). The body is streamed
+//! from the caller's trees (see [`super::request`]); the response body is
+//! handed, read by read, to a [`ResponseSink`] (the SSE parser).
+//!
+//! Retried: connect and write failures, read failures and timeouts before
+//! any event was delivered, HTTP 429 and 5xx (honouring `Retry-After`).
+//! Never retried: other 4xx, and anything after the answer started to
+//! arrive (its fragments already reached the caller's callbacks).
+
+use super::request::{body_length, write_body, write_integer, ByteSink, ChatRequest, WriteError};
+use crate::rtt::webclient::*;
+use alloc::vec::Vec;
+use core::ffi::{c_char, c_int, c_void, CStr};
+use core::sync::atomic::{AtomicBool, Ordering};
+
+/// Header buffer of a session: our five header lines and webclient's own.
+const HEADER_BUFSZ: usize = 1024;
+/// How much of an error response body is kept to find its message.
+const ERROR_BODY_MAX: usize = 2048;
+/// Longest single wait between attempts.
+const MAX_BACKOFF_MS: u32 = 60_000;
+/// Largest read buffer, whatever PKG_AGENT_RESP_BUFSZ says.
+const MAX_READ_BUF: usize = 16 * 1024;
+
+/// Set by the agent's cleanup: stop at the next read, write or wait.
+static CANCEL: AtomicBool = AtomicBool::new(false);
+
+pub fn request_cancel() {
+    CANCEL.store(true, Ordering::Release);
+}
+pub fn clear_cancel() {
+    CANCEL.store(false, Ordering::Release);
+}
+pub fn cancelled() -> bool {
+    CANCEL.load(Ordering::Acquire)
+}
+
+/// Where the response body goes.
+pub trait ResponseSink {
+    type Error: Copy;
+    /// Bytes of the body, as a read returned them.
+    fn body(&mut self, bytes: &[u8]) -> Result<Flow, Self::Error>;
+    /// The server closed the body.
+    fn end(&mut self) -> Result<(), Self::Error>;
+    /// Has anything reached the caller yet (so a retry would repeat it)?
+    fn delivered(&self) -> bool;
+}
+
+/// Whether to keep reading.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flow {
+    More,
+    /// The stream is complete (`[DONE]`): stop reading.
+    Done,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Failure<E> {
+    /// Could not connect or send the request.
+    Connect,
+    /// A read timed out.
+    Timeout,
+    /// A read failed (connection reset, ...).
+    Read,
+    /// The server answered with this status; its message is in the
+    /// transport's error text.
+    Status(c_int),
+    /// No memory for the session or a buffer.
+    NoMemory,
+    /// The request could not be written (see [`WriteError`]).
+    Request(WriteError),
+    /// The agent is shutting down.
+    Cancelled,
+    /// The response stream failed (parser error).
+    Stream(E),
+}
+
+pub struct Settings<'a> {
+    pub url: &'a CStr,
+    pub api_key: &'a CStr,
+    pub timeout_ms: u32,
+    pub retries: u32,
+    pub retry_base_ms: u32,
+    pub read_buffer: usize,
+}
+
+/// A short description of the last failure (status line, server message),
+/// never containing the API key.
+pub struct ErrorText {
+    pub buf: [u8; 200],
+    pub len: usize,
+}
+
+impl ErrorText {
+    pub const fn new() -> Self {
+        ErrorText {
+            buf: [0; 200],
+            len: 0,
+        }
+    }
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+    pub fn as_str(&self) -> &str {
+        match core::str::from_utf8(&self.buf[..self.len]) {
+            Ok(s) => s,
+            Err(e) => core::str::from_utf8(&self.buf[..e.valid_up_to()]).unwrap_or(""),
+        }
+    }
+    pub fn set(&mut self, parts: &[&[u8]]) {
+        self.len = 0;
+        for p in parts {
+            for &b in p.iter() {
+                if self.len == self.buf.len() {
+                    return;
+                }
+                // Keep it one printable line.
+                self.buf[self.len] = if b < 0x20 { b' ' } else { b };
+                self.len += 1;
+            }
+        }
+    }
+}
+
+impl Default for ErrorText {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Buffers body bytes and writes them to the session in pieces.
+struct SessionWriter {
+    session: *mut webclient_session,
+    buf: [u8; 512],
+    len: usize,
+}
+
+impl SessionWriter {
+    fn flush(&mut self) -> Result<(), WriteError> {
+        let mut off = 0;
+        while off < self.len {
+            if cancelled() {
+                return Err(WriteError::Sink);
+            }
+            // SAFETY: a live session; the pointer and length are within `buf`.
+            let n = unsafe {
+                webclient_write(
+                    self.session,
+                    self.buf[off..].as_ptr() as *const c_void,
+                    self.len - off,
+                )
+            };
+            if n <= 0 {
+                return Err(WriteError::Sink);
+            }
+            off += n as usize;
+        }
+        self.len = 0;
+        Ok(())
+    }
+}
+
+impl ByteSink for SessionWriter {
+    fn put(&mut self, mut bytes: &[u8]) -> Result<(), WriteError> {
+        while !bytes.is_empty() {
+            let room = self.buf.len() - self.len;
+            let n = room.min(bytes.len());
+            self.buf[self.len..self.len + n].copy_from_slice(&bytes[..n]);
+            self.len += n;
+            bytes = &bytes[n..];
+            if self.len == self.buf.len() {
+                self.flush()?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Closes the session when dropped, on every path.
+struct Session(*mut webclient_session);
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        // SAFETY: created by webclient_session_create; closed exactly once.
+        unsafe {
+            webclient_close(self.0);
+        }
+    }
+}
+
+/// Decimal digits of `n`, for headers.
+fn digits(n: usize, buf: &mut [u8; 24]) -> &CStr {
+    struct Into<'b>(&'b mut [u8; 24], usize);
+    impl ByteSink for Into<'_> {
+        fn put(&mut self, bytes: &[u8]) -> Result<(), WriteError> {
+            let end = (self.1 + bytes.len()).min(23);
+            self.0[self.1..end].copy_from_slice(&bytes[..end - self.1]);
+            self.1 = end;
+            Ok(())
+        }
+    }
+    let mut w = Into(buf, 0);
+    let _ = write_integer(n as i64, &mut w);
+    let len = w.1;
+    buf[len] = 0;
+    CStr::from_bytes_until_nul(&buf[..=len]).unwrap_or(c"0")
+}
+
+/// What one attempt ended with.
+enum Attempt<E> {
+    Ok,
+    /// Failed; retry after at least this many ms if allowed.
+    Failed {
+        failure: Failure<E>,
+        retryable: bool,
+        retry_after_ms: Option<u32>,
+    },
+}
+
+/// Send the request and stream the answer into `sink`, retrying transient
+/// failures. `error` receives a description of the final failure.
+///
+/// # Safety
+/// The trees in `req` stay alive and unmodified during the call.
+pub unsafe fn send<S: ResponseSink>(
+    settings: &Settings<'_>,
+    req: &ChatRequest<'_>,
+    sink: &mut S,
+    error: &mut ErrorText,
+) -> Result<(), Failure<S::Error>> {
+    error.clear();
+    let length = body_length(req).map_err(Failure::Request)?;
+    let mut attempt: u32 = 0;
+    loop {
+        if cancelled() {
+            error.set(&[b"cancelled"]);
+            return Err(Failure::Cancelled);
+        }
+        match attempt_once(settings, req, length, sink, error) {
+            Attempt::Ok => return Ok(()),
+            Attempt::Failed {
+                failure,
+                retryable,
+                retry_after_ms,
+            } => {
+                if !retryable || attempt >= settings.retries || sink.delivered() {
+                    return Err(failure);
+                }
+                let backoff = settings
+                    .retry_base_ms
+                    .saturating_mul(1u32 << attempt.min(16))
+                    .min(MAX_BACKOFF_MS);
+                let wait = retry_after_ms
+                    .map_or(backoff, |ra| ra.min(MAX_BACKOFF_MS).max(backoff.min(ra)));
+                crate::log_w!(
+                    "request failed ({}); retry {} of {} in {} ms",
+                    error.as_str(),
+                    attempt + 1,
+                    settings.retries,
+                    wait
+                );
+                if !sleep_unless_cancelled(wait) {
+                    error.set(&[b"cancelled"]);
+                    return Err(Failure::Cancelled);
+                }
+                attempt += 1;
+            }
+        }
+    }
+}
+
+/// Sleep in short slices so a cleanup is not held up; false if cancelled.
+fn sleep_unless_cancelled(ms: u32) -> bool {
+    let mut left = ms;
+    while left > 0 {
+        if cancelled() {
+            return false;
+        }
+        let slice = left.min(100);
+        // SAFETY: plain kernel call.
+        unsafe { crate::rtt::rt_thread_mdelay(slice as i32) };
+        left -= slice;
+    }
+    !cancelled()
+}
+
+unsafe fn attempt_once<S: ResponseSink>(
+    settings: &Settings<'_>,
+    req: &ChatRequest<'_>,
+    length: usize,
+    sink: &mut S,
+    error: &mut ErrorText,
+) -> Attempt<S::Error> {
+    let failed = |failure, retryable| Attempt::Failed {
+        failure,
+        retryable,
+        retry_after_ms: None,
+    };
+    let raw = webclient_session_create(HEADER_BUFSZ);
+    if raw.is_null() {
+        error.set(&[b"no memory for the HTTP session"]);
+        return failed(Failure::NoMemory, false);
+    }
+    let session = Session(raw);
+    webclient_set_timeout(session.0, settings.timeout_ms.min(i32::MAX as u32) as c_int);
+
+    let mut len_buf = [0u8; 24];
+    let len_text = digits(length, &mut len_buf);
+    let mut ok =
+        webclient_header_fields_add(session.0, c"Content-Type: application/json\r\n".as_ptr()) >= 0
+            && webclient_header_fields_add(session.0, c"Accept: text/event-stream\r\n".as_ptr())
+                >= 0
+            && webclient_header_fields_add(
+                session.0,
+                c"Content-Length: %s\r\n".as_ptr(),
+                len_text.as_ptr(),
+            ) >= 0;
+    if ok && !settings.api_key.is_empty() {
+        ok = webclient_header_fields_add(
+            session.0,
+            c"Authorization: Bearer %s\r\n".as_ptr(),
+            settings.api_key.as_ptr(),
+        ) >= 0;
+    }
+    if !ok {
+        error.set(&[b"HTTP headers do not fit the session's header buffer"]);
+        return failed(Failure::NoMemory, false);
+    }
+
+    if webclient_post(session.0, settings.url.as_ptr(), core::ptr::null(), 0) < 0 {
+        error.set(&[b"cannot connect to ", settings.url.to_bytes()]);
+        return failed(Failure::Connect, true);
+    }
+    let mut writer = SessionWriter {
+        session: session.0,
+        buf: [0; 512],
+        len: 0,
+    };
+    if let Err(e) = write_body(req, &mut writer).and_then(|_| writer.flush()) {
+        if cancelled() {
+            error.set(&[b"cancelled"]);
+            return failed(Failure::Cancelled, false);
+        }
+        return match e {
+            WriteError::Sink => {
+                error.set(&[b"sending the request failed"]);
+                failed(Failure::Connect, true)
+            }
+            other => {
+                error.set(&[b"the request could not be written"]);
+                failed(Failure::Request(other), false)
+            }
+        };
+    }
+    let status = webclient_handle_response(session.0);
+    if status < 0 {
+        if status == -WEBCLIENT_TIMEOUT {
+            error.set(&[b"no answer from the server (timeout)"]);
+            return failed(Failure::Timeout, true);
+        }
+        error.set(&[b"reading the response failed"]);
+        return failed(Failure::Read, true);
+    }
+    if status != 200 {
+        return http_error(session.0, status, error);
+    }
+
+    let want = settings.read_buffer.clamp(64, MAX_READ_BUF);
+    let mut buf: Vec<u8> = Vec::new();
+    if buf.try_reserve_exact(want).is_err() {
+        error.set(&[b"no memory for the read buffer"]);
+        return failed(Failure::NoMemory, false);
+    }
+    buf.resize(want, 0);
+    loop {
+        if cancelled() {
+            error.set(&[b"cancelled"]);
+            return failed(Failure::Cancelled, false);
+        }
+        let n = webclient_read(session.0, buf.as_mut_ptr() as *mut c_void, buf.len());
+        if n > 0 {
+            match sink.body(&buf[..n as usize]) {
+                Ok(Flow::More) => continue,
+                Ok(Flow::Done) => return Attempt::Ok,
+                Err(e) => return failed(Failure::Stream(e), false),
+            }
+        } else if n == 0 {
+            return match sink.end() {
+                Ok(()) => Attempt::Ok,
+                Err(e) => failed(Failure::Stream(e), false),
+            };
+        } else if n == -WEBCLIENT_TIMEOUT {
+            error.set(&[b"the server stopped sending (read timeout)"]);
+            return failed(Failure::Timeout, true);
+        } else {
+            error.set(&[b"the connection failed while reading the answer"]);
+            return failed(Failure::Read, true);
+        }
+    }
+}
+
+/// Read the error body, keep its message, decide about retrying.
+unsafe fn http_error<E>(
+    session: *mut webclient_session,
+    status: c_int,
+    error: &mut ErrorText,
+) -> Attempt<E> {
+    let mut body = [0u8; ERROR_BODY_MAX + 1];
+    let mut len = 0;
+    while len < ERROR_BODY_MAX {
+        let n = webclient_read(
+            session,
+            body[len..].as_mut_ptr() as *mut c_void,
+            ERROR_BODY_MAX - len,
+        );
+        if n <= 0 {
+            break;
+        }
+        len += n as usize;
+    }
+    body[len] = 0;
+    let mut status_buf = [0u8; 24];
+    let status_text = digits(status.max(0) as usize, &mut status_buf).to_bytes();
+    let message = error_message(&body[..=len]);
+    match message {
+        Some(parsed) => {
+            error.set(&[b"HTTP ", status_text, b": ", parsed.to_bytes()]);
+            crate::cjson_sys::cJSON_Delete(parsed.tree);
+        }
+        None => error.set(&[b"HTTP ", status_text, b": ", trim(&body[..len])]),
+    }
+    crate::log_e!("{}", error.as_str());
+    let retry_after_ms = retry_after(session);
+    let retryable = status == 429 || (500..600).contains(&status);
+    Attempt::Failed {
+        failure: Failure::Status(status),
+        retryable,
+        retry_after_ms,
+    }
+}
+
+fn trim(b: &[u8]) -> &[u8] {
+    let start = b
+        .iter()
+        .position(|c| !c.is_ascii_whitespace())
+        .unwrap_or(b.len());
+    let end = b
+        .iter()
+        .rposition(|c| !c.is_ascii_whitespace())
+        .map_or(start, |e| e + 1);
+    &b[start..end.max(start)]
+}
+
+/// `error.message` of a JSON error body, parsed with the board's cJSON.
+struct ParsedMessage {
+    tree: *mut crate::cjson_sys::cJSON,
+    text: *const c_char,
+}
+
+impl ParsedMessage {
+    unsafe fn to_bytes(&self) -> &[u8] {
+        CStr::from_ptr(self.text).to_bytes()
+    }
+}
+
+/// `body` must end with a NUL.
+unsafe fn error_message(body: &[u8]) -> Option<ParsedMessage> {
+    let tree = crate::cjson_sys::cJSON_Parse(body.as_ptr() as *const c_char);
+    if tree.is_null() {
+        return None;
+    }
+    let err = crate::json::get(tree, c"error");
+    let text = crate::json::get_str(err, c"message")
+        .or_else(|| crate::json::string_value(err))
+        .or_else(|| crate::json::get_str(tree, c"message"));
+    match text {
+        Some(t) => Some(ParsedMessage {
+            tree,
+            text: t.as_ptr(),
+        }),
+        None => {
+            crate::cjson_sys::cJSON_Delete(tree);
+            None
+        }
+    }
+}
+
+/// `Retry-After` in whole seconds (HTTP dates are not supported: ignored).
+unsafe fn retry_after(session: *mut webclient_session) -> Option<u32> {
+    let v = webclient_header_fields_get(session, c"Retry-After".as_ptr());
+    if v.is_null() {
+        return None;
+    }
+    let s = trim(CStr::from_ptr(v).to_bytes());
+    if s.is_empty() || s.len() > 6 || !s.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let secs = s.iter().fold(0u32, |acc, d| acc * 10 + u32::from(d - b'0'));
+    Some(secs.saturating_mul(1000))
+}

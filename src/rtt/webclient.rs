@@ -1,0 +1,54 @@
+//! Declarations of the webclient 2.x package API the chat client uses (on
+//! the device the board's webclient package; on the host the port in
+//! `src/host/webclient.rs`).
+
+use core::ffi::{c_char, c_int, c_void};
+
+#[repr(C)]
+pub struct webclient_session {
+    _private: [u8; 0],
+}
+
+/// `enum WEBCLIENT_STATUS`: the functions return these negated.
+pub const WEBCLIENT_OK: c_int = 0;
+pub const WEBCLIENT_ERROR: c_int = 1;
+pub const WEBCLIENT_TIMEOUT: c_int = 2;
+pub const WEBCLIENT_NOMEM: c_int = 3;
+pub const WEBCLIENT_NOSOCKET: c_int = 4;
+pub const WEBCLIENT_NOBUFFER: c_int = 5;
+pub const WEBCLIENT_CONNECT_FAILED: c_int = 6;
+pub const WEBCLIENT_DISCONNECT: c_int = 7;
+pub const WEBCLIENT_FILE_ERROR: c_int = 8;
+
+extern "C" {
+    pub fn webclient_session_create(header_sz: usize) -> *mut webclient_session;
+    pub fn webclient_set_timeout(session: *mut webclient_session, millisecond: c_int) -> c_int;
+    pub fn webclient_header_fields_add(
+        session: *mut webclient_session,
+        fmt: *const c_char,
+        ...
+    ) -> c_int;
+    pub fn webclient_header_fields_get(
+        session: *mut webclient_session,
+        fields: *const c_char,
+    ) -> *const c_char;
+    pub fn webclient_post(
+        session: *mut webclient_session,
+        uri: *const c_char,
+        post_data: *const c_void,
+        data_len: usize,
+    ) -> c_int;
+    pub fn webclient_write(
+        session: *mut webclient_session,
+        buffer: *const c_void,
+        size: usize,
+    ) -> c_int;
+    pub fn webclient_handle_response(session: *mut webclient_session) -> c_int;
+    pub fn webclient_read(
+        session: *mut webclient_session,
+        buffer: *mut c_void,
+        size: usize,
+    ) -> c_int;
+    pub fn webclient_resp_status_get(session: *mut webclient_session) -> c_int;
+    pub fn webclient_close(session: *mut webclient_session) -> c_int;
+}
