@@ -54,6 +54,18 @@
 #ifndef PKG_AGENT_RETRY_BASE_MS
 #define PKG_AGENT_RETRY_BASE_MS 500
 #endif
+#ifndef PKG_AGENT_LOOP_STACK_SIZE
+#define PKG_AGENT_LOOP_STACK_SIZE 10240
+#endif
+#ifndef PKG_AGENT_LOOP_PRIORITY
+#define PKG_AGENT_LOOP_PRIORITY 20
+#endif
+#ifndef PKG_AGENT_REPLY_TIMEOUT_MS
+#define PKG_AGENT_REPLY_TIMEOUT_MS 30000
+#endif
+#ifndef RT_CONSOLE_DEVICE_NAME
+#define RT_CONSOLE_DEVICE_NAME "uart"
+#endif
 #ifdef PKG_AGENT_DROP_REASONING
 #define AGENT_KEEP_REASONING 0
 #else
@@ -91,6 +103,10 @@ const struct agent_board_config agent_board_config = {
     .http_retries = PKG_AGENT_HTTP_RETRIES,
     .retry_base_ms = PKG_AGENT_RETRY_BASE_MS,
     .keep_reasoning = AGENT_KEEP_REASONING,
+    .loop_stack_size = PKG_AGENT_LOOP_STACK_SIZE,
+    .loop_priority = PKG_AGENT_LOOP_PRIORITY,
+    .reply_timeout_ms = PKG_AGENT_REPLY_TIMEOUT_MS,
+    .console_device = RT_CONSOLE_DEVICE_NAME,
 };
 
 /* The runtime configuration lives here, not in Rust, so that its alignment

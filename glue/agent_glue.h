@@ -44,6 +44,10 @@ struct agent_board_config
     rt_base_t http_retries;
     rt_base_t retry_base_ms;
     rt_base_t keep_reasoning;
+    rt_base_t loop_stack_size; /* the AgentLoop thread's stack */
+    rt_base_t loop_priority;
+    rt_base_t reply_timeout_ms; /* agent_send_message's wait for the reply */
+    const char *console_device; /* RT_CONSOLE_DEVICE_NAME */
 };
 
 extern const struct agent_board_config agent_board_config;
@@ -51,5 +55,12 @@ extern const struct agent_board_config agent_board_config;
 /* Log one complete line through ulog (or rt_kprintf without ulog).
  * level: 3 error, 4 warning, 6 info, 7 debug (ulog's LOG_LVL_* values). */
 void agent_glue_log(int level, const char *text);
+
+/* The channel chosen in menuconfig (AGENT_CHANNEL_OPS), or RT_NULL. */
+struct AgentChannelOps;
+const struct AgentChannelOps *agent_glue_channel_ops(void);
+
+/* Give the console back to the finsh shell (after the CLI channel used it). */
+void agent_glue_console_release(void);
 
 #endif /* RTT_AGENT_GLUE_H */

@@ -19,6 +19,7 @@ pub mod chat;
 pub mod cjson_sys;
 pub mod ffi;
 pub mod json;
+pub mod line_editor;
 pub mod rtt;
 pub mod stream;
 

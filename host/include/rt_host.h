@@ -27,6 +27,9 @@ size_t rt_host_console_take(char *buf, size_t size);
  * MSH_CMD_EXPORT; returns the command's result or -1 if there is none. */
 int rt_host_msh_exec(const char *line);
 
+/* Type bytes into the console device, as a terminal would. */
+void rt_host_console_input(const char *bytes, size_t len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -3,4 +3,6 @@
 #define __SHELL_H__
 #include <rtthread.h>
 #include <finsh.h>
+/* Make the shell read from this device again (e.g. after a channel used it). */
+void finsh_set_device(const char *device_name);
 #endif

@@ -4,6 +4,7 @@ use crate::cjson_sys::{cJSON, cJSON_Delete};
 use crate::ffi_boundary;
 use crate::rtt::rt_free;
 use core::ffi::{c_char, c_void};
+use crate::cjson_sys::cJSON_PrintUnformatted;
 
 #[repr(C)]
 pub struct ChatResponse {
@@ -32,4 +33,325 @@ pub extern "C" fn chat_response_free(resp: ChatResponse_t) {
             rt_free(resp as *mut c_void);
         }
     })
+}
+
+use crate::chat::request::ChatRequest;
+use crate::chat::transport::{self, ErrorText, Failure, Flow, ResponseSink, Settings};
+use crate::json;
+use crate::rtt::{board, cap};
+use super::rt_strdup_parts as rt_strdup_nul;
+use crate::stream::{Caps, ChatStream, Progress, StreamError, StreamSink};
+use core::cell::UnsafeCell;
+use core::ffi::CStr;
+use core::ptr;
+
+/// Key added to a tool call whose arguments exceeded
+/// `PKG_AGENT_MAX_TOOL_ARG_LEN` (its `arguments` are then empty): the loop
+/// answers such a call with an error instead of running the tool. It is
+/// never sent back to the server.
+pub const TOO_LONG_KEY: &CStr = c"x_rtt_arguments_too_long";
+
+/// How many tool calls one response may carry.
+const MAX_TOOL_CALLS: usize = 32;
+
+/// Run-time replacements for the board's caps and network settings (the
+/// simulator and tests use them to exercise the limit paths without a new
+/// build). `None` keeps the `PKG_AGENT_*` value.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Overrides {
+    pub max_content: Option<usize>,
+    pub max_reasoning: Option<usize>,
+    pub max_tool_args: Option<usize>,
+    pub max_token: Option<usize>,
+    pub timeout_ms: Option<usize>,
+    pub retries: Option<usize>,
+    pub retry_base_ms: Option<usize>,
+}
+
+const UNSET: usize = usize::MAX;
+static OVERRIDES: [core::sync::atomic::AtomicUsize; 7] = [const { core::sync::atomic::AtomicUsize::new(UNSET) }; 7];
+
+/// Replace (or with `Overrides::default()`, restore) caps and network
+/// settings for the following `chat()` calls.
+pub fn set_overrides(o: Overrides) {
+    let values = [o.max_content, o.max_reasoning, o.max_tool_args, o.max_token, o.timeout_ms, o.retries, o.retry_base_ms];
+    for (slot, v) in OVERRIDES.iter().zip(values) {
+        slot.store(v.unwrap_or(UNSET), core::sync::atomic::Ordering::Release);
+    }
+}
+
+fn pick(slot: usize, board_value: usize) -> usize {
+    match OVERRIDES[slot].load(core::sync::atomic::Ordering::Acquire) {
+        UNSET => board_value,
+        v => v,
+    }
+}
+
+/// The last failure's text, for `agent_chat_last_error`.
+struct LastError(UnsafeCell<ErrorText>);
+// SAFETY: written only by the thread running chat(); the loop reads it on
+// the same thread right after chat() returned. Other readers may see a
+// half-written line of text, never invalid memory (a fixed array).
+unsafe impl Sync for LastError {}
+static LAST_ERROR: LastError = LastError(UnsafeCell::new(ErrorText::new()));
+
+fn last_error() -> &'static mut ErrorText {
+    // SAFETY: see `LastError`.
+    unsafe { &mut *LAST_ERROR.0.get() }
+}
+
+/// Why the last `chat()` returned NULL: the HTTP status and the server's
+/// message, or what failed on the way ("" after a success). Static storage,
+/// overwritten by the next `chat()`; never contains the API key.
+#[no_mangle]
+pub extern "C" fn agent_chat_last_error() -> *const c_char {
+    let e = last_error();
+    let len = e.len.min(e.buf.len() - 1);
+    e.buf[len] = 0;
+    e.buf.as_ptr() as *const c_char
+}
+
+type TextCallback = Option<unsafe extern "C" fn(text: *const c_char)>;
+
+/// Hands streamed text to the C callbacks, NUL-terminated, in pieces.
+struct Callbacks {
+    on_reasoning: TextCallback,
+    on_context: TextCallback,
+    delivered: bool,
+}
+
+fn call_in_pieces(cb: TextCallback, text: &str) {
+    let Some(cb) = cb else { return };
+    let mut rest = text;
+    while !rest.is_empty() {
+        let mut cut = rest.len().min(127);
+        while !rest.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let mut buf = [0u8; 128];
+        buf[..cut].copy_from_slice(&rest.as_bytes()[..cut]);
+        // SAFETY: a NUL-terminated stack buffer that outlives the call.
+        unsafe { cb(buf.as_ptr() as *const c_char) };
+        rest = &rest[cut..];
+    }
+}
+
+impl StreamSink for Callbacks {
+    fn content(&mut self, text: &str) {
+        self.delivered = true;
+        call_in_pieces(self.on_context, text);
+    }
+    fn reasoning(&mut self, text: &str) {
+        self.delivered = true;
+        call_in_pieces(self.on_reasoning, text);
+    }
+}
+
+struct Parser {
+    stream: ChatStream,
+    callbacks: Callbacks,
+}
+
+impl ResponseSink for Parser {
+    type Error = StreamError;
+    fn body(&mut self, bytes: &[u8]) -> Result<Flow, StreamError> {
+        match self.stream.feed(bytes, &mut self.callbacks)? {
+            Progress::More => Ok(Flow::More),
+            Progress::Done => Ok(Flow::Done),
+        }
+    }
+    fn end(&mut self) -> Result<(), StreamError> {
+        self.stream.finish(&mut self.callbacks)
+    }
+    fn delivered(&self) -> bool {
+        self.callbacks.delivered
+    }
+}
+
+/// Send the conversation and stream the answer.
+///
+/// Borrows `messages` (the context array) and `tools` (may be NULL). Sends
+/// `{"model","messages","tools","max_tokens","stream":true}` to the
+/// configured URL (`max_tokens <= 0` means `PKG_AGENT_MAX_TOKENS`), calls
+/// `on_reasoning`/`on_context` per fragment as it arrives and `on_tool_call`
+/// once per complete call (each may be NULL).
+///
+/// Returns a response owned by the caller (free it with
+/// `chat_response_free`): `reasoning` and `context` never NULL, `tool_call` an
+/// array (possibly empty) in index order. `RT_NULL` on failure, with the
+/// reason in `agent_chat_last_error()`.
+#[no_mangle]
+pub extern "C" fn chat(
+    messages: *mut cJSON,
+    tools: *mut cJSON,
+    max_tokens: core::ffi::c_int,
+    on_reasoning: Option<unsafe extern "C" fn(text: *const c_char)>,
+    on_tool_call: Option<unsafe extern "C" fn(text: *const c_char)>,
+    on_context: Option<unsafe extern "C" fn(text: *const c_char)>,
+) -> ChatResponse_t {
+    ffi_boundary!(ptr::null_mut(), {
+        // SAFETY: the trees are borrowed for the call (caller's contract);
+        // the configuration strings are NUL-terminated.
+        unsafe { chat_inner(messages, tools, max_tokens, on_reasoning, on_tool_call, on_context) }
+    })
+}
+
+unsafe fn chat_inner(
+    messages: *mut cJSON,
+    tools: *mut cJSON,
+    max_tokens: core::ffi::c_int,
+    on_reasoning: TextCallback,
+    on_tool_call: TextCallback,
+    on_context: TextCallback,
+) -> ChatResponse_t {
+    let cfg = board();
+    let error = last_error();
+    error.clear();
+    let url = CStr::from_ptr(super::config::get_dynamic_agent_api_url());
+    if url.is_empty() {
+        error.set(&[b"no API URL configured (PKG_AGENT_API_URL or agent_config url)"]);
+        crate::log_e!("chat: {}", error.as_str());
+        return ptr::null_mut();
+    }
+    let settings = Settings {
+        url,
+        api_key: CStr::from_ptr(super::config::get_dynamic_agent_api_key()),
+        timeout_ms: pick(4, cap(cfg.http_timeout_ms)).min(u32::MAX as usize) as u32,
+        retries: pick(5, cap(cfg.http_retries)).min(16) as u32,
+        retry_base_ms: pick(6, cap(cfg.retry_base_ms)).min(60_000) as u32,
+        read_buffer: cap(cfg.resp_bufsz),
+    };
+    let req = ChatRequest {
+        model: CStr::from_ptr(super::config::get_dynamic_agent_model_name()),
+        messages,
+        tools,
+        max_tokens: if max_tokens > 0 { max_tokens as i64 } else { cfg.max_tokens as i64 },
+    };
+    let caps = Caps {
+        max_content: pick(0, cap(cfg.max_content_len)),
+        max_reasoning: pick(1, cap(cfg.max_reasoning_len)),
+        max_tool_args: pick(2, cap(cfg.max_tool_arg_len)),
+        max_token: pick(3, cap(cfg.stream_line_bufsz)),
+        max_tool_calls: MAX_TOOL_CALLS,
+    };
+    let mut parser = Parser {
+        stream: ChatStream::new(caps),
+        callbacks: Callbacks { on_reasoning, on_context, delivered: false },
+    };
+    if let Err(failure) = transport::send(&settings, &req, &mut parser, error) {
+        describe_failure(failure, &parser.stream, error);
+        crate::log_e!("chat failed: {}", error.as_str());
+        return ptr::null_mut();
+    }
+    let resp = build_response(&parser.stream);
+    if resp.is_null() {
+        error.set(&[b"out of memory while building the response"]);
+        crate::log_e!("chat failed: {}", error.as_str());
+        return resp;
+    }
+    if let Some(cb) = on_tool_call {
+        for call in json::children((*resp).tool_call) {
+            let text = cJSON_PrintUnformatted(call);
+            if !text.is_null() {
+                cb(text);
+                crate::cjson_sys::cJSON_free(text as *mut c_void);
+            }
+        }
+    }
+    resp
+}
+
+fn describe_failure(failure: Failure<StreamError>, stream: &ChatStream, error: &mut ErrorText) {
+    match failure {
+        Failure::Stream(StreamError::ServerError) => {
+            let msg = stream.error_message().unwrap_or("unknown");
+            error.set(&[b"the server reported an error: ", msg.as_bytes()]);
+        }
+        Failure::Stream(e) => error.set(&[e.message().as_bytes()]),
+        Failure::Request(_) => error.set(&[b"the request could not be written (no memory, or nested too deeply)"]),
+        // The transport already wrote the text for the others.
+        _ => {
+            if error.len == 0 {
+                error.set(&[b"the request failed"]);
+            }
+        }
+    }
+}
+
+/// Note appended to an answer cut at `PKG_AGENT_MAX_CONTENT_LEN`.
+const CUT_NOTE: &[u8] = b"\n[answer cut: longer than PKG_AGENT_MAX_CONTENT_LEN]";
+
+unsafe fn build_response(stream: &ChatStream) -> ChatResponse_t {
+    let resp = crate::rtt::rt_malloc(core::mem::size_of::<ChatResponse>()) as ChatResponse_t;
+    if resp.is_null() {
+        return resp;
+    }
+    resp.write(ChatResponse { reasoning: ptr::null_mut(), context: ptr::null_mut(), tool_call: ptr::null_mut() });
+    let note: &[u8] = if stream.content_truncated() { CUT_NOTE } else { b"" };
+    (*resp).reasoning = rt_strdup_nul(&[stream.reasoning().as_bytes()]);
+    (*resp).context = rt_strdup_nul(&[stream.content().as_bytes(), note]);
+    (*resp).tool_call = tool_call_array(stream);
+    if (*resp).reasoning.is_null() || (*resp).context.is_null() || (*resp).tool_call.is_null() {
+        chat_response_free(resp);
+        return ptr::null_mut();
+    }
+    resp
+}
+
+/// `[{"id","index","type":"function","function":{"name","arguments"}}...]`.
+unsafe fn tool_call_array(stream: &ChatStream) -> *mut cJSON {
+    let array = crate::cjson_sys::cJSON_CreateArray();
+    if array.is_null() {
+        return array;
+    }
+    for call in stream.tool_calls() {
+        let item = tool_call_object(call);
+        if item.is_null() || json::add_to_array(array, item).is_err() {
+            cJSON_Delete(array);
+            return ptr::null_mut();
+        }
+    }
+    array
+}
+
+unsafe fn tool_call_object(call: &crate::stream::ToolCall) -> *mut cJSON {
+    use crate::cjson_sys::{cJSON_CreateNumber, cJSON_CreateObject, cJSON_CreateString, cJSON_CreateBool};
+    let string = |s: &str| {
+        let p = rt_strdup_nul(&[s.as_bytes()]);
+        if p.is_null() {
+            return ptr::null_mut();
+        }
+        let item = cJSON_CreateString(p);
+        rt_free(p as *mut c_void);
+        item
+    };
+    let obj = cJSON_CreateObject();
+    let function = cJSON_CreateObject();
+    if obj.is_null() || function.is_null() {
+        for t in [obj, function] {
+            if !t.is_null() {
+                cJSON_Delete(t);
+            }
+        }
+        return ptr::null_mut();
+    }
+    let kind = if call.kind().is_empty() { "function" } else { call.kind() };
+    let mut ok = json::add_to_object(obj, c"id", string(call.id())).is_ok()
+        && json::add_to_object(obj, c"index", cJSON_CreateNumber(call.index() as f64)).is_ok()
+        && json::add_to_object(obj, c"type", string(kind)).is_ok()
+        && json::add_to_object(function, c"name", string(call.name())).is_ok()
+        && json::add_to_object(function, c"arguments", string(call.arguments())).is_ok();
+    if !ok {
+        cJSON_Delete(function);
+    } else {
+        ok = json::add_to_object(obj, c"function", function).is_ok();
+    }
+    if ok && call.too_long() {
+        ok = json::add_to_object(obj, TOO_LONG_KEY, cJSON_CreateBool(1)).is_ok();
+    }
+    if !ok {
+        cJSON_Delete(obj);
+        return ptr::null_mut();
+    }
+    obj
 }

@@ -9,7 +9,10 @@
 //! Memory handed to C always comes from the RT-Thread heap (`rt_malloc`), so
 //! C code may release it with `rt_free` as it did with the C package.
 
+pub mod agent_loop;
+pub mod channels;
 pub mod chat;
+pub mod commands;
 pub mod config;
 pub mod context;
 pub mod hub;
@@ -56,6 +59,34 @@ pub(crate) fn rt_strdup_bytes(bytes: &[u8]) -> *mut c_char {
         }
         ptr::copy_nonoverlapping(bytes.as_ptr(), p, bytes.len());
         *p.add(bytes.len()) = 0;
+        p as *mut c_char
+    }
+}
+
+/// The concatenation of `parts` plus a NUL, on the RT-Thread heap; NULL when
+/// the heap is exhausted.
+pub(crate) fn rt_strdup_parts(parts: &[&[u8]]) -> *mut c_char {
+    let Some(total) = parts.iter().try_fold(0usize, |acc, p| acc.checked_add(p.len())) else {
+        return ptr::null_mut();
+    };
+    let Some(size) = total.checked_add(1) else {
+        return ptr::null_mut();
+    };
+    // SAFETY: a fresh block of `size` bytes, NULL-checked, written within it.
+    unsafe {
+        let p = rt_malloc(size as rt_size_t) as *mut u8;
+        if p.is_null() {
+            return ptr::null_mut();
+        }
+        let mut off = 0;
+        for part in parts {
+            // A NUL inside would end the C string early: drop it.
+            for &b in part.iter().filter(|&&b| b != 0) {
+                *p.add(off) = b;
+                off += 1;
+            }
+        }
+        *p.add(off) = 0;
         p as *mut c_char
     }
 }

@@ -89,12 +89,9 @@ pub extern "C" fn print_tool_call(text: *const c_char) {
 /// hook).
 #[no_mangle]
 pub extern "C" fn print_context(text: *const c_char) {
-    if text.is_null() {
-        return;
-    }
-    // SAFETY: NUL-terminated text printed through a constant "%s" format.
-    unsafe {
-        crate::rtt::rt_kprintf(c"%s".as_ptr(), text);
+    // SAFETY: NULL or NUL-terminated.
+    if let Some(t) = unsafe { super::cstr_arg(text) } {
+        crate::rtt::log::console_print(t.to_bytes());
     }
 }
 

@@ -90,3 +90,170 @@ pub fn take_captured() -> String {
     cap.total = 0;
     s
 }
+
+// ---- the console device ("uart0"): input for the CLI channel and the shell
+
+use crate::rtt::{rt_device_t, rt_err_t, rt_eok, rt_error, rt_off_t, rt_size_t, rt_ssize_t};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+const INPUT_BYTES: usize = 4096;
+
+struct Input {
+    buf: [u8; INPUT_BYTES],
+    head: usize,
+    len: usize,
+}
+
+static INPUT: Mutex<Input> = Mutex::new(Input { buf: [0; INPUT_BYTES], head: 0, len: 0 });
+/// The device's receive callback (`rt_device_set_rx_indicate`), as an address.
+static RX_INDICATE: AtomicUsize = AtomicUsize::new(0);
+/// The shell's callback, restored by `finsh_set_device`.
+static FINSH_RX: AtomicUsize = AtomicUsize::new(0);
+static STDIN_STARTED: AtomicBool = AtomicBool::new(false);
+
+/// The one device of the host port: the console. Its address is the
+/// `rt_device_t` handed out.
+static CONSOLE_DEVICE: u8 = 0;
+
+type RxIndicate = unsafe extern "C" fn(dev: rt_device_t, size: rt_size_t) -> rt_err_t;
+
+fn console_handle() -> rt_device_t {
+    &CONSOLE_DEVICE as *const u8 as rt_device_t
+}
+
+fn notify(count: usize) {
+    let f = RX_INDICATE.load(Ordering::Acquire);
+    if f != 0 {
+        // SAFETY: stored from a valid function pointer of this type.
+        let f: RxIndicate = unsafe { core::mem::transmute(f) };
+        // SAFETY: a C callback taking the device and the count.
+        unsafe { f(console_handle(), count) };
+    }
+}
+
+/// Type bytes into the console (what a terminal or a test sends).
+pub fn input(bytes: &[u8]) {
+    let mut stored = 0;
+    for &b in bytes {
+        let mut inp = INPUT.lock().unwrap_or_else(|e| e.into_inner());
+        if inp.len == INPUT_BYTES {
+            drop(inp);
+            // Full: let the reader catch up, as a UART FIFO would stall.
+            notify(stored);
+            std::thread::sleep(std::time::Duration::from_millis(1));
+            continue;
+        }
+        let at = (inp.head + inp.len) % INPUT_BYTES;
+        inp.buf[at] = b;
+        inp.len += 1;
+        stored += 1;
+    }
+    notify(stored);
+}
+
+#[no_mangle]
+pub extern "C" fn rt_host_console_input(bytes: *const c_char, len: usize) {
+    if bytes.is_null() {
+        return;
+    }
+    // SAFETY: `len` readable bytes (caller's contract).
+    input(unsafe { core::slice::from_raw_parts(bytes as *const u8, len) });
+}
+
+/// Feed the process's stdin into the console device (the simulator).
+pub fn start_stdin_reader() {
+    if STDIN_STARTED.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    let _ = std::thread::Builder::new().name("stdin".into()).spawn(|| {
+        let mut buf = [0u8; 256];
+        loop {
+            // SAFETY: reading into a local buffer from fd 0.
+            let n = unsafe { libc::read(0, buf.as_mut_ptr() as *mut libc::c_void, buf.len()) };
+            if n <= 0 {
+                // End of input behaves like Ctrl-D.
+                input(&[4]);
+                break;
+            }
+            input(&buf[..n as usize]);
+        }
+    });
+}
+
+/// Register the shell's receive callback (restored by `finsh_set_device`).
+pub fn set_finsh_rx(f: Option<RxIndicate>) {
+    FINSH_RX.store(f.map_or(0, |f| f as usize), Ordering::Release);
+}
+
+#[no_mangle]
+pub extern "C" fn finsh_set_device(_device_name: *const c_char) {
+    RX_INDICATE.store(FINSH_RX.load(Ordering::Acquire), Ordering::Release);
+}
+
+#[no_mangle]
+pub extern "C" fn rt_device_find(name: *const c_char) -> rt_device_t {
+    if name.is_null() {
+        return core::ptr::null_mut();
+    }
+    // SAFETY: both NUL-terminated.
+    let (wanted, console) = unsafe { (core::ffi::CStr::from_ptr(name), core::ffi::CStr::from_ptr(crate::rtt::board().console_device)) };
+    if wanted == console {
+        console_handle()
+    } else {
+        core::ptr::null_mut()
+    }
+}
+
+fn is_console(dev: rt_device_t) -> bool {
+    dev == console_handle()
+}
+
+#[no_mangle]
+pub extern "C" fn rt_device_open(dev: rt_device_t, _oflag: u16) -> rt_err_t {
+    if is_console(dev) {
+        rt_eok()
+    } else {
+        -rt_error()
+    }
+}
+
+#[no_mangle]
+pub extern "C" fn rt_device_close(dev: rt_device_t) -> rt_err_t {
+    rt_device_open(dev, 0)
+}
+
+#[no_mangle]
+pub extern "C" fn rt_device_read(dev: rt_device_t, _pos: rt_off_t, buffer: *mut core::ffi::c_void, size: rt_size_t) -> rt_ssize_t {
+    if !is_console(dev) || buffer.is_null() {
+        return -(rt_error() as rt_ssize_t);
+    }
+    let mut inp = INPUT.lock().unwrap_or_else(|e| e.into_inner());
+    let n = inp.len.min(size);
+    for i in 0..n {
+        let b = inp.buf[(inp.head + i) % INPUT_BYTES];
+        // SAFETY: `size` writable bytes (caller's contract), i < n <= size.
+        unsafe { *(buffer as *mut u8).add(i) = b };
+    }
+    inp.head = (inp.head + n) % INPUT_BYTES;
+    inp.len -= n;
+    n as rt_ssize_t
+}
+
+#[no_mangle]
+pub extern "C" fn rt_device_write(dev: rt_device_t, _pos: rt_off_t, buffer: *const core::ffi::c_void, size: rt_size_t) -> rt_ssize_t {
+    if !is_console(dev) || buffer.is_null() {
+        return -(rt_error() as rt_ssize_t);
+    }
+    // SAFETY: `size` readable bytes.
+    write(unsafe { core::slice::from_raw_parts(buffer as *const u8, size) });
+    size as rt_ssize_t
+}
+
+#[no_mangle]
+pub extern "C" fn rt_device_set_rx_indicate(dev: rt_device_t, rx_ind: Option<RxIndicate>) -> rt_err_t {
+    if !is_console(dev) {
+        return -rt_error();
+    }
+    RX_INDICATE.store(rx_ind.map_or(0, |f| f as usize), Ordering::Release);
+    rt_eok()
+}

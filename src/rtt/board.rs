@@ -32,6 +32,10 @@ pub struct BoardConfig {
     pub http_retries: rt_base_t,
     pub retry_base_ms: rt_base_t,
     pub keep_reasoning: rt_base_t,
+    pub loop_stack_size: rt_base_t,
+    pub loop_priority: rt_base_t,
+    pub reply_timeout_ms: rt_base_t,
+    pub console_device: *const c_char,
 }
 
 // SAFETY: the glue defines it `const`; nothing ever writes to it.

@@ -111,3 +111,17 @@ macro_rules! log_w { ($($a:tt)*) => { $crate::rtt::log::log_fmt($crate::rtt::log
 macro_rules! log_i { ($($a:tt)*) => { $crate::rtt::log::log_fmt($crate::rtt::log::Level::Info, format_args!($($a)*)) } }
 #[macro_export]
 macro_rules! log_d { ($($a:tt)*) => { $crate::rtt::log::log_fmt($crate::rtt::log::Level::Debug, format_args!($($a)*)) } }
+
+/// Print text on the console as is. `rt_kprintf` cuts its output at the
+/// kernel's console buffer (RT_CONSOLEBUF_SIZE, often 128 bytes), so the
+/// text goes out in pieces that always fit.
+pub fn console_print(text: &[u8]) {
+    for piece in text.chunks(PIECE) {
+        let mut buf = [0u8; PIECE + 1];
+        buf[..piece.len()].copy_from_slice(piece);
+        // SAFETY: NUL-terminated stack buffer, constant "%s" format.
+        unsafe {
+            super::kernel::rt_kprintf(c"%s".as_ptr(), buf.as_ptr());
+        }
+    }
+}

@@ -5,7 +5,7 @@
 //! On the device these symbols come from the board's kernel; on the host they
 //! come from [`crate::host`]. The library's code is the same in both builds.
 
-pub mod alloc;
+pub mod allocator;
 pub mod board;
 pub mod kernel;
 pub mod log;

@@ -1,0 +1,37 @@
+/*
+ * The agent's MSH commands (MSH_CMD_EXPORT is a C macro that places a
+ * descriptor in finsh's FSymTab section, so the export lives in C), and the
+ * channel chosen in menuconfig (AGENT_CHANNEL_OPS, a macro too).
+ * The commands themselves are implemented in Rust.
+ */
+#include <rtthread.h>
+#include "AgentLoop.h"
+#include "AgentChannels.h"
+#include "agent_glue.h"
+#ifdef RT_USING_FINSH
+#include <shell.h>
+#endif
+
+int agent_send_message(int argc, char **argv);
+int agent_config(int argc, char **argv);
+int agent_status(int argc, char **argv);
+
+const struct AgentChannelOps *agent_glue_channel_ops(void)
+{
+    return AGENT_CHANNEL_OPS;
+}
+
+void agent_glue_console_release(void)
+{
+#if defined(RT_USING_FINSH) && !defined(RT_USING_POSIX_STDIO)
+    finsh_set_device(RT_CONSOLE_DEVICE_NAME);
+#endif
+}
+
+#ifdef RT_USING_FINSH
+MSH_CMD_EXPORT(main_loop_entry, start the agent loop);
+MSH_CMD_EXPORT(cleanup_agent_entry, stop the agent loop and free everything);
+MSH_CMD_EXPORT(agent_send_message, agent_send_message <type 0 text/1 audio/2 image/3 video> <content>);
+MSH_CMD_EXPORT(agent_config, agent_config [key|model|url <value>]: show or set the LLM endpoint);
+MSH_CMD_EXPORT(agent_status, show the agent loop state and heap use);
+#endif

@@ -1,0 +1,231 @@
+//! The CLI channel (`channels/CLI.h`): a chat on the console device
+//! (`RT_CONSOLE_DEVICE_NAME`). It takes the console from the shell while it
+//! runs (its own receive callback), edits lines with [`LineEditor`], sends
+//! each line to the agent and prints the reply. Ctrl-D leaves the chat and
+//! gives the console back to the shell; the agent loop keeps running.
+
+use super::super::agent_loop::{last_reply_streamed, set_stream_to_console, AgentChannelOps};
+use super::super::context::Context_t;
+use super::super::hub::{message_hub_get_timeout, message_hub_put, MessageHub_t};
+use super::super::messages::*;
+use crate::ffi_boundary;
+use crate::line_editor::{Event, LineEditor};
+use crate::rtt::log::console_print;
+use crate::rtt::*;
+use core::ffi::{c_char, c_int, c_void, CStr};
+use core::ptr;
+use core::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+
+extern "C" {
+    fn rt_device_find(name: *const c_char) -> rt_device_t;
+    fn rt_device_read(dev: rt_device_t, pos: rt_off_t, buffer: *mut c_void, size: rt_size_t) -> rt_ssize_t;
+    fn rt_device_set_rx_indicate(
+        dev: rt_device_t,
+        rx_ind: Option<unsafe extern "C" fn(dev: rt_device_t, size: rt_size_t) -> rt_err_t>,
+    ) -> rt_err_t;
+    fn agent_glue_console_release();
+}
+
+const PROMPT: &[u8] = b"you> ";
+const STACK: u32 = 4096;
+
+static HUB: AtomicPtr<super::super::hub::MessageHub> = AtomicPtr::new(ptr::null_mut());
+static DEVICE: AtomicPtr<rt_device> = AtomicPtr::new(ptr::null_mut());
+static RX: AtomicPtr<rt_semaphore> = AtomicPtr::new(ptr::null_mut());
+static EXITED: AtomicPtr<rt_semaphore> = AtomicPtr::new(ptr::null_mut());
+static STOP: AtomicBool = AtomicBool::new(false);
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+
+#[no_mangle]
+pub static mut agent_cli_ops: AgentChannelOps = AgentChannelOps { init: Some(cli_init), reset: Some(cli_reset) };
+
+unsafe extern "C" fn cli_init(hub: MessageHub_t, ctx: Context_t) -> c_int {
+    agent_cli_channel(hub, ctx)
+}
+unsafe extern "C" fn cli_reset() {
+    agent_cli_stop()
+}
+
+unsafe extern "C" fn on_rx(_dev: rt_device_t, _size: rt_size_t) -> rt_err_t {
+    let sem = RX.load(Ordering::Acquire);
+    if !sem.is_null() {
+        rt_sem_release(sem);
+    }
+    rt_eok()
+}
+
+/// Start the chat on the console. Returns 0, or -1 without a console device,
+/// a hub or memory.
+#[no_mangle]
+pub extern "C" fn agent_cli_channel(message_hub: MessageHub_t, _context: Context_t) -> c_int {
+    ffi_boundary!(-1, {
+        if message_hub.is_null() || ACTIVE.swap(true, Ordering::AcqRel) {
+            return -1;
+        }
+        // SAFETY: kernel calls; every failure unwinds what was made.
+        unsafe {
+            let dev = rt_device_find(board().console_device);
+            let rx = rt_sem_create(c"AgentRx".as_ptr(), 0, RT_IPC_FLAG_FIFO);
+            let exited = rt_sem_create(c"AgentCliX".as_ptr(), 0, RT_IPC_FLAG_FIFO);
+            let fail = |rx: rt_sem_t, exited: rt_sem_t| {
+                if !rx.is_null() {
+                    rt_sem_delete(rx);
+                }
+                if !exited.is_null() {
+                    rt_sem_delete(exited);
+                }
+                ACTIVE.store(false, Ordering::Release);
+                -1
+            };
+            if dev.is_null() || rx.is_null() || exited.is_null() {
+                crate::log_e!("CLI channel: no console device or no memory");
+                return fail(rx, exited);
+            }
+            HUB.store(message_hub, Ordering::Release);
+            DEVICE.store(dev, Ordering::Release);
+            RX.store(rx, Ordering::Release);
+            EXITED.store(exited, Ordering::Release);
+            STOP.store(false, Ordering::Release);
+            rt_device_set_rx_indicate(dev, Some(on_rx));
+            let prio = board().loop_priority.clamp(0, 255) as u8;
+            let thread = rt_thread_create(c"AgentCLI".as_ptr(), Some(cli_thread), ptr::null_mut(), STACK, prio, 10);
+            if thread.is_null() || rt_thread_startup(thread) != rt_eok() {
+                if !thread.is_null() {
+                    rt_thread_delete(thread);
+                }
+                agent_glue_console_release();
+                RX.store(ptr::null_mut(), Ordering::Release);
+                EXITED.store(ptr::null_mut(), Ordering::Release);
+                return fail(rx, exited);
+            }
+        }
+        0
+    })
+}
+
+/// Stop the chat (if it runs), give the console back to the shell and wait
+/// until the channel's thread is gone. Idempotent.
+#[no_mangle]
+pub extern "C" fn agent_cli_stop() {
+    ffi_boundary!((), {
+        if !ACTIVE.load(Ordering::Acquire) {
+            return;
+        }
+        STOP.store(true, Ordering::Release);
+        // SAFETY: the semaphores live until this function deletes them, after
+        // the thread said it exited.
+        unsafe {
+            let rx = RX.load(Ordering::Acquire);
+            if !rx.is_null() {
+                rt_sem_release(rx);
+            }
+            let exited = EXITED.swap(ptr::null_mut(), Ordering::AcqRel);
+            if !exited.is_null() {
+                rt_sem_take(exited, RT_WAITING_FOREVER);
+                rt_sem_delete(exited);
+            }
+            let rx = RX.swap(ptr::null_mut(), Ordering::AcqRel);
+            if !rx.is_null() {
+                rt_sem_delete(rx);
+            }
+        }
+        HUB.store(ptr::null_mut(), Ordering::Release);
+        ACTIVE.store(false, Ordering::Release);
+    })
+}
+
+/// One byte from the console, waiting in short slices so a stop is seen.
+unsafe fn next_byte() -> Option<u8> {
+    let dev = DEVICE.load(Ordering::Acquire);
+    let rx = RX.load(Ordering::Acquire);
+    loop {
+        if STOP.load(Ordering::Acquire) {
+            return None;
+        }
+        let mut b = 0u8;
+        if rt_device_read(dev, -1, &mut b as *mut u8 as *mut c_void, 1) == 1 {
+            return Some(b);
+        }
+        rt_sem_take(rx, rt_tick_from_millisecond(100) as i32);
+    }
+}
+
+/// Send a line and wait for its reply, still watching for a stop.
+unsafe fn ask(hub: MessageHub_t, line: &[u8]) {
+    let mut text: alloc::vec::Vec<u8> = alloc::vec::Vec::new();
+    if text.try_reserve(line.len() + 1).is_err() {
+        console_print(b"(out of memory)\r\n");
+        return;
+    }
+    text.extend_from_slice(line);
+    text.push(0);
+    let msg = messages_create(1);
+    if msg.is_null() || messages_append(msg, TYPE_TEXT, text.as_ptr() as *const c_char) != rt_eok() {
+        messages_destroy(msg);
+        console_print(b"(out of memory)\r\n");
+        return;
+    }
+    if message_hub_put(hub, msg, (*hub).input_mailbox) != rt_eok() {
+        messages_destroy(msg);
+        console_print(b"(the agent is busy)\r\n");
+        return;
+    }
+    console_print(b"agent> ");
+    loop {
+        if STOP.load(Ordering::Acquire) {
+            return;
+        }
+        let reply = message_hub_get_timeout(hub, (*hub).output_mailbox, rt_tick_from_millisecond(200) as i32);
+        if reply.is_null() {
+            continue;
+        }
+        if !last_reply_streamed() {
+            let t = messages_get_content_idx(reply, 0);
+            if !t.is_null() {
+                console_print(CStr::from_ptr(t).to_bytes());
+            }
+        }
+        console_print(b"\r\n");
+        messages_destroy(reply);
+        return;
+    }
+}
+
+unsafe extern "C" fn cli_thread(_parameter: *mut c_void) {
+    let hub = HUB.load(Ordering::Acquire);
+    set_stream_to_console(true);
+    console_print(b"\r\nAgent chat: type a message and press Enter; Ctrl-D leaves.\r\n");
+    console_print(PROMPT);
+    let mut editor = LineEditor::new();
+    while let Some(b) = next_byte() {
+        match editor.feed(b, &mut |bytes| console_print(bytes)) {
+            Event::Pending => {}
+            Event::Submit(line) => {
+                if !line.is_empty() {
+                    ask(hub, &line);
+                }
+                if STOP.load(Ordering::Acquire) {
+                    break;
+                }
+                console_print(PROMPT);
+            }
+            Event::Leave => {
+                console_print(b"\r\nleaving the agent chat (the agent keeps running; cleanup_agent_entry stops it)\r\n");
+                break;
+            }
+        }
+    }
+    set_stream_to_console(false);
+    agent_glue_console_release();
+    drop(editor);
+    let exited = EXITED.load(Ordering::Acquire);
+    if STOP.load(Ordering::Acquire) || exited.is_null() {
+        if !exited.is_null() {
+            rt_sem_release(exited);
+        }
+        return;
+    }
+    // Left with Ctrl-D: nobody waits in agent_cli_stop yet; clean up here
+    // unless a stop races in (then it waits on `exited`).
+    rt_sem_release(exited);
+}

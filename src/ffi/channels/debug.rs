@@ -1,0 +1,208 @@
+//! The Debug channel (`channels/AgentDebugChannel.h`): the MSH command
+//! `agent_send_message <type> <content>` sends one message and waits for its
+//! reply (30 s by default, `PKG_AGENT_REPLY_TIMEOUT_MS`).
+//!
+//! Several shells may send at once: senders take turns (each gets its own
+//! reply), and a reply that arrives after its sender gave up is discarded by
+//! the next sender instead of being taken for its answer. `reset` wakes every
+//! waiting sender and returns only when none is left, so the hub can then be
+//! freed.
+
+use super::super::agent_loop::AgentChannelOps;
+use super::super::context::Context_t;
+use super::super::hub::{message_hub_get_timeout, message_hub_put, MessageHub_t};
+use super::super::messages::*;
+use crate::ffi_boundary;
+use crate::rtt::*;
+use core::ffi::{c_char, c_int, CStr};
+use core::ptr;
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
+
+static HUB: AtomicPtr<super::super::hub::MessageHub> = AtomicPtr::new(ptr::null_mut());
+static TURN: AtomicPtr<rt_mutex> = AtomicPtr::new(ptr::null_mut());
+static OPEN: AtomicBool = AtomicBool::new(false);
+static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
+/// Replies owed to senders that timed out.
+static STALE: AtomicUsize = AtomicUsize::new(0);
+
+#[no_mangle]
+pub static mut agent_debug_ops: AgentChannelOps =
+    AgentChannelOps { init: Some(agent_debug_channel_init), reset: Some(agent_debug_reset_c) };
+
+unsafe extern "C" fn agent_debug_channel_init(hub: MessageHub_t, ctx: Context_t) -> c_int {
+    agent_debug_channel(hub, ctx)
+}
+unsafe extern "C" fn agent_debug_reset_c() {
+    agent_debug_reset()
+}
+
+/// Start the channel on `hub` (the context is not needed). Returns 0, or -1
+/// without a hub or memory.
+#[no_mangle]
+pub extern "C" fn agent_debug_channel(message_hub: MessageHub_t, _context: Context_t) -> c_int {
+    ffi_boundary!(-1, {
+        if message_hub.is_null() {
+            return -1;
+        }
+        // SAFETY: plain kernel call.
+        let turn = unsafe { rt_mutex_create(c"AgentDbg".as_ptr(), RT_IPC_FLAG_FIFO) };
+        if turn.is_null() {
+            return -1;
+        }
+        let old = TURN.swap(turn, Ordering::AcqRel);
+        if !old.is_null() {
+            // SAFETY: a mutex left from a channel that was never reset.
+            unsafe { rt_mutex_delete(old) };
+        }
+        STALE.store(0, Ordering::Release);
+        HUB.store(message_hub, Ordering::Release);
+        OPEN.store(true, Ordering::Release);
+        0
+    })
+}
+
+/// Close the channel: wake waiting senders and wait until they are gone.
+/// Idempotent.
+#[no_mangle]
+pub extern "C" fn agent_debug_reset() {
+    ffi_boundary!((), {
+        if !OPEN.swap(false, Ordering::AcqRel) {
+            return;
+        }
+        let hub = HUB.load(Ordering::Acquire);
+        // SAFETY: the hub outlives the channel (cleanup_agent resets the
+        // channel before freeing it).
+        unsafe {
+            while IN_FLIGHT.load(Ordering::Acquire) > 0 {
+                // A NULL sentinel wakes one waiting sender, which sees the
+                // channel closed and leaves.
+                if !hub.is_null() {
+                    rt_mb_send((*hub).output_mailbox, 0);
+                }
+                rt_thread_mdelay(5);
+            }
+            let turn = TURN.swap(ptr::null_mut(), Ordering::AcqRel);
+            if !turn.is_null() {
+                rt_mutex_delete(turn);
+            }
+        }
+        HUB.store(ptr::null_mut(), Ordering::Release);
+    })
+}
+
+fn say(text: &[u8]) {
+    crate::rtt::log::console_print(text);
+}
+
+/// `agent_send_message <type> <content...>`: type 0 text, 1 audio, 2 image,
+/// 3 video; the words of the content are joined with spaces. Prints the reply.
+/// Returns 0 when a reply was printed, -1 otherwise.
+#[no_mangle]
+pub extern "C" fn agent_send_message(argc: c_int, argv: *mut *mut c_char) -> c_int {
+    ffi_boundary!(-1, {
+        // SAFETY: finsh passes argc valid, NUL-terminated argv strings.
+        let args = |i: c_int| unsafe { CStr::from_ptr(*argv.add(i as usize)) }.to_bytes();
+        if argc < 3 || argv.is_null() {
+            say(b"usage: agent_send_message <type: 0 text, 1 audio, 2 image, 3 video> <content>\n");
+            return -1;
+        }
+        let kind = match args(1) {
+            b"0" => TYPE_TEXT,
+            b"1" => TYPE_AUDIO,
+            b"2" => TYPE_IMAGE,
+            b"3" => TYPE_VIDEO,
+            _ => {
+                say(b"agent_send_message: the type is 0 (text), 1 (audio), 2 (image) or 3 (video)\n");
+                return -1;
+            }
+        };
+        let mut content: alloc::vec::Vec<u8> = alloc::vec::Vec::new();
+        for i in 2..argc {
+            let word = args(i);
+            if content.try_reserve(word.len() + 2).is_err() {
+                say(b"agent_send_message: out of memory\n");
+                return -1;
+            }
+            if i > 2 {
+                content.push(b' ');
+            }
+            content.extend_from_slice(word);
+        }
+        content.push(0);
+        send_and_wait(kind, &content)
+    })
+}
+
+fn send_and_wait(kind: MessageType, content_nul: &[u8]) -> c_int {
+    IN_FLIGHT.fetch_add(1, Ordering::AcqRel);
+    let result = if OPEN.load(Ordering::Acquire) { take_turn(kind, content_nul) } else { Err("the debug channel is not running (start the agent with main_loop_entry)") };
+    IN_FLIGHT.fetch_sub(1, Ordering::AcqRel);
+    match result {
+        Ok(()) => 0,
+        Err(why) => {
+            say(b"agent: ");
+            say(why.as_bytes());
+            say(b"\n");
+            -1
+        }
+    }
+}
+
+fn take_turn(kind: MessageType, content_nul: &[u8]) -> Result<(), &'static str> {
+    let turn = TURN.load(Ordering::Acquire);
+    let hub = HUB.load(Ordering::Acquire);
+    if turn.is_null() || hub.is_null() {
+        return Err("the debug channel is not running");
+    }
+    // SAFETY: the mutex and the hub stay alive while IN_FLIGHT > 0 (reset
+    // waits for it to reach 0).
+    unsafe {
+        if rt_mutex_take(turn, RT_WAITING_FOREVER) != rt_eok() {
+            return Err("the debug channel is closing");
+        }
+        let r = exchange(hub, kind, content_nul);
+        rt_mutex_release(turn);
+        r
+    }
+}
+
+unsafe fn exchange(hub: MessageHub_t, kind: MessageType, content_nul: &[u8]) -> Result<(), &'static str> {
+    if !OPEN.load(Ordering::Acquire) {
+        return Err("the debug channel is closing");
+    }
+    // Replies that belong to senders that gave up.
+    while STALE.load(Ordering::Acquire) > 0 {
+        let old = message_hub_get_timeout(hub, (*hub).output_mailbox, RT_WAITING_NO);
+        if old.is_null() {
+            break;
+        }
+        messages_destroy(old);
+        STALE.fetch_sub(1, Ordering::AcqRel);
+    }
+    let msg = messages_create(1);
+    if msg.is_null() || messages_append(msg, kind, content_nul.as_ptr() as *const c_char) != rt_eok() {
+        messages_destroy(msg);
+        return Err("out of memory");
+    }
+    if message_hub_put(hub, msg, (*hub).input_mailbox) != rt_eok() {
+        messages_destroy(msg);
+        return Err("the agent is busy (its input mailbox is full)");
+    }
+    let ms = board().reply_timeout_ms.clamp(1, i32::MAX as isize) as i32;
+    let reply = message_hub_get_timeout(hub, (*hub).output_mailbox, rt_tick_from_millisecond(ms) as i32);
+    if reply.is_null() {
+        if !OPEN.load(Ordering::Acquire) {
+            return Err("the agent stopped before answering");
+        }
+        STALE.fetch_add(1, Ordering::AcqRel);
+        return Err("no reply in time");
+    }
+    let text = messages_get_content_idx(reply, 0);
+    say(b"agent: ");
+    if !text.is_null() {
+        say(CStr::from_ptr(text).to_bytes());
+    }
+    say(b"\n");
+    messages_destroy(reply);
+    Ok(())
+}

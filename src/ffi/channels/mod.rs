@@ -1,0 +1,5 @@
+//! Channels: where user messages come from and replies go
+//! (`channels/AgentChannel.h`).
+
+pub mod cli;
+pub mod debug;

@@ -1,0 +1,128 @@
+//! MSH commands added by this package (exported by `glue/agent_commands.c`):
+//! `agent_config` and `agent_status`.
+
+use super::config::{agent_config_get, agent_config_set, get_dynamic_agent_api_key, get_dynamic_agent_api_url, get_dynamic_agent_model_name};
+use crate::ffi_boundary;
+use crate::rtt::log::console_print;
+use crate::rtt::*;
+use core::ffi::{c_char, c_int, CStr};
+
+fn line(parts: &[&[u8]]) {
+    for p in parts {
+        console_print(p);
+    }
+    console_print(b"\n");
+}
+
+fn number(n: usize, buf: &mut [u8; 20]) -> &[u8] {
+    let mut i = buf.len();
+    let mut v = n;
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    &buf[i..]
+}
+
+/// The key as shown to people: its first 3 and last 2 characters and its
+/// length, never the whole key.
+pub fn masked_key(key: &[u8], out: &mut [u8; 48]) -> usize {
+    if key.is_empty() {
+        let s = b"(none)";
+        out[..s.len()].copy_from_slice(s);
+        return s.len();
+    }
+    let mut n = 0;
+    let mut put = |bytes: &[u8], n: &mut usize| {
+        for &b in bytes {
+            if *n < out.len() {
+                out[*n] = b;
+                *n += 1;
+            }
+        }
+    };
+    if key.len() >= 12 {
+        put(&key[..3], &mut n);
+        put(b"...", &mut n);
+        put(&key[key.len() - 2..], &mut n);
+    } else {
+        put(b"***", &mut n);
+    }
+    let mut digits = [0u8; 20];
+    put(b" (", &mut n);
+    put(number(key.len(), &mut digits), &mut n);
+    put(b" characters)", &mut n);
+    n
+}
+
+fn show_config() {
+    // SAFETY: the getters return NUL-terminated strings that live on.
+    unsafe {
+        let key = CStr::from_ptr(get_dynamic_agent_api_key()).to_bytes();
+        let mut masked = [0u8; 48];
+        let n = masked_key(key, &mut masked);
+        let origin: &[u8] = if (*agent_config_get()).is_configured != 0 { b"set at run time" } else { b"PKG_AGENT_* defaults" };
+        line(&[b"url:   ", CStr::from_ptr(get_dynamic_agent_api_url()).to_bytes()]);
+        line(&[b"model: ", CStr::from_ptr(get_dynamic_agent_model_name()).to_bytes()]);
+        line(&[b"key:   ", &masked[..n]]);
+        line(&[b"from:  ", origin]);
+    }
+}
+
+/// `agent_config` shows the endpoint (key masked); `agent_config key|model|url
+/// <value>` sets one at run time (at most 127 bytes).
+#[no_mangle]
+pub extern "C" fn agent_config(argc: c_int, argv: *mut *mut c_char) -> c_int {
+    ffi_boundary!(-1, {
+        if argc <= 1 || argv.is_null() {
+            show_config();
+            return 0;
+        }
+        // SAFETY: finsh passes argc NUL-terminated strings.
+        let arg = |i: c_int| unsafe { *argv.add(i as usize) as *const c_char };
+        if argc != 3 {
+            line(&[b"usage: agent_config [key|model|url <value>]"]);
+            return -1;
+        }
+        // SAFETY: as above.
+        let (what, value) = unsafe { (CStr::from_ptr(arg(1)).to_bytes(), arg(2)) };
+        let null = core::ptr::null();
+        match what {
+            b"key" => agent_config_set(value, null, null),
+            b"model" => agent_config_set(null, value, null),
+            b"url" => agent_config_set(null, null, value),
+            _ => {
+                line(&[b"agent_config: set key, model or url"]);
+                return -1;
+            }
+        }
+        show_config();
+        0
+    })
+}
+
+/// `agent_status`: whether the loop runs, how many messages it answered, and
+/// the heap.
+#[no_mangle]
+pub extern "C" fn agent_status(_argc: c_int, _argv: *mut *mut c_char) -> c_int {
+    ffi_boundary!(-1, {
+        let (mut total, mut used, mut max_used) = (0, 0, 0);
+        // SAFETY: three writable locals.
+        unsafe { rt_memory_info(&mut total, &mut used, &mut max_used) };
+        let (mut a, mut b, mut c, mut d) = ([0u8; 20], [0u8; 20], [0u8; 20], [0u8; 20]);
+        let running: &[u8] = if super::agent_loop::is_running() { b"running" } else { b"stopped" };
+        line(&[b"agent loop: ", running]);
+        line(&[b"answered:   ", number(super::agent_loop::answered(), &mut a)]);
+        line(&[b"heap:       used ", number(used, &mut b), b", max used ", number(max_used, &mut c), b", total ", number(total, &mut d)]);
+        // SAFETY: NUL-terminated strings that live on.
+        unsafe {
+            line(&[b"model:      ", CStr::from_ptr(get_dynamic_agent_model_name()).to_bytes()]);
+            line(&[b"url:        ", CStr::from_ptr(get_dynamic_agent_api_url()).to_bytes()]);
+        }
+        0
+    })
+}
