@@ -27,6 +27,12 @@ size_t rt_host_console_take(char *buf, size_t size);
  * MSH_CMD_EXPORT; returns the command's result or -1 if there is none. */
 int rt_host_msh_exec(const char *line);
 
+/* Shut down a webclient session's socket from another thread: a read or
+ * write blocked on it returns -WEBCLIENT_DISCONNECT at once. The owner still
+ * calls webclient_close. */
+struct webclient_session;
+int rt_host_webclient_abort(struct webclient_session *session);
+
 /* Type bytes into the console device, as a terminal would. */
 void rt_host_console_input(const char *bytes, size_t len);
 

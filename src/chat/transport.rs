@@ -331,7 +331,8 @@ unsafe fn attempt_once<S: ResponseSink>(
     }
 
     if webclient_post(session.0, settings.url.as_ptr(), core::ptr::null(), 0) < 0 {
-        error.set(&[b"cannot connect to ", settings.url.to_bytes()]);
+        // Not the URL: some providers take the key as a query parameter.
+        error.set(&[b"cannot connect to the server (check the URL and the network)"]);
         return failed(Failure::Connect, true);
     }
     let mut writer = SessionWriter {

@@ -250,7 +250,10 @@ pub extern "C" fn rt_device_write(dev: rt_device_t, _pos: rt_off_t, buffer: *con
 }
 
 #[no_mangle]
-pub extern "C" fn rt_device_set_rx_indicate(dev: rt_device_t, rx_ind: Option<RxIndicate>) -> rt_err_t {
+pub extern "C" fn rt_device_set_rx_indicate(
+    dev: rt_device_t,
+    rx_ind: Option<unsafe extern "C" fn(dev: rt_device_t, size: rt_size_t) -> rt_err_t>,
+) -> rt_err_t {
     if !is_console(dev) {
         return -rt_error();
     }

@@ -23,6 +23,23 @@ thread_local! {
     /// Allocations this thread may still make before injected failures
     /// start; negative: never fail.
     static FAIL_AFTER: Cell<i64> = const { Cell::new(-1) };
+    /// Test infrastructure running in the same process (the scripted LLM
+    /// server) marks its threads so their blocks are not counted: `used`
+    /// then measures the firmware side alone.
+    static EXCLUDED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Second header word: the block is not counted in `used`.
+const NOT_COUNTED: usize = 1;
+
+fn excluded() -> bool {
+    EXCLUDED.try_with(|e| e.get()).unwrap_or(false)
+}
+
+/// Leave this thread's allocations out of `used`/`max_used` (for test
+/// servers that share the process with the code under test).
+pub fn exclude_this_thread(on: bool) {
+    let _ = EXCLUDED.try_with(|e| e.set(on));
 }
 
 /// Should this allocation fail by injection? Counts down otherwise.
@@ -70,7 +87,11 @@ unsafe fn header_of(p: *mut c_void) -> *mut usize {
 
 #[no_mangle]
 pub extern "C" fn rt_malloc(size: rt_size_t) -> *mut c_void {
-    if size == 0 || injected_failure() || !reserve(size) {
+    if size == 0 {
+        return ptr::null_mut();
+    }
+    let counted = !excluded();
+    if counted && (injected_failure() || !reserve(size)) {
         return ptr::null_mut();
     }
     // SAFETY: libc allocation of size + HEADER, NULL-checked; the header is
@@ -79,10 +100,13 @@ pub extern "C" fn rt_malloc(size: rt_size_t) -> *mut c_void {
     unsafe {
         let base = libc::malloc(size + HEADER) as *mut u8;
         if base.is_null() {
-            release(size);
+            if counted {
+                release(size);
+            }
             return ptr::null_mut();
         }
         *(base as *mut usize) = size;
+        *(base as *mut usize).add(1) = if counted { 0 } else { NOT_COUNTED };
         base.add(HEADER) as *mut c_void
     }
 }
@@ -95,7 +119,9 @@ pub extern "C" fn rt_free(p: *mut c_void) {
     // SAFETY: `p` came from rt_malloc/rt_realloc/rt_calloc (caller's contract).
     unsafe {
         let h = header_of(p);
-        release(*h);
+        if *h.add(1) != NOT_COUNTED {
+            release(*h);
+        }
         libc::free(h as *mut c_void);
     }
 }
@@ -113,17 +139,18 @@ pub extern "C" fn rt_realloc(p: *mut c_void, newsize: rt_size_t) -> *mut c_void 
     unsafe {
         let h = header_of(p);
         let old = *h;
-        if newsize > old && (injected_failure() || !reserve(newsize - old)) {
+        let counted = *h.add(1) != NOT_COUNTED;
+        if counted && newsize > old && (injected_failure() || !reserve(newsize - old)) {
             return ptr::null_mut();
         }
         let base = libc::realloc(h as *mut c_void, newsize + HEADER) as *mut u8;
         if base.is_null() {
-            if newsize > old {
+            if counted && newsize > old {
                 release(newsize - old);
             }
             return ptr::null_mut();
         }
-        if newsize < old {
+        if counted && newsize < old {
             release(old - newsize);
         }
         *(base as *mut usize) = newsize;

@@ -839,6 +839,7 @@ impl Drop for LlmServer {
 }
 
 fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
+    rtt_agent::host::heap::exclude_this_thread(true);
     for incoming in listener.incoming() {
         if shared.shutting_down() {
             return;
@@ -881,6 +882,9 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
 }
 
 fn serve_connection(stream: TcpStream, conn: usize, shared: Arc<Shared>) {
+    // The server shares the process with the code under test: keep its
+    // memory out of the host heap's `used`, which tests compare exactly.
+    rtt_agent::host::heap::exclude_this_thread(true);
     // Each write must leave as its own segment, or the splits are undone by
     // Nagle's algorithm before the client sees them.
     let _ = stream.set_nodelay(true);
