@@ -124,13 +124,13 @@ pub extern "C" fn init_agent() {
             }
             HUB.store(hub, Ordering::Release);
             CONTEXT.store(ctx, Ordering::Release);
+            log_memory("agent started");
             if let Some(init) = channel_ops().and_then(|ops| ops.init) {
                 if init(hub, ctx) != 0 {
                     crate::log_w!("init_agent: the channel did not start");
                 }
             }
         }
-        log_memory("agent started");
     })
 }
 
@@ -236,9 +236,12 @@ pub extern "C" fn cleanup_agent_entry() -> c_int {
             if !hub.is_null() {
                 rt_mb_send_wait((*hub).input_mailbox, 0, RT_WAITING_FOREVER);
             }
-            let done = DONE.swap(ptr::null_mut(), Ordering::AcqRel);
+            // The loop thread releases DONE as its last act; it is swapped
+            // out only after that, so the loop always finds it.
+            let done = DONE.load(Ordering::Acquire);
             if !done.is_null() {
                 rt_sem_take(done, RT_WAITING_FOREVER);
+                DONE.store(ptr::null_mut(), Ordering::Release);
                 rt_sem_delete(done);
             }
         }

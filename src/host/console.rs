@@ -115,7 +115,7 @@ static STDIN_STARTED: AtomicBool = AtomicBool::new(false);
 /// `rt_device_t` handed out.
 static CONSOLE_DEVICE: u8 = 0;
 
-type RxIndicate = unsafe extern "C" fn(dev: rt_device_t, size: rt_size_t) -> rt_err_t;
+pub type RxIndicate = unsafe extern "C" fn(dev: rt_device_t, size: rt_size_t) -> rt_err_t;
 
 fn console_handle() -> rt_device_t {
     &CONSOLE_DEVICE as *const u8 as rt_device_t
@@ -178,6 +178,11 @@ pub fn start_stdin_reader() {
             input(&buf[..n as usize]);
         }
     });
+}
+
+/// Is `f` the console's current receive callback?
+pub fn rx_is(f: RxIndicate) -> bool {
+    RX_INDICATE.load(Ordering::Acquire) == f as usize
 }
 
 /// Register the shell's receive callback (restored by `finsh_set_device`).

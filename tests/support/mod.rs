@@ -1,4 +1,5 @@
 //! Shared helpers for the integration tests (and the host simulator).
 #![allow(dead_code)]
 
+pub mod arith_model;
 pub mod llm_server;

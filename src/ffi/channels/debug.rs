@@ -134,11 +134,16 @@ pub extern "C" fn agent_send_message(argc: c_int, argv: *mut *mut c_char) -> c_i
 }
 
 fn send_and_wait(kind: MessageType, content_nul: &[u8]) -> c_int {
-    IN_FLIGHT.fetch_add(1, Ordering::AcqRel);
-    let result = if OPEN.load(Ordering::Acquire) { take_turn(kind, content_nul) } else { Err("the debug channel is not running (start the agent with main_loop_entry)") };
-    IN_FLIGHT.fetch_sub(1, Ordering::AcqRel);
+    let mut printed = false;
+    let result = send_message(kind, content_nul, &mut |text| {
+        say(b"agent: ");
+        say(text);
+        say(b"\n");
+        printed = true;
+    });
     match result {
-        Ok(()) => 0,
+        Ok(()) if printed => 0,
+        Ok(()) => -1,
         Err(why) => {
             say(b"agent: ");
             say(why.as_bytes());
@@ -148,7 +153,23 @@ fn send_and_wait(kind: MessageType, content_nul: &[u8]) -> c_int {
     }
 }
 
-fn take_turn(kind: MessageType, content_nul: &[u8]) -> Result<(), &'static str> {
+/// Send `content_nul` (NUL-terminated) through the debug channel and hand the
+/// reply's text to `on_reply` (what `agent_send_message` prints).
+pub fn send_message(kind: MessageType, content_nul: &[u8], on_reply: &mut dyn FnMut(&[u8])) -> Result<(), &'static str> {
+    if content_nul.last() != Some(&0) {
+        return Err("the content must end with a NUL");
+    }
+    IN_FLIGHT.fetch_add(1, Ordering::AcqRel);
+    let result = if OPEN.load(Ordering::Acquire) {
+        take_turn(kind, content_nul, on_reply)
+    } else {
+        Err("the debug channel is not running (start the agent with main_loop_entry)")
+    };
+    IN_FLIGHT.fetch_sub(1, Ordering::AcqRel);
+    result
+}
+
+fn take_turn(kind: MessageType, content_nul: &[u8], on_reply: &mut dyn FnMut(&[u8])) -> Result<(), &'static str> {
     let turn = TURN.load(Ordering::Acquire);
     let hub = HUB.load(Ordering::Acquire);
     if turn.is_null() || hub.is_null() {
@@ -160,13 +181,18 @@ fn take_turn(kind: MessageType, content_nul: &[u8]) -> Result<(), &'static str> 
         if rt_mutex_take(turn, RT_WAITING_FOREVER) != rt_eok() {
             return Err("the debug channel is closing");
         }
-        let r = exchange(hub, kind, content_nul);
+        let r = exchange(hub, kind, content_nul, on_reply);
         rt_mutex_release(turn);
         r
     }
 }
 
-unsafe fn exchange(hub: MessageHub_t, kind: MessageType, content_nul: &[u8]) -> Result<(), &'static str> {
+unsafe fn exchange(
+    hub: MessageHub_t,
+    kind: MessageType,
+    content_nul: &[u8],
+    on_reply: &mut dyn FnMut(&[u8]),
+) -> Result<(), &'static str> {
     if !OPEN.load(Ordering::Acquire) {
         return Err("the debug channel is closing");
     }
@@ -198,11 +224,7 @@ unsafe fn exchange(hub: MessageHub_t, kind: MessageType, content_nul: &[u8]) -> 
         return Err("no reply in time");
     }
     let text = messages_get_content_idx(reply, 0);
-    say(b"agent: ");
-    if !text.is_null() {
-        say(CStr::from_ptr(text).to_bytes());
-    }
-    say(b"\n");
+    on_reply(if text.is_null() { b"" } else { CStr::from_ptr(text).to_bytes() });
     messages_destroy(reply);
     Ok(())
 }

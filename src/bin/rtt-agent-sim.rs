@@ -1,0 +1,188 @@
+//! The host simulator: RT-Thread's shell on a PC, running the agent with the
+//! CLI channel on this terminal.
+//!
+//! By default it starts a scripted model on 127.0.0.1 that answers arithmetic
+//! with real tool calls (add, mul, compare; several rounds, parallel calls)
+//! and anything else with text. With `AGENT_API_URL` (and `AGENT_API_KEY`,
+//! `AGENT_MODEL`) set it talks to that OpenAI-compatible endpoint instead.
+//!
+//! Commands at `msh />`: every MSH command the firmware exports
+//! (`main_loop_entry`, `cleanup_agent_entry`, `init_tools`,
+//! `agent_send_message`, `agent_config`, `agent_status`), plus `help`, `free`
+//! and `exit`.
+
+#[path = "../../tests/support/mod.rs"]
+mod support;
+
+use rtt_agent::ffi::agent_loop;
+use rtt_agent::ffi::config::agent_config_set;
+use rtt_agent::host::{console, heap, shell};
+use rtt_agent::line_editor::{Event, LineEditor};
+use rtt_agent::rtt::{rt_device_t, rt_err_t, rt_size_t};
+use std::ffi::CString;
+use std::sync::{Condvar, Mutex};
+use std::time::Duration;
+
+const PROMPT: &[u8] = b"msh />";
+
+static WAKE: (Mutex<bool>, Condvar) = (Mutex::new(false), Condvar::new());
+
+unsafe extern "C" fn shell_rx(_dev: rt_device_t, _size: rt_size_t) -> rt_err_t {
+    let (lock, cond) = &WAKE;
+    *lock.lock().unwrap_or_else(|e| e.into_inner()) = true;
+    cond.notify_all();
+    0
+}
+
+fn wait_for_input(timeout: Duration) {
+    let (lock, cond) = &WAKE;
+    let mut ready = lock.lock().unwrap_or_else(|e| e.into_inner());
+    if !*ready {
+        ready = cond.wait_timeout(ready, timeout).unwrap_or_else(|e| e.into_inner()).0;
+    }
+    *ready = false;
+}
+
+fn say(text: &str) {
+    console::write(text.as_bytes());
+}
+
+/// Raw terminal input (no line buffering, no echo, no signals): the line
+/// editors on the console do that, as on a board's UART. Restored on exit.
+struct RawTerminal(Option<libc::termios>);
+
+impl RawTerminal {
+    fn enter() -> Self {
+        // SAFETY: termios calls on fd 0 with a local struct.
+        unsafe {
+            if libc::isatty(0) == 0 {
+                return RawTerminal(None);
+            }
+            let mut t: libc::termios = std::mem::zeroed();
+            if libc::tcgetattr(0, &mut t) != 0 {
+                return RawTerminal(None);
+            }
+            let saved = t;
+            t.c_lflag &= !(libc::ICANON | libc::ECHO | libc::ISIG | libc::IEXTEN);
+            t.c_iflag &= !(libc::IXON | libc::ICRNL);
+            t.c_cc[libc::VMIN] = 1;
+            t.c_cc[libc::VTIME] = 0;
+            libc::tcsetattr(0, libc::TCSANOW, &t);
+            RawTerminal(Some(saved))
+        }
+    }
+}
+
+impl Drop for RawTerminal {
+    fn drop(&mut self) {
+        if let Some(t) = self.0 {
+            // SAFETY: restoring the attributes read at start.
+            unsafe { libc::tcsetattr(0, libc::TCSANOW, &t) };
+        }
+    }
+}
+
+fn free() {
+    let (mut total, mut used, mut max) = (0, 0, 0);
+    // SAFETY: three writable locals.
+    unsafe { rtt_agent::rtt::rt_memory_info(&mut total, &mut used, &mut max) };
+    say(&format!("total    : {total}\r\nused     : {used}\r\nmaximum  : {max}\r\navailable: {}\r\n", total - used));
+}
+
+fn help() {
+    say("RT-Thread shell commands (rtt-agent host simulator):\r\n");
+    for c in shell::commands() {
+        say(&format!("{:<20} - {}\r\n", c.name.to_string_lossy(), c.desc.to_string_lossy()));
+    }
+    say(&format!("{:<20} - {}\r\n", "help", "list the commands"));
+    say(&format!("{:<20} - {}\r\n", "free", "show the heap"));
+    say(&format!("{:<20} - {}\r\n", "exit", "leave the simulator"));
+}
+
+/// Point the agent at a real endpoint from the environment, or start the
+/// scripted model. The returned server must live as long as the session.
+fn configure() -> Option<support::llm_server::LlmServer> {
+    if let Ok(url) = std::env::var("AGENT_API_URL") {
+        let key = std::env::var("AGENT_API_KEY").unwrap_or_default();
+        let model = std::env::var("AGENT_MODEL").unwrap_or_else(|_| "gpt-4o-mini".into());
+        let (u, k, m) = (CString::new(url.clone()).ok()?, CString::new(key).ok()?, CString::new(model.clone()).ok()?);
+        agent_config_set(k.as_ptr(), m.as_ptr(), u.as_ptr());
+        say(&format!("endpoint: {url} (model {model})\r\n"));
+        return None;
+    }
+    heap::exclude_this_thread(true);
+    let server = support::llm_server::LlmServer::with_model(support::arith_model::respond);
+    heap::exclude_this_thread(false);
+    match server {
+        Ok(server) => {
+            let url = CString::new(server.url()).unwrap_or_default();
+            agent_config_set(c"sk-simulator-local".as_ptr(), c"scripted-arithmetic".as_ptr(), url.as_ptr());
+            say(&format!("endpoint: built-in scripted model at {} (set AGENT_API_URL to use a real one)\r\n", server.url()));
+            Some(server)
+        }
+        Err(e) => {
+            say(&format!("cannot start the scripted model: {e}\r\n"));
+            None
+        }
+    }
+}
+
+fn main() {
+    let _raw = RawTerminal::enter();
+    say("\r\n \\ | /\r\n- RT -     Thread Operating System (rtt-agent host simulator)\r\n / | \\\r\n");
+    let _server = configure();
+    agent_loop::set_channel(std::ptr::addr_of!(rtt_agent::ffi::channels::cli::agent_cli_ops));
+    console::set_finsh_rx(Some(shell_rx));
+    console::finsh_set_device(std::ptr::null());
+    console::start_stdin_reader();
+    say("type main_loop_entry to start the agent, help for the commands\r\n");
+
+    let mut editor = LineEditor::new();
+    let mut owned = true;
+    console::write(PROMPT);
+    'shell: loop {
+        if !console::rx_is(shell_rx) {
+            owned = false;
+            wait_for_input(Duration::from_millis(100));
+            continue;
+        }
+        if !owned {
+            owned = true;
+            console::write(b"\r\n");
+            console::write(PROMPT);
+        }
+        let mut byte = [0u8; 1];
+        let dev = console::rt_device_find(rtt_agent::rtt::board().console_device);
+        if console::rt_device_read(dev, 0, byte.as_mut_ptr() as *mut _, 1) != 1 {
+            wait_for_input(Duration::from_millis(100));
+            continue;
+        }
+        match editor.feed(byte[0], &mut |b| console::write(b)) {
+            Event::Pending => {}
+            Event::Leave => break 'shell,
+            Event::Submit(line) => {
+                let line = String::from_utf8_lossy(&line).trim().to_string();
+                match line.as_str() {
+                    "" => {}
+                    "exit" | "quit" => break 'shell,
+                    "help" => help(),
+                    "free" => free(),
+                    _ => {
+                        if shell::exec(&line).is_none() {
+                            say(&format!("{}: command not found.\r\n", line.split_whitespace().next().unwrap_or("")));
+                        }
+                    }
+                }
+                if console::rx_is(shell_rx) {
+                    console::write(PROMPT);
+                } else {
+                    owned = false;
+                }
+            }
+        }
+    }
+    if agent_loop::is_running() {
+        rtt_agent::ffi::agent_loop::cleanup_agent_entry();
+    }
+    say("\r\nbye\r\n");
+}

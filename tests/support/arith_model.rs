@@ -1,0 +1,296 @@
+//! A scripted "model" that does arithmetic with the agent's built-in tools,
+//! so the whole loop can be seen working offline: the simulator's default
+//! endpoint, and the end-to-end tests.
+//!
+//! For the last user message it parses an expression with `+`, `-`, `*`,
+//! parentheses, and `compare A and B` / `A > B` style questions. Each round
+//! it calls the tools for every innermost operation at once (parallel tool
+//! calls), substitutes the results from the `tool` messages that follow in
+//! the conversation, and answers in text once one number is left. Anything
+//! else gets a text answer explaining what it can do. Answers stream in
+//! small fragments, with `reasoning_content` first, in OpenAI's shape.
+
+use super::llm_server::*;
+use rtt_agent::cjson_sys::*;
+use std::ffi::{CStr, CString};
+
+#[derive(Clone, Debug, PartialEq)]
+enum Expr {
+    Num(f64),
+    Op(char, Box<Expr>, Box<Expr>),
+}
+
+struct Parser<'a> {
+    s: &'a [u8],
+    i: usize,
+}
+
+impl Parser<'_> {
+    fn ws(&mut self) {
+        while self.i < self.s.len() && self.s[self.i].is_ascii_whitespace() {
+            self.i += 1;
+        }
+    }
+    fn peek(&mut self) -> Option<u8> {
+        self.ws();
+        self.s.get(self.i).copied()
+    }
+    fn expr(&mut self) -> Option<Expr> {
+        let mut left = self.term()?;
+        while let Some(c @ (b'+' | b'-')) = self.peek() {
+            self.i += 1;
+            let right = self.term()?;
+            left = Expr::Op(c as char, Box::new(left), Box::new(right));
+        }
+        Some(left)
+    }
+    fn term(&mut self) -> Option<Expr> {
+        let mut left = self.atom()?;
+        while let Some(c @ (b'*' | b'x')) = self.peek() {
+            self.i += 1;
+            let right = self.atom()?;
+            let _ = c;
+            left = Expr::Op('*', Box::new(left), Box::new(right));
+        }
+        Some(left)
+    }
+    fn atom(&mut self) -> Option<Expr> {
+        match self.peek()? {
+            b'(' => {
+                self.i += 1;
+                let e = self.expr()?;
+                (self.peek()? == b')').then(|| self.i += 1)?;
+                Some(e)
+            }
+            b'-' => {
+                self.i += 1;
+                match self.atom()? {
+                    Expr::Num(n) => Some(Expr::Num(-n)),
+                    e => Some(Expr::Op('*', Box::new(Expr::Num(-1.0)), Box::new(e))),
+                }
+            }
+            c if c.is_ascii_digit() || c == b'.' => {
+                let start = self.i;
+                while self.i < self.s.len() && (self.s[self.i].is_ascii_digit() || self.s[self.i] == b'.') {
+                    self.i += 1;
+                }
+                std::str::from_utf8(&self.s[start..self.i]).ok()?.parse().ok().map(Expr::Num)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The arithmetic in a question, if any: the longest run of expression
+/// characters that parses and has at least one operation or comparison.
+fn question(text: &str) -> Option<Expr> {
+    let lower = text.to_lowercase();
+    // "compare A and B", "is A greater than B", "A > B", "A < B"
+    for sep in [" and ", " greater than ", " less than ", " than ", ">", "<", " with "] {
+        if let Some(pos) = lower.find(sep) {
+            let (l, r) = (&lower[..pos], &lower[pos + sep.len()..]);
+            if let (Some(a), Some(b)) = (tail_expr(l), head_expr(r)) {
+                if lower.contains("compare") || lower.contains("greater") || lower.contains("less") || sep.contains(['>', '<']) {
+                    return Some(Expr::Op('?', Box::new(a), Box::new(b)));
+                }
+            }
+        }
+    }
+    let e = head_expr(&lower[lower.find(|c: char| c.is_ascii_digit() || c == '(' || c == '-')?..])?;
+    matches!(e, Expr::Op(..)).then_some(e)
+}
+
+fn is_expr_char(c: char) -> bool {
+    c.is_ascii_digit() || " .+-*x()".contains(c)
+}
+
+fn head_expr(s: &str) -> Option<Expr> {
+    let s = s.trim_start();
+    let end = s.find(|c: char| !is_expr_char(c)).unwrap_or(s.len());
+    let mut p = Parser { s: s[..end].trim_end().as_bytes(), i: 0 };
+    let e = p.expr()?;
+    Some(e)
+}
+
+fn tail_expr(s: &str) -> Option<Expr> {
+    let start = s.rfind(|c: char| !is_expr_char(c)).map_or(0, |i| i + 1);
+    head_expr(&s[start..])
+}
+
+/// Innermost operations (both operands are numbers), left to right.
+fn innermost(e: &Expr, out: &mut Vec<(char, f64, f64)>) {
+    if let Expr::Op(op, a, b) = e {
+        match (&**a, &**b) {
+            (Expr::Num(x), Expr::Num(y)) => out.push((*op, *x, *y)),
+            _ => {
+                innermost(a, out);
+                innermost(b, out);
+            }
+        }
+    }
+}
+
+/// Replace innermost operations with `results`, in the same order.
+fn substitute(e: &Expr, results: &mut std::slice::Iter<'_, Value>) -> Expr {
+    match e {
+        Expr::Op(op, a, b) => match (&**a, &**b) {
+            (Expr::Num(_), Expr::Num(_)) => match results.next() {
+                Some(Value::Num(n)) => Expr::Num(*n),
+                Some(Value::Relation(r)) => Expr::Num(if r.contains("greater") { 1.0 } else { 0.0 }),
+                None => e.clone(),
+            },
+            _ => Expr::Op(*op, Box::new(substitute(a, results)), Box::new(substitute(b, results))),
+        },
+        n => n.clone(),
+    }
+}
+
+#[derive(Debug)]
+enum Value {
+    Num(f64),
+    Relation(String),
+}
+
+fn fmt_num(n: f64) -> String {
+    if n.fract() == 0.0 && n.abs() < 1e15 {
+        format!("{}", n as i64)
+    } else {
+        format!("{n}")
+    }
+}
+
+/// A tool result text: "2 + 3 = 5" gives 5; "7 is greater than 3" a relation.
+fn parse_result(text: &str) -> Result<Value, String> {
+    if let Some(pos) = text.rfind('=') {
+        return text[pos + 1..].trim().parse().map(Value::Num).map_err(|_| text.to_string());
+    }
+    if text.contains(" is ") && !text.starts_with("error") {
+        return Ok(Value::Relation(text.to_string()));
+    }
+    Err(text.to_string())
+}
+
+/// The conversation after the last user message: (question, tool results).
+fn conversation(body: &[u8]) -> Option<(String, Vec<String>)> {
+    let c = CString::new(body.to_vec()).ok()?;
+    // SAFETY: cJSON calls on a tree parsed here and deleted below.
+    unsafe {
+        let root = cJSON_Parse(c.as_ptr());
+        if root.is_null() {
+            return None;
+        }
+        let msgs = cJSON_GetObjectItemCaseSensitive(root, c"messages".as_ptr());
+        let mut user = None;
+        let mut results = Vec::new();
+        for i in 0..cJSON_GetArraySize(msgs) {
+            let m = cJSON_GetArrayItem(msgs, i);
+            let s = |k: &CStr| {
+                let it = cJSON_GetObjectItemCaseSensitive(m, k.as_ptr());
+                if it.is_null() || (*it).valuestring.is_null() {
+                    String::new()
+                } else {
+                    CStr::from_ptr((*it).valuestring).to_string_lossy().into_owned()
+                }
+            };
+            match s(c"role").as_str() {
+                "user" => {
+                    user = Some(s(c"content"));
+                    results.clear();
+                }
+                "tool" => results.push(s(c"content")),
+                _ => {}
+            }
+        }
+        cJSON_Delete(root);
+        user.map(|u| (u, results))
+    }
+}
+
+fn text_response(text: &str, reasoning: &str) -> ScriptedResponse {
+    let mut events = vec![sse_event(&chunk_json(&format!(r#"{{"role":"assistant","reasoning_content":{}}}"#, json_string(reasoning)), None))];
+    let words: Vec<String> = text.split_inclusive(' ').map(str::to_string).collect();
+    let refs: Vec<&str> = words.iter().map(String::as_str).collect();
+    let mut content = sse_content_events(&refs);
+    events.append(&mut content);
+    events.push(sse_finish("stop"));
+    events.push(sse_done());
+    ScriptedResponse::sse(events)
+}
+
+static CALL_COUNTER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(1);
+
+fn tool_response(ops: &[(char, f64, f64)], reasoning: &str) -> ScriptedResponse {
+    let mut events = vec![sse_event(&chunk_json(&format!(r#"{{"role":"assistant","reasoning_content":{}}}"#, json_string(reasoning)), None))];
+    let calls: Vec<(String, &str, String)> = ops
+        .iter()
+        .map(|&(op, a, b)| {
+            let (name, b) = match op {
+                '+' => ("add", b),
+                '-' => ("add", -b),
+                '*' => ("mul", b),
+                _ => ("compare", b),
+            };
+            let n = CALL_COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            (format!("call_{n}"), name, format!(r#"{{"a": {}, "b": {}}}"#, fmt_num(a), fmt_num(b)))
+        })
+        .collect();
+    // Arguments arrive in three fragments, as real servers split them.
+    let pieces: Vec<Vec<String>> = calls
+        .iter()
+        .map(|(_, _, args)| {
+            let third = args.len() / 3;
+            vec![args[..third].to_string(), args[third..2 * third].to_string(), args[2 * third..].to_string()]
+        })
+        .collect();
+    let piece_refs: Vec<Vec<&str>> = pieces.iter().map(|p| p.iter().map(String::as_str).collect()).collect();
+    let call_refs: Vec<(&str, &str, &[&str])> =
+        calls.iter().zip(&piece_refs).map(|((id, name, _), p)| (id.as_str(), *name, p.as_slice())).collect();
+    events.append(&mut sse_tool_call_events(&call_refs));
+    events.push(sse_finish("tool_calls"));
+    events.push(sse_done());
+    ScriptedResponse::sse(events)
+}
+
+/// Decide the answer to one request.
+pub fn respond(req: &RecordedRequest) -> ScriptedResponse {
+    let Some((question_text, results)) = conversation(&req.body) else {
+        return ScriptedResponse::error(400, "the request body is not a chat request", "invalid_request_error", None);
+    };
+    let Some(mut expr) = question(&question_text) else {
+        return text_response(
+            "I am the scripted model of the rtt-agent simulator. Ask me arithmetic, for example \
+             (2+3)*4, 12*7+5 or compare 17 and 21, and watch the agent call its add, mul and compare tools.",
+            "No arithmetic in the question: answer directly.",
+        );
+    };
+    // Replay the rounds already done, using the tool results in order.
+    let mut values = Vec::new();
+    for r in &results {
+        match parse_result(r) {
+            Ok(v) => values.push(v),
+            Err(text) => {
+                return text_response(&format!("A tool failed, so I stop here: {text}"), "A tool returned an error.");
+            }
+        }
+    }
+    let mut used = 0;
+    loop {
+        let mut ops = Vec::new();
+        innermost(&expr, &mut ops);
+        if ops.is_empty() {
+            break;
+        }
+        if used + ops.len() > values.len() {
+            return tool_response(&ops, &format!("Round {}: {} operation(s) can run in parallel.", used + 1, ops.len()));
+        }
+        let slice = &values[used..used + ops.len()];
+        expr = substitute(&expr, &mut slice.iter());
+        used += ops.len();
+    }
+    let answer = match (&expr, values.last()) {
+        (_, Some(Value::Relation(r))) if used == values.len() => format!("{r}."),
+        (Expr::Num(n), _) => format!("The result is {}.", fmt_num(*n)),
+        _ => "I could not work that out.".to_string(),
+    };
+    text_response(&answer, "All operations are done: give the result.")
+}
