@@ -19,10 +19,10 @@
 #define PKG_AGENT_MODEL_NAME ""
 #endif
 #ifndef PKG_AGENT_RESP_BUFSZ
-#define PKG_AGENT_RESP_BUFSZ 4096
+#define PKG_AGENT_RESP_BUFSZ 2048
 #endif
 #ifndef PKG_AGENT_WEB_SOCKET_BUFSZ
-#define PKG_AGENT_WEB_SOCKET_BUFSZ 1024
+#define PKG_AGENT_WEB_SOCKET_BUFSZ 2048
 #endif
 #ifndef PKG_AGENT_MAX_REASONING_LEN
 #define PKG_AGENT_MAX_REASONING_LEN 8192
@@ -31,13 +31,13 @@
 #define PKG_AGENT_MAX_CONTENT_LEN 8192
 #endif
 #ifndef PKG_AGENT_STREAM_LINE_BUFSZ
-#define PKG_AGENT_STREAM_LINE_BUFSZ 4096
+#define PKG_AGENT_STREAM_LINE_BUFSZ 1024
 #endif
 #ifndef PKG_AGENT_MAX_TOOL_ARG_LEN
-#define PKG_AGENT_MAX_TOOL_ARG_LEN 2048
+#define PKG_AGENT_MAX_TOOL_ARG_LEN 1024
 #endif
 #ifndef PKG_AGENT_MESSAGE_TRIM
-#define PKG_AGENT_MESSAGE_TRIM 10
+#define PKG_AGENT_MESSAGE_TRIM 6
 #endif
 #ifndef PKG_AGENT_MAX_TOKENS
 #define PKG_AGENT_MAX_TOKENS 4096
@@ -72,9 +72,14 @@
 #define AGENT_KEEP_REASONING 1
 #endif
 
-/* The Rust side declares these enums' fields as C int; a board compiled with
- * -fshort-enums would silently disagree, so refuse to build instead. */
+/* The Rust side sizes C enums as the target's default ABI does: one byte on
+ * bare-metal ARM (gcc's default -fshort-enums there), an int elsewhere. A
+ * board that changes the default would silently disagree: refuse instead. */
+#if defined(__arm__) && !defined(__linux__)
+_Static_assert(sizeof(MessageType) == 1, "rtt-agent: arm-none-eabi boards must keep gcc's default -fshort-enums");
+#else
 _Static_assert(sizeof(MessageType) == sizeof(int), "rtt-agent needs int-sized enums (no -fshort-enums)");
+#endif
 
 const struct agent_board_config agent_board_config = {
     .struct_size = sizeof(struct agent_board_config),

@@ -94,7 +94,11 @@ impl LineEditor {
         let was_cr = core::mem::replace(&mut self.last_was_cr, false);
         match self.escape {
             Escape::Esc => {
-                self.escape = if byte == b'[' || byte == b'O' { Escape::Csi } else { Escape::None };
+                self.escape = if byte == b'[' || byte == b'O' {
+                    Escape::Csi
+                } else {
+                    Escape::None
+                };
                 return Event::Pending;
             }
             Escape::Csi => {
@@ -292,10 +296,10 @@ mod tests {
         let cases: &[(&[u8], &[u8])] = &[
             (b"hello\r", b"hello"),
             (b"helo\x1b[D\x1b[Dl\r", b"hello"), // insert in the middle
-            (b"hellox\x7f\r", b"hello"),            // DEL
-            (b"hellxo\x1b[D\x08\r", b"hello"),      // backspace before the cursor
+            (b"hellox\x7f\r", b"hello"),        // DEL
+            (b"hellxo\x1b[D\x08\r", b"hello"),  // backspace before the cursor
             ("h\u{e9}llo\x7f\x7f\x7f\x7f".as_bytes(), b""), // not submitted yet
-            (b"\x1b[Ahi\r", b"hellohi"),           // up recalls the last line
+            (b"\x1b[Ahi\r", b"hellohi"),        // up recalls the last line
         ];
         let mut ed = LineEditor::new();
         for (keys, want) in cases {
@@ -307,7 +311,12 @@ mod tests {
                 assert_eq!(ed.line(), b"");
                 continue;
             }
-            assert_eq!(events, vec![Event::Submit(want.to_vec())], "keys {:?}", keys);
+            assert_eq!(
+                events,
+                vec![Event::Submit(want.to_vec())],
+                "keys {:?}",
+                keys
+            );
         }
     }
 

@@ -19,7 +19,11 @@ fn serial() -> MutexGuard<'static, ()> {
 
 fn point_at(server: &LlmServer) {
     let url = CString::new(server.url()).unwrap();
-    agent_config_set(c"sk-test-secret-123".as_ptr(), c"test-model".as_ptr(), url.as_ptr());
+    agent_config_set(
+        c"sk-test-secret-123".as_ptr(),
+        c"test-model".as_ptr(),
+        url.as_ptr(),
+    );
 }
 
 fn parse(json: &str) -> *mut cJSON {
@@ -45,7 +49,9 @@ fn ask(messages: &str, tools: Option<&str>) -> Result<Answer, String> {
             cJSON_Delete(t);
         }
         if resp.is_null() {
-            return Err(CStr::from_ptr(agent_chat_last_error()).to_string_lossy().into_owned());
+            return Err(CStr::from_ptr(agent_chat_last_error())
+                .to_string_lossy()
+                .into_owned());
         }
         let r = &*resp;
         let s = |p: *const c_char| CStr::from_ptr(p).to_string_lossy().into_owned();
@@ -53,10 +59,15 @@ fn ask(messages: &str, tools: Option<&str>) -> Result<Answer, String> {
         for i in 0..cJSON_GetArraySize(r.tool_call) {
             let call = cJSON_GetArrayItem(r.tool_call, i);
             let f = cJSON_GetObjectItemCaseSensitive(call, c"function".as_ptr());
-            let get = |o, k: &CStr| s((*cJSON_GetObjectItemCaseSensitive(o, k.as_ptr())).valuestring);
+            let get =
+                |o, k: &CStr| s((*cJSON_GetObjectItemCaseSensitive(o, k.as_ptr())).valuestring);
             calls.push((get(call, c"id"), get(f, c"name"), get(f, c"arguments")));
         }
-        let a = Answer { reasoning: s(r.reasoning), content: s(r.context), calls };
+        let a = Answer {
+            reasoning: s(r.reasoning),
+            content: s(r.context),
+            calls,
+        };
         chat_response_free(resp);
         Ok(a)
     }
@@ -80,25 +91,49 @@ fn text_answer_and_the_request_the_server_saw() {
     assert_eq!(req.method, "POST");
     assert_eq!(req.path, "/v1/chat/completions");
     assert_eq!(req.header("content-type"), Some("application/json"));
-    assert_eq!(req.header("authorization"), Some("Bearer sk-test-secret-123"));
-    assert_eq!(req.header("content-length").unwrap().parse::<usize>().unwrap(), req.body.len());
+    assert_eq!(
+        req.header("authorization"),
+        Some("Bearer sk-test-secret-123")
+    );
+    assert_eq!(
+        req.header("content-length")
+            .unwrap()
+            .parse::<usize>()
+            .unwrap(),
+        req.body.len()
+    );
     let body = req.body_text();
     let parsed = parse(&body);
     assert!(!parsed.is_null(), "the body is not JSON: {body}");
     unsafe { cJSON_Delete(parsed) };
-    assert!(body.starts_with(r#"{"model":"test-model","messages":[{"role":"user","content":"hello"}],"tools":"#));
-    assert!(body.contains(r#""a":{"type":"number","description":"x"}"#), "{body}");
+    assert!(body.starts_with(
+        r#"{"model":"test-model","messages":[{"role":"user","content":"hello"}],"tools":"#
+    ));
+    assert!(
+        body.contains(r#""a":{"type":"number","description":"x"}"#),
+        "{body}"
+    );
     assert!(body.contains(r#""b":{"type":"integer"}"#));
     assert!(body.contains(r#""c":{"type":"boolean"}"#));
-    assert!(body.ends_with(r#","max_tokens":4096,"stream":true}"#), "{body}");
+    assert!(
+        body.ends_with(r#","max_tokens":4096,"stream":true}"#),
+        "{body}"
+    );
 }
 
 #[test]
 fn tool_call_with_id_only_in_the_first_fragment() {
     let _g = serial();
-    let server =
-        LlmServer::start(vec![ScriptedResponse::tool_calls(&[("call_1", "add", &["{\"a\"", ":1,", "\"b\":2}"])])]).unwrap();
+    let server = LlmServer::start(vec![ScriptedResponse::tool_calls(&[(
+        "call_1",
+        "add",
+        &["{\"a\"", ":1,", "\"b\":2}"],
+    )])])
+    .unwrap();
     point_at(&server);
     let a = ask(HELLO, None).unwrap();
-    assert_eq!(a.calls, vec![("call_1".into(), "add".into(), "{\"a\":1,\"b\":2}".into())]);
+    assert_eq!(
+        a.calls,
+        vec![("call_1".into(), "add".into(), "{\"a\":1,\"b\":2}".into())]
+    );
 }

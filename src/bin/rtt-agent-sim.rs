@@ -38,7 +38,10 @@ fn wait_for_input(timeout: Duration) {
     let (lock, cond) = &WAKE;
     let mut ready = lock.lock().unwrap_or_else(|e| e.into_inner());
     if !*ready {
-        ready = cond.wait_timeout(ready, timeout).unwrap_or_else(|e| e.into_inner()).0;
+        ready = cond
+            .wait_timeout(ready, timeout)
+            .unwrap_or_else(|e| e.into_inner())
+            .0;
     }
     *ready = false;
 }
@@ -86,13 +89,20 @@ fn free() {
     let (mut total, mut used, mut max) = (0, 0, 0);
     // SAFETY: three writable locals.
     unsafe { rtt_agent::rtt::rt_memory_info(&mut total, &mut used, &mut max) };
-    say(&format!("total    : {total}\r\nused     : {used}\r\nmaximum  : {max}\r\navailable: {}\r\n", total - used));
+    say(&format!(
+        "total    : {total}\r\nused     : {used}\r\nmaximum  : {max}\r\navailable: {}\r\n",
+        total - used
+    ));
 }
 
 fn help() {
     say("RT-Thread shell commands (rtt-agent host simulator):\r\n");
     for c in shell::commands() {
-        say(&format!("{:<20} - {}\r\n", c.name.to_string_lossy(), c.desc.to_string_lossy()));
+        say(&format!(
+            "{:<20} - {}\r\n",
+            c.name.to_string_lossy(),
+            c.desc.to_string_lossy()
+        ));
     }
     say(&format!("{:<20} - {}\r\n", "help", "list the commands"));
     say(&format!("{:<20} - {}\r\n", "free", "show the heap"));
@@ -105,7 +115,11 @@ fn configure() -> Option<support::llm_server::LlmServer> {
     if let Ok(url) = std::env::var("AGENT_API_URL") {
         let key = std::env::var("AGENT_API_KEY").unwrap_or_default();
         let model = std::env::var("AGENT_MODEL").unwrap_or_else(|_| "gpt-4o-mini".into());
-        let (u, k, m) = (CString::new(url.clone()).ok()?, CString::new(key).ok()?, CString::new(model.clone()).ok()?);
+        let (u, k, m) = (
+            CString::new(url.clone()).ok()?,
+            CString::new(key).ok()?,
+            CString::new(model.clone()).ok()?,
+        );
         agent_config_set(k.as_ptr(), m.as_ptr(), u.as_ptr());
         say(&format!("endpoint: {url} (model {model})\r\n"));
         return None;
@@ -116,8 +130,15 @@ fn configure() -> Option<support::llm_server::LlmServer> {
     match server {
         Ok(server) => {
             let url = CString::new(server.url()).unwrap_or_default();
-            agent_config_set(c"sk-simulator-local".as_ptr(), c"scripted-arithmetic".as_ptr(), url.as_ptr());
-            say(&format!("endpoint: built-in scripted model at {} (set AGENT_API_URL to use a real one)\r\n", server.url()));
+            agent_config_set(
+                c"sk-simulator-local".as_ptr(),
+                c"scripted-arithmetic".as_ptr(),
+                url.as_ptr(),
+            );
+            say(&format!(
+                "endpoint: built-in scripted model at {} (set AGENT_API_URL to use a real one)\r\n",
+                server.url()
+            ));
             Some(server)
         }
         Err(e) => {
@@ -131,7 +152,9 @@ fn main() {
     let _raw = RawTerminal::enter();
     say("\r\n \\ | /\r\n- RT -     Thread Operating System (rtt-agent host simulator)\r\n / | \\\r\n");
     let _server = configure();
-    agent_loop::set_channel(std::ptr::addr_of!(rtt_agent::ffi::channels::cli::agent_cli_ops));
+    agent_loop::set_channel(std::ptr::addr_of!(
+        rtt_agent::ffi::channels::cli::agent_cli_ops
+    ));
     console::set_finsh_rx(Some(shell_rx));
     console::finsh_set_device(std::ptr::null());
     console::start_stdin_reader();
@@ -169,7 +192,10 @@ fn main() {
                     "free" => free(),
                     _ => {
                         if shell::exec(&line).is_none() {
-                            say(&format!("{}: command not found.\r\n", line.split_whitespace().next().unwrap_or("")));
+                            say(&format!(
+                                "{}: command not found.\r\n",
+                                line.split_whitespace().next().unwrap_or("")
+                            ));
                         }
                     }
                 }

@@ -47,6 +47,8 @@ pub trait ResponseSink {
     fn end(&mut self) -> Result<(), Self::Error>;
     /// Has anything reached the caller yet (so a retry would repeat it)?
     fn delivered(&self) -> bool;
+    /// Forget what an attempt fed in, before the next attempt starts.
+    fn restart(&mut self);
 }
 
 /// Whether to keep reading.
@@ -239,6 +241,9 @@ pub unsafe fn send<S: ResponseSink>(
             error.set(&[b"cancelled"]);
             return Err(Failure::Cancelled);
         }
+        if attempt > 0 {
+            sink.restart();
+        }
         match attempt_once(settings, req, length, sink, error) {
             Attempt::Ok => return Ok(()),
             Attempt::Failed {
@@ -397,7 +402,7 @@ unsafe fn attempt_once<S: ResponseSink>(
             error.set(&[b"the server stopped sending (read timeout)"]);
             return failed(Failure::Timeout, true);
         } else {
-            error.set(&[b"the connection failed while reading the answer"]);
+            error.set(&[b"the connection was cut off while reading the answer"]);
             return failed(Failure::Read, true);
         }
     }

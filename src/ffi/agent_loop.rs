@@ -14,7 +14,9 @@
 
 use super::chat::{agent_chat_last_error, chat, chat_response_free, ChatResponse, TOO_LONG_KEY};
 use super::context::Context_t;
-use super::hub::{message_hub_create, message_hub_destroy, message_hub_get, message_hub_put, MessageHub_t};
+use super::hub::{
+    message_hub_create, message_hub_destroy, message_hub_get, message_hub_put, MessageHub_t,
+};
 use super::messages::{messages_append, messages_create, messages_destroy, Messages_t, TYPE_TEXT};
 use super::tools::{get_agent_tools, search_agent_tool_node};
 use super::utils::{print_reasoning, print_tool_call};
@@ -100,7 +102,13 @@ fn log_memory(what: &str) {
     let (mut total, mut used, mut max_used) = (0, 0, 0);
     // SAFETY: three writable locals.
     unsafe { rt_memory_info(&mut total, &mut used, &mut max_used) };
-    crate::log_i!("[mem] {}: used {} max_used {} total {}", what, used, max_used, total);
+    crate::log_i!(
+        "[mem] {}: used {} max_used {} total {}",
+        what,
+        used,
+        max_used,
+        total
+    );
 }
 
 /// Register the tools, create the hub and the context, start the channel.
@@ -157,6 +165,11 @@ pub extern "C" fn cleanup_agent() {
 unsafe extern "C" fn loop_thread(_parameter: *mut c_void) {
     init_agent();
     let hub = HUB.load(Ordering::Acquire);
+    // Tell main_loop_entry that start-up is over (the channel is ready).
+    let done = DONE.load(Ordering::Acquire);
+    if !done.is_null() {
+        rt_sem_release(done);
+    }
     if !hub.is_null() {
         loop {
             let msg = message_hub_get(hub, (*hub).input_mailbox);
@@ -180,8 +193,9 @@ unsafe extern "C" fn loop_thread(_parameter: *mut c_void) {
     }
 }
 
-/// Start the `AgentLoop` thread. A second call while it runs does nothing.
-/// Returns 0, or -1 when the thread cannot be created.
+/// Start the `AgentLoop` thread and return once the agent is initialised. A
+/// second call while it runs does nothing. Returns 0, or -1 when the thread
+/// cannot be created or the agent cannot be initialised (no memory).
 #[no_mangle]
 pub extern "C" fn main_loop_entry() -> c_int {
     ffi_boundary!(-1, {
@@ -202,12 +216,30 @@ pub extern "C" fn main_loop_entry() -> c_int {
             let cfg = board();
             let stack = cfg.loop_stack_size.clamp(2048, 1 << 20) as u32;
             let prio = cfg.loop_priority.clamp(0, 255) as u8;
-            let thread = rt_thread_create(c"AgentLoop".as_ptr(), Some(loop_thread), ptr::null_mut(), stack, prio, 10);
+            let thread = rt_thread_create(
+                c"AgentLoop".as_ptr(),
+                Some(loop_thread),
+                ptr::null_mut(),
+                stack,
+                prio,
+                10,
+            );
             if thread.is_null() || rt_thread_startup(thread) != rt_eok() {
                 crate::log_e!("cannot start the AgentLoop thread");
                 if !thread.is_null() {
                     rt_thread_delete(thread);
                 }
+                DONE.store(ptr::null_mut(), Ordering::Release);
+                rt_sem_delete(done);
+                RUNNING.store(false, Ordering::Release);
+                return -1;
+            }
+            // Return once the agent is up, so a command right after this one
+            // (agent_send_message in a script) finds the channel ready.
+            rt_sem_take(done, RT_WAITING_FOREVER);
+            if HUB.load(Ordering::Acquire).is_null() {
+                // init_agent failed: the thread is finishing; wait for it.
+                rt_sem_take(done, RT_WAITING_FOREVER);
                 DONE.store(ptr::null_mut(), Ordering::Release);
                 rt_sem_delete(done);
                 RUNNING.store(false, Ordering::Release);
@@ -260,7 +292,10 @@ struct Reply {
 
 impl Reply {
     fn new() -> Self {
-        Reply { text: Vec::new(), oom: false }
+        Reply {
+            text: Vec::new(),
+            oom: false,
+        }
     }
     fn push(&mut self, bytes: &[u8]) -> &mut Self {
         if self.text.try_reserve(bytes.len() + 1).is_err() {
@@ -291,7 +326,8 @@ impl Reply {
     fn into_messages(mut self) -> Messages_t {
         if self.oom {
             self.text.clear();
-            self.text.extend_from_slice(b"error: out of memory while answering");
+            self.text
+                .extend_from_slice(b"error: out of memory while answering");
         }
         if self.text.try_reserve(1).is_err() {
             return ptr::null_mut();
@@ -300,7 +336,9 @@ impl Reply {
         self.text.retain(|&b| b != 0);
         self.text.push(0);
         let m = messages_create(1);
-        if !m.is_null() && messages_append(m, TYPE_TEXT, self.text.as_ptr() as *const c_char) != rt_eok() {
+        if !m.is_null()
+            && messages_append(m, TYPE_TEXT, self.text.as_ptr() as *const c_char) != rt_eok()
+        {
             messages_destroy(m);
             return ptr::null_mut();
         }
@@ -313,14 +351,20 @@ unsafe fn handle_user_message(hub: MessageHub_t, msg: Messages_t) {
     let ctx = CONTEXT.load(Ordering::Acquire);
     let mut reply = Reply::new();
     LAST_REPLY_STREAMED.store(false, Ordering::Release);
-    let appended = ctx.is_null() || ((*ctx).append_user_message.map_or(-1, |f| f(ctx, msg))) == rt_eok();
+    let appended =
+        ctx.is_null() || ((*ctx).append_user_message.map_or(-1, |f| f(ctx, msg))) == rt_eok();
     messages_destroy(msg);
     if ctx.is_null() || !appended {
-        reply.push_str("error: the message could not be added to the conversation (empty, or out of memory)");
+        reply.push_str(
+            "error: the message could not be added to the conversation (empty, or out of memory)",
+        );
     } else {
         run_rounds(ctx, &mut reply);
         if let Some(trim) = (*ctx).trim_context {
-            trim(ctx, board().message_trim.clamp(0, c_int::MAX as isize) as c_int);
+            trim(
+                ctx,
+                board().message_trim.clamp(0, c_int::MAX as isize) as c_int,
+            );
         }
     }
     let out = reply.into_messages();
@@ -342,16 +386,33 @@ unsafe fn run_rounds(ctx: Context_t, reply: &mut Reply) {
     let rounds = board().max_tool_rounds.max(1) as usize;
     let max_tokens = board().max_tokens.clamp(1, c_int::MAX as isize) as c_int;
     let on_context: Option<unsafe extern "C" fn(*const c_char)> =
-        if STREAM_TO_CONSOLE.load(Ordering::Acquire) { Some(print_context_streaming) } else { None };
+        if STREAM_TO_CONSOLE.load(Ordering::Acquire) {
+            Some(print_context_streaming)
+        } else {
+            None
+        };
     for _round in 0..rounds {
         if STOPPING.load(Ordering::Acquire) {
             reply.push_str("error: the agent is stopping");
             return;
         }
-        let resp = chat((*ctx).message, get_agent_tools(), max_tokens, Some(print_reasoning), Some(print_tool_call), on_context);
+        let resp = chat(
+            (*ctx).message,
+            get_agent_tools(),
+            max_tokens,
+            Some(print_reasoning),
+            Some(print_tool_call),
+            on_context,
+        );
         if resp.is_null() {
             let why = CStr::from_ptr(agent_chat_last_error()).to_bytes();
-            reply.push_str("error: the request to the model failed: ").push(if why.is_empty() { b"unknown error" } else { why });
+            reply
+                .push_str("error: the request to the model failed: ")
+                .push(if why.is_empty() {
+                    b"unknown error"
+                } else {
+                    why
+                });
             return;
         }
         let r: &ChatResponse = &*resp;
@@ -360,7 +421,11 @@ unsafe fn run_rounds(ctx: Context_t, reply: &mut Reply) {
         // message that called them, or the next request is rejected.
         let append_ok = (*ctx).append_assistant_message.map_or(-1, |f| f(ctx, resp)) == rt_eok();
         if !has_calls {
-            let text = if r.context.is_null() { &b""[..] } else { CStr::from_ptr(r.context).to_bytes() };
+            let text = if r.context.is_null() {
+                &b""[..]
+            } else {
+                CStr::from_ptr(r.context).to_bytes()
+            };
             if text.is_empty() {
                 reply.push_str("(the model returned an empty answer)");
             } else {
@@ -379,7 +444,10 @@ unsafe fn run_rounds(ctx: Context_t, reply: &mut Reply) {
         }
         chat_response_free(resp);
     }
-    reply.push_str("error: round limit reached (").push_num(rounds).push_str(" tool rounds) before the model gave an answer");
+    reply
+        .push_str("error: round limit reached (")
+        .push_num(rounds)
+        .push_str(" tool rounds) before the model gave an answer");
 }
 
 /// Run one tool call and append its `tool` message: the tool's text, or an
@@ -393,24 +461,34 @@ unsafe fn answer_tool_call(ctx: Context_t, call: *mut cJSON) {
 
     let node = search_agent_tool_node(call);
     if node.is_null() {
-        text.push_str("error: there is no tool named \"").push(name).push_str("\"; the tools are:");
+        text.push_str("error: there is no tool named \"")
+            .push(name)
+            .push_str("\"; the tools are:");
         for (i, tool) in json::children(get_agent_tools()).enumerate() {
             let known = super::tools::function_name(tool).map_or(&b"?"[..], |n| n.to_bytes());
             text.push_str(if i == 0 { " " } else { ", " }).push(known);
         }
     } else if !json::get(call, TOO_LONG_KEY).is_null() {
-        text.push_str("error: the arguments for \"").push(name).push_str("\" are longer than this device accepts (")
+        text.push_str("error: the arguments for \"")
+            .push(name)
+            .push_str("\" are longer than this device accepts (")
             .push_num(board().max_tool_arg_len.max(0) as usize)
             .push_str(" bytes); the tool was not run");
     } else {
         let raw = json::get_str(function, c"arguments").unwrap_or(c"");
-        let raw = if raw.to_bytes().iter().all(u8::is_ascii_whitespace) { c"{}" } else { raw };
+        let raw = if raw.to_bytes().iter().all(u8::is_ascii_whitespace) {
+            c"{}"
+        } else {
+            raw
+        };
         let args = cJSON_Parse(raw.as_ptr());
         if args.is_null() || (*args).type_ & 0xFF != cJSON_Object {
             if !args.is_null() {
                 cJSON_Delete(args);
             }
-            text.push_str("error: the arguments for \"").push(name).push_str("\" are not a valid JSON object; the tool was not run");
+            text.push_str("error: the arguments for \"")
+                .push(name)
+                .push_str("\" are not a valid JSON object; the tool was not run");
         } else {
             if let Some(exec) = (*node).execute_func {
                 exec(args, node);
@@ -423,13 +501,21 @@ unsafe fn answer_tool_call(ctx: Context_t, call: *mut cJSON) {
                 // tools to explain failures this way).
                 result = ret.messages;
             } else if ret.ret == rt_eok() {
-                text.push_str("error: the tool \"").push(name).push_str("\" returned no result");
+                text.push_str("error: the tool \"")
+                    .push(name)
+                    .push_str("\" returned no result");
             } else {
-                text.push_str("error: the tool \"").push(name).push_str("\" failed (invalid or missing arguments?)");
+                text.push_str("error: the tool \"")
+                    .push(name)
+                    .push_str("\" failed (invalid or missing arguments?)");
             }
         }
     }
-    let own = if result.is_null() { text.into_messages() } else { ptr::null_mut() };
+    let own = if result.is_null() {
+        text.into_messages()
+    } else {
+        ptr::null_mut()
+    };
     let content = if result.is_null() { own } else { result };
     if let Some(f) = (*ctx).append_tool_message {
         if f(ctx, id.as_ptr(), content) != rt_eok() {

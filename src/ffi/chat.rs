@@ -1,10 +1,10 @@
 //! `chat.h`: one streamed chat-completions request.
 
+use crate::cjson_sys::cJSON_PrintUnformatted;
 use crate::cjson_sys::{cJSON, cJSON_Delete};
 use crate::ffi_boundary;
 use crate::rtt::rt_free;
 use core::ffi::{c_char, c_void};
-use crate::cjson_sys::cJSON_PrintUnformatted;
 
 #[repr(C)]
 pub struct ChatResponse {
@@ -35,11 +35,11 @@ pub extern "C" fn chat_response_free(resp: ChatResponse_t) {
     })
 }
 
+use super::rt_strdup_parts as rt_strdup_nul;
 use crate::chat::request::ChatRequest;
 use crate::chat::transport::{self, ErrorText, Failure, Flow, ResponseSink, Settings};
 use crate::json;
 use crate::rtt::{board, cap};
-use super::rt_strdup_parts as rt_strdup_nul;
 use crate::stream::{Caps, ChatStream, Progress, StreamError, StreamSink};
 use core::cell::UnsafeCell;
 use core::ffi::CStr;
@@ -69,12 +69,21 @@ pub struct Overrides {
 }
 
 const UNSET: usize = usize::MAX;
-static OVERRIDES: [core::sync::atomic::AtomicUsize; 7] = [const { core::sync::atomic::AtomicUsize::new(UNSET) }; 7];
+static OVERRIDES: [core::sync::atomic::AtomicUsize; 7] =
+    [const { core::sync::atomic::AtomicUsize::new(UNSET) }; 7];
 
 /// Replace (or with `Overrides::default()`, restore) caps and network
 /// settings for the following `chat()` calls.
 pub fn set_overrides(o: Overrides) {
-    let values = [o.max_content, o.max_reasoning, o.max_tool_args, o.max_token, o.timeout_ms, o.retries, o.retry_base_ms];
+    let values = [
+        o.max_content,
+        o.max_reasoning,
+        o.max_tool_args,
+        o.max_token,
+        o.timeout_ms,
+        o.retries,
+        o.retry_base_ms,
+    ];
     for (slot, v) in OVERRIDES.iter().zip(values) {
         slot.store(v.unwrap_or(UNSET), core::sync::atomic::Ordering::Release);
     }
@@ -149,6 +158,7 @@ impl StreamSink for Callbacks {
 
 struct Parser {
     stream: ChatStream,
+    caps: Caps,
     callbacks: Callbacks,
 }
 
@@ -165,6 +175,9 @@ impl ResponseSink for Parser {
     }
     fn delivered(&self) -> bool {
         self.callbacks.delivered
+    }
+    fn restart(&mut self) {
+        self.stream = ChatStream::new(self.caps);
     }
 }
 
@@ -192,7 +205,16 @@ pub extern "C" fn chat(
     ffi_boundary!(ptr::null_mut(), {
         // SAFETY: the trees are borrowed for the call (caller's contract);
         // the configuration strings are NUL-terminated.
-        unsafe { chat_inner(messages, tools, max_tokens, on_reasoning, on_tool_call, on_context) }
+        unsafe {
+            chat_inner(
+                messages,
+                tools,
+                max_tokens,
+                on_reasoning,
+                on_tool_call,
+                on_context,
+            )
+        }
     })
 }
 
@@ -225,7 +247,11 @@ unsafe fn chat_inner(
         model: CStr::from_ptr(super::config::get_dynamic_agent_model_name()),
         messages,
         tools,
-        max_tokens: if max_tokens > 0 { max_tokens as i64 } else { cfg.max_tokens as i64 },
+        max_tokens: if max_tokens > 0 {
+            max_tokens as i64
+        } else {
+            cfg.max_tokens as i64
+        },
     };
     let caps = Caps {
         max_content: pick(0, cap(cfg.max_content_len)),
@@ -236,7 +262,12 @@ unsafe fn chat_inner(
     };
     let mut parser = Parser {
         stream: ChatStream::new(caps),
-        callbacks: Callbacks { on_reasoning, on_context, delivered: false },
+        caps,
+        callbacks: Callbacks {
+            on_reasoning,
+            on_context,
+            delivered: false,
+        },
     };
     if let Err(failure) = transport::send(&settings, &req, &mut parser, error) {
         describe_failure(failure, &parser.stream, error);
@@ -268,7 +299,9 @@ fn describe_failure(failure: Failure<StreamError>, stream: &ChatStream, error: &
             error.set(&[b"the server reported an error: ", msg.as_bytes()]);
         }
         Failure::Stream(e) => error.set(&[e.message().as_bytes()]),
-        Failure::Request(_) => error.set(&[b"the request could not be written (no memory, or nested too deeply)"]),
+        Failure::Request(_) => {
+            error.set(&[b"the request could not be written (no memory, or nested too deeply)"])
+        }
         // The transport already wrote the text for the others.
         _ => {
             if error.len == 0 {
@@ -286,8 +319,16 @@ unsafe fn build_response(stream: &ChatStream) -> ChatResponse_t {
     if resp.is_null() {
         return resp;
     }
-    resp.write(ChatResponse { reasoning: ptr::null_mut(), context: ptr::null_mut(), tool_call: ptr::null_mut() });
-    let note: &[u8] = if stream.content_truncated() { CUT_NOTE } else { b"" };
+    resp.write(ChatResponse {
+        reasoning: ptr::null_mut(),
+        context: ptr::null_mut(),
+        tool_call: ptr::null_mut(),
+    });
+    let note: &[u8] = if stream.content_truncated() {
+        CUT_NOTE
+    } else {
+        b""
+    };
     (*resp).reasoning = rt_strdup_nul(&[stream.reasoning().as_bytes()]);
     (*resp).context = rt_strdup_nul(&[stream.content().as_bytes(), note]);
     (*resp).tool_call = tool_call_array(stream);
@@ -315,7 +356,9 @@ unsafe fn tool_call_array(stream: &ChatStream) -> *mut cJSON {
 }
 
 unsafe fn tool_call_object(call: &crate::stream::ToolCall) -> *mut cJSON {
-    use crate::cjson_sys::{cJSON_CreateNumber, cJSON_CreateObject, cJSON_CreateString, cJSON_CreateBool};
+    use crate::cjson_sys::{
+        cJSON_CreateBool, cJSON_CreateNumber, cJSON_CreateObject, cJSON_CreateString,
+    };
     let string = |s: &str| {
         let p = rt_strdup_nul(&[s.as_bytes()]);
         if p.is_null() {
@@ -335,7 +378,11 @@ unsafe fn tool_call_object(call: &crate::stream::ToolCall) -> *mut cJSON {
         }
         return ptr::null_mut();
     }
-    let kind = if call.kind().is_empty() { "function" } else { call.kind() };
+    let kind = if call.kind().is_empty() {
+        "function"
+    } else {
+        call.kind()
+    };
     let mut ok = json::add_to_object(obj, c"id", string(call.id())).is_ok()
         && json::add_to_object(obj, c"index", cJSON_CreateNumber(call.index() as f64)).is_ok()
         && json::add_to_object(obj, c"type", string(kind)).is_ok()

@@ -1,7 +1,10 @@
 //! MSH commands added by this package (exported by `glue/agent_commands.c`):
 //! `agent_config` and `agent_status`.
 
-use super::config::{agent_config_get, agent_config_set, get_dynamic_agent_api_key, get_dynamic_agent_api_url, get_dynamic_agent_model_name};
+use super::config::{
+    agent_config_get, agent_config_set, get_dynamic_agent_api_key, get_dynamic_agent_api_url,
+    get_dynamic_agent_model_name,
+};
 use crate::ffi_boundary;
 use crate::rtt::log::console_print;
 use crate::rtt::*;
@@ -65,9 +68,19 @@ fn show_config() {
         let key = CStr::from_ptr(get_dynamic_agent_api_key()).to_bytes();
         let mut masked = [0u8; 48];
         let n = masked_key(key, &mut masked);
-        let origin: &[u8] = if (*agent_config_get()).is_configured != 0 { b"set at run time" } else { b"PKG_AGENT_* defaults" };
-        line(&[b"url:   ", CStr::from_ptr(get_dynamic_agent_api_url()).to_bytes()]);
-        line(&[b"model: ", CStr::from_ptr(get_dynamic_agent_model_name()).to_bytes()]);
+        let origin: &[u8] = if (*agent_config_get()).is_configured != 0 {
+            b"set at run time"
+        } else {
+            b"PKG_AGENT_* defaults"
+        };
+        line(&[
+            b"url:   ",
+            CStr::from_ptr(get_dynamic_agent_api_url()).to_bytes(),
+        ]);
+        line(&[
+            b"model: ",
+            CStr::from_ptr(get_dynamic_agent_model_name()).to_bytes(),
+        ]);
         line(&[b"key:   ", &masked[..n]]);
         line(&[b"from:  ", origin]);
     }
@@ -114,14 +127,34 @@ pub extern "C" fn agent_status(_argc: c_int, _argv: *mut *mut c_char) -> c_int {
         // SAFETY: three writable locals.
         unsafe { rt_memory_info(&mut total, &mut used, &mut max_used) };
         let (mut a, mut b, mut c, mut d) = ([0u8; 20], [0u8; 20], [0u8; 20], [0u8; 20]);
-        let running: &[u8] = if super::agent_loop::is_running() { b"running" } else { b"stopped" };
+        let running: &[u8] = if super::agent_loop::is_running() {
+            b"running"
+        } else {
+            b"stopped"
+        };
         line(&[b"agent loop: ", running]);
-        line(&[b"answered:   ", number(super::agent_loop::answered(), &mut a)]);
-        line(&[b"heap:       used ", number(used, &mut b), b", max used ", number(max_used, &mut c), b", total ", number(total, &mut d)]);
+        line(&[
+            b"answered:   ",
+            number(super::agent_loop::answered(), &mut a),
+        ]);
+        line(&[
+            b"heap:       used ",
+            number(used, &mut b),
+            b", max used ",
+            number(max_used, &mut c),
+            b", total ",
+            number(total, &mut d),
+        ]);
         // SAFETY: NUL-terminated strings that live on.
         unsafe {
-            line(&[b"model:      ", CStr::from_ptr(get_dynamic_agent_model_name()).to_bytes()]);
-            line(&[b"url:        ", CStr::from_ptr(get_dynamic_agent_api_url()).to_bytes()]);
+            line(&[
+                b"model:      ",
+                CStr::from_ptr(get_dynamic_agent_model_name()).to_bytes(),
+            ]);
+            line(&[
+                b"url:        ",
+                CStr::from_ptr(get_dynamic_agent_api_url()).to_bytes(),
+            ]);
         }
         0
     })

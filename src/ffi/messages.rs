@@ -11,8 +11,24 @@ use core::ffi::{c_char, c_int, c_void};
 use core::mem::size_of;
 use core::ptr;
 
-/// `enum MessageType` (an `int` in C).
-pub type MessageType = c_int;
+/// The storage of a C enum on this target: arm-none-eabi-gcc uses
+/// `-fshort-enums` by default (RT-Thread's ARM BSPs keep it) and rustc's
+/// bare-metal ARM targets agree, so an enum like `MessageType` is one byte
+/// there and an `int` elsewhere. The probe below keeps this honest.
+#[cfg(all(target_arch = "arm", target_os = "none"))]
+pub type c_enum = u8;
+#[cfg(not(all(target_arch = "arm", target_os = "none")))]
+pub type c_enum = c_int;
+#[allow(dead_code)]
+#[repr(C)]
+enum CEnumProbe {
+    A = 0,
+    B = 4,
+}
+const _: () = assert!(size_of::<c_enum>() == size_of::<CEnumProbe>());
+
+/// `enum MessageType`.
+pub type MessageType = c_enum;
 pub const TYPE_TEXT: MessageType = 0;
 pub const TYPE_AUDIO: MessageType = 1;
 pub const TYPE_IMAGE: MessageType = 2;

@@ -66,7 +66,10 @@ pub(crate) fn rt_strdup_bytes(bytes: &[u8]) -> *mut c_char {
 /// The concatenation of `parts` plus a NUL, on the RT-Thread heap; NULL when
 /// the heap is exhausted.
 pub(crate) fn rt_strdup_parts(parts: &[&[u8]]) -> *mut c_char {
-    let Some(total) = parts.iter().try_fold(0usize, |acc, p| acc.checked_add(p.len())) else {
+    let Some(total) = parts
+        .iter()
+        .try_fold(0usize, |acc, p| acc.checked_add(p.len()))
+    else {
         return ptr::null_mut();
     };
     let Some(size) = total.checked_add(1) else {

@@ -1,10 +1,10 @@
 //! `context.h`/`prompt.h` helpers that need no context: role names and the
 //! system prompt.
 
-use core::ffi::{c_char, c_int};
+use core::ffi::c_char;
 
-/// `enum RoleType` (an `int` in C).
-pub type RoleType = c_int;
+/// `enum RoleType` (a C enum: see [`super::messages::c_enum`]).
+pub type RoleType = super::messages::c_enum;
 pub const ROLE_SYSTEM: RoleType = 0;
 pub const ROLE_USER: RoleType = 1;
 pub const ROLE_ASSISTANT: RoleType = 2;

@@ -93,7 +93,7 @@ pub fn take_captured() -> String {
 
 // ---- the console device ("uart0"): input for the CLI channel and the shell
 
-use crate::rtt::{rt_device_t, rt_err_t, rt_eok, rt_error, rt_off_t, rt_size_t, rt_ssize_t};
+use crate::rtt::{rt_device_t, rt_eok, rt_err_t, rt_error, rt_off_t, rt_size_t, rt_ssize_t};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 const INPUT_BYTES: usize = 4096;
@@ -104,7 +104,11 @@ struct Input {
     len: usize,
 }
 
-static INPUT: Mutex<Input> = Mutex::new(Input { buf: [0; INPUT_BYTES], head: 0, len: 0 });
+static INPUT: Mutex<Input> = Mutex::new(Input {
+    buf: [0; INPUT_BYTES],
+    head: 0,
+    len: 0,
+});
 /// The device's receive callback (`rt_device_set_rx_indicate`), as an address.
 static RX_INDICATE: AtomicUsize = AtomicUsize::new(0);
 /// The shell's callback, restored by `finsh_set_device`.
@@ -201,7 +205,12 @@ pub extern "C" fn rt_device_find(name: *const c_char) -> rt_device_t {
         return core::ptr::null_mut();
     }
     // SAFETY: both NUL-terminated.
-    let (wanted, console) = unsafe { (core::ffi::CStr::from_ptr(name), core::ffi::CStr::from_ptr(crate::rtt::board().console_device)) };
+    let (wanted, console) = unsafe {
+        (
+            core::ffi::CStr::from_ptr(name),
+            core::ffi::CStr::from_ptr(crate::rtt::board().console_device),
+        )
+    };
     if wanted == console {
         console_handle()
     } else {
@@ -228,7 +237,12 @@ pub extern "C" fn rt_device_close(dev: rt_device_t) -> rt_err_t {
 }
 
 #[no_mangle]
-pub extern "C" fn rt_device_read(dev: rt_device_t, _pos: rt_off_t, buffer: *mut core::ffi::c_void, size: rt_size_t) -> rt_ssize_t {
+pub extern "C" fn rt_device_read(
+    dev: rt_device_t,
+    _pos: rt_off_t,
+    buffer: *mut core::ffi::c_void,
+    size: rt_size_t,
+) -> rt_ssize_t {
     if !is_console(dev) || buffer.is_null() {
         return -(rt_error() as rt_ssize_t);
     }
@@ -245,7 +259,12 @@ pub extern "C" fn rt_device_read(dev: rt_device_t, _pos: rt_off_t, buffer: *mut 
 }
 
 #[no_mangle]
-pub extern "C" fn rt_device_write(dev: rt_device_t, _pos: rt_off_t, buffer: *const core::ffi::c_void, size: rt_size_t) -> rt_ssize_t {
+pub extern "C" fn rt_device_write(
+    dev: rt_device_t,
+    _pos: rt_off_t,
+    buffer: *const core::ffi::c_void,
+    size: rt_size_t,
+) -> rt_ssize_t {
     if !is_console(dev) || buffer.is_null() {
         return -(rt_error() as rt_ssize_t);
     }

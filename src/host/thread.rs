@@ -51,6 +51,28 @@ pub fn reap_finished() {
     }
 }
 
+/// Wait (up to `timeout`) until every thread the port started has ended and
+/// been reaped, as a board's idle thread eventually frees defunct threads.
+/// Tests call it before reading exact heap figures. True when all are gone.
+pub fn settle(timeout: std::time::Duration) -> bool {
+    let until = Instant::now() + timeout;
+    loop {
+        reap_finished();
+        let idle = RUNNING
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .all(Option::is_none);
+        if idle {
+            return true;
+        }
+        if Instant::now() >= until {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+}
+
 #[no_mangle]
 pub extern "C" fn rt_thread_create(
     name: *const c_char,

@@ -71,10 +71,16 @@ impl Parser<'_> {
             }
             c if c.is_ascii_digit() || c == b'.' => {
                 let start = self.i;
-                while self.i < self.s.len() && (self.s[self.i].is_ascii_digit() || self.s[self.i] == b'.') {
+                while self.i < self.s.len()
+                    && (self.s[self.i].is_ascii_digit() || self.s[self.i] == b'.')
+                {
                     self.i += 1;
                 }
-                std::str::from_utf8(&self.s[start..self.i]).ok()?.parse().ok().map(Expr::Num)
+                std::str::from_utf8(&self.s[start..self.i])
+                    .ok()?
+                    .parse()
+                    .ok()
+                    .map(Expr::Num)
             }
             _ => None,
         }
@@ -86,11 +92,23 @@ impl Parser<'_> {
 fn question(text: &str) -> Option<Expr> {
     let lower = text.to_lowercase();
     // "compare A and B", "is A greater than B", "A > B", "A < B"
-    for sep in [" and ", " greater than ", " less than ", " than ", ">", "<", " with "] {
+    for sep in [
+        " and ",
+        " greater than ",
+        " less than ",
+        " than ",
+        ">",
+        "<",
+        " with ",
+    ] {
         if let Some(pos) = lower.find(sep) {
             let (l, r) = (&lower[..pos], &lower[pos + sep.len()..]);
             if let (Some(a), Some(b)) = (tail_expr(l), head_expr(r)) {
-                if lower.contains("compare") || lower.contains("greater") || lower.contains("less") || sep.contains(['>', '<']) {
+                if lower.contains("compare")
+                    || lower.contains("greater")
+                    || lower.contains("less")
+                    || sep.contains(['>', '<'])
+                {
                     return Some(Expr::Op('?', Box::new(a), Box::new(b)));
                 }
             }
@@ -107,7 +125,10 @@ fn is_expr_char(c: char) -> bool {
 fn head_expr(s: &str) -> Option<Expr> {
     let s = s.trim_start();
     let end = s.find(|c: char| !is_expr_char(c)).unwrap_or(s.len());
-    let mut p = Parser { s: s[..end].trim_end().as_bytes(), i: 0 };
+    let mut p = Parser {
+        s: s[..end].trim_end().as_bytes(),
+        i: 0,
+    };
     let e = p.expr()?;
     Some(e)
 }
@@ -136,10 +157,16 @@ fn substitute(e: &Expr, results: &mut std::slice::Iter<'_, Value>) -> Expr {
         Expr::Op(op, a, b) => match (&**a, &**b) {
             (Expr::Num(_), Expr::Num(_)) => match results.next() {
                 Some(Value::Num(n)) => Expr::Num(*n),
-                Some(Value::Relation(r)) => Expr::Num(if r.contains("greater") { 1.0 } else { 0.0 }),
+                Some(Value::Relation(r)) => {
+                    Expr::Num(if r.contains("greater") { 1.0 } else { 0.0 })
+                }
                 None => e.clone(),
             },
-            _ => Expr::Op(*op, Box::new(substitute(a, results)), Box::new(substitute(b, results))),
+            _ => Expr::Op(
+                *op,
+                Box::new(substitute(a, results)),
+                Box::new(substitute(b, results)),
+            ),
         },
         n => n.clone(),
     }
@@ -162,7 +189,11 @@ fn fmt_num(n: f64) -> String {
 /// A tool result text: "2 + 3 = 5" gives 5; "7 is greater than 3" a relation.
 fn parse_result(text: &str) -> Result<Value, String> {
     if let Some(pos) = text.rfind('=') {
-        return text[pos + 1..].trim().parse().map(Value::Num).map_err(|_| text.to_string());
+        return text[pos + 1..]
+            .trim()
+            .parse()
+            .map(Value::Num)
+            .map_err(|_| text.to_string());
     }
     if text.contains(" is ") && !text.starts_with("error") {
         return Ok(Value::Relation(text.to_string()));
@@ -189,7 +220,9 @@ fn conversation(body: &[u8]) -> Option<(String, Vec<String>)> {
                 if it.is_null() || (*it).valuestring.is_null() {
                     String::new()
                 } else {
-                    CStr::from_ptr((*it).valuestring).to_string_lossy().into_owned()
+                    CStr::from_ptr((*it).valuestring)
+                        .to_string_lossy()
+                        .into_owned()
                 }
             };
             match s(c"role").as_str() {
@@ -207,7 +240,13 @@ fn conversation(body: &[u8]) -> Option<(String, Vec<String>)> {
 }
 
 fn text_response(text: &str, reasoning: &str) -> ScriptedResponse {
-    let mut events = vec![sse_event(&chunk_json(&format!(r#"{{"role":"assistant","reasoning_content":{}}}"#, json_string(reasoning)), None))];
+    let mut events = vec![sse_event(&chunk_json(
+        &format!(
+            r#"{{"role":"assistant","reasoning_content":{}}}"#,
+            json_string(reasoning)
+        ),
+        None,
+    ))];
     let words: Vec<String> = text.split_inclusive(' ').map(str::to_string).collect();
     let refs: Vec<&str> = words.iter().map(String::as_str).collect();
     let mut content = sse_content_events(&refs);
@@ -220,7 +259,13 @@ fn text_response(text: &str, reasoning: &str) -> ScriptedResponse {
 static CALL_COUNTER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(1);
 
 fn tool_response(ops: &[(char, f64, f64)], reasoning: &str) -> ScriptedResponse {
-    let mut events = vec![sse_event(&chunk_json(&format!(r#"{{"role":"assistant","reasoning_content":{}}}"#, json_string(reasoning)), None))];
+    let mut events = vec![sse_event(&chunk_json(
+        &format!(
+            r#"{{"role":"assistant","reasoning_content":{}}}"#,
+            json_string(reasoning)
+        ),
+        None,
+    ))];
     let calls: Vec<(String, &str, String)> = ops
         .iter()
         .map(|&(op, a, b)| {
@@ -231,7 +276,11 @@ fn tool_response(ops: &[(char, f64, f64)], reasoning: &str) -> ScriptedResponse 
                 _ => ("compare", b),
             };
             let n = CALL_COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            (format!("call_{n}"), name, format!(r#"{{"a": {}, "b": {}}}"#, fmt_num(a), fmt_num(b)))
+            (
+                format!("call_{n}"),
+                name,
+                format!(r#"{{"a": {}, "b": {}}}"#, fmt_num(a), fmt_num(b)),
+            )
         })
         .collect();
     // Arguments arrive in three fragments, as real servers split them.
@@ -239,12 +288,22 @@ fn tool_response(ops: &[(char, f64, f64)], reasoning: &str) -> ScriptedResponse 
         .iter()
         .map(|(_, _, args)| {
             let third = args.len() / 3;
-            vec![args[..third].to_string(), args[third..2 * third].to_string(), args[2 * third..].to_string()]
+            vec![
+                args[..third].to_string(),
+                args[third..2 * third].to_string(),
+                args[2 * third..].to_string(),
+            ]
         })
         .collect();
-    let piece_refs: Vec<Vec<&str>> = pieces.iter().map(|p| p.iter().map(String::as_str).collect()).collect();
-    let call_refs: Vec<(&str, &str, &[&str])> =
-        calls.iter().zip(&piece_refs).map(|((id, name, _), p)| (id.as_str(), *name, p.as_slice())).collect();
+    let piece_refs: Vec<Vec<&str>> = pieces
+        .iter()
+        .map(|p| p.iter().map(String::as_str).collect())
+        .collect();
+    let call_refs: Vec<(&str, &str, &[&str])> = calls
+        .iter()
+        .zip(&piece_refs)
+        .map(|((id, name, _), p)| (id.as_str(), *name, p.as_slice()))
+        .collect();
     events.append(&mut sse_tool_call_events(&call_refs));
     events.push(sse_finish("tool_calls"));
     events.push(sse_done());
@@ -254,7 +313,12 @@ fn tool_response(ops: &[(char, f64, f64)], reasoning: &str) -> ScriptedResponse 
 /// Decide the answer to one request.
 pub fn respond(req: &RecordedRequest) -> ScriptedResponse {
     let Some((question_text, results)) = conversation(&req.body) else {
-        return ScriptedResponse::error(400, "the request body is not a chat request", "invalid_request_error", None);
+        return ScriptedResponse::error(
+            400,
+            "the request body is not a chat request",
+            "invalid_request_error",
+            None,
+        );
     };
     let Some(mut expr) = question(&question_text) else {
         return text_response(
@@ -269,7 +333,10 @@ pub fn respond(req: &RecordedRequest) -> ScriptedResponse {
         match parse_result(r) {
             Ok(v) => values.push(v),
             Err(text) => {
-                return text_response(&format!("A tool failed, so I stop here: {text}"), "A tool returned an error.");
+                return text_response(
+                    &format!("A tool failed, so I stop here: {text}"),
+                    "A tool returned an error.",
+                );
             }
         }
     }
@@ -281,7 +348,14 @@ pub fn respond(req: &RecordedRequest) -> ScriptedResponse {
             break;
         }
         if used + ops.len() > values.len() {
-            return tool_response(&ops, &format!("Round {}: {} operation(s) can run in parallel.", used + 1, ops.len()));
+            return tool_response(
+                &ops,
+                &format!(
+                    "Round {}: {} operation(s) can run in parallel.",
+                    used + 1,
+                    ops.len()
+                ),
+            );
         }
         let slice = &values[used..used + ops.len()];
         expr = substitute(&expr, &mut slice.iter());

@@ -868,9 +868,10 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
         }
         st.workers.retain(|w| !w.is_finished());
         let sh = Arc::clone(&shared);
-        let spawned = thread::Builder::new()
-            .name(format!("llm-server-conn-{conn}"))
-            .spawn(move || serve_connection(stream, conn, sh));
+        // No thread name: std would allocate it on the new thread before
+        // serve_connection can exclude itself from the host heap's count,
+        // and free it only when the connection ends.
+        let spawned = thread::Builder::new().spawn(move || serve_connection(stream, conn, sh));
         match spawned {
             Ok(h) => st.workers.push(h),
             Err(e) => {

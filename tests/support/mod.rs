@@ -1,5 +1,6 @@
 //! Shared helpers for the integration tests (and the host simulator).
 #![allow(dead_code)]
 
+pub mod agent;
 pub mod arith_model;
 pub mod llm_server;

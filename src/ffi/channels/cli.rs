@@ -18,7 +18,12 @@ use core::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 
 extern "C" {
     fn rt_device_find(name: *const c_char) -> rt_device_t;
-    fn rt_device_read(dev: rt_device_t, pos: rt_off_t, buffer: *mut c_void, size: rt_size_t) -> rt_ssize_t;
+    fn rt_device_read(
+        dev: rt_device_t,
+        pos: rt_off_t,
+        buffer: *mut c_void,
+        size: rt_size_t,
+    ) -> rt_ssize_t;
     fn rt_device_set_rx_indicate(
         dev: rt_device_t,
         rx_ind: Option<unsafe extern "C" fn(dev: rt_device_t, size: rt_size_t) -> rt_err_t>,
@@ -37,7 +42,10 @@ static STOP: AtomicBool = AtomicBool::new(false);
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 
 #[no_mangle]
-pub static mut agent_cli_ops: AgentChannelOps = AgentChannelOps { init: Some(cli_init), reset: Some(cli_reset) };
+pub static mut agent_cli_ops: AgentChannelOps = AgentChannelOps {
+    init: Some(cli_init),
+    reset: Some(cli_reset),
+};
 
 unsafe extern "C" fn cli_init(hub: MessageHub_t, ctx: Context_t) -> c_int {
     agent_cli_channel(hub, ctx)
@@ -88,7 +96,14 @@ pub extern "C" fn agent_cli_channel(message_hub: MessageHub_t, _context: Context
             STOP.store(false, Ordering::Release);
             rt_device_set_rx_indicate(dev, Some(on_rx));
             let prio = board().loop_priority.clamp(0, 255) as u8;
-            let thread = rt_thread_create(c"AgentCLI".as_ptr(), Some(cli_thread), ptr::null_mut(), STACK, prio, 10);
+            let thread = rt_thread_create(
+                c"AgentCLI".as_ptr(),
+                Some(cli_thread),
+                ptr::null_mut(),
+                STACK,
+                prio,
+                10,
+            );
             if thread.is_null() || rt_thread_startup(thread) != rt_eok() {
                 if !thread.is_null() {
                     rt_thread_delete(thread);
@@ -160,7 +175,8 @@ unsafe fn ask(hub: MessageHub_t, line: &[u8]) {
     text.extend_from_slice(line);
     text.push(0);
     let msg = messages_create(1);
-    if msg.is_null() || messages_append(msg, TYPE_TEXT, text.as_ptr() as *const c_char) != rt_eok() {
+    if msg.is_null() || messages_append(msg, TYPE_TEXT, text.as_ptr() as *const c_char) != rt_eok()
+    {
         messages_destroy(msg);
         console_print(b"(out of memory)\r\n");
         return;
@@ -175,7 +191,11 @@ unsafe fn ask(hub: MessageHub_t, line: &[u8]) {
         if STOP.load(Ordering::Acquire) {
             return;
         }
-        let reply = message_hub_get_timeout(hub, (*hub).output_mailbox, rt_tick_from_millisecond(200) as i32);
+        let reply = message_hub_get_timeout(
+            hub,
+            (*hub).output_mailbox,
+            rt_tick_from_millisecond(200) as i32,
+        );
         if reply.is_null() {
             continue;
         }

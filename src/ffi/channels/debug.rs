@@ -26,8 +26,10 @@ static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
 static STALE: AtomicUsize = AtomicUsize::new(0);
 
 #[no_mangle]
-pub static mut agent_debug_ops: AgentChannelOps =
-    AgentChannelOps { init: Some(agent_debug_channel_init), reset: Some(agent_debug_reset_c) };
+pub static mut agent_debug_ops: AgentChannelOps = AgentChannelOps {
+    init: Some(agent_debug_channel_init),
+    reset: Some(agent_debug_reset_c),
+};
 
 unsafe extern "C" fn agent_debug_channel_init(hub: MessageHub_t, ctx: Context_t) -> c_int {
     agent_debug_channel(hub, ctx)
@@ -155,7 +157,11 @@ fn send_and_wait(kind: MessageType, content_nul: &[u8]) -> c_int {
 
 /// Send `content_nul` (NUL-terminated) through the debug channel and hand the
 /// reply's text to `on_reply` (what `agent_send_message` prints).
-pub fn send_message(kind: MessageType, content_nul: &[u8], on_reply: &mut dyn FnMut(&[u8])) -> Result<(), &'static str> {
+pub fn send_message(
+    kind: MessageType,
+    content_nul: &[u8],
+    on_reply: &mut dyn FnMut(&[u8]),
+) -> Result<(), &'static str> {
     if content_nul.last() != Some(&0) {
         return Err("the content must end with a NUL");
     }
@@ -169,7 +175,11 @@ pub fn send_message(kind: MessageType, content_nul: &[u8], on_reply: &mut dyn Fn
     result
 }
 
-fn take_turn(kind: MessageType, content_nul: &[u8], on_reply: &mut dyn FnMut(&[u8])) -> Result<(), &'static str> {
+fn take_turn(
+    kind: MessageType,
+    content_nul: &[u8],
+    on_reply: &mut dyn FnMut(&[u8]),
+) -> Result<(), &'static str> {
     let turn = TURN.load(Ordering::Acquire);
     let hub = HUB.load(Ordering::Acquire);
     if turn.is_null() || hub.is_null() {
@@ -206,7 +216,9 @@ unsafe fn exchange(
         STALE.fetch_sub(1, Ordering::AcqRel);
     }
     let msg = messages_create(1);
-    if msg.is_null() || messages_append(msg, kind, content_nul.as_ptr() as *const c_char) != rt_eok() {
+    if msg.is_null()
+        || messages_append(msg, kind, content_nul.as_ptr() as *const c_char) != rt_eok()
+    {
         messages_destroy(msg);
         return Err("out of memory");
     }
@@ -215,7 +227,11 @@ unsafe fn exchange(
         return Err("the agent is busy (its input mailbox is full)");
     }
     let ms = board().reply_timeout_ms.clamp(1, i32::MAX as isize) as i32;
-    let reply = message_hub_get_timeout(hub, (*hub).output_mailbox, rt_tick_from_millisecond(ms) as i32);
+    let reply = message_hub_get_timeout(
+        hub,
+        (*hub).output_mailbox,
+        rt_tick_from_millisecond(ms) as i32,
+    );
     if reply.is_null() {
         if !OPEN.load(Ordering::Acquire) {
             return Err("the agent stopped before answering");
@@ -224,7 +240,11 @@ unsafe fn exchange(
         return Err("no reply in time");
     }
     let text = messages_get_content_idx(reply, 0);
-    on_reply(if text.is_null() { b"" } else { CStr::from_ptr(text).to_bytes() });
+    on_reply(if text.is_null() {
+        b""
+    } else {
+        CStr::from_ptr(text).to_bytes()
+    });
     messages_destroy(reply);
     Ok(())
 }

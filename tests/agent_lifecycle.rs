@@ -1,0 +1,97 @@
+//! The agent's lifecycle and the heap: enter, talk, clean up, again and
+//! again, and `used` comes back exactly. One test function in a process of
+//! its own: the test harness allocates too (it formats each finished test's
+//! line while others run), so nothing else may run beside these checks.
+
+mod support;
+
+use rtt_agent::ffi::agent_loop::{cleanup_agent_entry, main_loop_entry};
+use rtt_agent::ffi::channels::debug::send_message;
+use rtt_agent::ffi::chat::Overrides;
+use rtt_agent::ffi::messages::TYPE_TEXT;
+use rtt_agent::host::{console, heap};
+use std::time::{Duration, Instant};
+use support::agent::*;
+use support::llm_server::*;
+
+/// `used` once every thread the port started has ended and been reaped.
+fn settled_used() -> usize {
+    assert!(
+        rtt_agent::host::thread::settle(Duration::from_secs(10)),
+        "threads still running"
+    );
+    heap::used()
+}
+
+#[test]
+fn lifecycle_and_heap() {
+    let _serial = lock();
+    lifecycle_cycles_return_the_heap_to_its_baseline();
+    cleanup_during_a_stalled_stream_and_odd_calls();
+}
+
+fn lifecycle_cycles_return_the_heap_to_its_baseline() {
+    let server = LlmServer::with_model(support::arith_model::respond).unwrap();
+    let guard_server = &server;
+    console::rt_host_console_capture(1);
+    let cycle = || {
+        let agent = Agent::start(guard_server, Overrides::default());
+        assert_eq!(agent.ask("what is (2+3)*4?"), "The result is 20.");
+        drop(agent);
+    };
+    cycle(); // first use of lazily created runtime state
+    let baseline = settled_used();
+    for i in 0..100 {
+        cycle();
+        assert_eq!(
+            settled_used(),
+            baseline,
+            "heap not back to its baseline after cycle {i}"
+        );
+    }
+    let log = console::take_captured();
+    console::rt_host_console_capture(0);
+    assert!(log.contains("[mem] agent started") && log.contains("[mem] cleanup done"));
+}
+
+fn cleanup_during_a_stalled_stream_and_odd_calls() {
+    // Without a loop: nothing to do.
+    assert_eq!(cleanup_agent_entry(), 0);
+
+    // Twice, so a leak on this path cannot hide in the first run's numbers.
+    for _round in 0..2 {
+        let server = uncounted_server(|| {
+            vec![
+                ScriptedResponse::sse(sse_text(&["never", "finished"], Some("stop")))
+                    .stall_after(40),
+            ]
+        });
+        let baseline = settled_used();
+        let agent = Agent::start(
+            &server,
+            Overrides {
+                timeout_ms: Some(1500),
+                ..Overrides::default()
+            },
+        );
+        assert_eq!(main_loop_entry(), 0, "a second start is a no-op");
+        let asker = std::thread::spawn(|| {
+            let mut reply = None;
+            let r = send_message(TYPE_TEXT, b"stall please\0", &mut |t| {
+                reply = Some(String::from_utf8_lossy(t).into_owned())
+            });
+            (r, reply)
+        });
+        assert!(server.wait_for_requests(1, Duration::from_secs(10)));
+        std::thread::sleep(Duration::from_millis(200));
+        let t0 = Instant::now();
+        drop(agent); // cleanup_agent_entry while the stream stalls
+        let took = t0.elapsed();
+        let (r, reply) = asker.join().unwrap();
+        assert!(r.is_err() || reply.is_some());
+        drop(reply);
+        assert!(took < Duration::from_secs(30), "cleanup hung for {took:?}");
+        drop(server);
+        assert_eq!(settled_used(), baseline);
+    }
+}

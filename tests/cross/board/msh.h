@@ -1,0 +1,5 @@
+/* Stand-in <msh.h> for the cross-build link check (finsh). */
+#ifndef __M_SHELL__
+#define __M_SHELL__
+#include <rtthread.h>
+#endif

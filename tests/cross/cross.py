@@ -1,0 +1,586 @@
+#!/usr/bin/env python3
+"""Cross builds, link check and size report for the device targets.
+
+For each target:
+  1. build librtt_agent.a as the SConscript does (`cargo rustc --crate-type
+     staticlib --release --no-default-features`, RT-Thread's RUSTFLAGS,
+     -Zbuild-std=core,alloc when the target's std is not installed), plus
+     -Zemit-stack-sizes for the stack estimate;
+  2. compile src/tools/*.c, src/tool_func.c, glue/*.c with the cross gcc and
+     the board's flags against include/ and the stand-in board headers in
+     tests/cross/board/ (-Os -fstack-usage);
+  3. link them with an entry that calls the public API and references every
+     function the library exports, into a bare-metal ELF (-nostartfiles
+     -nostdlib -Wl,--gc-sections, finsh's FSymTab kept, libgcc for compiler
+     helpers), leaving the board's symbols unresolved;
+  4. check every undefined symbol is one a board provides (rt_*, cJSON_*,
+     webclient_*, ulog_*, the C library's mem*/str*);
+  5. measure text/rodata/data/bss per part from the link map, and the deepest
+     stack from .stack_sizes (Rust), .su files (C) and a call graph read off
+     the disassembly.
+Then, once: link a stand-in of RT-Thread's own Rust runtime (tests/cross/
+coexist, its own allocator and panic handler) into the same image, and check
+the library exports nothing but its C API.
+
+Writes target/size-report.md and prints the table. Exit status 1 on any
+failure. Options: --targets T1,T2  --keep-going
+"""
+import argparse
+import concurrent.futures
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+OUT = os.path.join(REPO, 'target', 'cross')
+
+TARGETS = [
+    ('thumbv7em-none-eabihf', 'Cortex-M4F', 'arm-none-eabi-',
+     '-mcpu=cortex-m4 -mthumb -mfpu=fpv4-sp-d16 -mfloat-abi=hard'),
+    ('thumbv7m-none-eabi', 'Cortex-M3', 'arm-none-eabi-', '-mcpu=cortex-m3 -mthumb'),
+    ('armv7a-none-eabi', 'Cortex-A9 (qemu-vexpress-a9, soft float)', 'arm-none-eabi-',
+     '-march=armv7-a -marm -msoft-float'),
+    ('riscv32imac-unknown-none-elf', 'RV32IMAC', 'riscv64-unknown-elf-',
+     '-march=rv32imac -mabi=ilp32 -mcmodel=medlow'),
+]
+COEXIST_TARGET = 'thumbv7em-none-eabihf'
+
+# RT-Thread's RUSTFLAGS, as the SConscript passes them.
+RUSTFLAGS = ['-C', 'opt-level=z', '-C', 'panic=abort', '-C', 'relocation-model=static']
+# What a board provides: the kernel (rt_*), finsh (the shell, for MSH commands and the CLI
+# channel), cJSON, webclient, ulog, and the C library's mem*/str*.
+ALLOWED_UNDEFINED = re.compile(r'^(rt_\w+|finsh_\w+|cJSON_\w+|webclient_\w+|ulog_\w+|mem[a-z]+|str[a-z]+)$')
+CFLAGS_COMMON = ['-Os', '-ffunction-sections', '-fdata-sections', '-fstack-usage', '-Wall', '-Wextra']
+# Extra C flags for every target (e.g. CROSS_EXTRA_CFLAGS=-fno-short-enums to try a board that
+# overrides arm-none-eabi-gcc's default of short enums).
+CFLAGS_COMMON += os.environ.get('CROSS_EXTRA_CFLAGS', '').split()
+BUDGET_M4 = (8.1 * 1024, 1.1 * 1024)  # the C package's framework at -Os: text, data
+
+CARGO = os.environ.get('CARGO', '/usr/bin/cargo')
+RUSTC = os.environ.get('RUSTC', os.path.join(os.path.dirname(CARGO), 'rustc'))
+
+
+class Failure(Exception):
+    pass
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+def run(cmd, **kw):
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, **kw)
+    if p.returncode != 0:
+        raise Failure('command failed (%d): %s\n%s' % (p.returncode, ' '.join(cmd), p.stdout))
+    return p.stdout
+
+
+def c_sources():
+    files = sorted(glob.glob(os.path.join(REPO, 'src', 'tools', '*.c')))
+    files.append(os.path.join(REPO, 'src', 'tool_func.c'))
+    files += sorted(glob.glob(os.path.join(REPO, 'glue', '*.c')))
+    return files
+
+
+# ------------------------------------------------------------------ building
+
+def cargo_build(target, manifest, extra_rustflags=(), crate_type_staticlib=True):
+    sysroot = run([RUSTC, '--print', 'sysroot']).strip()
+    build_std = not os.path.isdir(os.path.join(sysroot, 'lib', 'rustlib', target, 'lib'))
+    env = dict(os.environ)
+    env['RUSTFLAGS'] = ' '.join(env.get('RUSTFLAGS', '').split() + RUSTFLAGS + list(extra_rustflags))
+    env['CARGO_TARGET_DIR'] = OUT
+    env['RUSTC'] = RUSTC
+    env['RUSTC_BOOTSTRAP'] = '1'
+    env['PATH'] = os.path.dirname(CARGO) + os.pathsep + env.get('PATH', '')
+    if crate_type_staticlib:
+        cmd = [CARGO, 'rustc', '--lib', '--release', '--target', target, '--no-default-features',
+               '--manifest-path', manifest, '--crate-type', 'staticlib']
+    else:
+        cmd = [CARGO, 'build', '--release', '--target', target, '--manifest-path', manifest]
+    if build_std:
+        cmd.append('-Zbuild-std=core,alloc')
+    p = subprocess.run(cmd, env=env, cwd=os.path.dirname(manifest), stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, universal_newlines=True)
+    if p.returncode != 0:
+        raise Failure('cargo failed for %s:\n%s' % (target, p.stdout))
+    return os.path.join(OUT, target, 'release')
+
+
+def has_libc_headers(prefix, cflags):
+    p = subprocess.run([prefix + 'gcc'] + cflags.split() + ['-E', '-x', 'c', '-'], input='#include <string.h>\n',
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, universal_newlines=True)
+    return p.returncode == 0
+
+
+def compile_c(target, prefix, cflags, workdir):
+    includes = ['-I' + os.path.join(HERE, 'board')] + ['-I' + os.path.join(REPO, d) for d in
+                                                      ('include', 'include/tools', 'include/channels', 'glue')]
+    if not has_libc_headers(prefix, cflags):
+        includes.append('-I' + os.path.join(HERE, 'board', 'libc'))  # a toolchain without newlib
+    objdir = os.path.join(workdir, 'obj')
+    shutil.rmtree(objdir, ignore_errors=True)
+    os.makedirs(objdir)
+    jobs = []
+    for src in c_sources() + [os.path.join(HERE, 'entry.c'), os.path.join(workdir, 'api_refs.c')]:
+        rel = os.path.relpath(src, REPO).replace(os.sep, '_') if src.startswith(REPO) else os.path.basename(src)
+        obj = os.path.join(objdir, rel[:-2] + '.o')
+        jobs.append((src, obj))
+    warnings = []
+
+    def one(job):
+        src, obj = job
+        cmd = [prefix + 'gcc'] + cflags.split() + CFLAGS_COMMON + includes + ['-c', src, '-o', obj]
+        out = run(cmd, cwd=objdir)
+        if out.strip():
+            warnings.append(out)
+        return obj
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as ex:
+        objs = list(ex.map(one, jobs))
+    return objs, objdir, warnings
+
+
+def exported_api(prefix, lib):
+    """Global symbols defined by the library's own object (not compiler_builtins)."""
+    out = run([prefix + 'nm', '-g', '--defined-only', lib])
+    member, funcs, data, rust_named = None, [], [], []
+    for line in out.splitlines():
+        if line.endswith(':'):
+            member = line[:-1]
+            continue
+        parts = line.split()
+        if len(parts) != 3 or member is None or member.startswith('compiler_builtins'):
+            continue
+        kind, name = parts[1], parts[2]
+        if name.startswith('_R') or name.startswith('_ZN') or 'rust' in name:
+            rust_named.append(name)
+        (funcs if kind in 'TW' else data).append(name)
+    return sorted(set(funcs)), sorted(set(data)), sorted(set(rust_named))
+
+
+def write_api_refs(path, funcs, data, extra_calls=()):
+    with open(path, 'w') as f:
+        f.write('/* Generated by tests/cross/cross.py: references every function and object\n'
+                ' * the library exports, so --gc-sections keeps all of it. */\n')
+        for n in funcs:
+            f.write('extern void %s(void);\n' % n)
+        for n in data:
+            f.write('extern char %s[];\n' % n)
+        for n in extra_calls:
+            f.write('extern unsigned %s(void);\n' % n)
+        f.write('const void *volatile agent_api_sink;\nvoid agent_link_all_api(void)\n{\n')
+        for n in funcs:
+            f.write('    agent_api_sink = (const void *)%s;\n' % n)
+        for n in data:
+            f.write('    agent_api_sink = (const void *)%s;\n' % n)
+        for n in extra_calls:
+            f.write('    agent_api_sink = (const void *)(unsigned long)%s();\n' % n)
+        f.write('}\n')
+
+
+def link(prefix, cflags, objs, libs, elf):
+    mapfile = elf[:-4] + '.map'
+    cmd = ([prefix + 'gcc'] + cflags.split() +
+           ['-nostartfiles', '-nostdlib', '-T', os.path.join(HERE, 'link.ld'), '-Wl,--gc-sections',
+            '-Wl,--unresolved-symbols=ignore-all', '-Wl,-Map=' + mapfile, '-o', elf] + objs + libs + ['-lgcc'])
+    out = run(cmd)
+    if out.strip():
+        log(out.rstrip())
+    return mapfile
+
+
+def undefined_symbols(prefix, elf):
+    return sorted(set(l.split()[-1] for l in run([prefix + 'nm', '-u', elf]).splitlines() if l.strip()))
+
+
+# -------------------------------------------------------------------- sizes
+
+PARTS = ('rust', 'helpers', 'glue', 'tools', 'libgcc', 'harness')
+
+
+def part_of(path):
+    base = os.path.basename(path)
+    if 'librtt_agent.a(' in base:
+        return 'helpers' if 'compiler_builtins' in base else 'rust'
+    if 'libgcc.a(' in base:
+        return 'libgcc'
+    if base.startswith('glue_'):
+        return 'glue'
+    if base.startswith('src_'):
+        return 'tools'
+    return 'harness'
+
+
+def kind_of(section):
+    s = section
+    if s.startswith(('.text', '.ARM.exidx', '.ARM.extab', '.init', '.fini')):
+        return 'text'
+    if s.startswith(('.rodata', '.srodata', 'FSymTab')):
+        return 'rodata'
+    if s.startswith(('.data', '.sdata')):
+        return 'data'
+    if s.startswith(('.bss', '.sbss', 'COMMON', '.tbss')):
+        return 'bss'
+    return None  # debug info, attributes, .stack_sizes, .comment: not in the image
+
+
+def sizes_from_map(mapfile):
+    """{part: {text, rodata, data, bss}} from a GNU ld map file."""
+    totals = {p: dict(text=0, rodata=0, data=0, bss=0) for p in PARTS}
+    with open(mapfile) as f:
+        lines = f.read().split('\n')
+    try:
+        start = next(i for i, l in enumerate(lines) if l.startswith('Linker script and memory map'))
+    except StopIteration:
+        raise Failure('unexpected map file format: %s' % mapfile)
+    full = re.compile(r'^ (\S+)\s+0x([0-9a-fA-F]+)\s+0x([0-9a-fA-F]+)\s+(\S.*)$')
+    cont = re.compile(r'^\s+0x([0-9a-fA-F]+)\s+0x([0-9a-fA-F]+)\s+(\S.*)$')
+    pending = None
+    for line in lines[start:]:
+        m = full.match(line)
+        if m and not line.startswith(' *'):
+            section, size, path = m.group(1), int(m.group(3), 16), m.group(4)
+        elif pending and cont.match(line):
+            m = cont.match(line)
+            section, size, path = pending, int(m.group(2), 16), m.group(3)
+        else:
+            pending = None
+            s = line.strip()
+            if line.startswith(' ') and not line.startswith(' *') and s and ' ' not in s and not s.startswith('0x'):
+                pending = s  # a long section name; address, size and file follow on the next line
+            continue
+        pending = None
+        kind = kind_of(section)
+        if kind and size:
+            totals[part_of(path)][kind] += size
+    return totals
+
+
+# -------------------------------------------------------------------- stack
+
+def symbols(prefix, elf, arm):
+    """address -> function name (text symbols, local ones included)."""
+    names = {}
+    for line in run([prefix + 'nm', '--defined-only', elf]).splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1] in 'tTW':
+            addr = int(parts[0], 16) & (~1 if arm else ~0)
+            names.setdefault(addr, parts[2])
+    return names
+
+
+def rust_stack_sizes(prefix, elf, workdir, names, arm):
+    out = os.path.join(workdir, 'stack_sizes.bin')
+    if os.path.exists(out):
+        os.remove(out)
+    p = subprocess.run([prefix + 'objcopy', '--dump-section', '.stack_sizes=' + out, elf, os.devnull],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+    if p.returncode != 0 or not os.path.exists(out):
+        return {}
+    data = open(out, 'rb').read()
+    sizes, i = {}, 0
+    while i + 4 <= len(data):
+        addr = int.from_bytes(data[i:i + 4], 'little') & (~1 if arm else ~0)
+        i += 4
+        value, shift = 0, 0
+        while i < len(data):
+            b = data[i]
+            i += 1
+            value |= (b & 0x7f) << shift
+            shift += 7
+            if not b & 0x80:
+                break
+        if addr in names:
+            sizes[names[addr]] = max(sizes.get(names[addr], 0), value)
+    return sizes
+
+
+def c_stack_sizes(objdir):
+    sizes = {}
+    for su in glob.glob(os.path.join(objdir, '*.su')):
+        for line in open(su):
+            parts = line.rstrip('\n').split('\t')
+            if len(parts) >= 2:
+                name = parts[0].rsplit(':', 1)[-1]
+                sizes[name] = max(sizes.get(name, 0), int(parts[1]))
+    return sizes
+
+
+def call_graph(prefix, elf):
+    """{function: (set of callees, has_indirect_call)} from the disassembly."""
+    graph, current = {}, None
+    head = re.compile(r'^[0-9a-f]+ <(.+)>:$')
+    insn = re.compile(r'^\s+[0-9a-f]+:\s+(\S+)\s*(.*)$')
+    for line in run([prefix + 'objdump', '-d', '--no-show-raw-insn', elf]).splitlines():
+        m = head.match(line)
+        if m:
+            current = m.group(1)
+            graph[current] = (set(), [False])
+            continue
+        m = insn.match(line)
+        if not m or current is None:
+            continue
+        op, args = m.group(1), m.group(2).strip()
+        if not op.startswith(('b', 'cb', 'j', 'c.j', 'call', 'tail')):
+            continue
+        t = re.search(r'<([^>+]+)>', args)
+        if t:
+            if t.group(1) != current:
+                graph[current][0].add(t.group(1))  # a call, or a tail call
+        elif op in ('blx', 'jalr', 'c.jalr') or (op == 'bx' and args != 'lr') \
+                or (op in ('jr', 'c.jr') and args != 'ra'):
+            graph[current][1][0] = True
+    return {k: (v[0], v[1][0]) for k, v in graph.items()}
+
+
+def demangle(prefix, names):
+    """Readable names (Rust v0 and legacy mangling, via binutils' c++filt), hashes dropped."""
+    if not names:
+        return []
+    p = subprocess.run([prefix + 'c++filt'], input='\n'.join(names) + '\n', stdout=subprocess.PIPE,
+                       universal_newlines=True)
+    out = p.stdout.split('\n')[:len(names)] if p.returncode == 0 else list(names)
+    short = []
+    for n in out:
+        n = re.sub(r'\[[0-9a-f]{16}\]', '', n)  # v0 crate disambiguators
+        n = re.sub(r'::h[0-9a-f]{16}$', '', n)
+        if len(n) > 70:
+            n = n[:67] + '...'
+        short.append(n)
+    return short
+
+
+def deepest(graph, frames, roots):
+    memo, cycles = {}, set()
+
+    def depth(f, stack):
+        if f in memo:
+            return memo[f]
+        if f in stack:
+            cycles.add(f)
+            return (0, [f + ' (recursion)'])
+        stack.add(f)
+        best = (0, [])
+        for c in graph.get(f, (set(), False))[0]:
+            d = depth(c, stack)
+            if d[0] > best[0]:
+                best = d
+        stack.discard(f)
+        result = (frames.get(f, 0) + best[0], [f] + best[1])
+        memo[f] = result
+        return result
+
+    sys.setrecursionlimit(100000)
+    best = (0, [])
+    for r in roots:
+        if r in graph:
+            d = depth(r, set())
+            if d[0] > best[0]:
+                best = d
+    return best, cycles
+
+
+# --------------------------------------------------------------------- main
+
+def check_target(target, board, prefix, cflags, results, api_names):
+    t0 = time.time()
+    workdir = os.path.join(OUT, 'check', target)
+    os.makedirs(workdir, exist_ok=True)
+    log('== %s (%s)' % (target, board))
+    libdir = cargo_build(target, os.path.join(REPO, 'Cargo.toml'), ['-Z', 'emit-stack-sizes'])
+    lib = os.path.join(libdir, 'librtt_agent.a')
+    t_build = time.time() - t0
+    funcs, data, rust_named = exported_api(prefix, lib)
+    if rust_named:
+        raise Failure('%s: the library exports Rust runtime symbols (allocator, panic handler or core), which '
+                      'would clash with RT_USING_RUST: %s' % (target, ' '.join(rust_named[:10])))
+    api_names.update(funcs)
+    write_api_refs(os.path.join(workdir, 'api_refs.c'), funcs, data)
+    objs, objdir, warnings = compile_c(target, prefix, cflags, workdir)
+    for w in warnings:
+        log(w.rstrip())
+    elf = os.path.join(workdir, 'agent.elf')
+    mapfile = link(prefix, cflags, objs, [lib], elf)
+    undef = undefined_symbols(prefix, elf)
+    bad = [s for s in undef if not ALLOWED_UNDEFINED.match(s)]
+    log('   undefined symbols the board provides: %d (%s)' % (len(undef), ' '.join(undef)))
+    if bad:
+        raise Failure('%s: undefined symbols outside the allowed list (rt_*, finsh_*, cJSON_*, webclient_*, '
+                      'ulog_*, mem*, str*): %s' % (target, ' '.join(bad)))
+    sizes = sizes_from_map(mapfile)
+    arm = prefix.startswith('arm')
+    names = symbols(prefix, elf, arm)
+    frames = c_stack_sizes(objdir)
+    rust_frames = rust_stack_sizes(prefix, elf, workdir, names, arm)
+    frames.update({k: v for k, v in rust_frames.items() if k not in frames})
+    graph = call_graph(prefix, elf)
+    c_funcs = set()
+    for su in glob.glob(os.path.join(objdir, '*.su')):
+        if not os.path.basename(su).startswith(('entry', 'api_refs')):
+            c_funcs.update(l.split('\t')[0].rsplit(':', 1)[-1] for l in open(su))
+    roots = sorted(set(funcs) | c_funcs)
+    (stack, chain), cycles = deepest(graph, frames, roots)
+    reachable = set()
+    todo = [r for r in roots if r in graph]
+    while todo:
+        f = todo.pop()
+        if f in reachable:
+            continue
+        reachable.add(f)
+        todo.extend(c for c in graph.get(f, ((), False))[0] if c in graph)
+    unknown = sorted(f for f in reachable if f not in frames)
+    indirect = sorted(f for f in reachable if graph[f][1])
+    shown = demangle(prefix, [c.replace(' (recursion)', '') for c in chain])
+    chain = ['%s (%s)' % (n, frames.get(c, '?')) for n, c in zip(shown, chain)]
+    cycles = demangle(prefix, sorted(cycles))
+    results.append(dict(target=target, board=board, sizes=sizes, stack=stack, chain=chain, cycles=cycles,
+                        unknown=unknown, indirect=len(indirect), reachable=len(reachable),
+                        rust_frames=len(rust_frames), build_s=t_build, total_s=time.time() - t0,
+                        undefined=undef))
+    log('   ok: linked, %d undefined symbols all allowed; %.0f s' % (len(undef), time.time() - t0))
+
+
+def coexist_check(prefix, cflags):
+    """RT_USING_RUST: a second Rust runtime in the same image links."""
+    t0 = time.time()
+    target = COEXIST_TARGET
+    log('== RT_USING_RUST: agent library + a stand-in Rust runtime (own allocator and panic handler), %s' % target)
+    libdir = cargo_build(target, os.path.join(HERE, 'coexist', 'Cargo.toml'), crate_type_staticlib=False)
+    other = os.path.join(libdir, 'librt_rust.a')
+    agent = os.path.join(OUT, target, 'release', 'librtt_agent.a')
+    workdir = os.path.join(OUT, 'check', 'coexist')
+    os.makedirs(workdir, exist_ok=True)
+    funcs, data, _ = exported_api(prefix, agent)
+    write_api_refs(os.path.join(workdir, 'api_refs.c'), funcs, data, extra_calls=['rust_standin_init'])
+    objs, _, _ = compile_c(target, prefix, cflags, workdir)
+    elf = os.path.join(workdir, 'agent.elf')
+    try:
+        link(prefix, cflags, objs, [agent, other], elf)
+    except Failure as e:
+        raise Failure('the agent library and a second Rust runtime do not link together:\n%s' % e)
+    defined = run([prefix + 'nm', '--defined-only', elf])
+    if not re.search(r' T rust_standin_init$', defined, re.M) or not re.search(r' T messages_create$', defined, re.M):
+        raise Failure('coexistence image lacks one of the two libraries')
+    log('   ok: both runtimes link side by side; %.0f s' % (time.time() - t0))
+
+
+def fmt_kb(n):
+    return '%.1f' % (n / 1024.0)
+
+
+def report(results, coexist_ok):
+    lines = ['# Size report (tests/cross/run.sh)', '',
+             'What the agent library adds to a firmware, per target, from the link map of a',
+             'bare-metal image that references every exported function and MSH command',
+             '(`-Wl,--gc-sections`; the board\'s kernel, cJSON and webclient are not',
+             'included). Bytes. *Rust* is the library\'s own code (core/alloc included,',
+             'after LTO); *helpers* are compiler_builtins routines it pulls in (libgcc',
+             'provides most of them in any firmware); *glue* is glue/*.c; *tools* is',
+             'src/tools/*.c and src/tool_func.c (user-editable, compiled -Os).', '']
+    lines.append('| target | part | text | rodata | data | bss | flash (text+rodata+data) |')
+    lines.append('|---|---|---:|---:|---:|---:|---:|')
+    for r in results:
+        s = r['sizes']
+        fw = {k: s['rust'][k] + s['helpers'][k] + s['glue'][k] for k in ('text', 'rodata', 'data', 'bss')}
+        rows = [('Rust', s['rust']), ('helpers', s['helpers']), ('C glue', s['glue']), ('C tools', s['tools']),
+                ('**framework** (Rust+helpers+glue)', fw)]
+        if any(s['libgcc'].values()):
+            rows.append(('libgcc (already in firmware)', s['libgcc']))
+        for name, v in rows:
+            lines.append('| %s | %s | %d | %d | %d | %d | %d |' % (
+                r['target'], name, v['text'], v['rodata'], v['data'], v['bss'],
+                v['text'] + v['rodata'] + v['data']))
+    lines += ['', '| target | deepest stack (bytes) | chain (frame bytes) | functions reachable | '
+              'with indirect calls | no stack data |', '|---|---:|---|---:|---:|---:|']
+    for r in results:
+        chain = ' → '.join('`%s`' % c for c in r['chain'][:10]) + (' → …' if len(r['chain']) > 10 else '')
+        lines.append('| %s | %d | %s | %d | %d | %d |' % (r['target'], r['stack'], chain.replace('|', '\\|'),
+                                                        r['reachable'], r['indirect'], len(r['unknown'])))
+    m4 = next((r for r in results if r['target'] == 'thumbv7em-none-eabihf'), None)
+    if m4:
+        s = m4['sizes']
+        code = sum(s[p]['text'] + s[p]['rodata'] for p in ('rust', 'helpers', 'glue'))
+        ram = sum(s[p]['data'] + s[p]['bss'] for p in ('rust', 'helpers', 'glue'))
+        lines += ['', 'Budget (reported, not asserted): on Cortex-M4 the old C package\'s framework code at',
+                  '-Os was about 8.1 KB text + 1.1 KB data. Ours: %s KB text+rodata, %s KB data+bss '
+                  '(%s).' % (fmt_kb(code), fmt_kb(ram),
+                             'within budget' if code <= BUDGET_M4[0] and ram <= BUDGET_M4[1] else 'OVER budget')]
+    lines += ['', 'Stack method: Rust frames from `-Z emit-stack-sizes` (.stack_sizes), C frames from gcc',
+              '`-fstack-usage`; call edges from direct calls and tail calls in the disassembly of the linked',
+              'image; the deepest chain from any exported function, MSH command or C tool. Calls through',
+              'function pointers and trait objects (core::fmt, callbacks) are not followed and functions',
+              'without stack data (libgcc, compiler_builtins) count 0, so this is a lower bound: keep a margin.',
+              '', 'Link check: every undefined symbol of each image is rt_*, finsh_*, cJSON_*, webclient_*, ulog_*',
+              'or the C library\'s mem*/str*. RT_USING_RUST: %s.' % (
+                  'a second Rust runtime with its own allocator and panic handler links into the same image'
+                  if coexist_ok else 'not checked')]
+    extra = os.environ.get('CROSS_EXTRA_CFLAGS', '').strip()
+    if extra:
+        lines.append('C flags added for this run (CROSS_EXTRA_CFLAGS): `%s`.' % extra)
+    for r in results:
+        if r['cycles']:
+            lines.append('Recursion on %s (not bounded by the estimate): %s' % (r['target'], ', '.join(r['cycles'])))
+    text = '\n'.join(lines) + '\n'
+    os.makedirs(os.path.join(REPO, 'target'), exist_ok=True)
+    with open(os.path.join(REPO, 'target', 'size-report.md'), 'w') as f:
+        f.write(text)
+    return text
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--targets', default=','.join(t[0] for t in TARGETS))
+    ap.add_argument('--keep-going', action='store_true')
+    ap.add_argument('--no-coexist', action='store_true')
+    args = ap.parse_args()
+    wanted = args.targets.split(',')
+    unknown = [t for t in wanted if t not in [x[0] for x in TARGETS]]
+    if unknown:
+        log('unknown target(s): %s' % ' '.join(unknown))
+        return 2
+    t0 = time.time()
+    log('cargo: %s, rustc: %s (%s)' % (CARGO, RUSTC, run([RUSTC, '--version']).strip()))
+    results, failures, api = [], [], set()
+    for target, board, prefix, cflags in TARGETS:
+        if target not in wanted:
+            continue
+        try:
+            check_target(target, board, prefix, cflags, results, api)
+        except Failure as e:
+            if 'short-enums' in str(e) and prefix.startswith('arm'):
+                e = Failure(str(e) + '\nNote: arm-none-eabi-gcc compiles with -fshort-enums by default (and rustc '
+                            'uses 8-bit C enums on these targets too), and RT-Thread BSPs keep that default; '
+                            'CROSS_EXTRA_CFLAGS=-fno-short-enums tries a board that overrides it.')
+            failures.append(str(e))
+            log('FAILED %s:\n%s' % (target, e))
+            if not args.keep_going:
+                break
+    coexist_ok = False
+    if not failures and not args.no_coexist and COEXIST_TARGET in wanted:
+        t = next(x for x in TARGETS if x[0] == COEXIST_TARGET)
+        try:
+            coexist_check(t[2], t[3])
+            coexist_ok = True
+        except Failure as e:
+            failures.append(str(e))
+            log('FAILED RT_USING_RUST coexistence:\n%s' % e)
+    if results:
+        log('')
+        log(report(results, coexist_ok))
+    checks = len(results) + (1 if coexist_ok else 0)
+    log('cross: %d passed, %d failed (%.0f s)' % (checks, len(failures), time.time() - t0))
+    return 1 if failures else 0
+
+
+if __name__ == '__main__':
+    try:
+        sys.exit(main())
+    except Failure as e:
+        log('FAILED: %s' % e)
+        sys.exit(1)

@@ -1,0 +1,443 @@
+#!/usr/bin/python3
+"""Runs the package's real SConscript under real SCons in stand-in BSPs.
+
+Each case makes a temporary BSP folder (SConstruct, the board's rtconfig.py,
+packages/Agent -> this repository), runs `scons` with RT-Thread's `building`
+module replaced by tests/scons/building.py and cargo/rustc replaced by the
+recording stand-ins in tests/scons/fake-bin, then checks the Rust target, the
+cargo invocation and the group the SConscript returned. A last case loads
+packages/Kconfig with kconfiglib.
+
+Usage: run_tests.py [-v] [-k SUBSTRING]   (prints "N passed, N failed")
+"""
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+FAKE_BIN = os.path.join(HERE, 'fake-bin')
+PYTHON = '/usr/bin/python3' if os.path.exists('/usr/bin/python3') else sys.executable
+SCONS = shutil.which('scons', path='/usr/bin:' + os.environ.get('PATH', '')) or 'scons'
+VERBOSE = '-v' in sys.argv
+
+RUSTFLAGS_BASE = ['-C', 'opt-level=z', '-C', 'panic=abort', '-C', 'relocation-model=static']
+
+
+class Run:
+    pass
+
+
+def expected_sources(pkg):
+    files = glob.glob(os.path.join(pkg, 'src', 'tools', '*.c')) + [os.path.join(pkg, 'src', 'tool_func.c')]
+    files += glob.glob(os.path.join(pkg, 'glue', '*.c'))
+    return sorted(files)
+
+
+def make_sysroot(root, installed=(), rust_src=True):
+    os.makedirs(os.path.join(root, 'lib', 'rustlib'), exist_ok=True)
+    for t in installed:
+        os.makedirs(os.path.join(root, 'lib', 'rustlib', t, 'lib'), exist_ok=True)
+    if rust_src:
+        os.makedirs(os.path.join(root, 'lib', 'rustlib', 'src', 'rust', 'library', 'core'), exist_ok=True)
+    return root
+
+
+def scons(board, config=None, drop=(), env=None, args=(), path=None, installed=(), rust_src=True,
+          rtconfig_py=None, bsp=None):
+    """Run scons in a stand-in BSP for `board`; returns a Run."""
+    r = Run()
+    r.tmp = tempfile.mkdtemp(prefix='rtt-agent-scons-')
+    r.bsp = bsp or os.path.join(r.tmp, 'bsp')
+    if not bsp:
+        os.makedirs(os.path.join(r.bsp, 'packages'))
+        shutil.copy(os.path.join(HERE, 'SConstruct.bsp'), os.path.join(r.bsp, 'SConstruct'))
+        if rtconfig_py is not None:
+            with open(os.path.join(r.bsp, 'rtconfig.py'), 'w') as f:
+                f.write(rtconfig_py)
+        else:
+            shutil.copy(os.path.join(HERE, 'boards', board, 'rtconfig.py'), r.bsp)
+        os.symlink(REPO, os.path.join(r.bsp, 'packages', 'Agent'))
+    r.pkg = os.path.join(r.bsp, 'packages', 'Agent')
+    with open(os.path.join(HERE, 'boards', board, 'config.json')) as f:
+        cfg = json.load(f)
+    for k in drop:
+        cfg.pop(k, None)
+    cfg.update(config or {})
+    r.config_path = os.path.join(r.tmp, 'config.json')
+    with open(r.config_path, 'w') as f:
+        json.dump(cfg, f)
+    r.record_path = os.path.join(r.tmp, 'record.json')
+    r.cargo_log = os.path.join(r.tmp, 'cargo.jsonl')
+    sysroot = make_sysroot(os.path.join(r.tmp, 'sysroot'), installed, rust_src)
+
+    e = {k: v for k, v in os.environ.items()
+         if k not in ('CARGO', 'RUSTC', 'RUSTFLAGS', 'CARGO_ENCODED_RUSTFLAGS', 'RUSTC_BOOTSTRAP',
+                      'CARGO_TARGET_DIR', 'RUSTUP_TOOLCHAIN', 'CARGO_BUILD_TARGET')}
+    e.update({
+        'PATH': FAKE_BIN if path is None else path,
+        'RTT_STANDIN_DIR': HERE,
+        'RTT_STANDIN_CONFIG': r.config_path,
+        'RTT_STANDIN_RECORD': r.record_path,
+        'FAKE_CARGO_LOG': r.cargo_log,
+        'FAKE_RUSTC_SYSROOT': sysroot,
+        'PYTHONDONTWRITEBYTECODE': '1',
+    })
+    e.update(env or {})
+    p = subprocess.run([PYTHON, SCONS, '-Q', '--no-cache'] + list(args), cwd=r.bsp, env=e,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=120)
+    r.rc, r.out, r.err = p.returncode, p.stdout, p.stderr
+    r.records = json.load(open(r.record_path)) if os.path.exists(r.record_path) else []
+    r.calls = [json.loads(l) for l in open(r.cargo_log)] if os.path.exists(r.cargo_log) else []
+    if VERBOSE:
+        print('--- scons %s rc=%d\n%s%s' % (board, r.rc, r.out, r.err))
+    return r
+
+
+def cleanup(r):
+    shutil.rmtree(r.tmp, ignore_errors=True)
+
+
+def check(cond, what, r=None):
+    if not cond:
+        detail = ''
+        if r is not None:
+            detail = '\n  rc=%s\n  stdout:\n%s\n  stderr:\n%s\n  cargo calls: %s\n  records: %s' % (
+                r.rc, r.out, r.err, json.dumps(r.calls, indent=1), json.dumps(r.records, indent=1))
+        raise AssertionError(what + detail)
+
+
+def check_success(r, target, build_std):
+    check(r.rc == 0, 'scons failed', r)
+    check(len(r.calls) == 1, 'cargo should run exactly once', r)
+    c = r.calls[0]
+    want = ['rustc', '--lib', '--release', '--target', target, '--no-default-features',
+            '--manifest-path', os.path.join(r.pkg, 'Cargo.toml'), '--crate-type', 'staticlib']
+    if build_std:
+        want.append('-Zbuild-std=core,alloc')
+    check(c['argv'] == want, 'cargo arguments: got %r, want %r' % (c['argv'], want), r)
+    check(os.path.realpath(c['cwd']) == os.path.realpath(REPO), 'cargo runs in the package folder', r)
+    flags = c['env'].get('RUSTFLAGS', '').split()
+    check(flags[-len(RUSTFLAGS_BASE) - (2 if target.startswith('riscv') else 0):][:len(RUSTFLAGS_BASE)]
+          == RUSTFLAGS_BASE, 'RUSTFLAGS %r lack %r' % (flags, RUSTFLAGS_BASE), r)
+    target_dir = os.path.join(r.bsp, 'build', 'rtt_agent')
+    check(c['env'].get('CARGO_TARGET_DIR') == target_dir, 'CARGO_TARGET_DIR is under the BSP build folder', r)
+    if build_std:
+        check(c['env'].get('RUSTC_BOOTSTRAP') == '1', '-Zbuild-std needs RUSTC_BOOTSTRAP=1', r)
+    else:
+        check('RUSTC_BOOTSTRAP' not in c['env'], 'no RUSTC_BOOTSTRAP without -Zbuild-std', r)
+    check(c['env'].get('RUSTC') == os.path.join(FAKE_BIN, 'rustc'), 'cargo is given the rustc next to it', r)
+    groups = [g for g in r.records if g['name'] == 'Agent']
+    check(len(groups) == 1, 'one Agent group', r)
+    g = groups[0]
+    check(g['built'] and g['depend'] == ['PKG_USING_AGENT'], 'group depends on PKG_USING_AGENT', r)
+    check(g['src'] == expected_sources(r.pkg), 'group sources: %r' % g['src'], r)
+    p = g['parameters']
+    check(p.get('CPPPATH') == [os.path.join(r.pkg, d) for d in ('include', 'include/tools', 'include/channels', 'glue')],
+          'CPPPATH %r' % p.get('CPPPATH'), r)
+    check(p.get('LIBS') == ['rtt_agent'], 'LIBS %r' % p.get('LIBS'), r)
+    check(p.get('LIBPATH') == [os.path.join(target_dir, target, 'release')], 'LIBPATH %r' % p.get('LIBPATH'), r)
+    return c
+
+
+# ----------------------------------------------------------------- the cases
+
+def test_cortex_m4f_hard_float_installed_target():
+    r = scons('stm32f407-m4f', installed=['thumbv7em-none-eabihf'])
+    check_success(r, 'thumbv7em-none-eabihf', build_std=False)
+    check('Rust library for thumbv7em-none-eabihf' in r.out, 'the chosen target is printed', r)
+    cleanup(r)
+
+
+def test_qemu_vexpress_a9_soft_float_build_std():
+    r = scons('qemu-vexpress-a9', installed=['thumbv7em-none-eabihf'])
+    check_success(r, 'armv7a-none-eabi', build_std=True)
+    cleanup(r)
+
+
+def test_riscv32_imac_build_std():
+    r = scons('gd32vf103-rv32')
+    c = check_success(r, 'riscv32imac-unknown-none-elf', build_std=True)
+    check(c['env']['RUSTFLAGS'].split()[-2:] == ['-C', 'code-model=medium'], 'RISC-V code model', r)
+    cleanup(r)
+
+
+def test_user_rustflags_are_kept():
+    r = scons('stm32f407-m4f', env={'RUSTFLAGS': '-C debuginfo=1'}, installed=['thumbv7em-none-eabihf'])
+    c = check_success(r, 'thumbv7em-none-eabihf', build_std=False)
+    check(c['env']['RUSTFLAGS'].split()[:2] == ['-C', 'debuginfo=1'], 'user RUSTFLAGS first', r)
+    cleanup(r)
+
+
+def test_cargo_runs_every_time():
+    r = scons('stm32f407-m4f', installed=['thumbv7em-none-eabihf'])
+    check(r.rc == 0, 'first build', r)
+    r2 = scons('stm32f407-m4f', installed=['thumbv7em-none-eabihf'], bsp=r.bsp)
+    check(r2.rc == 0 and len(r2.calls) == 1, 'cargo runs again on a second scons (cargo decides staleness)', r2)
+    cleanup(r)
+    cleanup(r2)
+
+
+def test_missing_cargo_is_a_clear_error():
+    empty = tempfile.mkdtemp(prefix='rtt-agent-empty-path-')
+    r = scons('stm32f407-m4f', path=empty, installed=['thumbv7em-none-eabihf'])
+    check(r.rc != 0, 'scons must fail without cargo', r)
+    check('rtt-agent: error: cargo was not found' in r.err, 'clear message naming cargo', r)
+    check('PKG_AGENT_PREBUILT_LIB' in r.err and 'rustup' in r.err, 'message says how to fix it', r)
+    check('Traceback' not in r.err, 'no Python traceback', r)
+    check(not r.records, 'no group without a library', r)
+    os.rmdir(empty)
+    cleanup(r)
+
+
+def test_cargo_from_env_var_with_rustc_beside_it():
+    elsewhere = tempfile.mkdtemp(prefix='rtt-agent-toolchain-')
+    for tool in ('cargo', 'rustc'):
+        shutil.copy(os.path.join(FAKE_BIN, tool), elsewhere)
+    empty = tempfile.mkdtemp(prefix='rtt-agent-empty-path-')
+    r = scons('stm32f407-m4f', path=empty, env={'CARGO': os.path.join(elsewhere, 'cargo')},
+              installed=['thumbv7em-none-eabihf'])
+    check(r.rc == 0 and len(r.calls) == 1, '$CARGO is used', r)
+    check(r.calls[0]['argv0'] == os.path.join(elsewhere, 'cargo'), 'the $CARGO binary ran', r)
+    check(r.calls[0]['env'].get('RUSTC') == os.path.join(elsewhere, 'rustc'), 'rustc beside $CARGO', r)
+    shutil.rmtree(elsewhere)
+    os.rmdir(empty)
+    cleanup(r)
+
+
+def test_missing_target_and_sources_is_a_clear_error():
+    r = scons('stm32f407-m4f', installed=[], rust_src=False)
+    check(r.rc != 0 and not r.calls, 'no cargo run without the target', r)
+    check('target thumbv7em-none-eabihf is not installed' in r.err
+          and 'rustup target add thumbv7em-none-eabihf' in r.err, 'clear message naming the target', r)
+    check('Traceback' not in r.err, 'no Python traceback', r)
+    cleanup(r)
+
+
+def test_target_unknown_to_rustc_is_a_clear_error():
+    r = scons('stm32f407-m4f', env={'FAKE_RUSTC_TARGETS': 'x86_64-unknown-linux-gnu'})
+    check(r.rc != 0 and not r.calls, 'no cargo run for an unknown target', r)
+    check('does not know the target thumbv7em-none-eabihf' in r.err, 'clear message', r)
+    cleanup(r)
+
+
+def test_cargo_failure_stops_the_build():
+    r = scons('stm32f407-m4f', env={'FAKE_CARGO_FAIL': '1'}, installed=['thumbv7em-none-eabihf'])
+    check(r.rc != 0 and len(r.calls) == 1, 'scons fails when cargo fails', r)
+    check('cargo failed (exit code 101)' in r.err and 'cannot find value' in r.err, 'cargo output and a summary', r)
+    check(not r.records, 'no group', r)
+    cleanup(r)
+
+
+def test_prebuilt_library_skips_cargo():
+    tmp = tempfile.mkdtemp(prefix='rtt-agent-prebuilt-')
+    lib = os.path.join(tmp, 'librtt_agent.a')
+    with open(lib, 'wb') as f:
+        f.write(b'!<arch>\n')
+    empty = tempfile.mkdtemp(prefix='rtt-agent-empty-path-')
+    r = scons('stm32f407-m4f', config={'PKG_AGENT_PREBUILT_LIB': '"%s"' % lib}, path=empty)
+    check(r.rc == 0 and not r.calls, 'no cargo with a prebuilt library (and none needed)', r)
+    g = r.records[0]
+    check(g['parameters']['LIBS'] == ['rtt_agent'] and g['parameters']['LIBPATH'] == [tmp], 'prebuilt LIBS/LIBPATH', r)
+    check(g['src'] == expected_sources(r.pkg), 'the C half is still compiled', r)
+    cleanup(r)
+    r = scons('stm32f407-m4f', config={'PKG_AGENT_PREBUILT_LIB': '"%s"' % os.path.join(tmp, 'nope.a')})
+    check(r.rc != 0 and 'PKG_AGENT_PREBUILT_LIB' in r.err and 'no such file' in r.err, 'missing prebuilt file', r)
+    cleanup(r)
+    shutil.rmtree(tmp)
+    os.rmdir(empty)
+
+
+def test_rt_using_rust_links_side_by_side():
+    r = scons('stm32f407-m4f', config={'RT_USING_RUST': ''}, installed=['thumbv7em-none-eabihf'])
+    c = check_success(r, 'thumbv7em-none-eabihf', build_std=False)
+    check('--features' not in c['argv'], 'no feature: the staticlib keeps its runtime internal', r)
+    check('RT_USING_RUST is on' in r.out, 'the build says what happens with RT_USING_RUST', r)
+    cleanup(r)
+
+
+def test_clean_removes_the_rust_build():
+    r = scons('stm32f407-m4f', installed=['thumbv7em-none-eabihf'])
+    check(r.rc == 0, 'build', r)
+    lib = os.path.join(r.bsp, 'build', 'rtt_agent', 'thumbv7em-none-eabihf', 'release', 'librtt_agent.a')
+    check(os.path.exists(lib), 'the (fake) library exists after the build', r)
+    c = scons('stm32f407-m4f', installed=['thumbv7em-none-eabihf'], bsp=r.bsp, args=['-c'])
+    check(c.rc == 0, 'scons -c', c)
+    check(not c.calls, 'scons -c does not run cargo', c)
+    check(not os.path.exists(os.path.join(r.bsp, 'build', 'rtt_agent')), 'scons -c removes build/rtt_agent', c)
+    cleanup(r)
+    cleanup(c)
+
+
+def test_package_disabled_builds_nothing():
+    r = scons('stm32f407-m4f', drop=['PKG_USING_AGENT'], installed=['thumbv7em-none-eabihf'])
+    check(r.rc == 0 and not r.calls and not r.records, 'nothing happens without PKG_USING_AGENT', r)
+    cleanup(r)
+
+
+def test_target_override():
+    r = scons('stm32f407-m4f', config={'PKG_AGENT_RUST_TARGET': '"thumbv7em-none-eabi"'})
+    check_success(r, 'thumbv7em-none-eabi', build_std=True)
+    cleanup(r)
+
+
+def test_unknown_board_is_a_clear_error():
+    r = scons('stm32f407-m4f', drop=['ARCH_ARM', 'ARCH_ARM_CORTEX_M', 'ARCH_ARM_CORTEX_M4'],
+              rtconfig_py="ARCH = 'xtensa'\nCPU = 'esp32'\nPLATFORM = 'gcc'\nDEVICE = ' -mlongcalls'\nCFLAGS = DEVICE\n")
+    check(r.rc != 0 and not r.calls, 'no cargo run for an unknown board', r)
+    check('cannot tell the Rust target' in r.err and 'PKG_AGENT_RUST_TARGET' in r.err, 'clear message', r)
+    cleanup(r)
+
+
+# Target detection on more boards: (ARCH_* symbols, rtconfig ARCH, DEVICE flags, expected target)
+DETECTION = [
+    (['ARCH_ARM', 'ARCH_ARM_CORTEX_M0'], 'arm', '-mcpu=cortex-m0 -mthumb', 'thumbv6m-none-eabi'),
+    (['ARCH_ARM', 'ARCH_ARM_CORTEX_M3'], 'arm', '-mcpu=cortex-m3 -mthumb', 'thumbv7m-none-eabi'),
+    (['ARCH_ARM', 'ARCH_ARM_CORTEX_M4'], 'arm', '-mcpu=cortex-m4 -mthumb -mfloat-abi=soft', 'thumbv7em-none-eabi'),
+    (['ARCH_ARM', 'ARCH_ARM_CORTEX_M7'], 'arm', '-mcpu=cortex-m7 -mthumb -mfpu=fpv5-d16 -mfloat-abi=softfp',
+     'thumbv7em-none-eabi'),
+    (['ARCH_ARM', 'ARCH_ARM_CORTEX_M7'], 'arm', '-mcpu=cortex-m7 -mthumb -mfpu=fpv5-d16 -mfloat-abi=hard',
+     'thumbv7em-none-eabihf'),
+    (['ARCH_ARM', 'ARCH_ARM_CORTEX_M33'], 'arm', '-mcpu=cortex-m33 -mthumb -mfpu=fpv5-sp-d16 -mfloat-abi=hard',
+     'thumbv8m.main-none-eabihf'),
+    (['ARCH_ARM', 'ARCH_ARM_CORTEX_A'], 'arm', '-march=armv7-a -mfpu=vfpv3-d16 -mfloat-abi=hard',
+     'armv7a-none-eabihf'),
+    (['ARCH_ARMV8', 'ARCH_AARCH64'], 'aarch64', '-march=armv8-a -mstrict-align', 'aarch64-unknown-none'),
+    (['ARCH_RISCV', 'ARCH_RISCV32'], 'risc-v', '-march=rv32imafc -mabi=ilp32f', 'riscv32imafc-unknown-none-elf'),
+    (['ARCH_RISCV', 'ARCH_RISCV32'], 'risc-v', '-march=rv32imc_zicsr -mabi=ilp32', 'riscv32imc-unknown-none-elf'),
+    (['ARCH_RISCV', 'ARCH_RISCV64'], 'risc-v', '-march=rv64imafdc -mabi=lp64d -mcmodel=medany',
+     'riscv64gc-unknown-none-elf'),
+    (['ARCH_RISCV', 'ARCH_RISCV64'], 'risc-v', '-march=rv64imac -mabi=lp64 -mcmodel=medany',
+     'riscv64imac-unknown-none-elf'),
+]
+
+
+def test_target_detection_table():
+    arch_syms = [k for k in json.load(open(os.path.join(HERE, 'boards', 'stm32f407-m4f', 'config.json')))
+                 if k.startswith('ARCH_')]
+    for syms, arch, device, want in DETECTION:
+        rtconfig_py = "ARCH = %r\nCPU = ''\nPLATFORM = 'gcc'\nDEVICE = %r\nCFLAGS = DEVICE + ' -O2'\n" % (arch, ' ' + device)
+        r = scons('stm32f407-m4f', drop=arch_syms, config={s: '' for s in syms}, rtconfig_py=rtconfig_py)
+        check(r.rc == 0 and len(r.calls) == 1, 'build for %s' % device, r)
+        argv = r.calls[0]['argv']
+        got = argv[argv.index('--target') + 1]
+        check(got == want, '%s %s: got %s, want %s' % (syms, device, got, want), r)
+        cleanup(r)
+
+
+# Every option of shared/spec/abi.md plus the new ones the C glue reads.
+KCONFIG_INT_DEFAULTS = {
+    'PKG_AGENT_WEB_SOCKET_BUFSZ': 2048, 'PKG_AGENT_RESP_BUFSZ': 2048,
+    'PKG_AGENT_MAX_REASONING_LEN': 8192, 'PKG_AGENT_MAX_CONTENT_LEN': 8192,
+    'PKG_AGENT_STREAM_LINE_BUFSZ': 1024, 'PKG_AGENT_MAX_TOOL_ARG_LEN': 1024,
+    'PKG_AGENT_MESSAGE_TRIM': 6, 'PKG_AGENT_MAX_TOKENS': 4096, 'PKG_AGENT_MAX_TOOL_ROUNDS': 10,
+    'PKG_AGENT_HTTP_TIMEOUT_MS': 30000, 'PKG_AGENT_HTTP_RETRIES': 3, 'PKG_AGENT_RETRY_BASE_MS': 500,
+    'PKG_AGENT_LOOP_STACK_SIZE': 10240, 'PKG_AGENT_LOOP_PRIORITY': 20, 'PKG_AGENT_REPLY_TIMEOUT_MS': 30000,
+}
+KCONFIG_STRINGS = ['PKG_AGENT_API_KEY', 'PKG_AGENT_API_URL', 'PKG_AGENT_MODEL_NAME', 'PKG_AGENT_PATH',
+                   'PKG_AGENT_VER', 'PKG_AGENT_PREBUILT_LIB', 'PKG_AGENT_RUST_TARGET']
+KCONFIG_SELECTS = ['PKG_USING_CJSON', 'PKG_USING_WEBCLIENT', 'PKG_USING_MBEDTLS',
+                   'PKG_USING_MBEDTLS_DIGICERT_ROOT_CA', 'PKG_USING_MBEDTLS_CLOBALSIGN_ROOT_CA', 'RT_USING_ULOG']
+
+
+def _kconfig(tmp):
+    import kconfiglib
+    # The symbols the package selects or depends on live in other menus of a
+    # real tree; declare them so the package's Kconfig can be loaded alone.
+    top = os.path.join(tmp, 'Kconfig')
+    with open(top, 'w') as f:
+        for s in KCONFIG_SELECTS + ['PKG_USING_WEBNET', 'WEBNET_USING_CGI', 'WEBCLIENT_USING_FILE_DOWMLOAD',
+                                    'RT_USING_RUST']:
+            f.write('config %s\n    bool\n' % s)
+        f.write('source "%s"\n' % os.path.join(REPO, 'packages', 'Kconfig'))
+    os.environ['CONFIG_'] = ''  # RT-Thread's rtconfig.h has no CONFIG_ prefix
+    kconf = kconfiglib.Kconfig(top, warn_to_stderr=False)
+    check(not kconf.warnings, 'Kconfig warnings: %s' % kconf.warnings)
+    return kconf
+
+
+def test_kconfig_options_and_defaults():
+    try:
+        import kconfiglib  # noqa: F401
+    except ImportError:
+        raise AssertionError('kconfiglib is missing (apt-get install python3-kconfiglib; tests/scons/run.sh does)')
+    tmp = tempfile.mkdtemp(prefix='rtt-agent-kconfig-')
+    try:
+        kconf = _kconfig(tmp)
+        check(kconf.syms['PKG_USING_AGENT'].set_value(2), 'PKG_USING_AGENT can be enabled')
+        for s in KCONFIG_SELECTS:
+            check(kconf.syms[s].str_value == 'y', '%s is selected by PKG_USING_AGENT' % s)
+        for name, value in KCONFIG_INT_DEFAULTS.items():
+            check(name in kconf.syms and kconf.syms[name].str_value == str(value),
+                  '%s defaults to %s (got %s)' % (name, value, kconf.syms.get(name) and kconf.syms[name].str_value))
+        for name in KCONFIG_STRINGS:
+            check(name in kconf.syms and kconf.syms[name].type == kconfiglib.STRING, '%s is a string option' % name)
+        check(kconf.syms['PKG_AGENT_API_URL'].str_value.startswith('https://'), 'API URL default')
+        check(kconf.syms['PKG_AGENT_PREBUILT_LIB'].str_value == '', 'no prebuilt library by default')
+        check(kconf.syms['PKG_AGENT_DROP_REASONING'].str_value == 'n', 'reasoning kept by default')
+        check(kconf.syms['PKG_AGENT_CLI_CHANNEL'].str_value == 'y', 'CLI channel by default')
+        check(kconf.syms['PKG_AGENT_MULTIMODAL_DISABLE'].str_value == 'y', 'multimodal off by default')
+        check(kconf.syms['PKG_AGENT_VER'].str_value != '', 'a version is chosen')
+        # The other choices.
+        check(kconf.syms['PKG_AGENT_DEBUG_CHANNEL'].set_value(2), 'debug channel selectable')
+        check(kconf.syms['PKG_AGENT_CLI_CHANNEL'].str_value == 'n', 'one channel at a time')
+        check(kconf.syms['PKG_AGENT_WEBNET_CHANNEL'].set_value(2), 'webnet channel selectable')
+        check(kconf.syms['PKG_USING_WEBNET'].str_value == 'y', 'webnet channel selects webnet')
+        check(kconf.syms['PKG_AGENT_MULTIMODAL_ENABLE'].set_value(2), 'multimodal selectable')
+        for name in ('PKG_AGENT_FILE_OP_THREAD_SIZE', 'PKG_AGENT_UPLOAD_URL', 'PKG_AGENT_DOWNLOAD_URL'):
+            check(kconf.syms[name].visibility == 2, '%s offered with multimodal' % name)
+        check(kconf.syms['PKG_AGENT_FILE_OP_THREAD_SIZE'].str_value == '4096', 'file thread stack default')
+        # What rtconfig.h gets: every macro the C glue and abi.md name.
+        header = os.path.join(tmp, 'rtconfig.h')
+        kconf.write_autoconf(header)
+        text = open(header).read()
+        glue = open(os.path.join(REPO, 'glue', 'agent_board_config.c')).read()
+        import re
+        for name in sorted(set(re.findall(r'\b(PKG_AGENT_[A-Z_]+)\b', glue))):
+            if name == 'PKG_AGENT_DROP_REASONING':
+                continue  # a bool: absent when off
+            check('#define %s ' % name in text, 'rtconfig.h defines %s' % name)
+        for name in ('PKG_USING_AGENT', 'PKG_AGENT_WEBNET_CHANNEL', 'PKG_AGENT_MULTIMODAL_ENABLE',
+                     'PKG_AGENT_FILE_OP_THREAD_SIZE', 'PKG_AGENT_UPLOAD_URL', 'PKG_AGENT_DOWNLOAD_URL'):
+            check(re.search(r'#define %s\b' % name, text), 'rtconfig.h defines %s' % name)
+    finally:
+        shutil.rmtree(tmp)
+
+
+def test_package_json():
+    with open(os.path.join(REPO, 'packages', 'package.json')) as f:
+        pkg = json.load(f)
+    for key in ('name', 'description', 'enable', 'keywords', 'category', 'author', 'license', 'repository',
+                'site'):
+        check(key in pkg, 'package.json has %s' % key)
+    check(pkg['enable'] == 'PKG_USING_AGENT', 'enable symbol')
+    versions = [s['version'] for s in pkg['site']]
+    kconfig = open(os.path.join(REPO, 'packages', 'Kconfig')).read()
+    for v in versions:
+        check('"%s"' % v in kconfig, 'version %s of package.json is a PKG_AGENT_VER value' % v)
+
+
+def main():
+    only = sys.argv[sys.argv.index('-k') + 1] if '-k' in sys.argv else ''
+    tests = [(n, f) for n, f in sorted(globals().items()) if n.startswith('test_') and only in n]
+    passed = failed = 0
+    for name, fn in tests:
+        try:
+            fn()
+            passed += 1
+            print('ok     %s' % name)
+        except Exception as e:  # noqa: BLE001
+            failed += 1
+            print('FAILED %s: %s' % (name, e if isinstance(e, AssertionError) else traceback.format_exc()))
+        sys.stdout.flush()
+    print('%d passed, %d failed' % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

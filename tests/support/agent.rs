@@ -1,0 +1,139 @@
+//! Running the agent in a test: the debug channel, the scripted server,
+//! and reading back what the server received.
+
+use super::llm_server::*;
+use rtt_agent::cjson_sys::*;
+use rtt_agent::ffi::agent_loop::{self, cleanup_agent_entry, main_loop_entry};
+use rtt_agent::ffi::channels::debug::{agent_debug_ops, send_message};
+use rtt_agent::ffi::chat::{set_overrides, Overrides};
+use rtt_agent::ffi::config::agent_config_set;
+use rtt_agent::ffi::messages::TYPE_TEXT;
+use std::ffi::{CStr, CString};
+use std::sync::{Mutex, MutexGuard};
+
+/// One agent per process, and exact heap figures: tests take this lock
+/// first thing and hold it to their end.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+pub fn lock() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A running agent on the debug channel, talking to `server`; stopped (and
+/// everything freed) when dropped.
+pub struct Agent;
+
+impl Agent {
+    pub fn start(server: &LlmServer, overrides: Overrides) -> Agent {
+        let url = CString::new(server.url()).unwrap();
+        agent_config_set(
+            c"sk-loop-secret-456".as_ptr(),
+            c"loop-model".as_ptr(),
+            url.as_ptr(),
+        );
+        set_overrides(Overrides {
+            retry_base_ms: overrides.retry_base_ms.or(Some(10)),
+            timeout_ms: overrides.timeout_ms.or(Some(3000)),
+            ..overrides
+        });
+        agent_loop::set_channel(std::ptr::addr_of!(agent_debug_ops));
+        assert_eq!(main_loop_entry(), 0);
+        Agent
+    }
+
+    pub fn ask(&self, text: &str) -> String {
+        ask(text)
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        cleanup_agent_entry();
+        set_overrides(Overrides::default());
+    }
+}
+
+/// Send through the debug channel; the reply's text.
+pub fn ask(text: &str) -> String {
+    let mut content = text.as_bytes().to_vec();
+    content.push(0);
+    let mut reply = String::new();
+    send_message(TYPE_TEXT, &content, &mut |r| {
+        reply = String::from_utf8_lossy(r).into_owned()
+    })
+    .expect("a reply");
+    reply
+}
+
+/// `messages` of a recorded request as (role, content, tool_call_id, tool
+/// call ids, has reasoning_content).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Msg {
+    pub role: String,
+    pub content: String,
+    pub tool_call_id: String,
+    pub calls: Vec<String>,
+    pub reasoning: Option<String>,
+}
+
+pub fn messages_of(req: &RecordedRequest) -> Vec<Msg> {
+    let body = CString::new(req.body.clone()).unwrap();
+    let mut out = Vec::new();
+    unsafe {
+        let root = cJSON_Parse(body.as_ptr());
+        assert!(!root.is_null(), "request body is not JSON");
+        let msgs = cJSON_GetObjectItemCaseSensitive(root, c"messages".as_ptr());
+        for i in 0..cJSON_GetArraySize(msgs) {
+            let m = cJSON_GetArrayItem(msgs, i);
+            let s = |o: *mut cJSON, k: &CStr| {
+                let it = cJSON_GetObjectItemCaseSensitive(o, k.as_ptr());
+                (!it.is_null() && !(*it).valuestring.is_null()).then(|| {
+                    CStr::from_ptr((*it).valuestring)
+                        .to_string_lossy()
+                        .into_owned()
+                })
+            };
+            let calls_arr = cJSON_GetObjectItemCaseSensitive(m, c"tool_calls".as_ptr());
+            let calls = (0..cJSON_GetArraySize(calls_arr))
+                .map(|j| s(cJSON_GetArrayItem(calls_arr, j), c"id").unwrap_or_default())
+                .collect();
+            out.push(Msg {
+                role: s(m, c"role").unwrap_or_default(),
+                content: s(m, c"content").unwrap_or_default(),
+                tool_call_id: s(m, c"tool_call_id").unwrap_or_default(),
+                calls,
+                reasoning: s(m, c"reasoning_content"),
+            });
+        }
+        cJSON_Delete(root);
+    }
+    out
+}
+
+pub fn roles(msgs: &[Msg]) -> Vec<&str> {
+    msgs.iter().map(|m| m.role.as_str()).collect()
+}
+
+/// A tool-call response with `reasoning_content` streamed first.
+pub fn calls_with_reasoning(reasoning: &str, calls: &[(&str, &str, &[&str])]) -> ScriptedResponse {
+    let mut events = vec![sse_event(&chunk_json(
+        &format!(
+            r#"{{"role":"assistant","reasoning_content":{}}}"#,
+            json_string(reasoning)
+        ),
+        None,
+    ))];
+    events.extend(sse_tool_call_events(calls));
+    events.push(sse_finish("tool_calls"));
+    events.push(sse_done());
+    ScriptedResponse::sse(events)
+}
+
+/// Start a scripted server whose script is not counted in the host heap's
+/// `used`: the server frees it, so counting it would skew exact checks.
+pub fn uncounted_server(script: impl FnOnce() -> Vec<ScriptedResponse>) -> LlmServer {
+    rtt_agent::host::heap::exclude_this_thread(true);
+    let server = LlmServer::start(script());
+    rtt_agent::host::heap::exclude_this_thread(false);
+    server.expect("start the scripted server")
+}
