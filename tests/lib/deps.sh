@@ -27,3 +27,9 @@ ensure_cbindgen() {
     echo "installing cbindgen (build-time tool for the ABI check; not linked)"
     cargo install --locked --quiet cbindgen
 }
+
+ensure_cargo_fuzz() {
+    command -v cargo-fuzz >/dev/null 2>&1 && return 0
+    echo "installing cargo-fuzz (runs the fuzz target; not linked)"
+    cargo install --locked --quiet cargo-fuzz
+}
