@@ -14,5 +14,8 @@ fn simulator_through_a_pty() {
         .expect("python3 runs tests/sim_pty.py");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success() && stdout.contains(" passed, 0 failed"), "{stdout}\n{stderr}");
+    assert!(
+        out.status.success() && stdout.contains(" passed, 0 failed"),
+        "{stdout}\n{stderr}"
+    );
 }

@@ -22,8 +22,9 @@ const HEADER_BUFSZ: usize = 1024;
 const ERROR_BODY_MAX: usize = 2048;
 /// Longest single wait between attempts.
 const MAX_BACKOFF_MS: u32 = 60_000;
-/// Largest read buffer, whatever PKG_AGENT_RESP_BUFSZ says.
-const MAX_READ_BUF: usize = 16 * 1024;
+/// Largest read buffer, whatever PKG_AGENT_RESP_BUFSZ says: the parser is
+/// incremental, so a bigger buffer only costs heap.
+const MAX_READ_BUF: usize = 4096;
 
 /// Set by the agent's cleanup: stop at the next read, write or wait.
 static CANCEL: AtomicBool = AtomicBool::new(false);
@@ -414,29 +415,32 @@ unsafe fn http_error<E>(
     status: c_int,
     error: &mut ErrorText,
 ) -> Attempt<E> {
-    let mut body = [0u8; ERROR_BODY_MAX + 1];
+    // On the heap: 2 KB is a fifth of the loop thread's stack on a board.
+    // Without memory the status alone is reported.
+    let mut body: Vec<u8> = Vec::new();
+    if body.try_reserve_exact(ERROR_BODY_MAX + 1).is_ok() {
+        body.resize(ERROR_BODY_MAX + 1, 0);
+    }
+    let cap = body.len().saturating_sub(1);
     let mut len = 0;
-    while len < ERROR_BODY_MAX {
-        let n = webclient_read(
-            session,
-            body[len..].as_mut_ptr() as *mut c_void,
-            ERROR_BODY_MAX - len,
-        );
+    while len < cap {
+        let n = webclient_read(session, body[len..].as_mut_ptr() as *mut c_void, cap - len);
         if n <= 0 {
             break;
         }
         len += n as usize;
     }
-    body[len] = 0;
+    let nul = [0u8];
+    let body: &[u8] = if body.is_empty() { &nul } else { &body[..=len] };
     let mut status_buf = [0u8; 24];
     let status_text = digits(status.max(0) as usize, &mut status_buf).to_bytes();
-    let message = error_message(&body[..=len]);
+    let message = error_message(body);
     match message {
         Some(parsed) => {
             error.set(&[b"HTTP ", status_text, b": ", parsed.to_bytes()]);
             crate::cjson_sys::cJSON_Delete(parsed.tree);
         }
-        None => error.set(&[b"HTTP ", status_text, b": ", trim(&body[..len])]),
+        None => error.set(&[b"HTTP ", status_text, b": ", trim(&body[..body.len() - 1])]),
     }
     crate::log_e!("{}", error.as_str());
     let retry_after_ms = retry_after(session);

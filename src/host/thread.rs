@@ -29,6 +29,83 @@ thread_local! {
     };
 }
 
+/// Stack high-water marks per thread name (deepest use seen), measured by
+/// painting each thread's unused stack at start and scanning it at exit.
+static HIGH_WATER: Mutex<[([u8; 16], usize); 16]> = Mutex::new([([0; 16], 0); 16]);
+
+const PAINT: u8 = 0xA5;
+/// Left unpainted at the low end (guard area, red zone of signal frames).
+const LOW_MARGIN: usize = 16 * 1024;
+
+/// This thread's stack as (lowest address, highest address).
+fn stack_bounds() -> Option<(usize, usize)> {
+    // SAFETY: pthread calls on the calling thread with local out-parameters.
+    unsafe {
+        let mut attr: libc::pthread_attr_t = core::mem::zeroed();
+        if libc::pthread_getattr_np(libc::pthread_self(), &mut attr) != 0 {
+            return None;
+        }
+        let mut addr: *mut c_void = ptr::null_mut();
+        let mut size: libc::size_t = 0;
+        let ok = libc::pthread_attr_getstack(&attr, &mut addr, &mut size) == 0;
+        libc::pthread_attr_destroy(&mut attr);
+        ok.then(|| (addr as usize, addr as usize + size))
+    }
+}
+
+/// Fill the unused part of this thread's stack (below the caller's frame)
+/// with a pattern.
+#[inline(never)]
+fn paint_stack() -> Option<(usize, usize)> {
+    let (low, high) = stack_bounds()?;
+    let marker = 0u8;
+    let sp = &marker as *const u8 as usize;
+    let start = low + LOW_MARGIN;
+    let end = sp.checked_sub(4096)?;
+    if end <= start {
+        return None;
+    }
+    // SAFETY: [start, end) lies inside this thread's own stack, below the
+    // live frames (4 KB under this one), above the guard area: memory no
+    // object occupies.
+    unsafe { ptr::write_bytes(start as *mut u8, PAINT, end - start) };
+    Some((start, high))
+}
+
+/// Deepest stack use since `paint_stack`, in bytes from the stack's top.
+fn measure_stack(painted: (usize, usize)) -> usize {
+    let (start, high) = painted;
+    let mut at = start;
+    // SAFETY: reading this thread's own stack in the painted range.
+    while at < high && unsafe { ptr::read_volatile(at as *const u8) } == PAINT {
+        at += 1;
+    }
+    high - at
+}
+
+fn record_high_water(name: &[u8; 16], used: usize) {
+    let mut table = HIGH_WATER.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(slot) = table.iter_mut().find(|(n, _)| n == name) {
+        slot.1 = slot.1.max(used);
+    } else if let Some(slot) = table.iter_mut().find(|(n, _)| n[0] == 0) {
+        *slot = (*name, used);
+    }
+}
+
+/// The deepest stack use measured for threads named `name`, in bytes.
+pub fn stack_high_water(name: &str) -> Option<usize> {
+    let table = HIGH_WATER.lock().unwrap_or_else(|e| e.into_inner());
+    table
+        .iter()
+        .find(|(n, _)| n[0] != 0 && n.split(|&b| b == 0).next() == Some(name.as_bytes()))
+        .map(|(_, v)| *v)
+}
+
+/// Forget the measured high-water marks.
+pub fn reset_stack_high_water() {
+    *HIGH_WATER.lock().unwrap_or_else(|e| e.into_inner()) = [([0; 16], 0); 16];
+}
+
 /// Extra room every host thread gets on top of the stack it asked for: the
 /// host's libc and std need more than a microcontroller's code does.
 const HOST_STACK_EXTRA: usize = 256 * 1024;
@@ -135,8 +212,13 @@ pub extern "C" fn rt_thread_startup(thread: rt_thread_t) -> rt_err_t {
             CURRENT.with(|c| c.set(t));
             // SAFETY: the record stays alive until freed below, by this thread.
             unsafe {
+                let name = (*t).name;
+                let painted = paint_stack();
                 if let Some(entry) = (*t).entry {
                     entry((*t).parameter);
+                }
+                if let Some(p) = painted {
+                    record_high_water(&name, measure_stack(p));
                 }
                 CURRENT.with(|c| c.set(ptr::null_mut()));
                 free_box(t);

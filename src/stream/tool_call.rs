@@ -205,9 +205,20 @@ impl Calls {
     /// The stream is over: put the calls in index order (arrival order for
     /// equal indexes) and give every call without an id a unique one.
     pub(crate) fn complete(&mut self) -> Result<(), StreamError> {
-        // (index, seq) is unique, so the unstable sort (which, unlike the
-        // stable one, allocates nothing) gives the stable order.
-        self.list.sort_unstable_by_key(|c| (c.index, c.seq));
+        // Insertion sort by (index, seq), which is unique: a response has a
+        // handful of calls, and this needs no allocation and only a few
+        // bytes of stack (core's sorts put kilobytes of scratch on the stack
+        // of a thread that has 10 KB in all on a board).
+        for i in 1..self.list.len() {
+            let mut j = i;
+            while j > 0
+                && (self.list[j - 1].index, self.list[j - 1].seq)
+                    > (self.list[j].index, self.list[j].seq)
+            {
+                self.list.swap(j - 1, j);
+                j -= 1;
+            }
+        }
         for k in 0..self.list.len() {
             if self.list.get(k).is_some_and(|c| c.id.is_empty()) {
                 let id = self.unique_id(k)?;

@@ -1,0 +1,116 @@
+//! Figures, not tests: heap peak of one `chat()` with a 20-message context
+//! and 3 tools, and for a 10-round tool conversation the heap peak above the
+//! pre-`init_agent` baseline and the AgentLoop thread's stack high-water mark
+//! (painted stack, measured by the host thread implementation).
+//!
+//!     cargo bench --bench agent
+
+#[path = "../tests/support/mod.rs"]
+mod support;
+
+use rtt_agent::cjson_sys::*;
+use rtt_agent::ffi::chat::{chat, chat_response_free};
+use rtt_agent::ffi::tools::get_agent_tools;
+use rtt_agent::host::{heap, thread};
+use std::ffi::CString;
+use std::time::Duration;
+use support::agent::*;
+use support::llm_server::*;
+
+extern "C" {
+    fn init_tools();
+    fn agent_tools_cleanup();
+}
+
+fn settled_used() -> usize {
+    thread::settle(Duration::from_secs(10));
+    heap::used()
+}
+
+/// 20 messages of ordinary length, as a conversation would have them.
+fn context_json() -> String {
+    let mut msgs = vec![
+        r#"{"role":"system","content":"You are an assistant running on an RT-Thread device."}"#
+            .to_string(),
+    ];
+    for i in 0..10 {
+        msgs.push(format!(r#"{{"role":"user","content":"Question number {i}: please tell me the state of sensor {i} and what it means for the pump."}}"#));
+        msgs.push(format!(r#"{{"role":"assistant","content":"Sensor {i} reads a normal value; the pump can keep running at its current speed, no action is needed right now."}}"#));
+    }
+    format!("[{}]", msgs[..20].join(","))
+}
+
+fn chat_heap_peak() {
+    let server = uncounted_server(|| {
+        vec![ScriptedResponse::tool_calls(&[(
+            "call_1",
+            "add",
+            &["{\"a\":", "2,\"b\":", "3}"],
+        )])]
+    });
+    let url = CString::new(server.url()).unwrap();
+    rtt_agent::ffi::config::agent_config_set(c"sk-bench".as_ptr(), c"bench".as_ptr(), url.as_ptr());
+    // SAFETY: C functions of the package.
+    unsafe { init_tools() };
+    let ctx = CString::new(context_json()).unwrap();
+    // SAFETY: cJSON calls on trees made and freed here.
+    unsafe {
+        let messages = cJSON_Parse(ctx.as_ptr());
+        let base = settled_used();
+        heap::rt_host_heap_reset_max_used();
+        let resp = chat(messages, get_agent_tools(), 0, None, None, None);
+        let peak = heap::max_used() - base;
+        assert!(!resp.is_null());
+        chat_response_free(resp);
+        cJSON_Delete(messages);
+        agent_tools_cleanup();
+        println!("chat(): 20-message context, 3 tools, one streamed tool call");
+        println!("  heap peak above the caller's trees: {peak} bytes (C package: 30.9 KB)");
+    }
+}
+
+fn loop_figures() {
+    // 10 plain exchanges (20 messages of context), then 9 tool rounds and an answer.
+    let server = uncounted_server(|| {
+        let mut script: Vec<ScriptedResponse> = (0..10)
+            .map(|i| ScriptedResponse::text(&[&*format!("Answer {i}: everything is normal.")]))
+            .collect();
+        for r in 0..9 {
+            script.push(ScriptedResponse::tool_calls(&[
+                (&*format!("r{r}a"), "add", &["{\"a\":", "1,\"b\":2}"]),
+                (&*format!("r{r}b"), "mul", &["{\"a\":3,", "\"b\":4}"]),
+            ]));
+        }
+        script.push(ScriptedResponse::text(&["All ten rounds are done."]));
+        script
+    });
+    thread::reset_stack_high_water();
+    let base = settled_used();
+    heap::rt_host_heap_reset_max_used();
+    let agent = Agent::start(&server, rtt_agent::ffi::chat::Overrides::default());
+    for i in 0..10 {
+        agent.ask(&format!("Question {i}: how are the sensors?"));
+    }
+    let reply = agent.ask("Now do the ten-round calculation.");
+    drop(agent);
+    let peak = heap::max_used() - base;
+    let after = settled_used();
+    println!("agent loop: 10-round tool conversation on a 20-message context (reply: {reply:?})");
+    println!(
+        "  heap peak above the pre-init_agent baseline: {peak} bytes; after cleanup: {} bytes",
+        after as isize - base as isize
+    );
+    match thread::stack_high_water("AgentLoop") {
+        Some(s) => println!("  AgentLoop stack high-water mark: {s} bytes (host x86_64 build; the thread gets PKG_AGENT_LOOP_STACK_SIZE = 10240 on a board)"),
+        None => println!("  AgentLoop stack high-water mark: not measured"),
+    }
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return; // cargo test --benches asks for the list of benchmarks
+    }
+    let _serial = lock();
+    chat_heap_peak();
+    loop_figures();
+}
