@@ -106,9 +106,58 @@ fn loop_figures() {
     }
 }
 
+/// One chat() receiving 16 KB of tool-call arguments in 4-byte fragments
+/// (OpenAI's shape), for instruction counting under callgrind:
+///     valgrind --tool=callgrind --toggle-collect=chat target/release/deps/agent-* --chat-16k
+fn chat_16k() {
+    let args: String = {
+        let mut a = String::from("{\"data\":\"");
+        while a.len() < 16 * 1024 - 2 {
+            a.push_str("0123456789abcdef");
+        }
+        a.truncate(16 * 1024 - 2);
+        a.push_str("\"}");
+        a
+    };
+    let fragments: Vec<&str> = args
+        .as_bytes()
+        .chunks(4)
+        .map(|c| std::str::from_utf8(c).unwrap())
+        .collect();
+    let server = uncounted_server(|| {
+        vec![ScriptedResponse::tool_calls(&[(
+            "call_1", "store", &fragments,
+        )])]
+    });
+    let url = CString::new(server.url()).unwrap();
+    rtt_agent::ffi::config::agent_config_set(c"sk-bench".as_ptr(), c"bench".as_ptr(), url.as_ptr());
+    // SAFETY: cJSON calls on trees made and freed here.
+    unsafe {
+        let messages = cJSON_Parse(c"[{\"role\":\"user\",\"content\":\"store it\"}]".as_ptr());
+        let resp = chat(messages, std::ptr::null_mut(), 0, None, None, None);
+        assert!(!resp.is_null());
+        let call = cJSON_GetArrayItem((*resp).tool_call, 0);
+        let f = cJSON_GetObjectItemCaseSensitive(call, c"function".as_ptr());
+        let got = std::ffi::CStr::from_ptr(
+            (*cJSON_GetObjectItemCaseSensitive(f, c"arguments".as_ptr())).valuestring,
+        );
+        assert_eq!(got.to_bytes(), args.as_bytes());
+        chat_response_free(resp);
+        cJSON_Delete(messages);
+    }
+    println!(
+        "chat(): 16 KB of arguments in {} fragments received whole",
+        fragments.len()
+    );
+}
+
 fn main() {
     if std::env::args().any(|a| a == "--list") {
         return; // cargo test --benches asks for the list of benchmarks
+    }
+    if std::env::args().any(|a| a == "--chat-16k") {
+        chat_16k();
+        return;
     }
     let _serial = lock();
     chat_heap_peak();

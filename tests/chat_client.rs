@@ -137,3 +137,31 @@ fn tool_call_with_id_only_in_the_first_fragment() {
         vec![("call_1".into(), "add".into(), "{\"a\":1,\"b\":2}".into())]
     );
 }
+
+#[test]
+fn the_api_key_never_reaches_the_log() {
+    let _g = serial();
+    let server = LlmServer::start(vec![
+        ScriptedResponse::error(
+            401,
+            "Incorrect API key provided: sk-tes***123",
+            "invalid_request_error",
+            None,
+        ),
+        ScriptedResponse::tool_calls(&[("call_9", "add", &["{\"a\":1,\"b\":2}"])]),
+    ])
+    .unwrap();
+    point_at(&server);
+    rtt_agent::host::console::rt_host_console_capture(1);
+    let failed = ask(HELLO, None);
+    let ok = ask(HELLO, None);
+    let log = rtt_agent::host::console::take_captured();
+    rtt_agent::host::console::rt_host_console_capture(0);
+    assert!(failed.unwrap_err().contains("HTTP 401"));
+    assert!(ok.is_ok());
+    assert!(log.contains("HTTP 401"), "the failure was logged: {log}");
+    assert!(
+        !log.contains("sk-test-secret-123"),
+        "the key leaked into the log: {log}"
+    );
+}

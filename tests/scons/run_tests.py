@@ -195,6 +195,16 @@ def test_missing_cargo_is_a_clear_error():
     cleanup(r)
 
 
+def test_unimplemented_options_are_a_clear_error():
+    for option in ('PKG_AGENT_WEBNET_CHANNEL', 'PKG_AGENT_MULTIMODAL_ENABLE'):
+        r = scons('stm32f407-m4f', config={option: True}, installed=['thumbv7em-none-eabihf'])
+        check(r.rc != 0, 'scons must stop for %s' % option, r)
+        check('rtt-agent: error:' in r.err and option in r.err, 'clear message naming %s' % option, r)
+        check('Traceback' not in r.err, 'no Python traceback', r)
+        check(not r.calls, 'cargo is not run', r)
+        cleanup(r)
+
+
 def test_cargo_from_env_var_with_rustc_beside_it():
     elsewhere = tempfile.mkdtemp(prefix='rtt-agent-toolchain-')
     for tool in ('cargo', 'rustc'):
