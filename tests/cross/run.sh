@@ -12,13 +12,8 @@
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
-apt_install() {
-    local sudo=()
-    [ "$(id -u)" -eq 0 ] || sudo=(sudo)
-    export DEBIAN_FRONTEND=noninteractive
-    "${sudo[@]}" apt-get install -y --no-install-recommends "$@" ||
-        { "${sudo[@]}" apt-get update && "${sudo[@]}" apt-get install -y --no-install-recommends "$@"; }
-}
+# apt_install: tests/lib/deps.sh (installs only what is missing).
+. "$here/../lib/deps.sh"
 
 # Installs the cross toolchains when missing; does nothing when present.
 install_deps() {

@@ -6,13 +6,8 @@
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
-apt_install() {
-    local sudo=()
-    [ "$(id -u)" -eq 0 ] || sudo=(sudo)
-    export DEBIAN_FRONTEND=noninteractive
-    "${sudo[@]}" apt-get install -y --no-install-recommends "$@" ||
-        { "${sudo[@]}" apt-get update && "${sudo[@]}" apt-get install -y --no-install-recommends "$@"; }
-}
+# apt_install: tests/lib/deps.sh (installs only what is missing).
+. "$here/../lib/deps.sh"
 
 # Installs SCons and kconfiglib (Debian's, for /usr/bin/python3) when missing.
 install_deps() {
