@@ -460,8 +460,10 @@ fn connect_failures_and_bad_uris() {
     assert_eq!(post(s, &refused, Some(b"x")), -WEBCLIENT_CONNECT_FAILED);
     assert_eq!(post(s, &refused, None), -WEBCLIENT_CONNECT_FAILED);
     assert_eq!(get(s, &refused), -WEBCLIENT_CONNECT_FAILED);
+    // https:// is served (tests/host_webclient_tls.rs); nothing listens here.
+    let refused_tls = format!("https://127.0.0.1:{closed_port}/v1");
+    assert_eq!(post(s, &refused_tls, Some(b"x")), -WEBCLIENT_CONNECT_FAILED);
     for bad in [
-        "https://127.0.0.1/",
         "ftp://h/",
         "http://",
         "http://h:70000/",

@@ -1,5 +1,6 @@
 //! The webclient 2.x client API (RT-Thread package `webclient` 2.3.0) served
-//! over real TCP, so that the library's HTTP code paths run on Linux.
+//! over real TCP, and over TLS for `https://` URIs, so that the library's
+//! HTTP code paths run on Linux and the simulator reaches real endpoints.
 //!
 //! Behaviour follows the package's `src/webclient.c` where callers can see
 //! it, with its rough edges filed off:
@@ -37,6 +38,30 @@
 //! under that mutex before closing): the same rule as `closesocket` on a
 //! board's session socket.
 //!
+//! # HTTPS
+//! `https://host[:port]/path` (port 443 by default) runs the same requests
+//! over TLS (rustls, ring provider): TLS 1.2 or 1.3, SNI = host, ALPN
+//! `http/1.1`. The server's certificate must chain to a root of the
+//! system's store (`/etc/ssl/certs` on Debian, package `ca-certificates`;
+//! `SSL_CERT_FILE`/`SSL_CERT_DIR` override it) or to one of the PEM
+//! certificates in the file named by [`CA_FILE_ENV`] (private CAs, tests).
+//! Both are read once, at the first `https://` request of the process.
+//! A failed handshake (certificate not trusted, name mismatch, the server
+//! not speaking TLS, a timeout) is `-WEBCLIENT_CONNECT_FAILED`, logged as
+//! one line naming host and port only. Read timeouts, their resumption,
+//! the body framings and the abort work as over plain TCP (the abort shuts
+//! the TCP socket under the TLS session down). A server that closes without
+//! TLS's `close_notify` ends the stream as a plain close would: bodies with
+//! a length or chunked framing still tell a cut from an end.
+//!
+//! The TLS state of a connection (about 11 KB for a small exchange; its
+//! record buffers grow towards 16 KB each with full-size records) comes
+//! from the global allocator, i.e. the accounting heap, while the request
+//! runs, and is freed with the connection: session resumption is off, so
+//! nothing outlives a session. The shared client configuration (the root
+//! store) is built once and kept out of the heap's `used` count, like the
+//! system's own trust store.
+//!
 //! Header contents carry the API key: nothing here logs or prints them.
 
 use super::ipc::{free_box, try_box};
@@ -46,12 +71,19 @@ use crate::rtt::webclient::{
 };
 use core::cell::UnsafeCell;
 use core::ffi::{c_char, c_int, c_void, CStr};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, ServerName};
+use rustls::{ClientConfig, ClientConnection, RootCertStore};
 use std::io::{self, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
+
+/// Environment variable naming a PEM file of extra root certificates that
+/// `https://` servers may chain to, besides the system's.
+pub const CA_FILE_ENV: &str = "RTT_AGENT_CA_FILE";
 
 /// The package's `WEBCLIENT_DEFAULT_TIMEO` (6 s), used until
 /// `webclient_set_timeout` is called.
@@ -65,34 +97,33 @@ const MAX_REDIRECTS: u32 = 5;
 
 // ---- transport -------------------------------------------------------------
 
-/// The byte stream under a session.
-///
-/// TLS goes here: add a variant such as
-/// `Tls(Box<rustls::StreamOwned<rustls::ClientConnection, TcpStream>>)`,
-/// make `read`/`write` go through it and `tcp` return its inner socket (so
-/// timeouts and the abort keep working), accept `https://` (port 443) in
-/// [`parse_uri`], which refuses it today, and do the handshake in
-/// [`connect`].
+/// The byte stream under a session: plain TCP, or TLS over TCP. Either
+/// way the socket's own timeouts bound every blocking call, and the abort
+/// shuts that socket down.
 enum Conn {
     Tcp(TcpStream),
+    Tls(Box<Tls>),
 }
 
 impl Conn {
     fn tcp(&self) -> &TcpStream {
         match self {
             Conn::Tcp(s) => s,
+            Conn::Tls(t) => &t.sock,
         }
     }
 
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
             Conn::Tcp(s) => s.read(buf),
+            Conn::Tls(t) => t.read(buf),
         }
     }
 
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
             Conn::Tcp(s) => s.write(buf),
+            Conn::Tls(t) => t.write(buf),
         }
     }
 
@@ -100,6 +131,209 @@ impl Conn {
         self.tcp().set_read_timeout(timeout)?;
         self.tcp().set_write_timeout(timeout)
     }
+}
+
+/// A TLS client session over its socket.
+///
+/// rustls's `StreamOwned` is not used: its `write` swallows socket errors
+/// and may block on a read after a blocked write. Here every call does at
+/// most what a plain socket call would, so errors map the same way: a
+/// socket read or write timeout comes out as `WouldBlock` with nothing
+/// lost (received records stay buffered in rustls; encrypted bytes not yet
+/// sent stay queued and go first on the next call).
+struct Tls {
+    conn: ClientConnection,
+    sock: TcpStream,
+}
+
+impl Tls {
+    /// Send what rustls has queued (records, alerts).
+    fn flush(&mut self) -> io::Result<()> {
+        while self.conn.wants_write() {
+            match self.conn.write_tls(&mut self.sock) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// Run the handshake to its end; the error says why it failed.
+    fn handshake(&mut self) -> io::Result<()> {
+        while self.conn.is_handshaking() {
+            match self.conn.complete_io(&mut self.sock) {
+                // complete_io returns while handshaking only on an error;
+                // no progress at all would otherwise spin here.
+                Ok((0, 0)) if self.conn.is_handshaking() => {
+                    return Err(io::ErrorKind::UnexpectedEof.into());
+                }
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        // A last flight (the client's Finished) may still be queued.
+        self.flush()
+    }
+
+    /// Plaintext into `buf`: what is buffered, else socket reads until a
+    /// whole record has come in. Ok(0) at the end of the stream, with or
+    /// without the server's `close_notify`.
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.flush()?;
+        loop {
+            match self.conn.reader().read(buf) {
+                Ok(n) => return Ok(n),
+                // No plaintext yet: read more records below.
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                // TCP closed without close_notify, as many servers do: the
+                // framing above tells an end from a cut.
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(0),
+                Err(e) => return Err(e),
+            }
+            match self.conn.read_tls(&mut self.sock) {
+                // End of stream: the reader reports it on the next turn.
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+            if let Err(e) = self.conn.process_new_packets() {
+                // Tell the server why (an alert), then fail.
+                let _ = self.flush();
+                return Err(io::Error::new(io::ErrorKind::InvalidData, e));
+            }
+            // Records that call for an answer (a key update) are answered
+            // now.
+            self.flush()?;
+        }
+    }
+
+    /// Encrypt as much of `buf` as rustls takes and send it. After a
+    /// timeout on the send the bytes stay taken (queued, sent first by the
+    /// next call), as a plain socket's kernel buffer would keep them.
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        // What an earlier call left queued goes first; a timeout here has
+        // taken nothing of `buf`.
+        self.flush()?;
+        let n = self.conn.writer().write(buf)?;
+        match self.flush() {
+            Ok(()) => Ok(n),
+            Err(_) if n > 0 => Ok(n),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// The shared client configuration, built at the first `https://` request:
+/// None when it cannot be built (logged then).
+fn tls_config() -> Option<Arc<ClientConfig>> {
+    static CONFIG: OnceLock<Option<Arc<ClientConfig>>> = OnceLock::new();
+    CONFIG
+        .get_or_init(|| {
+            // Built on a helper thread whose allocations the accounting
+            // heap leaves out of `used`: the configuration lives as long as
+            // the process, like the system's trust store it copies, and is
+            // not the firmware's memory.
+            std::thread::Builder::new()
+                .name("webclient-tls-init".into())
+                .spawn(|| {
+                    super::heap::exclude_this_thread(true);
+                    build_tls_config()
+                })
+                .ok()
+                .and_then(|t| t.join().ok())
+                .unwrap_or_else(build_tls_config)
+        })
+        .clone()
+}
+
+fn build_tls_config() -> Option<Arc<ClientConfig>> {
+    let mut roots = RootCertStore::empty();
+    // Unreadable or odd entries in the system store are skipped, as by
+    // other TLS clients.
+    let native = rustls_native_certs::load_native_certs();
+    roots.add_parsable_certificates(native.certs);
+    if let Some(path) = std::env::var_os(CA_FILE_ENV) {
+        let shown = std::path::Path::new(&path).display();
+        match CertificateDer::pem_file_iter(&path) {
+            Ok(certs) => {
+                let certs: Vec<_> = certs.filter_map(Result::ok).collect();
+                let (added, _) = roots.add_parsable_certificates(certs);
+                if added == 0 {
+                    crate::log_e!("webclient: no usable certificate in {CA_FILE_ENV}={shown}");
+                }
+            }
+            Err(e) => crate::log_e!("webclient: cannot read {CA_FILE_ENV}={shown}: {e}"),
+        }
+    }
+    if roots.is_empty() {
+        crate::log_e!(
+            "webclient: no trusted root certificates: install ca-certificates or set {CA_FILE_ENV}"
+        );
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config =
+        match ClientConfig::builder_with_provider(provider).with_safe_default_protocol_versions() {
+            Ok(b) => b.with_root_certificates(roots).with_no_client_auth(),
+            Err(e) => {
+                crate::log_e!("webclient: TLS set-up failed: {e}");
+                return None;
+            }
+        };
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    // Each request has a connection of its own; a ticket cache would keep
+    // heap blocks past the session that received them.
+    config.resumption = rustls::client::Resumption::disabled();
+    Some(Arc::new(config))
+}
+
+/// Why a handshake failed, in a few words: the log line stays one console
+/// line (rustls's own messages can run to several, of numbers).
+fn handshake_failure(e: &io::Error) -> &'static str {
+    use rustls::{CertificateError as C, Error as E};
+    match e.kind() {
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => return "timed out",
+        io::ErrorKind::UnexpectedEof => return "the server closed the connection",
+        _ => {}
+    }
+    let Some(tls) = e.get_ref().and_then(|inner| inner.downcast_ref::<E>()) else {
+        return "connection error";
+    };
+    match tls {
+        E::InvalidCertificate(c) => match c {
+            C::UnknownIssuer => "certificate from an untrusted CA",
+            C::NotValidForName | C::NotValidForNameContext { .. } => {
+                "certificate is for another name"
+            }
+            C::Expired | C::ExpiredContext { .. } => "certificate expired",
+            C::NotValidYet | C::NotValidYetContext { .. } => "certificate not valid yet (clock?)",
+            C::Revoked => "certificate revoked",
+            C::BadSignature => "bad certificate signature",
+            _ => "certificate not accepted",
+        },
+        E::InvalidMessage(_) | E::InappropriateMessage { .. } => {
+            "the server does not speak TLS here"
+        }
+        E::AlertReceived(_) => "the server refused the handshake",
+        E::PeerIncompatible(_) => "no TLS version or cipher in common",
+        E::NoApplicationProtocol => "the server does not offer HTTP/1.1",
+        _ => "TLS error",
+    }
+}
+
+/// A TLS client session for `target` (not connected yet).
+fn tls_session(target: &Target<'_>) -> Result<ClientConnection, c_int> {
+    let config = tls_config().ok_or(-WEBCLIENT_ERROR)?;
+    let name = ServerName::try_from(target.host.to_owned()).map_err(|_| {
+        crate::log_e!("webclient: not a valid TLS server name: {}", target.host);
+        -WEBCLIENT_ERROR
+    })?;
+    ClientConnection::new(config, name).map_err(|e| {
+        crate::log_e!("webclient: TLS set-up failed: {e}");
+        -WEBCLIENT_ERROR
+    })
 }
 
 // ---- abort -----------------------------------------------------------------
@@ -291,8 +525,10 @@ fn decimal(mut n: usize, buf: &mut [u8; 20]) -> &[u8] {
     }
 }
 
-/// The parts of an `http://host[:port]/path` URI a request needs.
+/// The parts of an `http[s]://host[:port]/path` URI a request needs.
 struct Target<'a> {
+    /// `https://`: TLS over the connection.
+    tls: bool,
     /// `host[:port]` as written: the `Host` header's value.
     authority: &'a [u8],
     /// The host to resolve (IPv6 without its brackets).
@@ -303,13 +539,10 @@ struct Target<'a> {
 }
 
 fn parse_uri(uri: &[u8]) -> Result<Target<'_>, c_int> {
-    let rest = if let Some(rest) = uri.strip_prefix(b"http://") {
-        rest
-    } else if uri.starts_with(b"https://") {
-        // TLS is not served by the host port yet (see `Conn`). Say so
-        // plainly; the URI itself is not logged, it may carry a key.
-        crate::log_e!("webclient: https:// is not supported by the host port yet (no TLS)");
-        return Err(-WEBCLIENT_ERROR);
+    let (tls, rest) = if let Some(rest) = uri.strip_prefix(b"http://") {
+        (false, rest)
+    } else if let Some(rest) = uri.strip_prefix(b"https://") {
+        (true, rest)
     } else {
         return Err(-WEBCLIENT_ERROR);
     };
@@ -339,7 +572,11 @@ fn parse_uri(uri: &[u8]) -> Result<Target<'_>, c_int> {
         }
     };
     let port = if port.is_empty() {
-        80
+        if tls {
+            443
+        } else {
+            80
+        }
     } else {
         let digits = core::str::from_utf8(port).map_err(|_| -WEBCLIENT_ERROR)?;
         match digits.parse::<u16>() {
@@ -352,6 +589,7 @@ fn parse_uri(uri: &[u8]) -> Result<Target<'_>, c_int> {
         return Err(-WEBCLIENT_ERROR);
     }
     Ok(Target {
+        tls,
         authority,
         host,
         port,
@@ -364,7 +602,7 @@ fn connect(
     slot: &AbortSlot,
     target: &Target<'_>,
     timeout: Option<Duration>,
-) -> Result<Conn, c_int> {
+) -> Result<TcpStream, c_int> {
     let addrs = (target.host, target.port)
         .to_socket_addrs()
         .map_err(|_| -WEBCLIENT_ERROR)?;
@@ -381,14 +619,13 @@ fn connect(
             rc = -WEBCLIENT_CONNECT_FAILED;
             continue;
         };
-        let conn = Conn::Tcp(stream);
-        if conn.apply_timeout(timeout).is_err() {
+        if stream.set_read_timeout(timeout).is_err() || stream.set_write_timeout(timeout).is_err() {
             return Err(-WEBCLIENT_NOSOCKET);
         }
         // Small writes (the head, then the body) must not wait for the
         // server's delayed ACK.
-        let _ = conn.tcp().set_nodelay(true);
-        return Ok(conn);
+        let _ = stream.set_nodelay(true);
+        return Ok(stream);
     }
     Err(rc)
 }
@@ -698,14 +935,42 @@ impl Inner {
     }
 
     fn connect_and_send_head(&mut self, slot: &AbortSlot, target: &Target<'_>) -> c_int {
-        let conn = match connect(slot, target, self.timeout) {
-            Ok(c) => c,
+        let tls = match target.tls.then(|| tls_session(target)).transpose() {
+            Ok(tls) => tls,
             Err(rc) => return rc,
         };
-        if !slot.register(conn.tcp().as_raw_fd()) {
+        let sock = match connect(slot, target, self.timeout) {
+            Ok(s) => s,
+            Err(rc) => return rc,
+        };
+        if !slot.register(sock.as_raw_fd()) {
             return -WEBCLIENT_DISCONNECT;
         }
-        self.conn = Some(conn);
+        // Registered before the handshake, so that an abort cuts that short
+        // too.
+        self.conn = Some(match tls {
+            Some(conn) => Conn::Tls(Box::new(Tls { conn, sock })),
+            None => Conn::Tcp(sock),
+        });
+        if let Some(Conn::Tls(t)) = self.conn.as_mut() {
+            if let Err(e) = t.handshake() {
+                let rc = if slot.is_aborted() {
+                    -WEBCLIENT_DISCONNECT
+                } else {
+                    // Host and port only: the path may carry a key.
+                    crate::log_e!(
+                        "webclient: TLS to {}:{} failed: {}",
+                        target.host,
+                        target.port,
+                        handshake_failure(&e)
+                    );
+                    -WEBCLIENT_CONNECT_FAILED
+                };
+                // Unregistered before the socket closes (see AbortSlot::fd).
+                self.disconnect(slot);
+                return rc;
+            }
+        }
         // Taken out for the write, which needs the whole session; an empty
         // Vec stands in without allocating.
         let head = core::mem::take(&mut self.head);
@@ -1239,10 +1504,28 @@ mod tests {
         let t = parse_uri(b"http://[::1]/").ok().unwrap();
         assert_eq!((t.host, t.port, t.authority), ("::1", 80, &b"[::1]"[..]));
         let t = parse_uri(b"http://h").ok().unwrap();
-        assert_eq!(t.path, b"/");
+        assert_eq!((t.path, t.tls), (&b"/"[..], false));
+        let t = parse_uri(b"https://api.example.com/v1?k=1").ok().unwrap();
+        assert_eq!(
+            (t.tls, t.host, t.port, t.authority, t.path),
+            (
+                true,
+                "api.example.com",
+                443,
+                &b"api.example.com"[..],
+                &b"/v1?k=1"[..]
+            )
+        );
+        let t = parse_uri(b"https://[::1]:8443").ok().unwrap();
+        assert_eq!(
+            (t.tls, t.host, t.port, t.path),
+            (true, "::1", 8443, &b"/"[..])
+        );
         for bad in [
             &b"ftp://h/"[..],
             b"http://",
+            b"https://",
+            b"https:/h/",
             b"http://h:0/",
             b"http://h:99999/",
             b"http://h:1x/",

@@ -19,7 +19,7 @@ apt_install() {
 }
 
 ensure_host_deps() {
-    apt_install gcc libcjson-dev valgrind python3
+    apt_install gcc libcjson-dev valgrind python3 ca-certificates
 }
 
 ensure_cbindgen() {
