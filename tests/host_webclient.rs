@@ -463,12 +463,7 @@ fn connect_failures_and_bad_uris() {
     // https:// is served (tests/host_webclient_tls.rs); nothing listens here.
     let refused_tls = format!("https://127.0.0.1:{closed_port}/v1");
     assert_eq!(post(s, &refused_tls, Some(b"x")), -WEBCLIENT_CONNECT_FAILED);
-    for bad in [
-        "ftp://h/",
-        "http://",
-        "http://h:70000/",
-        "http://a b/",
-    ] {
+    for bad in ["ftp://h/", "http://", "http://h:70000/", "http://a b/"] {
         assert_eq!(post(s, bad, Some(b"x")), -WEBCLIENT_ERROR, "{bad}");
     }
     assert_eq!(
