@@ -9,16 +9,18 @@
 //! one lock each (the heap test counts every allocation of the process, and
 //! the timing-sensitive tests are steadier alone).
 
+mod support;
+use support::webclient_client::*;
+
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};
 use rtt_agent::host::heap;
 use rtt_agent::host::webclient::*;
 use rtt_agent::rtt::webclient::{
-    webclient_header_fields_add, webclient_session, WEBCLIENT_CONNECT_FAILED, WEBCLIENT_DISCONNECT,
-    WEBCLIENT_TIMEOUT,
+    webclient_session, WEBCLIENT_CONNECT_FAILED, WEBCLIENT_DISCONNECT, WEBCLIENT_TIMEOUT,
 };
 use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
 use rustls::{ServerConfig, ServerConnection, StreamOwned};
-use std::ffi::{c_int, c_void, CString};
+use std::ffi::{c_int, c_void};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::mpsc;
@@ -119,105 +121,10 @@ fn serve_tls(
     (port, handle)
 }
 
-struct Request {
-    head: String,
-    body: Vec<u8>,
-}
-
-impl Request {
-    fn lines(&self) -> Vec<&str> {
-        self.head.split("\r\n").collect()
-    }
-
-    /// Every value of header `name` (any case), in order.
-    fn values(&self, name: &str) -> Vec<&str> {
-        self.lines()
-            .into_iter()
-            .skip(1)
-            .filter_map(|l| l.split_once(':'))
-            .filter(|(n, _)| n.trim().eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.trim())
-            .collect()
-    }
-}
-
-/// Read a request head (byte by byte, so nothing past it is consumed) and
-/// its Content-Length body.
-fn read_request(s: &mut impl Read) -> Request {
-    let mut head = Vec::new();
-    let mut b = [0u8; 1];
-    while !head.ends_with(b"\r\n\r\n") {
-        s.read_exact(&mut b).unwrap();
-        head.push(b[0]);
-    }
-    let head = String::from_utf8(head).unwrap();
-    let mut req = Request {
-        head,
-        body: Vec::new(),
-    };
-    let len = req
-        .values("Content-Length")
-        .first()
-        .map_or(0, |v| v.parse::<usize>().unwrap());
-    req.body = vec![0; len];
-    s.read_exact(&mut req.body).unwrap();
-    req
-}
-
 /// Send `data` (one TLS record per write) and flush it out.
 fn send(s: &mut ServerStream, data: &[u8]) {
     s.write_all(data).unwrap();
     s.flush().unwrap();
-}
-
-fn create(header_sz: usize) -> Session {
-    let s = webclient_session_create(header_sz);
-    assert!(!s.is_null());
-    s
-}
-
-fn add(s: Session, line: &str) -> c_int {
-    let line = CString::new(line).unwrap();
-    unsafe { webclient_header_fields_add(s, c"%s".as_ptr(), line.as_ptr()) }
-}
-
-fn post(s: Session, uri: &str, body: Option<&[u8]>) -> c_int {
-    let uri = CString::new(uri).unwrap();
-    match body {
-        Some(b) => webclient_post(s, uri.as_ptr(), b.as_ptr() as *const c_void, b.len()),
-        None => webclient_post(s, uri.as_ptr(), std::ptr::null(), 0),
-    }
-}
-
-fn get(s: Session, uri: &str) -> c_int {
-    let uri = CString::new(uri).unwrap();
-    webclient_get(s, uri.as_ptr())
-}
-
-fn read(s: Session, buf: &mut [u8]) -> c_int {
-    webclient_read(s, buf.as_mut_ptr() as *mut c_void, buf.len())
-}
-
-/// Read the body to its end with buffers of the given sizes in turn;
-/// fails on any error (timeouts included).
-fn read_all(s: Session, sizes: &[usize]) -> Result<Vec<u8>, c_int> {
-    let mut body = Vec::new();
-    let mut buf = [0u8; 4096];
-    for i in 0.. {
-        let size = sizes[i % sizes.len()];
-        let n = read(s, &mut buf[..size]);
-        if n < 0 {
-            return Err(n);
-        }
-        if n == 0 {
-            break;
-        }
-        assert!(n as usize <= size);
-        body.extend_from_slice(&buf[..n as usize]);
-    }
-    // The end stays the end.
-    assert_eq!(read(s, &mut buf[..16]), 0);
-    Ok(body)
 }
 
 /// SSE-like events as a chat completion stream sends them.
@@ -655,18 +562,6 @@ fn system_store_child() {
     webclient_close(s);
     server.join().unwrap();
     let _ = std::fs::remove_file(&path);
-}
-
-/// `used` once transient allocations elsewhere in the process (the test
-/// harness) have settled: the smallest of a few samples.
-fn quiet_used() -> usize {
-    (0..5)
-        .map(|_| {
-            thread::sleep(Duration::from_millis(5));
-            heap::used()
-        })
-        .min()
-        .unwrap()
 }
 
 fn tls_exchange() {

@@ -4,3 +4,4 @@
 pub mod agent;
 pub mod arith_model;
 pub mod llm_server;
+pub mod webclient_client;

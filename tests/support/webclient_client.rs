@@ -1,0 +1,125 @@
+//! Calling the host webclient from tests: thin wrappers over the C API and
+//! a minimal HTTP request reader for the test servers.
+
+use rtt_agent::host::heap;
+use rtt_agent::host::webclient::*;
+use rtt_agent::rtt::webclient::{webclient_header_fields_add, webclient_session};
+use std::ffi::{c_int, c_void, CStr, CString};
+use std::io::Read;
+use std::thread;
+use std::time::Duration;
+
+pub type Session = *mut webclient_session;
+
+pub struct Request {
+    pub head: String,
+    pub body: Vec<u8>,
+}
+
+impl Request {
+    pub fn lines(&self) -> Vec<&str> {
+        self.head.split("\r\n").collect()
+    }
+
+    /// Every value of header `name` (any case), in order.
+    pub fn values(&self, name: &str) -> Vec<&str> {
+        self.lines()
+            .into_iter()
+            .skip(1)
+            .filter_map(|l| l.split_once(':'))
+            .filter(|(n, _)| n.trim().eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.trim())
+            .collect()
+    }
+}
+
+/// Read a request head (byte by byte, so nothing past it is consumed) and
+/// its Content-Length body.
+pub fn read_request(s: &mut impl Read) -> Request {
+    let mut head = Vec::new();
+    let mut b = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        s.read_exact(&mut b).unwrap();
+        head.push(b[0]);
+    }
+    let head = String::from_utf8(head).unwrap();
+    let mut req = Request {
+        head,
+        body: Vec::new(),
+    };
+    let len = req
+        .values("Content-Length")
+        .first()
+        .map_or(0, |v| v.parse::<usize>().unwrap());
+    req.body = vec![0; len];
+    s.read_exact(&mut req.body).unwrap();
+    req
+}
+
+pub fn create(header_sz: usize) -> Session {
+    let s = webclient_session_create(header_sz);
+    assert!(!s.is_null());
+    s
+}
+
+pub fn add(s: Session, line: &str) -> c_int {
+    let line = CString::new(line).unwrap();
+    unsafe { webclient_header_fields_add(s, c"%s".as_ptr(), line.as_ptr()) }
+}
+
+pub fn post(s: Session, uri: &str, body: Option<&[u8]>) -> c_int {
+    let uri = CString::new(uri).unwrap();
+    match body {
+        Some(b) => webclient_post(s, uri.as_ptr(), b.as_ptr() as *const c_void, b.len()),
+        None => webclient_post(s, uri.as_ptr(), std::ptr::null(), 0),
+    }
+}
+
+pub fn get(s: Session, uri: &str) -> c_int {
+    let uri = CString::new(uri).unwrap();
+    webclient_get(s, uri.as_ptr())
+}
+
+pub fn read(s: Session, buf: &mut [u8]) -> c_int {
+    webclient_read(s, buf.as_mut_ptr() as *mut c_void, buf.len())
+}
+
+pub fn field(s: Session, name: &str) -> Option<String> {
+    let name = CString::new(name).unwrap();
+    let v = webclient_header_fields_get(s, name.as_ptr());
+    (!v.is_null()).then(|| unsafe { CStr::from_ptr(v) }.to_str().unwrap().to_owned())
+}
+
+/// Read the body to its end with buffers of the given sizes in turn;
+/// fails on any error (timeouts included).
+pub fn read_all(s: Session, sizes: &[usize]) -> Result<Vec<u8>, c_int> {
+    let mut body = Vec::new();
+    let mut buf = [0u8; 4096];
+    for i in 0.. {
+        let size = sizes[i % sizes.len()];
+        let n = read(s, &mut buf[..size]);
+        if n < 0 {
+            return Err(n);
+        }
+        if n == 0 {
+            break;
+        }
+        assert!(n as usize <= size);
+        body.extend_from_slice(&buf[..n as usize]);
+    }
+    // The end stays the end.
+    assert_eq!(read(s, &mut buf[..16]), 0);
+    Ok(body)
+}
+
+/// `used` once transient allocations elsewhere in the process (the test
+/// harness) have settled: the smallest of a few samples.
+pub fn quiet_used() -> usize {
+    (0..5)
+        .map(|_| {
+            thread::sleep(Duration::from_millis(5));
+            heap::used()
+        })
+        .min()
+        .unwrap()
+}
