@@ -259,8 +259,7 @@ pub unsafe fn send<S: ResponseSink>(
                     .retry_base_ms
                     .saturating_mul(1u32 << attempt.min(16))
                     .min(MAX_BACKOFF_MS);
-                let wait = retry_after_ms
-                    .map_or(backoff, |ra| ra.min(MAX_BACKOFF_MS).max(backoff.min(ra)));
+                let wait = retry_after_ms.map_or(backoff, |ra| ra.min(MAX_BACKOFF_MS));
                 crate::log_w!(
                     "request failed ({}); retry {} of {} in {} ms",
                     error.as_str(),

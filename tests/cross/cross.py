@@ -52,6 +52,8 @@ COEXIST_TARGET = 'thumbv7em-none-eabihf'
 
 # RT-Thread's RUSTFLAGS, as the SConscript passes them.
 RUSTFLAGS = ['-C', 'opt-level=z', '-C', 'panic=abort', '-C', 'relocation-model=static']
+# Added by the SConscript when it builds with -Zbuild-std, as it does here.
+SIZE_FLAGS_BUILD_STD = ['-Zlocation-detail=none', '-Zfmt-debug=none']
 # What a board provides: the kernel (rt_*), finsh (the shell, for MSH commands and the CLI
 # channel), cJSON, webclient, ulog, and the C library's mem*/str*.
 ALLOWED_UNDEFINED = re.compile(r'^(rt_\w+|finsh_\w+|cJSON_\w+|webclient_\w+|ulog_\w+|mem[a-z]+|str[a-z]+)$')
@@ -93,7 +95,8 @@ def cargo_build(target, manifest, extra_rustflags=(), crate_type_staticlib=True)
     sysroot = run([RUSTC, '--print', 'sysroot']).strip()
     build_std = not os.path.isdir(os.path.join(sysroot, 'lib', 'rustlib', target, 'lib'))
     env = dict(os.environ)
-    env['RUSTFLAGS'] = ' '.join(env.get('RUSTFLAGS', '').split() + RUSTFLAGS + list(extra_rustflags))
+    size_flags = SIZE_FLAGS_BUILD_STD if build_std else []
+    env['RUSTFLAGS'] = ' '.join(env.get('RUSTFLAGS', '').split() + RUSTFLAGS + list(extra_rustflags) + size_flags)
     env['CARGO_TARGET_DIR'] = OUT
     env['RUSTC'] = RUSTC
     env['RUSTC_BOOTSTRAP'] = '1'
