@@ -22,6 +22,7 @@ pub mod json;
 pub mod line_editor;
 pub mod rtt;
 pub mod stream;
+pub mod text;
 
 #[cfg(feature = "host")]
 pub mod host;

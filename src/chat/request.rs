@@ -224,21 +224,11 @@ pub fn write_string(s: &[u8], out: &mut impl ByteSink) -> Result<(), WriteError>
 }
 
 pub fn write_integer(v: i64, out: &mut impl ByteSink) -> Result<(), WriteError> {
-    let mut digits = [0u8; 20];
-    let mut n = v.unsigned_abs();
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
     if v < 0 {
         out.put(b"-")?;
     }
-    out.put(&digits[i..])
+    let mut buf = [0u8; 20];
+    out.put(crate::text::decimal(v.unsigned_abs(), &mut buf))
 }
 
 /// Whole numbers as integers; anything else printed by cJSON itself, so the

@@ -10,7 +10,7 @@
 //! Never retried: other 4xx, and anything after the answer started to
 //! arrive (its fragments already reached the caller's callbacks).
 
-use super::request::{body_length, write_body, write_integer, ByteSink, ChatRequest, WriteError};
+use super::request::{body_length, write_body, ByteSink, ChatRequest, WriteError};
 use crate::rtt::webclient::*;
 use alloc::vec::Vec;
 use core::ffi::{c_char, c_int, c_void, CStr};
@@ -194,24 +194,6 @@ impl Drop for Session {
     }
 }
 
-/// Decimal digits of `n`, for headers.
-fn digits(n: usize, buf: &mut [u8; 24]) -> &CStr {
-    struct Into<'b>(&'b mut [u8; 24], usize);
-    impl ByteSink for Into<'_> {
-        fn put(&mut self, bytes: &[u8]) -> Result<(), WriteError> {
-            let end = (self.1 + bytes.len()).min(23);
-            self.0[self.1..end].copy_from_slice(&bytes[..end - self.1]);
-            self.1 = end;
-            Ok(())
-        }
-    }
-    let mut w = Into(buf, 0);
-    let _ = write_integer(n as i64, &mut w);
-    let len = w.1;
-    buf[len] = 0;
-    CStr::from_bytes_until_nul(&buf[..=len]).unwrap_or(c"0")
-}
-
 /// What one attempt ended with.
 enum Attempt<E> {
     Ok,
@@ -312,8 +294,8 @@ unsafe fn attempt_once<S: ResponseSink>(
     let session = Session(raw);
     webclient_set_timeout(session.0, settings.timeout_ms.min(i32::MAX as u32) as c_int);
 
-    let mut len_buf = [0u8; 24];
-    let len_text = digits(length, &mut len_buf);
+    let mut len_buf = [0u8; 21];
+    let len_text = crate::text::decimal_cstr(length as u64, &mut len_buf);
     let mut ok =
         webclient_header_fields_add(session.0, c"Content-Type: application/json\r\n".as_ptr()) >= 0
             && webclient_header_fields_add(session.0, c"Accept: text/event-stream\r\n".as_ptr())
@@ -431,8 +413,8 @@ unsafe fn http_error<E>(
     }
     let nul = [0u8];
     let body: &[u8] = if body.is_empty() { &nul } else { &body[..=len] };
-    let mut status_buf = [0u8; 24];
-    let status_text = digits(status.max(0) as usize, &mut status_buf).to_bytes();
+    let mut status_buf = [0u8; 20];
+    let status_text = crate::text::decimal(status.max(0) as u64, &mut status_buf);
     let message = error_message(body);
     match message {
         Some(parsed) => {

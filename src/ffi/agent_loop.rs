@@ -310,17 +310,7 @@ impl Reply {
     }
     fn push_num(&mut self, n: usize) -> &mut Self {
         let mut digits = [0u8; 20];
-        let mut i = digits.len();
-        let mut v = n;
-        loop {
-            i -= 1;
-            digits[i] = b'0' + (v % 10) as u8;
-            v /= 10;
-            if v == 0 {
-                break;
-            }
-        }
-        self.push(&digits[i..])
+        self.push(crate::text::decimal(n as u64, &mut digits))
     }
     /// As a new `Messages_t` (owned by the caller), or NULL.
     fn into_messages(mut self) -> Messages_t {

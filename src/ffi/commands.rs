@@ -18,17 +18,7 @@ fn line(parts: &[&[u8]]) {
 }
 
 fn number(n: usize, buf: &mut [u8; 20]) -> &[u8] {
-    let mut i = buf.len();
-    let mut v = n;
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    &buf[i..]
+    crate::text::decimal(n as u64, buf)
 }
 
 /// The key as shown to people: its first 3 and last 2 characters and its

@@ -512,17 +512,8 @@ fn response_value<'h>(head: &'h [u8], name: &[u8]) -> Option<&'h [u8]> {
     Some(&head[at..at + len])
 }
 
-/// `n` in decimal, written at the end of `buf`; returns the digits.
-fn decimal(mut n: usize, buf: &mut [u8; 20]) -> &[u8] {
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            return &buf[i..];
-        }
-    }
+fn decimal(n: usize, buf: &mut [u8; 20]) -> &[u8] {
+    crate::text::decimal(n as u64, buf)
 }
 
 /// The parts of an `http[s]://host[:port]/path` URI a request needs.
