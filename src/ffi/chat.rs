@@ -35,7 +35,7 @@ pub extern "C" fn chat_response_free(resp: ChatResponse_t) {
     })
 }
 
-use super::rt_strdup_parts as rt_strdup_nul;
+use super::rt_strdup_parts;
 use crate::chat::request::ChatRequest;
 use crate::chat::transport::{self, ErrorText, Failure, Flow, ResponseSink, Settings};
 use crate::json;
@@ -68,6 +68,18 @@ pub struct Overrides {
     pub retry_base_ms: Option<usize>,
 }
 
+/// The slots of `OVERRIDES`.
+#[derive(Clone, Copy)]
+enum Setting {
+    MaxContent,
+    MaxReasoning,
+    MaxToolArgs,
+    MaxToken,
+    TimeoutMs,
+    Retries,
+    RetryBaseMs,
+}
+
 const UNSET: usize = usize::MAX;
 static OVERRIDES: [core::sync::atomic::AtomicUsize; 7] =
     [const { core::sync::atomic::AtomicUsize::new(UNSET) }; 7];
@@ -75,22 +87,22 @@ static OVERRIDES: [core::sync::atomic::AtomicUsize; 7] =
 /// Replace (or with `Overrides::default()`, restore) caps and network
 /// settings for the following `chat()` calls.
 pub fn set_overrides(o: Overrides) {
-    let values = [
-        o.max_content,
-        o.max_reasoning,
-        o.max_tool_args,
-        o.max_token,
-        o.timeout_ms,
-        o.retries,
-        o.retry_base_ms,
+    let settings = [
+        (Setting::MaxContent, o.max_content),
+        (Setting::MaxReasoning, o.max_reasoning),
+        (Setting::MaxToolArgs, o.max_tool_args),
+        (Setting::MaxToken, o.max_token),
+        (Setting::TimeoutMs, o.timeout_ms),
+        (Setting::Retries, o.retries),
+        (Setting::RetryBaseMs, o.retry_base_ms),
     ];
-    for (slot, v) in OVERRIDES.iter().zip(values) {
-        slot.store(v.unwrap_or(UNSET), core::sync::atomic::Ordering::Release);
+    for (slot, v) in settings {
+        OVERRIDES[slot as usize].store(v.unwrap_or(UNSET), core::sync::atomic::Ordering::Release);
     }
 }
 
-fn pick(slot: usize, board_value: usize) -> usize {
-    match OVERRIDES[slot].load(core::sync::atomic::Ordering::Acquire) {
+fn pick(slot: Setting, board_value: usize) -> usize {
+    match OVERRIDES[slot as usize].load(core::sync::atomic::Ordering::Acquire) {
         UNSET => board_value,
         v => v,
     }
@@ -238,9 +250,10 @@ unsafe fn chat_inner(
     let settings = Settings {
         url,
         api_key: CStr::from_ptr(super::config::get_dynamic_agent_api_key()),
-        timeout_ms: pick(4, cap(cfg.http_timeout_ms)).min(u32::MAX as usize) as u32,
-        retries: pick(5, cap(cfg.http_retries)).min(16) as u32,
-        retry_base_ms: pick(6, cap(cfg.retry_base_ms)).min(60_000) as u32,
+        timeout_ms: pick(Setting::TimeoutMs, cap(cfg.http_timeout_ms)).min(u32::MAX as usize)
+            as u32,
+        retries: pick(Setting::Retries, cap(cfg.http_retries)).min(16) as u32,
+        retry_base_ms: pick(Setting::RetryBaseMs, cap(cfg.retry_base_ms)).min(60_000) as u32,
         read_buffer: cap(cfg.resp_bufsz),
     };
     let req = ChatRequest {
@@ -254,10 +267,10 @@ unsafe fn chat_inner(
         },
     };
     let caps = Caps {
-        max_content: pick(0, cap(cfg.max_content_len)),
-        max_reasoning: pick(1, cap(cfg.max_reasoning_len)),
-        max_tool_args: pick(2, cap(cfg.max_tool_arg_len)),
-        max_token: pick(3, cap(cfg.stream_line_bufsz)),
+        max_content: pick(Setting::MaxContent, cap(cfg.max_content_len)),
+        max_reasoning: pick(Setting::MaxReasoning, cap(cfg.max_reasoning_len)),
+        max_tool_args: pick(Setting::MaxToolArgs, cap(cfg.max_tool_arg_len)),
+        max_token: pick(Setting::MaxToken, cap(cfg.stream_line_bufsz)),
         max_tool_calls: MAX_TOOL_CALLS,
     };
     let mut parser = Parser {
@@ -329,8 +342,8 @@ unsafe fn build_response(stream: &ChatStream) -> ChatResponse_t {
     } else {
         b""
     };
-    (*resp).reasoning = rt_strdup_nul(&[stream.reasoning().as_bytes()]);
-    (*resp).context = rt_strdup_nul(&[stream.content().as_bytes(), note]);
+    (*resp).reasoning = rt_strdup_parts(&[stream.reasoning().as_bytes()]);
+    (*resp).context = rt_strdup_parts(&[stream.content().as_bytes(), note]);
     (*resp).tool_call = tool_call_array(stream);
     if (*resp).reasoning.is_null() || (*resp).context.is_null() || (*resp).tool_call.is_null() {
         chat_response_free(resp);
@@ -360,7 +373,7 @@ unsafe fn tool_call_object(call: &crate::stream::ToolCall) -> *mut cJSON {
         cJSON_CreateBool, cJSON_CreateNumber, cJSON_CreateObject, cJSON_CreateString,
     };
     let string = |s: &str| {
-        let p = rt_strdup_nul(&[s.as_bytes()]);
+        let p = rt_strdup_parts(&[s.as_bytes()]);
         if p.is_null() {
             return ptr::null_mut();
         }

@@ -43,28 +43,9 @@ use crate::rtt::{rt_malloc, rt_size_t};
 use core::ffi::{c_char, CStr};
 use core::ptr;
 
-/// A copy of `bytes` plus a NUL, on the RT-Thread heap (`rt_strdup`
-/// semantics); NULL when the heap is exhausted. The caller owns it and frees
-/// it with `rt_free`.
-pub(crate) fn rt_strdup_bytes(bytes: &[u8]) -> *mut c_char {
-    let Some(size) = bytes.len().checked_add(1) else {
-        return ptr::null_mut();
-    };
-    // SAFETY: plain allocation; the block is checked for NULL before use and
-    // written within its `size` bytes.
-    unsafe {
-        let p = rt_malloc(size as rt_size_t) as *mut u8;
-        if p.is_null() {
-            return ptr::null_mut();
-        }
-        ptr::copy_nonoverlapping(bytes.as_ptr(), p, bytes.len());
-        *p.add(bytes.len()) = 0;
-        p as *mut c_char
-    }
-}
-
-/// The concatenation of `parts` plus a NUL, on the RT-Thread heap; NULL when
-/// the heap is exhausted.
+/// The concatenation of `parts` plus a NUL, on the RT-Thread heap
+/// (`rt_strdup` semantics); NULL when the heap is exhausted. The caller owns
+/// it and frees it with `rt_free`.
 pub(crate) fn rt_strdup_parts(parts: &[&[u8]]) -> *mut c_char {
     let Some(total) = parts
         .iter()
@@ -96,7 +77,7 @@ pub(crate) fn rt_strdup_parts(parts: &[&[u8]]) -> *mut c_char {
 
 /// `rt_strdup` of a C string.
 pub(crate) fn rt_strdup_cstr(s: &CStr) -> *mut c_char {
-    rt_strdup_bytes(s.to_bytes())
+    rt_strdup_parts(&[s.to_bytes()])
 }
 
 /// Borrow a C string argument; `None` for NULL.
