@@ -4,10 +4,10 @@
 mod support;
 
 use rtt_agent::cjson_sys::*;
-use rtt_agent::ffi::chat::*;
 use rtt_agent::ffi::config::agent_config_set;
-use std::ffi::{c_char, CStr, CString};
+use std::ffi::CString;
 use std::sync::{Mutex, MutexGuard};
+use support::chat_call::*;
 use support::llm_server::*;
 
 /// chat() reads the global configuration: one test at a time.
@@ -26,53 +26,6 @@ fn point_at(server: &LlmServer) {
     );
 }
 
-fn parse(json: &str) -> *mut cJSON {
-    let c = CString::new(json).unwrap();
-    unsafe { cJSON_Parse(c.as_ptr()) }
-}
-
-/// What a successful chat() returned, copied out.
-#[derive(Debug, Default, PartialEq)]
-struct Answer {
-    reasoning: String,
-    content: String,
-    calls: Vec<(String, String, String)>,
-}
-
-fn ask(messages: &str, tools: Option<&str>) -> Result<Answer, String> {
-    let m = parse(messages);
-    let t = tools.map_or(std::ptr::null_mut(), parse);
-    let resp = chat(m, t, 0, None, None, None);
-    unsafe {
-        cJSON_Delete(m);
-        if !t.is_null() {
-            cJSON_Delete(t);
-        }
-        if resp.is_null() {
-            return Err(CStr::from_ptr(agent_chat_last_error())
-                .to_string_lossy()
-                .into_owned());
-        }
-        let r = &*resp;
-        let s = |p: *const c_char| CStr::from_ptr(p).to_string_lossy().into_owned();
-        let mut calls = Vec::new();
-        for i in 0..cJSON_GetArraySize(r.tool_call) {
-            let call = cJSON_GetArrayItem(r.tool_call, i);
-            let f = cJSON_GetObjectItemCaseSensitive(call, c"function".as_ptr());
-            let get =
-                |o, k: &CStr| s((*cJSON_GetObjectItemCaseSensitive(o, k.as_ptr())).valuestring);
-            calls.push((get(call, c"id"), get(f, c"name"), get(f, c"arguments")));
-        }
-        let a = Answer {
-            reasoning: s(r.reasoning),
-            content: s(r.context),
-            calls,
-        };
-        chat_response_free(resp);
-        Ok(a)
-    }
-}
-
 const HELLO: &str = r#"[{"role":"user","content":"hello"}]"#;
 
 #[test]
@@ -81,7 +34,7 @@ fn text_answer_and_the_request_the_server_saw() {
     let server = LlmServer::start(vec![ScriptedResponse::text(&["Hel", "lo ", "world"])]).unwrap();
     point_at(&server);
     let tools = r#"[{"type":"function","function":{"name":"add","description":"d","parameters":{"type":"object","properties":{"a":{"type":"double","description":"x"},"b":{"type":"int"},"c":{"type":"true"}},"required":["a"]}}}]"#;
-    let a = ask(HELLO, Some(tools)).unwrap();
+    let a = chat_json(HELLO, Some(tools)).unwrap();
     assert_eq!(a.content, "Hello world");
     assert!(a.calls.is_empty());
 
@@ -103,7 +56,7 @@ fn text_answer_and_the_request_the_server_saw() {
         req.body.len()
     );
     let body = req.body_text();
-    let parsed = parse(&body);
+    let parsed = unsafe { cJSON_Parse(CString::new(body.clone()).unwrap().as_ptr()) };
     assert!(!parsed.is_null(), "the body is not JSON: {body}");
     unsafe { cJSON_Delete(parsed) };
     assert!(body.starts_with(
@@ -131,10 +84,15 @@ fn tool_call_with_id_only_in_the_first_fragment() {
     )])])
     .unwrap();
     point_at(&server);
-    let a = ask(HELLO, None).unwrap();
+    let a = chat_json(HELLO, None).unwrap();
     assert_eq!(
         a.calls,
-        vec![("call_1".into(), "add".into(), "{\"a\":1,\"b\":2}".into())]
+        vec![Call {
+            id: "call_1".into(),
+            name: "add".into(),
+            arguments: "{\"a\":1,\"b\":2}".into(),
+            too_long: false
+        }]
     );
 }
 
@@ -153,8 +111,8 @@ fn the_api_key_never_reaches_the_log() {
     .unwrap();
     point_at(&server);
     rtt_agent::host::console::rt_host_console_capture(1);
-    let failed = ask(HELLO, None);
-    let ok = ask(HELLO, None);
+    let failed = chat_json(HELLO, None);
+    let ok = chat_json(HELLO, None);
     let log = rtt_agent::host::console::take_captured();
     rtt_agent::host::console::rt_host_console_capture(0);
     assert!(failed.unwrap_err().contains("HTTP 401"));

@@ -11,19 +11,14 @@ mod support;
 mod common;
 
 use common::Json;
-use rtt_agent::cjson_sys::*;
 use rtt_agent::ffi::chat::*;
 use rtt_agent::ffi::config::agent_config_set;
-use std::ffi::{c_char, CStr, CString};
+use std::ffi::CString;
+use support::chat_call::*;
 use support::llm_server::*;
 
-#[derive(Debug, PartialEq)]
-struct Got {
-    content: String,
-    reasoning: String,
-    calls: Vec<(String, String, String, bool)>,
-    failed: bool,
-}
+/// What `chat()` gave (`None`: it failed), as the fixture expects it.
+type Got = Option<Answer>;
 
 fn chat_once(server: &LlmServer) -> Got {
     let url = CString::new(server.url()).unwrap();
@@ -32,43 +27,7 @@ fn chat_once(server: &LlmServer) -> Got {
         retries: Some(0),
         ..Overrides::default()
     });
-    unsafe {
-        let m = cJSON_Parse(c"[{\"role\":\"user\",\"content\":\"hi\"}]".as_ptr());
-        let resp = chat(m, std::ptr::null_mut(), 0, None, None, None);
-        cJSON_Delete(m);
-        if resp.is_null() {
-            return Got {
-                content: String::new(),
-                reasoning: String::new(),
-                calls: vec![],
-                failed: true,
-            };
-        }
-        let r = &*resp;
-        let s = |p: *const c_char| CStr::from_ptr(p).to_string_lossy().into_owned();
-        let mut calls = Vec::new();
-        for i in 0..cJSON_GetArraySize(r.tool_call) {
-            let call = cJSON_GetArrayItem(r.tool_call, i);
-            let f = cJSON_GetObjectItemCaseSensitive(call, c"function".as_ptr());
-            let get =
-                |o, k: &CStr| s((*cJSON_GetObjectItemCaseSensitive(o, k.as_ptr())).valuestring);
-            let too_long = !cJSON_GetObjectItemCaseSensitive(call, TOO_LONG_KEY.as_ptr()).is_null();
-            calls.push((
-                get(call, c"id"),
-                get(f, c"name"),
-                get(f, c"arguments"),
-                too_long,
-            ));
-        }
-        let got = Got {
-            content: s(r.context),
-            reasoning: s(r.reasoning),
-            calls,
-            failed: false,
-        };
-        chat_response_free(resp);
-        got
-    }
+    chat_json(r#"[{"role":"user","content":"hi"}]"#, None).ok()
 }
 
 fn expected(name: &str) -> Got {
@@ -78,39 +37,30 @@ fn expected(name: &str) -> Got {
     ))
     .unwrap();
     let j = Json::parse(&text);
-    let failed = j.get("error").opt_str().is_some();
+    if j.get("error").opt_str().is_some() {
+        return None;
+    }
     let calls = j
         .get("tool_calls")
         .arr()
         .iter()
-        .map(|c| {
-            let id = if c.get("id_generated").bool() {
+        .map(|c| Call {
+            // Generated ids are unique but not fixed: compared by presence.
+            id: if c.get("id_generated").bool() {
                 String::new()
             } else {
                 c.get("id").str().to_string()
-            };
-            (
-                id,
-                c.get("name").str().to_string(),
-                c.get("arguments").str().to_string(),
-                c.get("too_long").bool(),
-            )
+            },
+            name: c.get("name").str().to_string(),
+            arguments: c.get("arguments").str().to_string(),
+            too_long: c.get("too_long").bool(),
         })
         .collect();
-    if failed {
-        return Got {
-            content: String::new(),
-            reasoning: String::new(),
-            calls: vec![],
-            failed,
-        };
-    }
-    Got {
+    Some(Answer {
         content: j.get("content").str().into(),
         reasoning: j.get("reasoning").str().into(),
         calls,
-        failed,
-    }
+    })
 }
 
 #[test]
@@ -138,9 +88,13 @@ fn every_fixture_over_tcp_in_every_split() {
     for name in &names {
         let body = std::fs::read(format!("{dir}/{name}.sse")).unwrap();
         let want = expected(name);
-        with_text += usize::from(!want.content.is_empty() || !want.reasoning.is_empty());
-        with_calls += usize::from(!want.calls.is_empty());
-        failing += usize::from(want.failed);
+        match &want {
+            Some(w) => {
+                with_text += usize::from(!w.content.is_empty() || !w.reasoning.is_empty());
+                with_calls += usize::from(!w.calls.is_empty());
+            }
+            None => failing += 1,
+        }
         for (mode, transfer) in modes {
             let mut resp =
                 ScriptedResponse::raw(200, "text/event-stream", body.clone()).transfer(transfer);
@@ -152,14 +106,16 @@ fn every_fixture_over_tcp_in_every_split() {
             let server = LlmServer::start(vec![resp]).unwrap();
             let mut got = chat_once(&server);
             // Generated ids are unique but not fixed: compare their presence.
-            for (call, w) in got.calls.iter_mut().zip(&want.calls) {
-                if w.0.is_empty() {
-                    assert!(
-                        call.0.starts_with("call_"),
-                        "{name}/{mode}: generated id {}",
-                        call.0
-                    );
-                    call.0.clear();
+            if let (Some(g), Some(w)) = (got.as_mut(), want.as_ref()) {
+                for (call, expected) in g.calls.iter_mut().zip(&w.calls) {
+                    if expected.id.is_empty() {
+                        assert!(
+                            call.id.starts_with("call_"),
+                            "{name}/{mode}: generated id {}",
+                            call.id
+                        );
+                        call.id.clear();
+                    }
                 }
             }
             assert_eq!(got, want, "{name}: {mode} over {transfer:?}");

@@ -3,5 +3,6 @@
 
 pub mod agent;
 pub mod arith_model;
+pub mod chat_call;
 pub mod llm_server;
 pub mod webclient_client;
