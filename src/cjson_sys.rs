@@ -56,7 +56,6 @@ extern "C" {
         object: *const cJSON,
         string: *const c_char,
     ) -> *mut cJSON;
-    pub fn cJSON_CreateNull() -> *mut cJSON;
     pub fn cJSON_CreateBool(boolean: cJSON_bool) -> *mut cJSON;
     pub fn cJSON_CreateNumber(num: c_double) -> *mut cJSON;
     pub fn cJSON_CreateString(string: *const c_char) -> *mut cJSON;
@@ -64,7 +63,5 @@ extern "C" {
     pub fn cJSON_CreateObject() -> *mut cJSON;
     pub fn cJSON_AddItemToArray(array: *mut cJSON, item: *mut cJSON);
     pub fn cJSON_AddItemToObject(object: *mut cJSON, string: *const c_char, item: *mut cJSON);
-    pub fn cJSON_DetachItemFromArray(array: *mut cJSON, which: c_int) -> *mut cJSON;
     pub fn cJSON_DeleteItemFromArray(array: *mut cJSON, which: c_int);
-    pub fn cJSON_Duplicate(item: *const cJSON, recurse: cJSON_bool) -> *mut cJSON;
 }
