@@ -21,13 +21,6 @@ const struct AgentChannelOps *agent_glue_channel_ops(void)
     return AGENT_CHANNEL_OPS;
 }
 
-void agent_glue_console_release(void)
-{
-#if defined(RT_USING_FINSH) && !defined(RT_USING_POSIX_STDIO)
-    finsh_set_device(RT_CONSOLE_DEVICE_NAME);
-#endif
-}
-
 #ifdef RT_USING_FINSH
 MSH_CMD_EXPORT(main_loop_entry, start the agent loop);
 MSH_CMD_EXPORT(cleanup_agent_entry, stop the agent loop and free everything);

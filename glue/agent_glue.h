@@ -60,7 +60,14 @@ void agent_glue_log(int level, const char *text);
 struct AgentChannelOps;
 const struct AgentChannelOps *agent_glue_channel_ops(void);
 
-/* Give the console back to the finsh shell (after the CLI channel used it). */
-void agent_glue_console_release(void);
+/* The receive indicator installed on `dev` right now (finsh's own, the
+ * POSIX stdio layer's, or RT_NULL). struct rt_device's layout depends on the
+ * board's options, so only C reads the member. The CLI channel saves it when
+ * it takes the console and puts exactly it back when it leaves:
+ * finsh_set_device() cannot do that (it returns at once for the device the
+ * shell already has), and with RT_USING_POSIX_STDIO the shell waits on the
+ * serial driver's indicator, not on finsh's. */
+typedef rt_err_t (*agent_rx_indicate_t)(rt_device_t dev, rt_size_t size);
+agent_rx_indicate_t agent_glue_rx_indicate(rt_device_t dev);
 
 #endif /* RTT_AGENT_GLUE_H */

@@ -73,12 +73,19 @@ check(b"you> ", count=3)
 send(b"\x1b[A\r")
 check(b"17 is less than 21.", count=2)
 check(b"you> ", count=4)
-# Ctrl-D leaves the chat, the shell is back.
+# Ctrl-D leaves the chat and the shell is back: it echoes what is typed
+# (on a board it stayed asleep here) and runs it.
 send(b"\x04")
 check(b"leaving the agent chat")
-check(b"msh />", count=2)
+mark = len(seen)
 send(b"cleanup_agent_entry\r")
 check(b"[mem] cleanup done")
+if b"cleanup_agent_entry" not in seen[mark:]:
+    sys.stderr.write("the shell did not echo the command after the chat\n")
+    print("%d passed, 1 failed" % passed)
+    sys.exit(1)
+passed += 1
+check(b"msh />", count=3)
 send(b"exit\r")
 check(b"bye")
 _, status = os.waitpid(pid, 0)

@@ -83,6 +83,19 @@ typedef struct rt_mutex *rt_mutex_t;
 typedef struct rt_mailbox *rt_mailbox_t;
 typedef struct rt_messagequeue *rt_mq_t;
 typedef struct rt_device *rt_device_t;
+/* The members of a device that code outside the kernel reads: the real
+ * struct rt_device starts with a struct rt_object (its name first) and has
+ * rx_indicate/tx_complete callbacks; the host port's console is one. */
+struct rt_device
+{
+    struct
+    {
+        char name[RT_NAME_MAX];
+    } parent;
+    rt_err_t (*rx_indicate)(rt_device_t dev, rt_size_t size);
+    rt_err_t (*tx_complete)(rt_device_t dev, void *buffer);
+    void *user_data;
+};
 
 #define RT_DEVICE_OFLAG_RDWR 0x003
 #define RT_DEVICE_FLAG_INT_RX 0x100
@@ -94,6 +107,7 @@ rt_thread_t rt_thread_create(const char *name, void (*entry)(void *parameter), v
                              rt_uint32_t stack_size, rt_uint8_t priority, rt_uint32_t tick);
 rt_err_t rt_thread_delete(rt_thread_t thread);
 rt_thread_t rt_thread_self(void);
+rt_thread_t rt_thread_find(char *name);
 rt_err_t rt_thread_startup(rt_thread_t thread);
 rt_err_t rt_thread_delay(rt_tick_t tick);
 rt_err_t rt_thread_mdelay(rt_int32_t ms);

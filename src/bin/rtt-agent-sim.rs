@@ -18,33 +18,9 @@ use rtt_agent::ffi::agent_loop;
 use rtt_agent::ffi::config::agent_config_set;
 use rtt_agent::host::{console, heap, shell};
 use rtt_agent::line_editor::{Event, LineEditor};
-use rtt_agent::rtt::{rt_device_t, rt_err_t, rt_size_t};
 use std::ffi::CString;
-use std::sync::{Condvar, Mutex};
-use std::time::Duration;
 
 const PROMPT: &[u8] = b"msh />";
-
-static WAKE: (Mutex<bool>, Condvar) = (Mutex::new(false), Condvar::new());
-
-unsafe extern "C" fn shell_rx(_dev: rt_device_t, _size: rt_size_t) -> rt_err_t {
-    let (lock, cond) = &WAKE;
-    *lock.lock().unwrap_or_else(|e| e.into_inner()) = true;
-    cond.notify_all();
-    0
-}
-
-fn wait_for_input(timeout: Duration) {
-    let (lock, cond) = &WAKE;
-    let mut ready = lock.lock().unwrap_or_else(|e| e.into_inner());
-    if !*ready {
-        ready = cond
-            .wait_timeout(ready, timeout)
-            .unwrap_or_else(|e| e.into_inner())
-            .0;
-    }
-    *ready = false;
-}
 
 fn say(text: &str) {
     console::write(text.as_bytes());
@@ -155,32 +131,19 @@ fn main() {
     agent_loop::set_channel(std::ptr::addr_of!(
         rtt_agent::ffi::channels::cli::agent_cli_ops
     ));
-    console::set_finsh_rx(Some(shell_rx));
-    console::finsh_set_device(std::ptr::null());
+    // As finsh's thread does at start: the console becomes the shell's
+    // device, with finsh's receive indicator on it.
+    shell::finsh_set_device(rtt_agent::rtt::board().console_device);
     console::start_stdin_reader();
     say("type main_loop_entry to start the agent, help for the commands\r\n");
 
+    // finsh's read loop: one byte at a time from the shell's device, asleep
+    // until finsh's own indicator wakes it. While the CLI channel has the
+    // console, that indicator is not installed and the shell sleeps.
     let mut editor = LineEditor::new();
-    let mut owned = true;
     console::write(PROMPT);
-    'shell: loop {
-        if !console::rx_is(shell_rx) {
-            owned = false;
-            wait_for_input(Duration::from_millis(100));
-            continue;
-        }
-        if !owned {
-            owned = true;
-            console::write(b"\r\n");
-            console::write(PROMPT);
-        }
-        let mut byte = [0u8; 1];
-        let dev = console::rt_device_find(rtt_agent::rtt::board().console_device);
-        if console::rt_device_read(dev, 0, byte.as_mut_ptr() as *mut _, 1) != 1 {
-            wait_for_input(Duration::from_millis(100));
-            continue;
-        }
-        match editor.feed(byte[0], &mut |b| console::write(b)) {
+    'shell: while let Some(byte) = shell::finsh_getchar(None) {
+        match editor.feed(byte, &mut |b| console::write(b)) {
             Event::Pending => {}
             Event::Leave => break 'shell,
             Event::Submit(line) => {
@@ -199,11 +162,7 @@ fn main() {
                         }
                     }
                 }
-                if console::rx_is(shell_rx) {
-                    console::write(PROMPT);
-                } else {
-                    owned = false;
-                }
+                console::write(PROMPT);
             }
         }
     }

@@ -109,24 +109,38 @@ static INPUT: Mutex<Input> = Mutex::new(Input {
     head: 0,
     len: 0,
 });
-/// The device's receive callback (`rt_device_set_rx_indicate`), as an address.
-static RX_INDICATE: AtomicUsize = AtomicUsize::new(0);
-/// The shell's callback, restored by `finsh_set_device`.
-static FINSH_RX: AtomicUsize = AtomicUsize::new(0);
 static STDIN_STARTED: AtomicBool = AtomicBool::new(false);
 
-/// The one device of the host port: the console. Its address is the
-/// `rt_device_t` handed out.
-static CONSOLE_DEVICE: u8 = 0;
+/// `struct rt_device` as `host/include/rtthread.h` declares it (the C glue
+/// reads `rx_indicate` through that declaration, as it does on a board).
+#[repr(C)]
+pub struct HostDevice {
+    name: [u8; 16],
+    /// `rt_err_t (*rx_indicate)(rt_device_t, rt_size_t)`, or 0.
+    rx_indicate: AtomicUsize,
+    tx_complete: usize,
+    user_data: usize,
+}
+
+// SAFETY: the callback slot is atomic; the other members never change.
+unsafe impl Sync for HostDevice {}
+
+/// The one device of the host port: the console (`RT_CONSOLE_DEVICE_NAME`).
+static CONSOLE_DEVICE: HostDevice = HostDevice {
+    name: *b"uart0\0\0\0\0\0\0\0\0\0\0\0",
+    rx_indicate: AtomicUsize::new(0),
+    tx_complete: 0,
+    user_data: 0,
+};
 
 pub type RxIndicate = unsafe extern "C" fn(dev: rt_device_t, size: rt_size_t) -> rt_err_t;
 
 fn console_handle() -> rt_device_t {
-    &CONSOLE_DEVICE as *const u8 as rt_device_t
+    &CONSOLE_DEVICE as *const HostDevice as rt_device_t
 }
 
 fn notify(count: usize) {
-    let f = RX_INDICATE.load(Ordering::Acquire);
+    let f = CONSOLE_DEVICE.rx_indicate.load(Ordering::Acquire);
     if f != 0 {
         // SAFETY: stored from a valid function pointer of this type.
         let f: RxIndicate = unsafe { core::mem::transmute(f) };
@@ -184,19 +198,22 @@ pub fn start_stdin_reader() {
     });
 }
 
+/// The console's receive callback right now (what a board's
+/// `dev->rx_indicate` holds).
+pub fn rx_indicate() -> Option<RxIndicate> {
+    let f = CONSOLE_DEVICE.rx_indicate.load(Ordering::Acquire);
+    // SAFETY: only valid function pointers of this type are stored.
+    (f != 0).then(|| unsafe { core::mem::transmute::<usize, RxIndicate>(f) })
+}
+
 /// Is `f` the console's current receive callback?
 pub fn rx_is(f: RxIndicate) -> bool {
-    RX_INDICATE.load(Ordering::Acquire) == f as usize
+    CONSOLE_DEVICE.rx_indicate.load(Ordering::Acquire) == f as usize
 }
 
-/// Register the shell's receive callback (restored by `finsh_set_device`).
-pub fn set_finsh_rx(f: Option<RxIndicate>) {
-    FINSH_RX.store(f.map_or(0, |f| f as usize), Ordering::Release);
-}
-
-#[no_mangle]
-pub extern "C" fn finsh_set_device(_device_name: *const c_char) {
-    RX_INDICATE.store(FINSH_RX.load(Ordering::Acquire), Ordering::Release);
+/// Bytes typed but not read yet.
+pub fn pending_input() -> usize {
+    INPUT.lock().unwrap_or_else(|e| e.into_inner()).len
 }
 
 #[no_mangle]
@@ -281,6 +298,8 @@ pub extern "C" fn rt_device_set_rx_indicate(
     if !is_console(dev) {
         return -rt_error();
     }
-    RX_INDICATE.store(rx_ind.map_or(0, |f| f as usize), Ordering::Release);
+    CONSOLE_DEVICE
+        .rx_indicate
+        .store(rx_ind.map_or(0, |f| f as usize), Ordering::Release);
     rt_eok()
 }

@@ -118,3 +118,97 @@ pub extern "C" fn rt_host_msh_exec(line: *const c_char) -> c_int {
         .into_owned();
     exec(&line).unwrap_or(-1)
 }
+
+// ---- the shell's side of the console, as finsh has it
+//
+// RT-Thread 5.3 `components/finsh/shell.c` (without RT_USING_POSIX_STDIO):
+// the shell thread reads its device one byte at a time and sleeps on its
+// own semaphore, which only its own receive indicator (`finsh_rx_ind`)
+// releases. `finsh_set_device` returns at once when the device is already
+// the shell's, so it never puts back an indicator someone else installed.
+
+use super::console;
+use crate::rtt::{rt_device_t, rt_eok, rt_err_t, rt_size_t};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Condvar;
+use std::time::{Duration, Instant};
+
+/// `shell->device`, as an address (0: none yet).
+static SHELL_DEVICE: AtomicUsize = AtomicUsize::new(0);
+/// `shell->rx_sem`: a counting semaphore.
+static SHELL_RX: (Mutex<usize>, Condvar) = (Mutex::new(0), Condvar::new());
+
+/// finsh's receive indicator: wakes the shell thread.
+pub unsafe extern "C" fn finsh_rx_ind(_dev: rt_device_t, _size: rt_size_t) -> rt_err_t {
+    let (count, cond) = &SHELL_RX;
+    *count.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+    cond.notify_one();
+    rt_eok()
+}
+
+/// `finsh_set_device`: what shell.c does, the same-device early return
+/// included.
+#[no_mangle]
+pub extern "C" fn finsh_set_device(device_name: *const c_char) {
+    let dev = console::rt_device_find(device_name);
+    if dev.is_null() {
+        let name = if device_name.is_null() {
+            String::new()
+        } else {
+            // SAFETY: NUL-terminated (caller's contract).
+            unsafe { CStr::from_ptr(device_name) }
+                .to_string_lossy()
+                .into_owned()
+        };
+        console::write(format!("finsh: can not find device: {name}\n").as_bytes());
+        return;
+    }
+    let old = SHELL_DEVICE.load(Ordering::Acquire) as rt_device_t;
+    if dev == old {
+        return;
+    }
+    if console::rt_device_open(dev, 0x003 | 0x100 | 0x040) == rt_eok() {
+        if !old.is_null() {
+            console::rt_device_close(old);
+            console::rt_device_set_rx_indicate(old, None);
+        }
+        SHELL_DEVICE.store(dev as usize, Ordering::Release);
+        console::rt_device_set_rx_indicate(dev, Some(finsh_rx_ind));
+    }
+}
+
+/// `finsh_getchar`: the next byte for the shell, or `None` when the shell
+/// has no device or `timeout` passed (the real one waits for ever; the
+/// simulator and tests need a way out).
+pub fn finsh_getchar(timeout: Option<Duration>) -> Option<u8> {
+    let until = timeout.map(|t| Instant::now() + t);
+    loop {
+        let dev = SHELL_DEVICE.load(Ordering::Acquire) as rt_device_t;
+        if dev.is_null() {
+            return None;
+        }
+        let mut b = 0u8;
+        if console::rt_device_read(dev, -1, &mut b as *mut u8 as *mut core::ffi::c_void, 1) == 1 {
+            return Some(b);
+        }
+        // rt_sem_take(&shell->rx_sem, RT_WAITING_FOREVER)
+        let (count, cond) = &SHELL_RX;
+        let mut n = count.lock().unwrap_or_else(|e| e.into_inner());
+        while *n == 0 {
+            match until {
+                None => n = cond.wait(n).unwrap_or_else(|e| e.into_inner()),
+                Some(u) => {
+                    let left = u.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        return None;
+                    }
+                    n = cond
+                        .wait_timeout(n, left)
+                        .unwrap_or_else(|e| e.into_inner())
+                        .0;
+                }
+            }
+        }
+        *n -= 1;
+    }
+}

@@ -3,6 +3,12 @@
 //! runs (its own receive callback), edits lines with [`LineEditor`], sends
 //! each line to the agent and prints the reply. Ctrl-D leaves the chat and
 //! gives the console back to the shell; the agent loop keeps running.
+//!
+//! Giving the console back means putting back exactly the receive indicator
+//! that was on the device before: finsh's own (`finsh_rx_ind`), or with
+//! `RT_USING_POSIX_STDIO` the serial driver's (`serial_fops_rx_ind`, which
+//! the shell's `read()` sleeps on). `finsh_set_device()` cannot do it: it
+//! returns at once for the device the shell already has.
 
 use super::super::agent_loop::{last_reply_streamed, set_stream_to_console, AgentChannelOps};
 use super::super::context::Context_t;
@@ -14,7 +20,7 @@ use crate::rtt::log::console_print;
 use crate::rtt::*;
 use core::ffi::{c_char, c_int, c_void, CStr};
 use core::ptr;
-use core::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 
 extern "C" {
     fn rt_device_find(name: *const c_char) -> rt_device_t;
@@ -28,10 +34,14 @@ extern "C" {
         dev: rt_device_t,
         rx_ind: Option<unsafe extern "C" fn(dev: rt_device_t, size: rt_size_t) -> rt_err_t>,
     ) -> rt_err_t;
-    fn agent_glue_console_release();
+    fn agent_glue_rx_indicate(dev: rt_device_t) -> RxIndicate;
 }
 
+type RxIndicate = Option<unsafe extern "C" fn(dev: rt_device_t, size: rt_size_t) -> rt_err_t>;
+
 const PROMPT: &[u8] = b"you> ";
+/// The channel thread's name (the agent's cleanup waits until it is freed).
+pub const CLI_THREAD_NAME: &CStr = c"AgentCLI";
 const STACK: u32 = 4096;
 
 static HUB: AtomicPtr<super::super::hub::MessageHub> = AtomicPtr::new(ptr::null_mut());
@@ -39,6 +49,9 @@ static DEVICE: AtomicPtr<rt_device> = AtomicPtr::new(ptr::null_mut());
 static RX: AtomicPtr<rt_semaphore> = AtomicPtr::new(ptr::null_mut());
 static EXITED: AtomicPtr<rt_semaphore> = AtomicPtr::new(ptr::null_mut());
 static STOP: AtomicBool = AtomicBool::new(false);
+/// The indicator that was on the console when the channel took it, as an
+/// address (0: none).
+static SAVED_RX: AtomicUsize = AtomicUsize::new(0);
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 
 #[no_mangle]
@@ -94,10 +107,10 @@ pub extern "C" fn agent_cli_channel(message_hub: MessageHub_t, _context: Context
             RX.store(rx, Ordering::Release);
             EXITED.store(exited, Ordering::Release);
             STOP.store(false, Ordering::Release);
-            rt_device_set_rx_indicate(dev, Some(on_rx));
+            take_console(dev);
             let prio = board().loop_priority.clamp(0, 255) as u8;
             let thread = rt_thread_create(
-                c"AgentCLI".as_ptr(),
+                CLI_THREAD_NAME.as_ptr(),
                 Some(cli_thread),
                 ptr::null_mut(),
                 STACK,
@@ -108,7 +121,7 @@ pub extern "C" fn agent_cli_channel(message_hub: MessageHub_t, _context: Context
                 if !thread.is_null() {
                     rt_thread_delete(thread);
                 }
-                agent_glue_console_release();
+                give_console_back(dev);
                 RX.store(ptr::null_mut(), Ordering::Release);
                 EXITED.store(ptr::null_mut(), Ordering::Release);
                 return fail(rx, exited);
@@ -134,9 +147,12 @@ pub extern "C" fn agent_cli_stop() {
             if !rx.is_null() {
                 rt_sem_release(rx);
             }
-            let exited = EXITED.swap(ptr::null_mut(), Ordering::AcqRel);
+            // Loaded, not taken out: the thread releases it as its last act
+            // and must still find it (it would wait for ever otherwise).
+            let exited = EXITED.load(Ordering::Acquire);
             if !exited.is_null() {
                 rt_sem_take(exited, RT_WAITING_FOREVER);
+                EXITED.store(ptr::null_mut(), Ordering::Release);
                 rt_sem_delete(exited);
             }
             let rx = RX.swap(ptr::null_mut(), Ordering::AcqRel);
@@ -147,6 +163,32 @@ pub extern "C" fn agent_cli_stop() {
         HUB.store(ptr::null_mut(), Ordering::Release);
         ACTIVE.store(false, Ordering::Release);
     })
+}
+
+/// Install the channel's receive indicator, saving the one in place.
+unsafe fn take_console(dev: rt_device_t) {
+    let saved = agent_glue_rx_indicate(dev);
+    SAVED_RX.store(saved.map_or(0, |f| f as usize), Ordering::Release);
+    rt_device_set_rx_indicate(dev, Some(on_rx));
+}
+
+/// Put back the indicator saved by [`take_console`], then call it once so
+/// whoever sleeps on it (the shell) reads what was typed in between.
+unsafe fn give_console_back(dev: rt_device_t) {
+    let saved = SAVED_RX.swap(0, Ordering::AcqRel);
+    let saved: RxIndicate = if saved == 0 {
+        None
+    } else {
+        // SAFETY: stored by take_console from a function pointer of this type.
+        Some(core::mem::transmute::<
+            usize,
+            unsafe extern "C" fn(rt_device_t, rt_size_t) -> rt_err_t,
+        >(saved))
+    };
+    rt_device_set_rx_indicate(dev, saved);
+    if let Some(wake) = saved {
+        wake(dev, 0);
+    }
 }
 
 /// One byte from the console, waiting in short slices so a stop is seen.
@@ -236,16 +278,12 @@ unsafe extern "C" fn cli_thread(_parameter: *mut c_void) {
         }
     }
     set_stream_to_console(false);
-    agent_glue_console_release();
+    give_console_back(DEVICE.load(Ordering::Acquire));
     drop(editor);
+    // Counted: after Ctrl-D nobody waits yet, and agent_cli_stop takes it
+    // at once later; it deletes the semaphore only after taking it.
     let exited = EXITED.load(Ordering::Acquire);
-    if STOP.load(Ordering::Acquire) || exited.is_null() {
-        if !exited.is_null() {
-            rt_sem_release(exited);
-        }
-        return;
+    if !exited.is_null() {
+        rt_sem_release(exited);
     }
-    // Left with Ctrl-D: nobody waits in agent_cli_stop yet; clean up here
-    // unless a stop races in (then it waits on `exited`).
-    rt_sem_release(exited);
 }

@@ -74,6 +74,14 @@ typedef struct rt_mutex *rt_mutex_t;
 typedef struct rt_mailbox *rt_mailbox_t;
 typedef struct rt_messagequeue *rt_mq_t;
 typedef struct rt_device *rt_device_t;
+/* The device members the glue reads (the real struct has more before them). */
+struct rt_device
+{
+    char name[8];
+    rt_err_t (*rx_indicate)(rt_device_t dev, rt_size_t size);
+    rt_err_t (*tx_complete)(rt_device_t dev, void *buffer);
+    void *user_data;
+};
 
 rt_tick_t rt_tick_get(void);
 rt_tick_t rt_tick_from_millisecond(rt_int32_t ms);
@@ -81,6 +89,7 @@ rt_thread_t rt_thread_create(const char *name, void (*entry)(void *parameter), v
                              rt_uint32_t stack_size, rt_uint8_t priority, rt_uint32_t tick);
 rt_err_t rt_thread_delete(rt_thread_t thread);
 rt_thread_t rt_thread_self(void);
+rt_thread_t rt_thread_find(char *name);
 rt_err_t rt_thread_startup(rt_thread_t thread);
 rt_err_t rt_thread_delay(rt_tick_t tick);
 rt_err_t rt_thread_mdelay(rt_int32_t ms);

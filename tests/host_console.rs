@@ -1,0 +1,201 @@
+//! The console as a board has it, and the CLI channel on it.
+//!
+//! The host port's console follows RT-Thread 5.3: `finsh_set_device` returns
+//! at once for the device the shell already has (`components/finsh/shell.c`),
+//! the shell sleeps until its own receive indicator wakes it, and with
+//! `RT_USING_POSIX_STDIO` the shell's `read()` sleeps on the serial driver's
+//! indicator instead (`components/drivers/serial/dev_serial.c`). On a board
+//! the CLI channel used to leave its own indicator on the console after
+//! Ctrl-D, and the shell never woke again; these tests pin both halves.
+//!
+//! One test function: the console and the agent are process-wide.
+
+mod support;
+
+use rtt_agent::ffi::agent_loop::{self, cleanup_agent_entry, main_loop_entry};
+use rtt_agent::ffi::channels::cli::agent_cli_ops;
+use rtt_agent::ffi::chat::{set_overrides, Overrides};
+use rtt_agent::ffi::config::agent_config_set;
+use rtt_agent::host::{console, heap, shell, thread};
+use rtt_agent::rtt::{board, rt_device_t, rt_err_t, rt_size_t};
+use std::ffi::CString;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+use support::llm_server::LlmServer;
+
+fn uart() -> rt_device_t {
+    console::rt_device_find(board().console_device)
+}
+
+/// What the console printed, gathered until `pattern` shows up.
+struct Screen(String);
+
+impl Screen {
+    fn wait_for(&mut self, pattern: &str, timeout: Duration) {
+        let until = Instant::now() + timeout;
+        while !self.0.contains(pattern) {
+            assert!(
+                Instant::now() < until,
+                "timed out waiting for {pattern:?}; the console showed:\n{}",
+                self.0
+            );
+            std::thread::sleep(Duration::from_millis(5));
+            self.0.push_str(&console::take_captured());
+        }
+        // Keep what came after the match for the next wait.
+        let at = self.0.find(pattern).unwrap_or(0) + pattern.len();
+        self.0.drain(..at);
+    }
+}
+
+/// Stands in for the serial driver's `serial_fops_rx_ind`, which the POSIX
+/// stdio layer installs and the shell's `read()` sleeps on.
+static POSIX_WAKES: AtomicUsize = AtomicUsize::new(0);
+unsafe extern "C" fn posix_stdio_rx_ind(_dev: rt_device_t, _size: rt_size_t) -> rt_err_t {
+    POSIX_WAKES.fetch_add(1, Ordering::SeqCst);
+    0
+}
+
+#[test]
+fn console_and_cli_channel() {
+    let _serial = support::agent::lock();
+    console::rt_host_console_capture(1);
+    finsh_set_device_same_device_is_a_no_op();
+    let server = LlmServer::with_model(support::arith_model::respond).unwrap();
+    let url = CString::new(server.url()).unwrap();
+    agent_config_set(c"sk-console".as_ptr(), c"arith".as_ptr(), url.as_ptr());
+    set_overrides(Overrides {
+        retry_base_ms: Some(10),
+        timeout_ms: Some(3000),
+        ..Overrides::default()
+    });
+    agent_loop::set_channel(std::ptr::addr_of!(agent_cli_ops));
+    let mut screen = Screen(String::new());
+    eprintln!("cli_ctrl_d_gives_the_shell_its_indicator_back");
+    cli_ctrl_d_gives_the_shell_its_indicator_back(&mut screen);
+    eprintln!("cli_ctrl_d_restores_the_posix_stdio_indicator");
+    cli_ctrl_d_restores_the_posix_stdio_indicator(&mut screen);
+    eprintln!("cleanup_during_the_chat_restores_the_indicator");
+    cleanup_during_the_chat_restores_the_indicator(&mut screen);
+    eprintln!("cleanup_log_counts_the_freed_loop_thread");
+    cleanup_log_counts_the_freed_loop_thread(&mut screen);
+    set_overrides(Overrides::default());
+    console::rt_host_console_capture(0);
+}
+
+/// shell.c: `if (dev == shell->device) return;`, so an indicator someone
+/// else put on the shell's device stays.
+fn finsh_set_device_same_device_is_a_no_op() {
+    shell::finsh_set_device(board().console_device);
+    assert!(console::rx_is(shell::finsh_rx_ind));
+    console::rt_device_set_rx_indicate(uart(), Some(posix_stdio_rx_ind));
+    shell::finsh_set_device(board().console_device);
+    assert!(
+        console::rx_is(posix_stdio_rx_ind),
+        "finsh_set_device put its indicator back on the device it already had"
+    );
+    // An unknown device: a message, nothing changed.
+    shell::finsh_set_device(c"nosuchdev".as_ptr());
+    assert!(console::rx_is(posix_stdio_rx_ind));
+    assert!(console::take_captured().contains("finsh: can not find device: nosuchdev"));
+    console::rt_device_set_rx_indicate(uart(), Some(shell::finsh_rx_ind));
+}
+
+fn start_chat(screen: &mut Screen) {
+    assert_eq!(main_loop_entry(), 0);
+    screen.wait_for("you> ", Duration::from_secs(5));
+    assert!(!console::rx_is(shell::finsh_rx_ind) && !console::rx_is(posix_stdio_rx_ind));
+    console::input(b"what is (2+3)*4?\r");
+    screen.wait_for("The result is 20.", Duration::from_secs(10));
+    screen.wait_for("you> ", Duration::from_secs(5));
+}
+
+/// Without POSIX stdio: after Ctrl-D the shell's own indicator is back and
+/// the shell reads what is typed next.
+fn cli_ctrl_d_gives_the_shell_its_indicator_back(screen: &mut Screen) {
+    start_chat(screen);
+    console::input(b"\x04");
+    screen.wait_for("leaving the agent chat", Duration::from_secs(5));
+    wait_until(|| console::rx_is(shell::finsh_rx_ind));
+    console::input(b"c");
+    assert_eq!(
+        shell::finsh_getchar(Some(Duration::from_secs(2))),
+        Some(b'c'),
+        "the shell did not wake up after the chat"
+    );
+    assert_eq!(cleanup_agent_entry(), 0);
+    assert!(console::rx_is(shell::finsh_rx_ind));
+}
+
+/// With POSIX stdio the shell sleeps on the serial driver's indicator: that
+/// one is put back, and called once so a sleeping reader looks again.
+fn cli_ctrl_d_restores_the_posix_stdio_indicator(screen: &mut Screen) {
+    console::rt_device_set_rx_indicate(uart(), Some(posix_stdio_rx_ind));
+    start_chat(screen);
+    let before = POSIX_WAKES.load(Ordering::SeqCst);
+    console::input(b"\x04");
+    screen.wait_for("leaving the agent chat", Duration::from_secs(5));
+    wait_until(|| console::rx_is(posix_stdio_rx_ind));
+    wait_until(|| POSIX_WAKES.load(Ordering::SeqCst) > before);
+    console::input(b"x");
+    assert!(POSIX_WAKES.load(Ordering::SeqCst) >= before + 2);
+    assert_eq!(cleanup_agent_entry(), 0);
+    assert!(console::rx_is(posix_stdio_rx_ind));
+    drain_input();
+    console::rt_device_set_rx_indicate(uart(), Some(shell::finsh_rx_ind));
+}
+
+/// `cleanup_agent_entry` while the chat holds the console.
+fn cleanup_during_the_chat_restores_the_indicator(screen: &mut Screen) {
+    start_chat(screen);
+    assert_eq!(cleanup_agent_entry(), 0);
+    assert!(console::rx_is(shell::finsh_rx_ind));
+    console::input(b"z");
+    assert_eq!(
+        shell::finsh_getchar(Some(Duration::from_secs(2))),
+        Some(b'z')
+    );
+}
+
+/// `[mem] cleanup done: used N` is logged once the loop thread's stack is
+/// back on the heap (on a board the idle thread frees it after the thread
+/// ended), so N is the figure `free` shows right after.
+fn cleanup_log_counts_the_freed_loop_thread(screen: &mut Screen) {
+    assert!(thread::settle(Duration::from_secs(10)));
+    start_chat(screen);
+    console::input(b"\x04");
+    screen.wait_for("leaving the agent chat", Duration::from_secs(5));
+    assert_eq!(cleanup_agent_entry(), 0);
+    // The test's own strings stay out of the figures.
+    heap::exclude_this_thread(true);
+    let log = console::take_captured();
+    let logged: usize = log
+        .split("[mem] cleanup done: used ")
+        .nth(1)
+        .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no cleanup line in {log:?}"));
+    assert!(thread::settle(Duration::from_secs(10)));
+    let used = heap::used();
+    heap::exclude_this_thread(false);
+    assert_eq!(
+        logged, used,
+        "the cleanup line was logged before the loop thread was freed"
+    );
+    screen.0.clear();
+}
+
+fn wait_until(cond: impl Fn() -> bool) {
+    let until = Instant::now() + Duration::from_secs(5);
+    while !cond() {
+        assert!(Instant::now() < until, "condition not met in 5 s");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+fn drain_input() {
+    while console::pending_input() > 0 {
+        let mut b = [0u8; 64];
+        console::rt_device_read(uart(), -1, b.as_mut_ptr() as *mut _, b.len());
+    }
+}
