@@ -71,13 +71,9 @@ fn console_and_cli_channel() {
     });
     agent_loop::set_channel(std::ptr::addr_of!(agent_cli_ops));
     let mut screen = Screen(String::new());
-    eprintln!("cli_ctrl_d_gives_the_shell_its_indicator_back");
     cli_ctrl_d_gives_the_shell_its_indicator_back(&mut screen);
-    eprintln!("cli_ctrl_d_restores_the_posix_stdio_indicator");
     cli_ctrl_d_restores_the_posix_stdio_indicator(&mut screen);
-    eprintln!("cleanup_during_the_chat_restores_the_indicator");
     cleanup_during_the_chat_restores_the_indicator(&mut screen);
-    eprintln!("cleanup_log_counts_the_freed_loop_thread");
     cleanup_log_counts_the_freed_loop_thread(&mut screen);
     set_overrides(Overrides::default());
     console::rt_host_console_capture(0);

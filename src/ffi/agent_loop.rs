@@ -48,6 +48,9 @@ extern "C" {
     fn agent_tools_cleanup();
 }
 
+/// The loop thread's name (`list thread` shows it; cleanup looks it up).
+const LOOP_THREAD_NAME: &CStr = c"AgentLoop";
+
 static HUB: AtomicPtr<super::hub::MessageHub> = AtomicPtr::new(ptr::null_mut());
 static CONTEXT: AtomicPtr<super::context::Context> = AtomicPtr::new(ptr::null_mut());
 static RUNNING: AtomicBool = AtomicBool::new(false);
@@ -147,19 +150,44 @@ pub extern "C" fn init_agent() {
 #[no_mangle]
 pub extern "C" fn cleanup_agent() {
     ffi_boundary!((), {
-        if let Some(reset) = channel_ops().and_then(|ops| ops.reset) {
-            // SAFETY: the channel's own reset; afterwards it no longer touches
-            // the hub or the context.
-            unsafe { reset() };
-        }
-        let hub = HUB.swap(ptr::null_mut(), Ordering::AcqRel);
-        let ctx = CONTEXT.swap(ptr::null_mut(), Ordering::AcqRel);
-        message_hub_destroy(hub);
-        super::context::agent_context_destroy(ctx);
-        // SAFETY: C function of the package.
-        unsafe { agent_tools_cleanup() };
+        release_agent();
         log_memory("cleanup done");
     })
+}
+
+/// [`cleanup_agent`] without the log line: the loop thread's own cleanup,
+/// whose figure would still count the thread's stack and control block.
+fn release_agent() {
+    if let Some(reset) = channel_ops().and_then(|ops| ops.reset) {
+        // SAFETY: the channel's own reset; afterwards it no longer touches
+        // the hub.
+        unsafe { reset() };
+    }
+    let hub = HUB.swap(ptr::null_mut(), Ordering::AcqRel);
+    let ctx = CONTEXT.swap(ptr::null_mut(), Ordering::AcqRel);
+    message_hub_destroy(hub);
+    super::context::agent_context_destroy(ctx);
+    // SAFETY: C function of the package.
+    unsafe { agent_tools_cleanup() };
+}
+
+/// Wait (a bounded while) until the kernel has freed the finished loop and
+/// channel threads: a thread that returns from its entry becomes defunct and
+/// its stack and control block are freed later, by the idle (or system)
+/// thread, after which its object can no longer be found.
+fn wait_until_threads_freed() {
+    for name in [LOOP_THREAD_NAME, super::channels::cli::CLI_THREAD_NAME] {
+        for _ in 0..200 {
+            // SAFETY: plain kernel calls; the name is NUL-terminated and
+            // rt_thread_find only reads it.
+            unsafe {
+                if rt_thread_find(name.as_ptr() as *mut c_char).is_null() {
+                    break;
+                }
+                rt_thread_mdelay(10);
+            }
+        }
+    }
 }
 
 unsafe extern "C" fn loop_thread(_parameter: *mut c_void) {
@@ -186,7 +214,7 @@ unsafe extern "C" fn loop_thread(_parameter: *mut c_void) {
             handle_user_message(hub, msg);
         }
     }
-    cleanup_agent();
+    release_agent();
     let done = DONE.load(Ordering::Acquire);
     if !done.is_null() {
         rt_sem_release(done);
@@ -217,7 +245,7 @@ pub extern "C" fn main_loop_entry() -> c_int {
             let stack = cfg.loop_stack_size.clamp(2048, 1 << 20) as u32;
             let prio = cfg.loop_priority.clamp(0, 255) as u8;
             let thread = rt_thread_create(
-                c"AgentLoop".as_ptr(),
+                LOOP_THREAD_NAME.as_ptr(),
                 Some(loop_thread),
                 ptr::null_mut(),
                 stack,
@@ -277,6 +305,8 @@ pub extern "C" fn cleanup_agent_entry() -> c_int {
                 rt_sem_delete(done);
             }
         }
+        wait_until_threads_freed();
+        log_memory("cleanup done");
         transport::clear_cancel();
         RUNNING.store(false, Ordering::Release);
         0

@@ -18,6 +18,10 @@ pub struct HostThread {
     entry: Option<unsafe extern "C" fn(*mut c_void)>,
     parameter: *mut c_void,
     stack_size: usize,
+    /// The stack's bytes on the heap, as `rt_thread_create` takes them from
+    /// `rt_malloc` on a board (the OS thread runs on its own stack; this
+    /// block only keeps the heap figures a board's).
+    stack: *mut u8,
     started: bool,
 }
 
@@ -25,7 +29,7 @@ thread_local! {
     static CURRENT: Cell<*mut HostThread> = const { Cell::new(ptr::null_mut()) };
     /// What rt_thread_self returns on a thread the port did not create.
     static FOREIGN: HostThread = const {
-        HostThread { name: *b"host\0\0\0\0\0\0\0\0\0\0\0\0", entry: None, parameter: ptr::null_mut(), stack_size: 0, started: true }
+        HostThread { name: *b"host\0\0\0\0\0\0\0\0\0\0\0\0", entry: None, parameter: ptr::null_mut(), stack_size: 0, stack: ptr::null_mut(), started: true }
     };
 }
 
@@ -169,13 +173,49 @@ pub extern "C" fn rt_thread_create(
         let n = bytes.len().min(15);
         buf[..n].copy_from_slice(&bytes[..n]);
     }
-    try_box(HostThread {
+    let Ok(layout) = stack_layout(stack_size as usize) else {
+        return ptr::null_mut();
+    };
+    // SAFETY: a non-zero size (stack_layout); checked for NULL.
+    let stack = unsafe { std::alloc::alloc(layout) };
+    if stack.is_null() {
+        return ptr::null_mut();
+    }
+    let t = try_box(HostThread {
         name: buf,
         entry,
         parameter,
         stack_size: stack_size as usize,
+        stack,
         started: false,
-    }) as rt_thread_t
+    });
+    if t.is_null() {
+        // SAFETY: allocated just above with this layout.
+        unsafe { std::alloc::dealloc(stack, layout) };
+        return ptr::null_mut();
+    }
+    live_insert(t);
+    t as rt_thread_t
+}
+
+fn stack_layout(size: usize) -> Result<std::alloc::Layout, std::alloc::LayoutError> {
+    std::alloc::Layout::from_size_align(size.max(1), 8)
+}
+
+/// Free a record and its stack block (a defunct thread's end on a board).
+///
+/// # Safety
+/// `t` is a live record from `rt_thread_create` that nothing uses any more.
+unsafe fn free_record(t: *mut HostThread) {
+    live_remove(t);
+    // SAFETY: (caller's contract) the record is live; its stack block was
+    // allocated with this layout by rt_thread_create.
+    unsafe {
+        if let Ok(layout) = stack_layout((*t).stack_size) {
+            std::alloc::dealloc((*t).stack, layout);
+        }
+        free_box(t);
+    }
 }
 
 struct SendPtr(*mut HostThread);
@@ -221,7 +261,7 @@ pub extern "C" fn rt_thread_startup(thread: rt_thread_t) -> rt_err_t {
                     record_high_water(&name, measure_stack(p));
                 }
                 CURRENT.with(|c| c.set(ptr::null_mut()));
-                free_box(t);
+                free_record(t);
             }
         });
     match spawned {
@@ -253,9 +293,54 @@ pub extern "C" fn rt_thread_delete(thread: rt_thread_t) -> rt_err_t {
         if (*t).started {
             return -rt_error();
         }
-        free_box(t);
+        free_record(t);
     }
     rt_eok()
+}
+
+/// Records of created threads that are not freed yet, by address: what the
+/// kernel's object container holds, so `rt_thread_find` sees a finished
+/// thread until it is reaped, as on a board until the idle thread frees it.
+static LIVE: Mutex<[usize; SLOTS]> = Mutex::new([0; SLOTS]);
+
+fn live_insert(t: *mut HostThread) {
+    let mut live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(slot) = live.iter_mut().find(|s| **s == 0) {
+        *slot = t as usize;
+    }
+}
+
+fn live_remove(t: *mut HostThread) {
+    let mut live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(slot) = live.iter_mut().find(|s| **s == t as usize) {
+        *slot = 0;
+    }
+}
+
+/// `rt_thread_find`: the first live thread with this name (names compared
+/// over RT_NAME_MAX bytes, as `rt_object_find` does), or NULL.
+#[no_mangle]
+pub extern "C" fn rt_thread_find(name: *mut c_char) -> rt_thread_t {
+    if name.is_null() {
+        return ptr::null_mut();
+    }
+    // SAFETY: NUL-terminated (caller's contract).
+    let wanted = unsafe { CStr::from_ptr(name) }.to_bytes();
+    let wanted = &wanted[..wanted.len().min(15)];
+    let live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+    for &addr in live.iter().filter(|a| **a != 0) {
+        // SAFETY: records in LIVE are alive (removed before they are freed).
+        let rec = unsafe { &*(addr as *const HostThread) };
+        let len = rec
+            .name
+            .iter()
+            .position(|&b| b == 0)
+            .unwrap_or(rec.name.len());
+        if &rec.name[..len] == wanted {
+            return addr as rt_thread_t;
+        }
+    }
+    ptr::null_mut()
 }
 
 #[no_mangle]

@@ -90,6 +90,9 @@ extern "C" {
     pub fn rt_thread_startup(thread: rt_thread_t) -> rt_err_t;
     pub fn rt_thread_delete(thread: rt_thread_t) -> rt_err_t;
     pub fn rt_thread_self() -> rt_thread_t;
+    /// The thread object named `name` (NULL when none): a finished dynamic
+    /// thread stays findable until the kernel has freed it.
+    pub fn rt_thread_find(name: *mut c_char) -> rt_thread_t;
     pub fn rt_thread_mdelay(ms: rt_int32_t) -> rt_err_t;
     pub fn rt_tick_get() -> rt_tick_t;
     pub fn rt_tick_from_millisecond(ms: rt_int32_t) -> rt_tick_t;
