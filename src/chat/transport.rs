@@ -26,6 +26,32 @@ const MAX_BACKOFF_MS: u32 = 60_000;
 /// incremental, so a bigger buffer only costs heap.
 const MAX_READ_BUF: usize = 4096;
 
+/// Longest socket timeout the transport sets, in seconds (keeps the
+/// conversion below in 32-bit arithmetic).
+const MAX_TIMEOUT_S: u32 = 3600;
+
+/// Whole seconds the socket waits for `timeout_ms`: rounded up, at least 1
+/// (lwIP reads a zero timeval as "no timeout").
+pub fn socket_timeout_seconds(timeout_ms: u32) -> u32 {
+    timeout_ms.div_ceil(1000).clamp(1, MAX_TIMEOUT_S)
+}
+
+/// The argument for `webclient_set_timeout` that gives the socket
+/// `seconds`. Every webclient 2.x (2.0.1 to 2.3.0, `src/webclient.c`)
+/// computes `rt_tick_from_millisecond(ms) / 1000` and calls that seconds, so
+/// on a 100 Hz tick it turns 30000 into 3: the value is scaled by
+/// `1000 / RT_TICK_PER_SECOND` here so that the kernel's conversion lands on
+/// `seconds` exactly.
+pub fn webclient_timeout_arg(seconds: u32, tick_per_second: u32) -> c_int {
+    let hz = tick_per_second.max(1);
+    let seconds = seconds.min(MAX_TIMEOUT_S);
+    // ms such that ms * hz / 1000 == seconds * 1000 ticks, rounded up:
+    // seconds * 10^6 / hz, split so nothing overflows 32 bits.
+    let whole = seconds.saturating_mul(1_000_000 / hz);
+    let part = (seconds * (1_000_000 % hz)).div_ceil(hz);
+    whole.saturating_add(part).min(i32::MAX as u32) as c_int
+}
+
 /// Set by the agent's cleanup: stop at the next read, write or wait.
 static CANCEL: AtomicBool = AtomicBool::new(false);
 
@@ -292,7 +318,6 @@ unsafe fn attempt_once<S: ResponseSink>(
         return failed(Failure::NoMemory, false);
     }
     let session = Session(raw);
-    webclient_set_timeout(session.0, settings.timeout_ms.min(i32::MAX as u32) as c_int);
 
     let mut len_buf = [0u8; 21];
     let len_text = crate::text::decimal_cstr(length as u64, &mut len_buf);
@@ -322,6 +347,14 @@ unsafe fn attempt_once<S: ResponseSink>(
         error.set(&[b"cannot connect to the server (check the URL and the network)"]);
         return failed(Failure::Connect, true);
     }
+    // Only now: webclient_set_timeout sets the options of the session's
+    // socket, which exists once webclient_post has connected; called before,
+    // it changes nothing and webclient's 6 s default stays.
+    let seconds = socket_timeout_seconds(settings.timeout_ms);
+    let hz = crate::rtt::board()
+        .tick_per_second
+        .clamp(1, u32::MAX as isize) as u32;
+    webclient_set_timeout(session.0, webclient_timeout_arg(seconds, hz));
     let mut writer = SessionWriter {
         session: session.0,
         buf: [0; 512],
@@ -343,13 +376,24 @@ unsafe fn attempt_once<S: ResponseSink>(
             }
         };
     }
+    let asked_at = crate::rtt::rt_tick_get();
     let status = webclient_handle_response(session.0);
     if status < 0 {
-        if status == -WEBCLIENT_TIMEOUT {
-            error.set(&[b"no answer from the server (timeout)"]);
+        // webclient_handle_response passes recv()'s -1 through on a socket
+        // timeout (only webclient_read maps it to -WEBCLIENT_TIMEOUT), so a
+        // failure after waiting out the timeout is reported as one.
+        let waited = crate::rtt::rt_tick_get().wrapping_sub(asked_at);
+        let timeout_ticks = seconds.saturating_mul(hz);
+        if status == -WEBCLIENT_TIMEOUT || waited >= timeout_ticks - timeout_ticks / 10 {
+            let mut digits = [0u8; 20];
+            error.set(&[
+                b"no answer from the server within ",
+                crate::text::decimal(seconds as u64, &mut digits),
+                b" s (timeout)",
+            ]);
             return failed(Failure::Timeout, true);
         }
-        error.set(&[b"reading the response failed"]);
+        error.set(&[b"reading the response head failed"]);
         return failed(Failure::Read, true);
     }
     if status != 200 {

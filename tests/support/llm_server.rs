@@ -118,6 +118,9 @@ pub struct ScriptedResponse {
     pub head_split: Split,
     /// Pause between consecutive writes (head and body alike).
     pub delay: Duration,
+    /// Pause before the first byte of the response (a model that thinks
+    /// before it answers).
+    pub first_byte_delay: Duration,
     pub stall: Option<Stall>,
     /// Close the connection after this many body bytes (wire bytes), even
     /// inside chunk framing.
@@ -141,6 +144,7 @@ impl ScriptedResponse {
             split: Split::Pieces,
             head_split: Split::Whole,
             delay: Duration::ZERO,
+            first_byte_delay: Duration::ZERO,
             stall: None,
             cut: None,
             close: false,
@@ -238,6 +242,12 @@ impl ScriptedResponse {
 
     pub fn delay(mut self, delay: Duration) -> Self {
         self.delay = delay;
+        self
+    }
+
+    /// Send nothing for `delay` before the status line.
+    pub fn first_byte_after(mut self, delay: Duration) -> Self {
+        self.first_byte_delay = delay;
         self
     }
 
@@ -996,7 +1006,12 @@ fn send_response(
     let mut first_write = true;
     // Paces writes; false when the server is shutting down.
     let pace = |first: &mut bool| -> bool {
-        if !*first && !resp.delay.is_zero() && shared.sleep(Some(resp.delay)) {
+        let wait = if *first {
+            resp.first_byte_delay
+        } else {
+            resp.delay
+        };
+        if !wait.is_zero() && shared.sleep(Some(wait)) {
             return false;
         }
         *first = false;
