@@ -6,7 +6,27 @@
 #include <rtconfig.h>
 #include "agent_glue.h"
 
+#ifndef RT_CONSOLEBUF_SIZE
+#define RT_CONSOLEBUF_SIZE 128
+#endif
+#ifndef RT_NAME_MAX
+#define RT_NAME_MAX 8
+#endif
+
+/* rt_kprintf formats into a RT_CONSOLEBUF_SIZE buffer (NUL included). */
+const int agent_glue_console_piece = RT_CONSOLEBUF_SIZE - 1;
+
 #ifdef RT_USING_ULOG
+#ifndef ULOG_LINE_BUF_SIZE
+#define ULOG_LINE_BUF_SIZE 128
+#endif
+/* Text that fits one ulog line: ULOG_LINE_BUF_SIZE less the longest head
+ * ulog writes before it (colour start 10, "MM-DD HH:MM:SS.mmm" 18, " I/" 3,
+ * the tag "agent" 5, " " and the thread name RT_NAME_MAX + 1, ": " 2) and its
+ * tail (colour end 4, "\r\n" 2, NUL 1): components/utilities/ulog/ulog.c,
+ * ulog_head_formater and ulog_tail_formater. */
+const int agent_glue_log_piece = ULOG_LINE_BUF_SIZE - (46 + RT_NAME_MAX);
+
 #define LOG_TAG "agent"
 #define LOG_LVL LOG_LVL_DBG
 #include <ulog.h>
@@ -22,6 +42,9 @@ void agent_glue_log(int level, const char *text)
     }
 }
 #else
+/* "[E/agent] " and "\n" around the text. */
+const int agent_glue_log_piece = RT_CONSOLEBUF_SIZE - 1 - 12;
+
 void agent_glue_log(int level, const char *text)
 {
     static const char letters[] = "???EW?ID";

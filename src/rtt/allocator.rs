@@ -67,12 +67,12 @@ static GLOBAL: RtAllocator = RtAllocator;
 #[panic_handler]
 fn panic(info: &core::panic::PanicInfo) -> ! {
     use core::fmt::Write;
-    let mut line = super::log::LineBuf::new();
+    let mut line = super::log::LineWriter::new(super::log::Level::Error);
     let _ = write!(line, "panic: {}", info.message());
     if let Some(loc) = info.location() {
         let _ = write!(line, " at {}:{}", loc.file(), loc.line());
     }
-    super::log::emit(super::log::Level::Error, line.as_str());
+    line.finish();
     loop {
         // SAFETY: plain kernel call; yields to other threads forever.
         unsafe {

@@ -1,7 +1,10 @@
-//! Logging: Rust formats a whole line, the C glue prints it through ulog with
-//! a `"%s"` format. ulog cuts lines at its buffer size (128 by default), so
-//! long texts are sent as several lines rather than cut.
+//! Logging: Rust hands the C glue complete lines, printed through ulog with
+//! a `"%s"` format. ulog cuts a line at `ULOG_LINE_BUF_SIZE` (its head of
+//! colour, time, level, tag and thread name included), so a text longer than
+//! one line is sent as several lines, each as long as the board's line buffer
+//! allows (the glue works that out from rtconfig.h), never cut.
 
+use core::ffi::{c_char, c_int};
 use core::fmt;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -14,93 +17,123 @@ pub enum Level {
 }
 
 extern "C" {
-    fn agent_glue_log(level: core::ffi::c_int, text: *const core::ffi::c_char);
+    fn agent_glue_log(level: c_int, text: *const c_char);
+    /// Text bytes of one ulog line on this board (ULOG_LINE_BUF_SIZE less
+    /// ulog's head and tail), or of one rt_kprintf line without ulog.
+    static agent_glue_log_piece: c_int;
+    /// What one rt_kprintf call prints at most (RT_CONSOLEBUF_SIZE - 1).
+    static agent_glue_console_piece: c_int;
 }
 
-/// Longest piece handed to ulog at once (its default line buffer is 128
-/// bytes including the tag and level prefix).
-const PIECE: usize = 96;
+/// The longest piece this side ever hands over (the stack buffer's size):
+/// a 512-byte ulog line, the largest common setting.
+const MAX_PIECE: usize = 512;
 
-/// A fixed, stack-only line buffer: formatting a log line never allocates.
-pub struct LineBuf {
-    buf: [u8; PIECE * 4 + 1],
+fn piece_len(configured: c_int) -> usize {
+    (configured.max(16) as usize).min(MAX_PIECE)
+}
+
+/// A log line being written: bytes gather in a stack buffer (formatting never
+/// allocates) and go out a full piece at a time, cut only between UTF-8
+/// characters; [`LineWriter::finish`] sends the rest.
+pub struct LineWriter {
+    level: Level,
+    piece: usize,
+    buf: [u8; MAX_PIECE + 1],
     len: usize,
-    overflowed: bool,
+    sent: bool,
 }
 
-impl LineBuf {
-    pub const fn new() -> Self {
-        LineBuf {
-            buf: [0; PIECE * 4 + 1],
+impl LineWriter {
+    pub fn new(level: Level) -> Self {
+        // SAFETY: a constant defined by the C glue.
+        let configured = unsafe { agent_glue_log_piece };
+        LineWriter {
+            level,
+            piece: piece_len(configured),
+            buf: [0; MAX_PIECE + 1],
             len: 0,
-            overflowed: false,
+            sent: false,
         }
     }
-    /// End the line with "..." so a cut log line is visibly cut.
-    fn mark_cut(&mut self) {
-        let mut end = self.len.min(self.buf.len() - 4);
-        while end > 0 && (self.buf[end] & 0xC0) == 0x80 {
-            end -= 1;
+
+    pub fn write_bytes(&mut self, mut bytes: &[u8]) {
+        while !bytes.is_empty() {
+            if self.len == self.piece {
+                self.send_full_piece();
+            }
+            let take = (self.piece - self.len).min(bytes.len());
+            self.buf[self.len..self.len + take].copy_from_slice(&bytes[..take]);
+            self.len += take;
+            bytes = &bytes[take..];
         }
-        self.buf[end..end + 3].copy_from_slice(b"...");
-        self.len = end + 3;
     }
-    pub fn as_str(&self) -> &str {
-        // Only whole UTF-8 sequences are ever copied in (see write_str).
-        core::str::from_utf8(&self.buf[..self.len]).unwrap_or("")
+
+    /// Send the buffer up to its last whole character; keep the bytes of a
+    /// character that continues in the next write.
+    fn send_full_piece(&mut self) {
+        let mut start = self.len;
+        while start > 0 && (self.buf[start - 1] & 0xC0) == 0x80 {
+            start -= 1;
+        }
+        let mut cut = self.len;
+        if start > 0 {
+            let lead = self.buf[start - 1];
+            let width = match lead {
+                0xF0..=0xFF => 4,
+                0xE0..=0xEF => 3,
+                0xC0..=0xDF => 2,
+                _ => 1,
+            };
+            if start - 1 + width > self.len && start - 1 > 0 {
+                cut = start - 1;
+            }
+        }
+        self.send(cut);
+        self.buf.copy_within(cut..self.len, 0);
+        self.len -= cut;
+    }
+
+    fn send(&mut self, upto: usize) {
+        let kept = self.buf[upto];
+        self.buf[upto] = 0;
+        // SAFETY: NUL-terminated at `upto` (buf has MAX_PIECE + 1 bytes and
+        // upto <= piece <= MAX_PIECE); the glue prints it with "%s" and does
+        // not keep the pointer.
+        unsafe { agent_glue_log(self.level as c_int, self.buf.as_ptr() as *const c_char) };
+        self.buf[upto] = kept;
+        self.sent = true;
+    }
+
+    /// Send what is left (an empty line when nothing was written at all).
+    pub fn finish(mut self) {
+        if self.len > 0 || !self.sent {
+            self.send(self.len);
+        }
     }
 }
 
-impl Default for LineBuf {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl fmt::Write for LineBuf {
+impl fmt::Write for LineWriter {
     fn write_str(&mut self, s: &str) -> fmt::Result {
-        let room = self.buf.len() - 1 - self.len;
-        let mut take = s.len().min(room);
-        while take > 0 && !s.is_char_boundary(take) {
-            take -= 1;
-        }
-        self.buf[self.len..self.len + take].copy_from_slice(&s.as_bytes()[..take]);
-        self.len += take;
-        if take < s.len() {
-            self.overflowed = true;
-        }
+        self.write_bytes(s.as_bytes());
         Ok(())
     }
 }
 
-/// Print `text` through the glue, in pieces of at most [`PIECE`] bytes.
-pub fn emit(level: Level, text: &str) {
-    let mut rest = text;
-    loop {
-        let mut cut = rest.len().min(PIECE);
-        while cut > 0 && cut < rest.len() && !rest.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        let mut piece = [0u8; PIECE + 1];
-        piece[..cut].copy_from_slice(&rest.as_bytes()[..cut]);
-        // SAFETY: `piece` is NUL-terminated (zero-initialised, cut <= PIECE)
-        // and outlives the call.
-        unsafe { agent_glue_log(level as i32, piece.as_ptr() as *const core::ffi::c_char) };
-        rest = &rest[cut..];
-        if rest.is_empty() {
-            break;
-        }
+/// Log `parts` as one line (split into pieces as needed).
+pub fn log_parts(level: Level, parts: &[&[u8]]) {
+    let mut line = LineWriter::new(level);
+    for p in parts {
+        line.write_bytes(p);
     }
+    line.finish();
 }
 
 /// Format and log a line.
 pub fn log_fmt(level: Level, args: fmt::Arguments<'_>) {
-    let mut line = LineBuf::new();
+    let mut line = LineWriter::new(level);
     let _ = fmt::write(&mut line, args);
-    if line.overflowed {
-        line.mark_cut();
-    }
-    emit(level, line.as_str());
+    line.finish();
 }
 
 #[macro_export]
@@ -113,12 +146,14 @@ macro_rules! log_i { ($($a:tt)*) => { $crate::rtt::log::log_fmt($crate::rtt::log
 macro_rules! log_d { ($($a:tt)*) => { $crate::rtt::log::log_fmt($crate::rtt::log::Level::Debug, format_args!($($a)*)) } }
 
 /// Print text on the console as is. `rt_kprintf` cuts its output at the
-/// kernel's console buffer (RT_CONSOLEBUF_SIZE, often 128 bytes), so the
-/// text goes out in pieces that always fit.
+/// kernel's console buffer (RT_CONSOLEBUF_SIZE), so the text goes out in
+/// pieces that always fit.
 pub fn console_print(text: &[u8]) {
-    for piece in text.chunks(PIECE) {
-        let mut buf = [0u8; PIECE + 1];
-        buf[..piece.len()].copy_from_slice(piece);
+    // SAFETY: a constant defined by the C glue.
+    let piece = piece_len(unsafe { agent_glue_console_piece }).min(128);
+    for chunk in text.chunks(piece) {
+        let mut buf = [0u8; 129];
+        buf[..chunk.len()].copy_from_slice(chunk);
         // SAFETY: NUL-terminated stack buffer, constant "%s" format.
         unsafe {
             super::kernel::rt_kprintf(c"%s".as_ptr(), buf.as_ptr());
