@@ -395,6 +395,14 @@ def test_kconfig_options_and_defaults():
         check(kconf.syms['PKG_AGENT_CLI_CHANNEL'].str_value == 'y', 'CLI channel by default')
         check(kconf.syms['PKG_AGENT_MULTIMODAL_DISABLE'].str_value == 'y', 'multimodal off by default')
         check(kconf.syms['PKG_AGENT_VER'].str_value != '', 'a version is chosen')
+        # TLS: mbedTLS and the two root CAs by default, as the C package had
+        # them; 'None' for plain http:// endpoints pulls in none of them.
+        check(kconf.syms['PKG_AGENT_TLS_MBEDTLS'].str_value == 'y', 'mbedTLS by default')
+        check(kconf.syms['PKG_AGENT_TLS_NONE'].set_value(2), 'no TLS selectable')
+        for s in ('PKG_USING_MBEDTLS', 'PKG_USING_MBEDTLS_DIGICERT_ROOT_CA', 'PKG_USING_MBEDTLS_CLOBALSIGN_ROOT_CA'):
+            check(kconf.syms[s].str_value == 'n', '%s not selected without TLS' % s)
+        check(kconf.syms['PKG_AGENT_TLS_MBEDTLS'].set_value(2), 'mbedTLS selectable again')
+        check(kconf.syms['PKG_USING_MBEDTLS'].str_value == 'y', 'mbedTLS selected again')
         # The other choices.
         check(kconf.syms['PKG_AGENT_DEBUG_CHANNEL'].set_value(2), 'debug channel selectable')
         check(kconf.syms['PKG_AGENT_CLI_CHANNEL'].str_value == 'n', 'one channel at a time')
