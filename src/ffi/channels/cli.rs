@@ -34,10 +34,12 @@ extern "C" {
         dev: rt_device_t,
         rx_ind: Option<unsafe extern "C" fn(dev: rt_device_t, size: rt_size_t) -> rt_err_t>,
     ) -> rt_err_t;
-    fn agent_glue_rx_indicate(dev: rt_device_t) -> RxIndicate;
+    fn agent_glue_rx_indicate(dev: rt_device_t) -> agent_rx_indicate_t;
 }
 
-type RxIndicate = Option<unsafe extern "C" fn(dev: rt_device_t, size: rt_size_t) -> rt_err_t>;
+/// The C glue's typedef of the same name (agent_glue.h).
+type agent_rx_indicate_t =
+    Option<unsafe extern "C" fn(dev: rt_device_t, size: rt_size_t) -> rt_err_t>;
 
 const PROMPT: &[u8] = b"you> ";
 /// The channel thread's name (the agent's cleanup waits until it is freed).
@@ -176,7 +178,7 @@ unsafe fn take_console(dev: rt_device_t) {
 /// whoever sleeps on it (the shell) reads what was typed in between.
 unsafe fn give_console_back(dev: rt_device_t) {
     let saved = SAVED_RX.swap(0, Ordering::AcqRel);
-    let saved: RxIndicate = if saved == 0 {
+    let saved: agent_rx_indicate_t = if saved == 0 {
         None
     } else {
         // SAFETY: stored by take_console from a function pointer of this type.
