@@ -22,6 +22,23 @@ ensure_host_deps() {
     apt_install gcc libcjson-dev valgrind python3 ca-certificates
 }
 
+# What tools/sim needs beyond Rust: gcc and Debian's cJSON to link the host
+# library, CA roots for https:// endpoints.
+ensure_sim_deps() {
+    apt_install gcc libcjson-dev ca-certificates
+}
+
+# libclang for tests/decls.rs (bindgen loads it at run time; the
+# metapackage pulls the distribution's default version and its builtin
+# headers). The real-header part of that test also needs newlib's ARM headers.
+ensure_libclang() {
+    apt_install libclang-dev
+}
+
+ensure_arm_newlib() {
+    apt_install gcc-arm-none-eabi libnewlib-arm-none-eabi
+}
+
 ensure_cbindgen() {
     command -v cbindgen >/dev/null 2>&1 && return 0
     echo "installing cbindgen (build-time tool for the ABI check; not linked)"
