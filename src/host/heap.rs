@@ -171,23 +171,37 @@ pub extern "C" fn rt_calloc(count: rt_size_t, size: rt_size_t) -> *mut c_void {
     p
 }
 
-/// As RT-Thread's: over-allocate, align, and keep the original block's
-/// address just below the aligned one.
+/// As RT-Thread 5.3's (`src/kservice.c`): `align` rounded up to the pointer
+/// size, a block of `size` rounded up to the pointer size plus `align`, the
+/// aligned address (one whole `align` further when the block is already
+/// aligned), and the original block's address just below it. `align` 0 or
+/// not a power of two: NULL (the kernel computes garbage then).
 #[no_mangle]
 pub extern "C" fn rt_malloc_align(size: rt_size_t, align: rt_size_t) -> *mut c_void {
     if align == 0 || !align.is_power_of_two() {
         return ptr::null_mut();
     }
     let word = core::mem::size_of::<usize>();
-    let Some(total) = size.checked_add(align).and_then(|n| n.checked_add(word)) else {
+    let align = (align + word - 1) & !(word - 1);
+    let Some(total) = size
+        .checked_add(word - 1)
+        .map(|n| n & !(word - 1))
+        .and_then(|n| n.checked_add(align))
+    else {
         return ptr::null_mut();
     };
     let raw = rt_malloc(total);
     if raw.is_null() {
         return raw;
     }
-    let aligned = (raw as usize + word + align - 1) & !(align - 1);
-    // SAFETY: `aligned - word` lies inside the block, after its start.
+    let aligned = if raw as usize & (align - 1) == 0 {
+        raw as usize + align
+    } else {
+        (raw as usize + align - 1) & !(align - 1)
+    };
+    // SAFETY: `aligned - word` lies inside the block, at or after its start
+    // (blocks are 16-byte aligned, so an unaligned one is at least 16 bytes
+    // short of the next boundary).
     unsafe { *((aligned - word) as *mut usize) = raw as usize };
     aligned as *mut c_void
 }

@@ -1,7 +1,13 @@
 //! Mailboxes, semaphores and mutexes of the host port, with RT-Thread's
-//! semantics: timeouts in ticks (`RT_WAITING_FOREVER`, `RT_WAITING_NO`),
-//! negative error numbers, `-RT_EFULL` from a full `rt_mb_send`, and waiters
-//! woken with `-RT_ERROR` when the object is deleted.
+//! semantics (RT-Thread 5.3 `src/ipc.c`): timeouts in ticks
+//! (`RT_WAITING_FOREVER` and any negative value wait for ever,
+//! `RT_WAITING_NO` fails at once with `-RT_ETIMEOUT`, or `-RT_EFULL` for a
+//! full `rt_mb_send`), negative error numbers, and waiters woken by a
+//! delete: `rt_sem_take`/`rt_mutex_take` return `-RT_ERROR`, but
+//! `rt_mb_recv`/`rt_mb_send_wait` return the kernel's thread error as it is,
+//! i.e. **positive** `RT_ERROR` (5.3 resumes them with `RT_ERROR` and the
+//! mailbox paths do not negate it). A mutex holds at most 255 times
+//! (`RT_MUTEX_HOLD_MAX`), then `-RT_EFULL`.
 //!
 //! Objects are allocated on the accounting heap (through the global
 //! allocator) at creation, as the kernel allocates them from its heap; send
@@ -158,6 +164,16 @@ pub extern "C" fn rt_mb_delete(mb: rt_mailbox_t) -> rt_err_t {
     rt_eok()
 }
 
+/// RT-Thread 5.3's mailbox waits return `thread->error` unchanged: a
+/// delete's `RT_ERROR` comes back positive.
+fn mailbox_error(e: rt_err_t) -> rt_err_t {
+    if e == -rt_error() {
+        rt_error()
+    } else {
+        e
+    }
+}
+
 fn mb_send(mb: rt_mailbox_t, value: rt_ubase_t, timeout: rt_int32_t) -> rt_err_t {
     let Some(m) = mailbox(mb) else {
         return -rt_error();
@@ -177,7 +193,7 @@ fn mb_send(mb: rt_mailbox_t, value: rt_ubase_t, timeout: rt_int32_t) -> rt_err_t
     g.waiters -= 1;
     if let Err(e) = r {
         m.cond.notify_all();
-        return e;
+        return mailbox_error(e);
     }
     g.queue.push_back(value);
     m.cond.notify_all();
@@ -219,7 +235,7 @@ pub extern "C" fn rt_mb_recv(
     g.waiters -= 1;
     if let Err(e) = r {
         m.cond.notify_all();
-        return e;
+        return mailbox_error(e);
     }
     let v = g.queue.pop_front().unwrap_or(0);
     if !value.is_null() {
@@ -320,6 +336,9 @@ pub extern "C" fn rt_sem_release(sem: rt_sem_t) -> rt_err_t {
 
 // ---- mutexes (recursive for their owner, as RT-Thread's) -----------------
 
+/// RT-Thread's `RT_MUTEX_HOLD_MAX` (`RT_UINT8_MAX`).
+const RT_MUTEX_HOLD_MAX: u32 = 255;
+
 struct MutexState {
     owner: rt_thread_t,
     hold: u32,
@@ -373,6 +392,9 @@ pub extern "C" fn rt_mutex_take(mutex: rt_mutex_t, timeout: rt_int32_t) -> rt_er
     let me = super::thread::rt_thread_self();
     let mut g = lock(&m.state);
     if g.hold > 0 && g.owner == me {
+        if g.hold >= RT_MUTEX_HOLD_MAX {
+            return -rt_efull();
+        }
         g.hold += 1;
         return rt_eok();
     }

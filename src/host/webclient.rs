@@ -2,65 +2,64 @@
 //! over real TCP, and over TLS for `https://` URIs, so that the library's
 //! HTTP code paths run on Linux and the simulator reaches real endpoints.
 //!
-//! Behaviour follows the package's `src/webclient.c` where callers can see
-//! it, with its rough edges filed off:
-//! - the request head (request line, the caller's header lines, and `Host`,
-//!   `User-Agent`, `Accept` and, for `webclient_post` with a body,
-//!   `Content-Length` when the caller did not add them) must fit in the
-//!   session's `header_sz`, else `-WEBCLIENT_NOBUFFER`; the response head
-//!   must fit there too, else `-WEBCLIENT_NOMEM` (the package's codes);
-//! - `webclient_header_fields_add` leaves the buffer unchanged when the line
-//!   does not fit (the package counted the cut line in anyway);
-//! - `webclient_read` returns as soon as some body bytes are there, decodes
-//!   chunked bodies fully (extensions, trailers) and resumes cleanly after
-//!   a `-WEBCLIENT_TIMEOUT`; a body cut short by the server is
-//!   `-WEBCLIENT_DISCONNECT`, not a silent end;
-//! - `webclient_set_timeout` takes milliseconds exactly (the package rounded
-//!   down to whole seconds, so anything under 1000 ms meant "forever");
-//!   `millisecond <= 0` means no timeout. The default is the package's 6 s.
+//! It does what the package's `src/webclient.c` 2.3.0 does, quirks
+//! included (docs/host-port.md lists them with the tests that pin them):
+//! - `webclient_set_timeout` sets the **socket's** receive and send timeout
+//!   to `rt_tick_from_millisecond(ms) / 1000` whole seconds, 0 meaning no
+//!   timeout at all (lwIP and Linux alike); on a session that is not
+//!   connected yet (before `webclient_post`/`webclient_get`) it changes
+//!   nothing. Every connection starts with the package's 6 s default.
+//! - the socket primitives behave like lwIP's: `recv` returns -1 with
+//!   `errno` `EAGAIN` on a timeout, 0 with `ENOTCONN` when the peer closed
+//!   (the host also sets the thread's libc `errno`);
+//! - `webclient_handle_response` reads the head with the package's
+//!   `webclient_read_line`: a timeout returns that -1 (`-WEBCLIENT_ERROR`,
+//!   not `-WEBCLIENT_TIMEOUT`), a peer that closes before a head returns the
+//!   status so far (0); a head longer than `header_sz` is cut, the rest of
+//!   it is left on the socket as if it were body (`-WEBCLIENT_NOMEM` is
+//!   unreachable in the package and so here);
+//! - `webclient_read` of a close-delimited or Content-Length body loops until
+//!   the caller's buffer is full, the body's remainder is read, or a recv
+//!   fails; a chunked body is read one recv at a time within the chunk, and
+//!   the next chunk's size line is read (blocking) right after the data of a
+//!   chunk; a timeout there, the last chunk, or a peer that closes all close
+//!   the socket (later reads: 0 after the last chunk, `-WEBCLIENT_DISCONNECT`
+//!   otherwise); a peer that closes mid-body is a silent end (0);
+//! - `webclient_write` retries a send that timed out until something is
+//!   sent; other send errors close the socket;
+//! - the request head is built in the session's `header_sz` buffer exactly
+//!   as the package builds it (request line spliced in front of the
+//!   caller's lines, `Host` (without port), `User-Agent`, `Accept` added
+//!   when absent; no `Content-Length` is ever added).
 //!
-//! Memory: the session and its header buffer come from the accounting heap
-//! at creation; a request allocates nothing else of its own (only a long
-//! header line's formatting, a redirect's URI copy, and std's address
-//! resolution, all freed before they return). Body bytes go straight into
-//! the caller's buffer; only the response head and chunk framing pass
-//! through the session's small receive buffer.
+//! Memory: as in the package, the session, its `struct webclient_header`
+//! and the `header_sz` header buffer are three heap blocks; a connection
+//! adds the host name and the request path (freed by `webclient_close`),
+//! and a request briefly allocates a copy of the header lines, of the
+//! status line and, for a chunked response, a `header_sz` line buffer.
 //!
-//! # Aborting from another thread
+//! # Aborting from another thread (host only)
 //! [`rt_host_webclient_abort`] shuts the session's socket down, so a
 //! `webclient_read`/`webclient_write` blocked on another thread returns
 //! `-WEBCLIENT_DISCONNECT` at once, and every later call on that session
 //! fails the same way (the abort is sticky: close the session next). An
 //! abort that lands while a connect is under way takes effect when that
-//! connect attempt ends (at the latest after the session's timeout). The
-//! caller must keep the session alive during the call, i.e. serialise it
-//! against `webclient_close` (publish the session under a mutex, clear it
-//! under that mutex before closing): the same rule as `closesocket` on a
-//! board's session socket.
+//! connect attempt ends. The caller must keep the session alive during the
+//! call, i.e. serialise it against `webclient_close`.
 //!
 //! # HTTPS
 //! `https://host[:port]/path` (port 443 by default) runs the same requests
-//! over TLS (rustls, ring provider): TLS 1.2 or 1.3, SNI = host, ALPN
-//! `http/1.1`. The server's certificate must chain to a root of the
-//! system's store (`/etc/ssl/certs` on Debian, package `ca-certificates`;
+//! over TLS (rustls, ring provider) where a board uses the package's
+//! mbedTLS option: TLS 1.2 or 1.3, SNI = host, ALPN `http/1.1`. The
+//! server's certificate must chain to a root of the system's store
+//! (`/etc/ssl/certs` on Debian, package `ca-certificates`;
 //! `SSL_CERT_FILE`/`SSL_CERT_DIR` override it) or to one of the PEM
-//! certificates in the file named by [`CA_FILE_ENV`] (private CAs, tests).
-//! Both are read once, at the first `https://` request of the process.
-//! A failed handshake (certificate not trusted, name mismatch, the server
-//! not speaking TLS, a timeout) is `-WEBCLIENT_CONNECT_FAILED`, logged as
-//! one line naming host and port only. Read timeouts, their resumption,
-//! the body framings and the abort work as over plain TCP (the abort shuts
-//! the TCP socket under the TLS session down). A server that closes without
-//! TLS's `close_notify` ends the stream as a plain close would: bodies with
-//! a length or chunked framing still tell a cut from an end.
-//!
-//! The TLS state of a connection (about 11 KB for a small exchange; its
-//! record buffers grow towards 16 KB each with full-size records) comes
-//! from the global allocator, i.e. the accounting heap, while the request
-//! runs, and is freed with the connection: session resumption is off, so
-//! nothing outlives a session. The shared client configuration (the root
-//! store) is built once and kept out of the heap's `used` count, like the
-//! system's own trust store.
+//! certificates in the file named by [`CA_FILE_ENV`]. A failed handshake
+//! is `-WEBCLIENT_CONNECT_FAILED` (as the package's mbedTLS connect),
+//! logged as one line naming host and port only. The TLS state of a
+//! connection comes from the accounting heap while it is open (the
+//! package's mbedTLS session does too, with other sizes); the shared client
+//! configuration (the root store) is kept out of the heap's `used` count.
 //!
 //! Header contents carry the API key: nothing here logs or prints them.
 
@@ -85,15 +84,16 @@ use std::time::Duration;
 /// `https://` servers may chain to, besides the system's.
 pub const CA_FILE_ENV: &str = "RTT_AGENT_CA_FILE";
 
-/// The package's `WEBCLIENT_DEFAULT_TIMEO` (6 s), used until
-/// `webclient_set_timeout` is called.
-const DEFAULT_TIMEOUT: Duration = Duration::from_secs(6);
-/// Room for the response head and chunk framing read ahead of the caller.
-/// Small on purpose: body bytes that land here are handed out first.
-const RX_BUFSZ: usize = 512;
-/// How many 301/302 redirects `webclient_get` follows (the package followed
-/// them without limit).
-const MAX_REDIRECTS: u32 = 5;
+/// The package's `WEBCLIENT_DEFAULT_TIMEO` (6 s): what every new
+/// connection's socket gets.
+pub const DEFAULT_TIMEOUT_SECS: u64 = 6;
+/// How deep `webclient_get` follows 301/302 redirects (the package recurses
+/// without limit; the host stops a redirect loop).
+const MAX_REDIRECTS: u32 = 16;
+/// `webclient_next_chunk`'s line buffer.
+const CHUNK_LINE: usize = 64;
+
+const USER_AGENT: &[u8] = b"User-Agent: RT-Thread HTTP Agent\r\n";
 
 // ---- transport -------------------------------------------------------------
 
@@ -387,56 +387,34 @@ impl AbortSlot {
 
 // ---- session ---------------------------------------------------------------
 
-/// Chunked transfer decoding, one state per place in the framing, so that a
-/// read timeout anywhere can be resumed by the next read.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Chunk {
-    /// In a chunk-size line: the value so far, its digit count, and whether
-    /// an extension (`;name=value`) or trailing blanks have begun.
-    Size { value: u64, digits: u32, ext: bool },
-    /// Inside chunk data.
-    Data { left: u64 },
-    /// After chunk data, waiting for its CRLF.
-    DataEnd,
-    /// In the trailer section after the last chunk; `empty`: nothing on
-    /// the current line yet (an empty line ends the body).
-    Trailer { empty: bool },
+/// The package's `struct webclient_header`: a heap block of its own.
+struct Header {
+    /// `size` bytes from `rt_calloc`.
+    buffer: *mut u8,
+    /// As in the package: may run past `size` after a refused
+    /// `webclient_header_fields_add` (the package counts the cut line in).
+    length: usize,
+    size: usize,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Body {
-    /// No response head has been read.
-    Idle,
-    Length {
-        left: u64,
-    },
-    Chunked(Chunk),
-    /// Neither length nor chunked: the body ends when the server closes.
-    UntilClose,
-    Done,
-}
-
-/// What the owning thread works on. Another thread never touches it.
+/// The package's `struct webclient_session` fields, plus the connection.
 struct Inner {
-    /// The caller's request header lines, then the request head as sent,
-    /// then the response head as NUL-terminated lines (status line first),
-    /// so that `webclient_header_fields_get` can return C strings into it.
-    /// Its capacity, reserved at creation, is never exceeded.
-    head: Vec<u8>,
-    head_limit: usize,
-    head_is_response: bool,
-    timeout: Option<Duration>,
+    header: *mut Header,
+    /// The package's `socket` (>= 0 exactly when this is Some).
     conn: Option<Conn>,
-    status: c_int,
+    resp_status: c_int,
+    /// `rt_malloc`ed C strings, set by the connect, freed by clean/close.
+    host: *mut c_char,
+    req_url: *mut c_char,
+    chunk_sz: c_int,
+    chunk_offset: c_int,
     content_length: c_int,
-    body: Body,
-    rx: [u8; RX_BUFSZ],
-    rx_pos: usize,
-    rx_end: usize,
+    content_remainder: usize,
+    /// The socket layer's `errno` after the last recv/send (lwIP's values).
+    errno: c_int,
 }
 
-/// What a `struct webclient_session *` of the host port points to (the C
-/// API and `crate::rtt::webclient` see only the opaque type).
+/// What a `struct webclient_session *` of the host port points to.
 struct HostSession {
     abort: AbortSlot,
     inner: UnsafeCell<Inner>,
@@ -451,76 +429,619 @@ fn parts<'a>(session: *mut webclient_session) -> Option<(&'a AbortSlot, &'a mut 
     // SAFETY: a non-NULL session is live and only its owning thread calls
     // the webclient_* functions on it (the package's contract). Other
     // threads reach it only through `rt_host_webclient_abort`, which uses
-    // just `abort`; `inner` sits in an UnsafeCell, so this &mut does not
-    // alias their shared reference.
+    // just `abort`; `inner` sits in an UnsafeCell.
     unsafe {
         let s = &*(session as *const HostSession);
         Some((&s.abort, &mut *s.inner.get()))
     }
 }
 
-/// Is `line` the header `name` (any case)? Returns the value's offset in
-/// the line, past the colon and leading blanks.
-fn field_value(line: &[u8], name: &[u8]) -> Option<usize> {
-    if name.is_empty() || line.len() <= name.len() || !line[..name.len()].eq_ignore_ascii_case(name)
+/// Set the thread's libc errno too, so C code that looks at it after a
+/// webclient call sees what it would see on lwIP.
+fn set_errno(e: c_int) {
+    // SAFETY: the calling thread's errno slot.
+    unsafe { *libc::__errno_location() = e };
+}
+
+/// Length of the C string at `p`, at most `max`.
+fn cstrnlen(p: &[u8]) -> usize {
+    p.iter().position(|&b| b == 0).unwrap_or(p.len())
+}
+
+/// `snprintf(dst, dst.len(), "%s", text)`: writes what fits with a NUL,
+/// returns the length it wanted (as `rt_vsnprintf`).
+fn put(dst: &mut [u8], text: &[u8]) -> usize {
+    if !dst.is_empty() {
+        let n = text.len().min(dst.len() - 1);
+        dst[..n].copy_from_slice(&text[..n]);
+        dst[n] = 0;
+    }
+    text.len()
+}
+
+/// `strtol(s, NULL, base)` on a bounded buffer (stops at a NUL).
+fn strtol(s: &[u8], base: u32) -> i64 {
+    let s = &s[..cstrnlen(s)];
+    let mut i = 0;
+    while i < s.len() && (s[i] == b' ' || (b'\t'..=b'\r').contains(&s[i])) {
+        i += 1;
+    }
+    let neg = s.get(i) == Some(&b'-');
+    if matches!(s.get(i), Some(b'-' | b'+')) {
+        i += 1;
+    }
+    if base == 16
+        && s.get(i) == Some(&b'0')
+        && matches!(s.get(i + 1), Some(b'x' | b'X'))
+        && s.get(i + 2).is_some_and(|c| c.is_ascii_hexdigit())
     {
-        return None;
+        i += 2;
     }
-    let mut i = name.len();
-    while i < line.len() && matches!(line[i], b' ' | b'\t') {
+    let mut v: i64 = 0;
+    while let Some(d) = s.get(i).and_then(|&c| (c as char).to_digit(base)) {
+        v = v.saturating_mul(base as i64).saturating_add(d as i64);
         i += 1;
     }
-    if line.get(i) != Some(&b':') {
-        return None;
+    if neg {
+        -v
+    } else {
+        v
     }
-    i += 1;
-    while i < line.len() && matches!(line[i], b' ' | b'\t') {
-        i += 1;
-    }
-    Some(i)
 }
 
-/// Did the caller add header `name` (lines as added: "...\r\n")?
-fn request_has_field(head: &[u8], name: &[u8]) -> bool {
-    head.split(|&b| b == b'\n')
-        .any(|line| field_value(line, name).is_some())
+/// glibc's `atoi`: `(int) strtol(s, NULL, 10)`.
+fn atoi(s: &[u8]) -> c_int {
+    strtol(s, 10) as c_int
 }
 
-/// Offset of the value of response header `name` in the head buffer (lines
-/// NUL-terminated; the first one is the status line, never a field).
-fn response_field(head: &[u8], name: &[u8]) -> Option<usize> {
-    let mut start = head.iter().position(|&b| b == 0)? + 1;
-    while start < head.len() {
-        let end = head[start..]
-            .iter()
-            .position(|&b| b == 0)
-            .map_or(head.len(), |n| start + n);
-        if let Some(v) = field_value(&head[start..end], name) {
-            return Some(start + v);
+/// A heap copy of `bytes` as a C string (`web_strdup`/`web_malloc`), or
+/// NULL when the heap refuses.
+fn heap_cstr(bytes: &[u8]) -> *mut c_char {
+    let p = super::heap::rt_malloc(bytes.len() + 1) as *mut u8;
+    if !p.is_null() {
+        // SAFETY: a fresh block of len + 1 bytes.
+        unsafe {
+            core::ptr::copy_nonoverlapping(bytes.as_ptr(), p, bytes.len());
+            *p.add(bytes.len()) = 0;
         }
-        start = end + 1;
     }
-    None
+    p as *mut c_char
 }
 
-fn response_value<'h>(head: &'h [u8], name: &[u8]) -> Option<&'h [u8]> {
-    let at = response_field(head, name)?;
-    let len = head[at..]
-        .iter()
-        .position(|&b| b == 0)
-        .unwrap_or(head.len() - at);
-    Some(&head[at..at + len])
+fn cstr_bytes<'a>(p: *const c_char) -> &'a [u8] {
+    if p.is_null() {
+        return b"";
+    }
+    // SAFETY: a NUL-terminated string of ours (or the caller's).
+    unsafe { CStr::from_ptr(p) }.to_bytes()
 }
 
-fn decimal(n: usize, buf: &mut [u8; 20]) -> &[u8] {
-    crate::text::decimal(n as u64, buf)
+/// Does `hay` (a C string) contain `needle`?
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
+
+impl Inner {
+    fn hdr(&mut self) -> &mut Header {
+        // SAFETY: allocated at creation, freed only by webclient_close.
+        unsafe { &mut *self.header }
+    }
+
+    /// The whole header buffer.
+    fn buf(&mut self) -> &mut [u8] {
+        let h = self.hdr();
+        // SAFETY: `size` bytes from rt_calloc, owned by the session.
+        unsafe { core::slice::from_raw_parts_mut(h.buffer, h.size) }
+    }
+
+    /// `closesocket(session->socket); session->socket = -1;`
+    fn close_socket(&mut self, slot: &AbortSlot) {
+        if self.conn.is_some() {
+            // Unregistered before the socket closes (see AbortSlot::fd).
+            slot.unregister();
+            self.conn = None;
+        }
+    }
+
+    /// The package's `webclient_clean`.
+    fn clean(&mut self, slot: &AbortSlot) {
+        self.close_socket(slot);
+        super::heap::rt_free(self.host as *mut c_void);
+        self.host = core::ptr::null_mut();
+        super::heap::rt_free(self.req_url as *mut c_void);
+        self.req_url = core::ptr::null_mut();
+        self.content_length = -1;
+    }
+
+    /// lwIP's `recv`: n > 0, 0 when the peer closed (errno `ENOTCONN`), -1
+    /// with errno `EAGAIN` on a timeout or another errno on an error.
+    fn recv(&mut self, buf: &mut [u8]) -> c_int {
+        let buf_len = buf.len().min(c_int::MAX as usize);
+        let Some(c) = self.conn.as_mut() else {
+            self.errno = libc::EBADF;
+            set_errno(self.errno);
+            return -1;
+        };
+        let (rc, errno) = loop {
+            match c.read(&mut buf[..buf_len]) {
+                Ok(0) => break (0, libc::ENOTCONN),
+                Ok(n) => break (n as c_int, 0),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => break (-1, io_errno(&e)),
+            }
+        };
+        self.errno = errno;
+        set_errno(errno);
+        rc
+    }
+
+    /// lwIP's `send`: n > 0, or -1 with errno (`EAGAIN` on a timeout).
+    fn send(&mut self, buf: &[u8]) -> c_int {
+        let buf_len = buf.len().min(c_int::MAX as usize);
+        let Some(c) = self.conn.as_mut() else {
+            self.errno = libc::EBADF;
+            set_errno(self.errno);
+            return -1;
+        };
+        let (rc, errno) = loop {
+            match c.write(&buf[..buf_len]) {
+                Ok(0) => break (-1, libc::ENOTCONN),
+                Ok(n) => break (n as c_int, 0),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => break (-1, io_errno(&e)),
+            }
+        };
+        self.errno = errno;
+        set_errno(errno);
+        rc
+    }
+
+    fn timed_out(&self) -> bool {
+        self.errno == libc::EAGAIN || self.errno == libc::EWOULDBLOCK
+    }
+
+    /// The package's `webclient_read_line`: bytes up to (not including) a
+    /// CRLF's LF, at most `size`; the CR is kept. The recv's rc (<= 0) when
+    /// it fails. Neither NUL-terminated nor checked for a cut line.
+    fn read_line(&mut self, at: usize, size: usize, line: Option<&mut [u8]>) -> c_int {
+        let mut count = 0usize;
+        let mut last = 0u8;
+        let mut line = line;
+        while count < size {
+            let mut ch = [0u8; 1];
+            let rc = self.recv(&mut ch);
+            if rc <= 0 {
+                return rc;
+            }
+            if ch[0] == b'\n' && last == b'\r' {
+                break;
+            }
+            match line.as_deref_mut() {
+                Some(l) => l[count] = ch[0],
+                None => self.buf()[at + count] = ch[0],
+            }
+            count += 1;
+            last = ch[0];
+        }
+        count as c_int
+    }
+
+    /// `webclient_header_fields_add` after formatting: the package's
+    /// arithmetic on `header->length`, the refusal included.
+    fn fields_add(&mut self, text: &[u8]) -> c_int {
+        let (length, size) = {
+            let h = self.hdr();
+            (h.length, h.size)
+        };
+        // The package formats into `size - length` bytes (a size_t that
+        // wraps once `length` has run past `size`, writing beyond the
+        // buffer); the host writes nothing then.
+        let room = size.saturating_sub(length);
+        let n = put(
+            &mut self.buf()[length.min(size)..length.min(size) + room],
+            text,
+        );
+        let h = self.hdr();
+        h.length += n;
+        if h.length >= h.size {
+            crate::log_e!("web: not enough header buffer size({})!", h.size);
+            return -WEBCLIENT_ERROR;
+        }
+        n as c_int
+    }
+
+    /// The package's `webclient_write`.
+    fn write(&mut self, slot: &AbortSlot, data: &[u8]) -> c_int {
+        if self.conn.is_none() {
+            return -WEBCLIENT_DISCONNECT;
+        }
+        if data.is_empty() {
+            return 0;
+        }
+        let data = &data[..data.len().min(c_int::MAX as usize)];
+        let mut total = 0usize;
+        while total < data.len() {
+            let n = self.send(&data[total..]);
+            if n <= 0 {
+                if self.timed_out() && !slot.is_aborted() {
+                    if total > 0 {
+                        return total as c_int;
+                    }
+                    // The package tries again, for ever.
+                    continue;
+                }
+                self.close_socket(slot);
+                if total == 0 {
+                    return -WEBCLIENT_DISCONNECT;
+                }
+                break;
+            }
+            total += n as usize;
+        }
+        total as c_int
+    }
+
+    /// The package's `webclient_connect` (with its mbedTLS option for
+    /// `https://`).
+    fn connect(&mut self, slot: &AbortSlot, uri: &[u8]) -> c_int {
+        let target = match parse_uri(uri) {
+            Ok(t) => t,
+            Err(rc) => return rc,
+        };
+        let https = target.tls;
+        // The package overwrites (and leaks) what a previous connect left;
+        // the host frees it.
+        self.clean(slot);
+        self.content_length = -1;
+        self.host = heap_cstr(target.host.as_bytes());
+        if self.host.is_null() {
+            return -WEBCLIENT_ERROR;
+        }
+        let tls = match https.then(|| tls_session(&target)).transpose() {
+            Ok(tls) => tls,
+            Err(rc) => return rc,
+        };
+        self.req_url = heap_cstr(target.path);
+        let sock = match connect(
+            slot,
+            &target,
+            Some(Duration::from_secs(DEFAULT_TIMEOUT_SECS)),
+        ) {
+            Ok(s) => s,
+            // The mbedTLS connect resolves too, and fails as a connect.
+            Err(rc) if https && rc == -WEBCLIENT_ERROR => return -WEBCLIENT_CONNECT_FAILED,
+            Err(rc) => return rc,
+        };
+        if !slot.register(sock.as_raw_fd()) {
+            return -WEBCLIENT_DISCONNECT;
+        }
+        self.conn = Some(match tls {
+            Some(conn) => Conn::Tls(Box::new(Tls { conn, sock })),
+            None => Conn::Tcp(sock),
+        });
+        if let Some(Conn::Tls(t)) = self.conn.as_mut() {
+            if let Err(e) = t.handshake() {
+                let rc = if slot.is_aborted() {
+                    -WEBCLIENT_DISCONNECT
+                } else {
+                    // Host and port only: the path may carry a key.
+                    crate::log_e!(
+                        "webclient: TLS to {}:{} failed: {}",
+                        target.host,
+                        target.port,
+                        handshake_failure(&e)
+                    );
+                    -WEBCLIENT_CONNECT_FAILED
+                };
+                self.close_socket(slot);
+                return rc;
+            }
+        }
+        WEBCLIENT_OK
+    }
+
+    /// The package's `webclient_send_header` for GET and POST.
+    fn send_header(&mut self, slot: &AbortSlot, post: bool) -> c_int {
+        let host = cstr_bytes(self.host).to_vec();
+        let url: Vec<u8> = if self.req_url.is_null() {
+            b"/".to_vec()
+        } else {
+            cstr_bytes(self.req_url).to_vec()
+        };
+        if self.hdr().length == 0 && !post {
+            // The default head of a plain GET.
+            let mut line = b"GET ".to_vec();
+            line.extend_from_slice(&url);
+            line.extend_from_slice(b" HTTP/1.1\r\n");
+            if self.fields_add(&line) < 0 {
+                return -WEBCLIENT_NOMEM;
+            }
+            let mut line = b"Host: ".to_vec();
+            line.extend_from_slice(&host);
+            line.extend_from_slice(b"\r\n");
+            if self.fields_add(&line) < 0 {
+                return -WEBCLIENT_NOMEM;
+            }
+            if self.fields_add(b"User-Agent: RT-Thread HTTP Agent\r\n\r\n") < 0 {
+                return -WEBCLIENT_NOMEM;
+            }
+        } else {
+            if !self.buf().starts_with(b"HTTP/1.") {
+                // A copy of the caller's lines, then the request line
+                // spliced in front of them.
+                let lines_len = cstrnlen(self.buf());
+                let copy = heap_cstr(&self.buf()[..lines_len]);
+                if copy.is_null() {
+                    crate::log_e!("web: no memory for header buffer!");
+                    return -WEBCLIENT_NOMEM;
+                }
+                let mut text = if post {
+                    b"POST ".to_vec()
+                } else {
+                    b"GET ".to_vec()
+                };
+                text.extend_from_slice(&url);
+                text.extend_from_slice(b" HTTP/1.1\r\n");
+                text.extend_from_slice(cstr_bytes(copy));
+                let n = put(self.buf(), &text);
+                self.hdr().length = n;
+                super::heap::rt_free(copy as *mut c_void);
+            }
+            let now = |s: &mut Self| {
+                let n = cstrnlen(s.buf());
+                s.buf()[..n].to_vec()
+            };
+            if !contains(&now(self), b"Host:") {
+                let mut line = b"Host: ".to_vec();
+                line.extend_from_slice(&host);
+                line.extend_from_slice(b"\r\n");
+                if self.fields_add(&line) < 0 {
+                    return -WEBCLIENT_NOMEM;
+                }
+            }
+            if !contains(&now(self), b"User-Agent:") && self.fields_add(USER_AGENT) < 0 {
+                return -WEBCLIENT_NOMEM;
+            }
+            if !contains(&now(self), b"Accept:") && self.fields_add(b"Accept: */*\r\n") < 0 {
+                return -WEBCLIENT_NOMEM;
+            }
+            let (length, size) = (self.hdr().length, self.hdr().size);
+            if length <= size {
+                put(&mut self.buf()[length..], b"\r\n");
+            }
+            self.hdr().length += 2;
+            if self.hdr().length > size {
+                crate::log_e!(
+                    "web: send header failed, not enough header buffer size({})!",
+                    size
+                );
+                return -WEBCLIENT_NOBUFFER;
+            }
+        }
+        // The package ignores what this write returns.
+        let length = self.hdr().length;
+        let head = self.buf()[..length].to_vec();
+        self.write(slot, &head);
+        WEBCLIENT_OK
+    }
+
+    /// The package's `webclient_header_fields_get`, walk and all: the first
+    /// line (of the NUL-separated lines) that *starts* with `name` in any
+    /// case; its value after the first ':' and blanks.
+    fn field(&mut self, name: &[u8]) -> Option<usize> {
+        if name.is_empty() {
+            return None;
+        }
+        let length = self.hdr().length;
+        let buf: &[u8] = self.buf();
+        let mut at = 0usize;
+        let mut seen = 0usize;
+        while seen < length && at < buf.len() {
+            let line = &buf[at..at + cstrnlen(&buf[at..])];
+            if line.len() >= name.len() && line[..name.len()].eq_ignore_ascii_case(name) {
+                if let Some(colon) = line.iter().position(|&b| b == b':') {
+                    let mut v = colon + 1;
+                    while v < line.len() && matches!(line[v], b' ' | b'\t') {
+                        v += 1;
+                    }
+                    return Some(at + v);
+                }
+            }
+            if line.is_empty() {
+                break;
+            }
+            at += line.len() + 1;
+            // The package adds the length of the *next* line here.
+            if at < buf.len() {
+                seen += cstrnlen(&buf[at..]) + 1;
+            } else {
+                break;
+            }
+        }
+        None
+    }
+
+    fn field_value(&mut self, name: &[u8]) -> Option<Vec<u8>> {
+        let at = self.field(name)?;
+        let buf = self.buf();
+        Some(buf[at..at + cstrnlen(&buf[at..])].to_vec())
+    }
+
+    /// The package's `webclient_handle_response`.
+    fn handle_response(&mut self) -> c_int {
+        let size = self.hdr().size;
+        self.buf().fill(0);
+        self.hdr().length = 0;
+        let mut rc;
+        loop {
+            let length = self.hdr().length;
+            // size - length - 1 in size_t: never wraps here (length < size).
+            rc = self.read_line(length, size - length - 1, None);
+            if rc <= 0 {
+                break;
+            }
+            let n = rc as usize;
+            if n == 1 && self.buf()[length] == b'\r' {
+                self.buf()[length] = 0;
+                break;
+            }
+            self.buf()[length + n - 1] = 0;
+            self.hdr().length += n;
+            if self.hdr().length >= size {
+                // Unreachable in the package too: read_line never returns
+                // more than size - length - 1.
+                return -WEBCLIENT_NOMEM;
+            }
+        }
+        // The status line, copied (the package's web_strdup).
+        let first_len = cstrnlen(self.buf());
+        let copy = heap_cstr(&self.buf()[..first_len]);
+        if copy.is_null() {
+            return -WEBCLIENT_NOMEM;
+        }
+        let first = cstr_bytes(copy);
+        if contains(first, b"HTTP/1.") {
+            // From the line's start + 8 (the package reads past a shorter
+            // line; the host stops at its end).
+            let mut p = first.get(8..).unwrap_or(b"");
+            while let [b' ' | b'\t', rest @ ..] = p {
+                p = rest;
+            }
+            self.resp_status = strtol(p, 10) as c_int;
+        }
+        super::heap::rt_free(copy as *mut c_void);
+        if let Some(v) = self.field_value(b"Content-Length") {
+            self.content_length = atoi(&v);
+        }
+        self.content_remainder = if self.content_length != 0 {
+            // (size_t) of an int, as on a 32-bit board.
+            self.content_length as u32 as usize
+        } else {
+            0xFFFF_FFFF
+        };
+        if self.field_value(b"Transfer-Encoding").as_deref() == Some(b"chunked") {
+            // The package's rt_uint16_t len = header->size.
+            let len = size as u16 as usize;
+            let line = super::heap::rt_malloc(len) as *mut u8;
+            self.chunk_sz = 0;
+            if !line.is_null() {
+                // SAFETY: a fresh block of len bytes (zeroed on the host:
+                // the package reads it uninitialised after a failed read).
+                let l = unsafe {
+                    core::ptr::write_bytes(line, 0, len);
+                    core::slice::from_raw_parts_mut(line, len)
+                };
+                self.read_line(0, len, Some(&mut l[..]));
+                self.chunk_sz = strtol(l, 16) as c_int;
+                super::heap::rt_free(line as *mut c_void);
+            }
+            self.chunk_offset = 0;
+        }
+        if rc < 0 {
+            return rc;
+        }
+        self.resp_status
+    }
+
+    /// The package's `webclient_next_chunk`.
+    fn next_chunk(&mut self, slot: &AbortSlot) -> c_int {
+        let mut line = [0u8; CHUNK_LINE];
+        let mut length = self.read_line(0, CHUNK_LINE, Some(&mut line));
+        if length > 0 {
+            if line[..cstrnlen(&line)] == *b"\r" {
+                length = self.read_line(0, CHUNK_LINE, Some(&mut line));
+                if length <= 0 {
+                    self.close_socket(slot);
+                    return length;
+                }
+            }
+        } else {
+            self.close_socket(slot);
+            return length;
+        }
+        self.chunk_sz = strtol(&line, 16) as c_int;
+        self.chunk_offset = 0;
+        if self.chunk_sz == 0 {
+            // End of chunks.
+            self.close_socket(slot);
+            self.chunk_sz = -1;
+        }
+        self.chunk_sz
+    }
+
+    /// The package's `webclient_read`.
+    fn read(&mut self, slot: &AbortSlot, out: &mut [u8]) -> c_int {
+        if self.chunk_sz < 0 {
+            return 0;
+        }
+        if self.conn.is_none() {
+            return -WEBCLIENT_DISCONNECT;
+        }
+        if out.is_empty() {
+            return 0;
+        }
+        let mut length = out.len().min(c_int::MAX as usize);
+        if self.chunk_sz != 0 {
+            let left = (self.chunk_sz - self.chunk_offset).max(0) as usize;
+            length = length.min(left);
+            let n = self.recv(&mut out[..length]);
+            if n <= 0 {
+                if self.timed_out() {
+                    return -WEBCLIENT_TIMEOUT;
+                }
+                self.close_socket(slot);
+                return 0;
+            }
+            self.chunk_offset += n;
+            if self.chunk_offset >= self.chunk_sz {
+                self.next_chunk(slot);
+            }
+            return n;
+        }
+        if self.content_length > 0 {
+            length = length.min(self.content_remainder);
+            if length == 0 {
+                return 0;
+            }
+        }
+        let mut total = 0usize;
+        while total < length {
+            let n = self.recv(&mut out[total..length]);
+            if n <= 0 {
+                if total > 0 {
+                    break;
+                }
+                if self.timed_out() {
+                    crate::log_e!("web: receive data timeout.");
+                    return -WEBCLIENT_TIMEOUT;
+                }
+                self.close_socket(slot);
+                return 0;
+            }
+            total += n as usize;
+        }
+        if self.content_length > 0 {
+            self.content_remainder -= total;
+        }
+        total as c_int
+    }
+}
+
+/// A socket error as lwIP's errno.
+fn io_errno(e: &io::Error) -> c_int {
+    match e.kind() {
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => libc::EAGAIN,
+        _ => e.raw_os_error().unwrap_or(libc::ECONNRESET),
+    }
 }
 
 /// The parts of an `http[s]://host[:port]/path` URI a request needs.
 struct Target<'a> {
     /// `https://`: TLS over the connection.
     tls: bool,
-    /// `host[:port]` as written: the `Host` header's value.
+    /// `host[:port]` as written (the package's `Host` header has the host
+    /// alone).
+    #[allow(dead_code)]
     authority: &'a [u8],
     /// The host to resolve (IPv6 without its brackets).
     host: &'a str,
@@ -621,570 +1142,87 @@ fn connect(
     Err(rc)
 }
 
-/// A read or write error as a webclient error number.
-fn io_error(slot: &AbortSlot, e: &io::Error) -> c_int {
-    if slot.is_aborted() {
-        return -WEBCLIENT_DISCONNECT;
-    }
-    match e.kind() {
-        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => -WEBCLIENT_TIMEOUT,
-        _ => -WEBCLIENT_DISCONNECT,
-    }
-}
-
-/// One read from the socket: Ok(0) is the server's end of stream.
-fn sock_read(slot: &AbortSlot, conn: &mut Option<Conn>, buf: &mut [u8]) -> Result<usize, c_int> {
-    loop {
-        if slot.is_aborted() {
-            return Err(-WEBCLIENT_DISCONNECT);
-        }
-        let Some(c) = conn.as_mut() else {
-            return Err(-WEBCLIENT_DISCONNECT);
-        };
-        match c.read(buf) {
-            // An abort shows up as end of stream: it must not pass for the
-            // end of a close-delimited body.
-            Ok(0) if slot.is_aborted() => return Err(-WEBCLIENT_DISCONNECT),
-            Ok(n) => return Ok(n),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(io_error(slot, &e)),
-        }
-    }
-}
-
-/// One step of the chunk framing; `Ok(None)` when the body is complete.
-fn chunk_step(state: Chunk, b: u8) -> Result<Option<Chunk>, ()> {
-    let next = match state {
-        Chunk::Size { value, digits, ext } => match b {
-            b'\n' if digits == 0 => return Err(()),
-            b'\n' if value == 0 => Chunk::Trailer { empty: true },
-            b'\n' => Chunk::Data { left: value },
-            b'\r' => state,
-            _ if ext => state,
-            b';' | b' ' | b'\t' => Chunk::Size {
-                value,
-                digits,
-                ext: true,
-            },
-            _ => {
-                let d = (b as char).to_digit(16).ok_or(())?;
-                // 16 hex digits would overflow u64.
-                if digits >= 15 {
-                    return Err(());
-                }
-                Chunk::Size {
-                    value: value * 16 + d as u64,
-                    digits: digits + 1,
-                    ext,
-                }
-            }
-        },
-        Chunk::DataEnd => match b {
-            b'\r' => state,
-            b'\n' => Chunk::Size {
-                value: 0,
-                digits: 0,
-                ext: false,
-            },
-            _ => return Err(()),
-        },
-        Chunk::Trailer { empty } => match b {
-            b'\r' => state,
-            b'\n' if empty => return Ok(None),
-            b'\n' => Chunk::Trailer { empty: true },
-            _ => Chunk::Trailer { empty: false },
-        },
-        // Data is copied by the read path, never stepped through.
-        Chunk::Data { .. } => return Err(()),
-    };
-    Ok(Some(next))
-}
-
-impl Inner {
-    fn new(head: Vec<u8>, head_limit: usize) -> Self {
-        Inner {
-            head,
-            head_limit,
-            head_is_response: false,
-            timeout: Some(DEFAULT_TIMEOUT),
-            conn: None,
-            status: 0,
-            content_length: -1,
-            body: Body::Idle,
-            rx: [0; RX_BUFSZ],
-            rx_pos: 0,
-            rx_end: 0,
-        }
-    }
-
-    /// Close the socket (unregistered first, see `AbortSlot::fd`) and drop
-    /// whatever was read ahead.
-    fn disconnect(&mut self, slot: &AbortSlot) {
-        if self.conn.is_some() {
-            slot.unregister();
-            self.conn = None;
-        }
-        self.rx_pos = 0;
-        self.rx_end = 0;
-    }
-
-    /// Give up on the connection unless the error is a timeout, after which
-    /// the caller may try again.
-    fn fail(&mut self, slot: &AbortSlot, rc: c_int) -> c_int {
-        if rc != -WEBCLIENT_TIMEOUT {
-            self.disconnect(slot);
-        }
-        rc
-    }
-
-    fn finish_body(&mut self, slot: &AbortSlot) {
-        self.body = Body::Done;
-        self.disconnect(slot);
-    }
-
-    /// The next byte of the response, from the read-ahead buffer or the
-    /// socket; `Ok(None)` at the server's end of stream.
-    fn next_byte(&mut self, slot: &AbortSlot) -> Result<Option<u8>, c_int> {
-        if self.rx_pos == self.rx_end {
-            self.rx_pos = 0;
-            self.rx_end = 0;
-            match sock_read(slot, &mut self.conn, &mut self.rx) {
-                Ok(0) => return Ok(None),
-                Ok(n) => self.rx_end = n,
-                Err(rc) => return Err(self.fail(slot, rc)),
-            }
-        }
-        let b = self.rx[self.rx_pos];
-        self.rx_pos += 1;
-        Ok(Some(b))
-    }
-
-    /// Body bytes into `out`: what was read ahead first, else one socket
-    /// read straight into the caller's buffer.
-    fn recv_body(&mut self, slot: &AbortSlot, out: &mut [u8]) -> Result<usize, c_int> {
-        if self.rx_pos < self.rx_end {
-            let n = out.len().min(self.rx_end - self.rx_pos);
-            out[..n].copy_from_slice(&self.rx[self.rx_pos..self.rx_pos + n]);
-            self.rx_pos += n;
-            return Ok(n);
-        }
-        sock_read(slot, &mut self.conn, out).map_err(|rc| self.fail(slot, rc))
-    }
-
-    /// Forget the previous request's connection and response.
-    fn reset_response(&mut self, slot: &AbortSlot) {
-        self.disconnect(slot);
-        self.status = 0;
-        self.content_length = -1;
-        self.body = Body::Idle;
-    }
-
-    /// Turn the caller's header lines into the whole request head, in place.
-    /// Returns where the caller's lines now sit (for `restore_user_lines`).
-    fn build_request_head(
-        &mut self,
-        method: &[u8],
-        target: &Target<'_>,
-        body_len: Option<usize>,
-    ) -> Result<(usize, usize), c_int> {
-        if self.head_is_response {
-            // The caller added nothing since the last response.
-            self.head.clear();
-            self.head_is_response = false;
-        }
-        let user_len = self.head.len();
-        let user = &self.head[..];
-        let host = !request_has_field(user, b"Host");
-        let agent = !request_has_field(user, b"User-Agent");
-        let accept = !request_has_field(user, b"Accept");
-        let mut digits = [0u8; 20];
-        let length = match body_len {
-            Some(n) if !request_has_field(user, b"Content-Length") => Some(decimal(n, &mut digits)),
-            _ => None,
-        };
-        const USER_AGENT: &[u8] = b"User-Agent: RT-Thread HTTP Agent\r\n";
-        const ACCEPT: &[u8] = b"Accept: */*\r\n";
-        let line_len = method.len() + 1 + target.path.len() + b" HTTP/1.1\r\n".len();
-        let mut extra = length.map_or(0, |d| b"Content-Length: \r\n".len() + d.len());
-        if host {
-            extra += b"Host: \r\n".len() + target.authority.len();
-        }
-        if agent {
-            extra += USER_AGENT.len();
-        }
-        if accept {
-            extra += ACCEPT.len();
-        }
-        if line_len + user_len + extra + 2 > self.head_limit {
-            return Err(-WEBCLIENT_NOBUFFER);
-        }
-        // All within the capacity reserved at creation: nothing below
-        // reallocates.
-        self.head.resize(line_len + user_len, 0);
-        self.head.copy_within(0..user_len, line_len);
-        let mut at = 0;
-        for part in [method, b" ", target.path, b" HTTP/1.1\r\n"] {
-            self.head[at..at + part.len()].copy_from_slice(part);
-            at += part.len();
-        }
-        if host {
-            self.head.extend_from_slice(b"Host: ");
-            self.head.extend_from_slice(target.authority);
-            self.head.extend_from_slice(b"\r\n");
-        }
-        if agent {
-            self.head.extend_from_slice(USER_AGENT);
-        }
-        if accept {
-            self.head.extend_from_slice(ACCEPT);
-        }
-        if let Some(d) = length {
-            self.head.extend_from_slice(b"Content-Length: ");
-            self.head.extend_from_slice(d);
-            self.head.extend_from_slice(b"\r\n");
-        }
-        self.head.extend_from_slice(b"\r\n");
-        Ok((line_len, user_len))
-    }
-
-    /// Undo `build_request_head` after a failed request, so that the
-    /// caller's header lines are there for a retry (as in the package, where
-    /// a failed connect leaves them untouched).
-    fn restore_user_lines(&mut self, (at, len): (usize, usize)) {
-        self.head.copy_within(at..at + len, 0);
-        self.head.truncate(len);
-    }
-
-    /// Write all of `data` (the package's `webclient_write`): the count
-    /// written, or a negative error when nothing could be written.
-    fn write_all(&mut self, slot: &AbortSlot, data: &[u8]) -> c_int {
-        let data = &data[..data.len().min(c_int::MAX as usize)];
-        let mut done = 0;
-        while done < data.len() {
-            if slot.is_aborted() {
-                return -WEBCLIENT_DISCONNECT;
-            }
-            let Some(c) = self.conn.as_mut() else {
-                return if done > 0 {
-                    done as c_int
-                } else {
-                    -WEBCLIENT_DISCONNECT
-                };
-            };
-            match c.write(&data[done..]) {
-                Ok(0) => {
-                    self.disconnect(slot);
-                    return if done > 0 {
-                        done as c_int
-                    } else {
-                        -WEBCLIENT_DISCONNECT
-                    };
-                }
-                Ok(n) => done += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    let rc = self.fail(slot, io_error(slot, &e));
-                    return if done > 0 && !slot.is_aborted() {
-                        done as c_int
-                    } else {
-                        rc
-                    };
-                }
-            }
-        }
-        done as c_int
-    }
-
-    /// Connect and send the request head: `WEBCLIENT_OK` or an error.
-    fn send_request(
-        &mut self,
-        slot: &AbortSlot,
-        method: &[u8],
-        uri: &[u8],
-        body_len: Option<usize>,
-    ) -> c_int {
-        if slot.is_aborted() {
-            return -WEBCLIENT_DISCONNECT;
-        }
-        let target = match parse_uri(uri) {
-            Ok(t) => t,
-            Err(rc) => return rc,
-        };
-        self.reset_response(slot);
-        let user = match self.build_request_head(method, &target, body_len) {
-            Ok(user) => user,
-            Err(rc) => return rc,
-        };
-        let rc = self.connect_and_send_head(slot, &target);
-        if rc == WEBCLIENT_OK {
-            // Sent: the response head will take the buffer.
-            self.head.clear();
-        } else {
-            self.restore_user_lines(user);
-        }
-        rc
-    }
-
-    fn connect_and_send_head(&mut self, slot: &AbortSlot, target: &Target<'_>) -> c_int {
-        let tls = match target.tls.then(|| tls_session(target)).transpose() {
-            Ok(tls) => tls,
-            Err(rc) => return rc,
-        };
-        let sock = match connect(slot, target, self.timeout) {
-            Ok(s) => s,
-            Err(rc) => return rc,
-        };
-        if !slot.register(sock.as_raw_fd()) {
-            return -WEBCLIENT_DISCONNECT;
-        }
-        // Registered before the handshake, so that an abort cuts that short
-        // too.
-        self.conn = Some(match tls {
-            Some(conn) => Conn::Tls(Box::new(Tls { conn, sock })),
-            None => Conn::Tcp(sock),
-        });
-        if let Some(Conn::Tls(t)) = self.conn.as_mut() {
-            if let Err(e) = t.handshake() {
-                let rc = if slot.is_aborted() {
-                    -WEBCLIENT_DISCONNECT
-                } else {
-                    // Host and port only: the path may carry a key.
-                    crate::log_e!(
-                        "webclient: TLS to {}:{} failed: {}",
-                        target.host,
-                        target.port,
-                        handshake_failure(&e)
-                    );
-                    -WEBCLIENT_CONNECT_FAILED
-                };
-                // Unregistered before the socket closes (see AbortSlot::fd).
-                self.disconnect(slot);
-                return rc;
-            }
-        }
-        // Taken out for the write, which needs the whole session; an empty
-        // Vec stands in without allocating.
-        let head = core::mem::take(&mut self.head);
-        let n = self.write_all(slot, &head);
-        let complete = n >= 0 && n as usize == head.len();
-        self.head = head;
-        if complete {
-            return WEBCLIENT_OK;
-        }
-        // Even after a timeout: half a head leaves nothing to resume.
-        self.disconnect(slot);
-        if n < 0 {
-            n
-        } else {
-            -WEBCLIENT_DISCONNECT
-        }
-    }
-
-    /// Read one response head into the head buffer as NUL-terminated lines.
-    fn read_head(&mut self, slot: &AbortSlot) -> Result<(), c_int> {
-        self.head.clear();
-        self.head_is_response = true;
-        let mut line_start = 0;
-        loop {
-            let b = match self.next_byte(slot)? {
-                Some(b) => b,
-                None => return Err(self.fail(slot, -WEBCLIENT_DISCONNECT)),
-            };
-            if b != b'\n' {
-                // Keep a byte free for the line's NUL.
-                if self.head.len() + 1 >= self.head_limit {
-                    return Err(self.fail(slot, -WEBCLIENT_NOMEM));
-                }
-                self.head.push(b);
-                continue;
-            }
-            let mut end = self.head.len();
-            while end > line_start && matches!(self.head[end - 1], b'\r' | b' ' | b'\t') {
-                end -= 1;
-            }
-            self.head.truncate(end);
-            if end == line_start {
-                if line_start == 0 {
-                    // Stray blank lines before the status line.
-                    continue;
-                }
-                return Ok(());
-            }
-            self.head.push(0);
-            line_start = self.head.len();
-        }
-    }
-
-    /// Read response heads (skipping interim 1xx ones), set up body
-    /// decoding; the HTTP status or a negative error.
-    fn handle_response(&mut self, slot: &AbortSlot) -> c_int {
-        if slot.is_aborted() {
-            return -WEBCLIENT_DISCONNECT;
-        }
-        if self.conn.is_none() {
-            return -WEBCLIENT_DISCONNECT;
-        }
-        self.body = Body::Idle;
-        self.content_length = -1;
-        let status = loop {
-            if let Err(rc) = self.read_head(slot) {
-                // Even after a timeout: a half-read head cannot be resumed.
-                self.disconnect(slot);
-                return rc;
-            }
-            let line = self.head.split(|&b| b == 0).next().unwrap_or(&[]);
-            let status = match line.strip_prefix(b"HTTP/") {
-                Some(rest) => {
-                    let code = rest.split(|&b| b == b' ').nth(1).unwrap_or(&[]);
-                    match code {
-                        [a, b, c] if [a, b, c].iter().all(|d| d.is_ascii_digit()) => {
-                            (*a - b'0') as c_int * 100
-                                + (*b - b'0') as c_int * 10
-                                + (*c - b'0') as c_int
-                        }
-                        _ => 0,
-                    }
-                }
-                None => 0,
-            };
-            if status < 100 {
-                return self.fail(slot, -WEBCLIENT_ERROR);
-            }
-            if status >= 200 || status == 101 {
-                break status;
-            }
-        };
-        self.status = status;
-        let chunked = response_value(&self.head, b"Transfer-Encoding").is_some_and(|v| {
-            // Chunked is the final coding when it is there at all.
-            let n = v.len();
-            n >= 7
-                && v[n - 7..].eq_ignore_ascii_case(b"chunked")
-                && (n == 7 || matches!(v[n - 8], b',' | b' ' | b'\t'))
-        });
-        let length = response_value(&self.head, b"Content-Length");
-        self.body = if status == 204 || status == 304 || (100..200).contains(&status) {
-            Body::Done
-        } else if chunked {
-            Body::Chunked(Chunk::Size {
-                value: 0,
-                digits: 0,
-                ext: false,
-            })
-        } else if let Some(v) = length {
-            let parsed = core::str::from_utf8(v)
-                .ok()
-                .filter(|s| s.bytes().all(|b| b.is_ascii_digit()));
-            let Some(n) = parsed.and_then(|s| s.parse::<u64>().ok()) else {
-                return self.fail(slot, -WEBCLIENT_ERROR);
-            };
-            self.content_length = c_int::try_from(n).unwrap_or(-1);
-            Body::Length { left: n }
-        } else {
-            Body::UntilClose
-        };
-        if matches!(self.body, Body::Done | Body::Length { left: 0 }) {
-            self.finish_body(slot);
-        }
-        status
-    }
-
-    fn read(&mut self, slot: &AbortSlot, out: &mut [u8]) -> c_int {
-        if slot.is_aborted() {
-            return -WEBCLIENT_DISCONNECT;
-        }
-        let out_len = out.len().min(c_int::MAX as usize);
-        let out = &mut out[..out_len];
-        loop {
-            match self.body {
-                Body::Done => return 0,
-                Body::Idle => {
-                    return if self.conn.is_some() {
-                        -WEBCLIENT_ERROR
-                    } else {
-                        -WEBCLIENT_DISCONNECT
-                    };
-                }
-                Body::Length { left } => {
-                    let want = out.len().min(usize::try_from(left).unwrap_or(usize::MAX));
-                    return match self.recv_body(slot, &mut out[..want]) {
-                        Ok(0) => self.fail(slot, -WEBCLIENT_DISCONNECT),
-                        Ok(n) => {
-                            self.body = Body::Length {
-                                left: left - n as u64,
-                            };
-                            if left == n as u64 {
-                                self.finish_body(slot);
-                            }
-                            n as c_int
-                        }
-                        Err(rc) => rc,
-                    };
-                }
-                Body::UntilClose => {
-                    return match self.recv_body(slot, out) {
-                        Ok(0) => {
-                            self.finish_body(slot);
-                            0
-                        }
-                        Ok(n) => n as c_int,
-                        Err(rc) => rc,
-                    };
-                }
-                Body::Chunked(Chunk::Data { left }) => {
-                    let want = out.len().min(usize::try_from(left).unwrap_or(usize::MAX));
-                    return match self.recv_body(slot, &mut out[..want]) {
-                        Ok(0) => self.fail(slot, -WEBCLIENT_DISCONNECT),
-                        Ok(n) => {
-                            let left = left - n as u64;
-                            self.body = Body::Chunked(if left == 0 {
-                                Chunk::DataEnd
-                            } else {
-                                Chunk::Data { left }
-                            });
-                            n as c_int
-                        }
-                        Err(rc) => rc,
-                    };
-                }
-                Body::Chunked(state) => {
-                    let b = match self.next_byte(slot) {
-                        Ok(Some(b)) => b,
-                        Ok(None) => return self.fail(slot, -WEBCLIENT_DISCONNECT),
-                        Err(rc) => return rc,
-                    };
-                    match chunk_step(state, b) {
-                        Ok(Some(next)) => self.body = Body::Chunked(next),
-                        Ok(None) => self.finish_body(slot),
-                        Err(()) => return self.fail(slot, -WEBCLIENT_ERROR),
-                    }
-                }
-            }
-        }
-    }
-}
-
 // ---- the C API -------------------------------------------------------------
 
+/// Run `f` on the session unless it was aborted; an abort that lands during
+/// `f` turns its result into `-WEBCLIENT_DISCONNECT` (host only).
+fn with_session(
+    session: *mut webclient_session,
+    f: impl FnOnce(&AbortSlot, &mut Inner) -> c_int,
+) -> c_int {
+    let Some((slot, s)) = parts(session) else {
+        return -WEBCLIENT_ERROR;
+    };
+    if slot.is_aborted() {
+        s.close_socket(slot);
+        return -WEBCLIENT_DISCONNECT;
+    }
+    let rc = f(slot, s);
+    if slot.is_aborted() {
+        s.close_socket(slot);
+        return -WEBCLIENT_DISCONNECT;
+    }
+    rc
+}
+
+/// Three heap blocks, as in the package: the session, its header record,
+/// and a zeroed header buffer of `header_sz` bytes (NULL when any of them
+/// fails, `header_sz` 0 included: `rt_malloc(0)` is NULL).
 #[no_mangle]
 pub extern "C" fn webclient_session_create(header_sz: usize) -> *mut webclient_session {
-    // As on a board, where the package's calloc of 0 bytes fails.
-    if header_sz == 0 {
-        return core::ptr::null_mut();
-    }
-    let mut head = Vec::new();
-    if head.try_reserve_exact(header_sz).is_err() {
-        return core::ptr::null_mut();
-    }
-    try_box(HostSession {
+    let session = try_box(HostSession {
         abort: AbortSlot {
             aborted: AtomicBool::new(false),
             fd: Mutex::new(-1),
         },
-        inner: UnsafeCell::new(Inner::new(head, header_sz)),
-    }) as *mut webclient_session
+        inner: UnsafeCell::new(Inner {
+            header: core::ptr::null_mut(),
+            conn: None,
+            resp_status: 0,
+            host: core::ptr::null_mut(),
+            req_url: core::ptr::null_mut(),
+            chunk_sz: 0,
+            chunk_offset: 0,
+            content_length: -1,
+            content_remainder: 0,
+            errno: 0,
+        }),
+    });
+    if session.is_null() {
+        crate::log_e!("web: webclient create failed, no memory for webclient session!");
+        return core::ptr::null_mut();
+    }
+    let header = try_box(Header {
+        buffer: core::ptr::null_mut(),
+        length: 0,
+        size: header_sz,
+    });
+    // SAFETY: `session` is ours until returned.
+    let free_session = || unsafe { free_box(session) };
+    if header.is_null() {
+        crate::log_e!("web: webclient create failed, no memory for session header!");
+        free_session();
+        return core::ptr::null_mut();
+    }
+    let buffer = super::heap::rt_calloc(1, header_sz) as *mut u8;
+    if buffer.is_null() {
+        crate::log_e!("web: webclient create failed, no memory for session header buffer!");
+        // SAFETY: made just above.
+        unsafe { free_box(header) };
+        free_session();
+        return core::ptr::null_mut();
+    }
+    // SAFETY: both fresh and ours.
+    unsafe {
+        (*header).buffer = buffer;
+        (*(*session).inner.get()).header = header;
+    }
+    session as *mut webclient_session
 }
 
+/// `rt_tick_from_millisecond(ms) / 1000` whole seconds on the connected
+/// socket (0: no timeout); nothing at all before the session connects.
+/// Returns 0 either way, as the package.
 #[no_mangle]
 pub extern "C" fn webclient_set_timeout(
     session: *mut webclient_session,
@@ -1193,20 +1231,21 @@ pub extern "C" fn webclient_set_timeout(
     let Some((_, s)) = parts(session) else {
         return -WEBCLIENT_ERROR;
     };
-    s.timeout = (millisecond > 0).then(|| Duration::from_millis(millisecond as u64));
+    let second = super::thread::rt_tick_from_millisecond(millisecond) / 1000;
     if let Some(c) = &s.conn {
-        if c.apply_timeout(s.timeout).is_err() {
-            return -WEBCLIENT_ERROR;
-        }
+        // setsockopt on socket -1 fails and changes nothing; on a connected
+        // socket a 0 s timeval means "block for ever".
+        let t = (second > 0).then(|| Duration::from_secs(u64::from(second)));
+        let _ = c.apply_timeout(t);
     }
-    WEBCLIENT_OK
+    0
 }
 
 /// The Rust half of `webclient_header_fields_add` (host/port/webclient_port.c
-/// formats the line): append `len` bytes to the request header lines.
-/// Returns `len`, or `-WEBCLIENT_ERROR` (buffer unchanged) when the lines
-/// would no longer fit in `header_sz` with a byte to spare, as the package
-/// requires.
+/// formats the line): the package's append and length check. Returns the
+/// line's length, or `-WEBCLIENT_ERROR` once `header->length` reaches
+/// `header_sz` (the cut line is counted in, as in the package, so every
+/// later add fails too).
 #[no_mangle]
 pub extern "C" fn rt_host_webclient_header_add(
     session: *mut webclient_session,
@@ -1219,21 +1258,13 @@ pub extern "C" fn rt_host_webclient_header_add(
     if text.is_null() && len > 0 {
         return -WEBCLIENT_ERROR;
     }
-    if s.head_is_response {
-        // A new request's headers: the previous response head goes.
-        s.head.clear();
-        s.head_is_response = false;
-    }
-    if len >= s.head_limit.saturating_sub(s.head.len()) || len > c_int::MAX as usize {
-        return -WEBCLIENT_ERROR;
-    }
-    if len > 0 {
+    let bytes: &[u8] = if len == 0 {
+        b""
+    } else {
         // SAFETY: `len` readable bytes (the C half's contract).
-        let bytes = unsafe { core::slice::from_raw_parts(text as *const u8, len) };
-        // Within the reserved capacity (checked above): no reallocation.
-        s.head.extend_from_slice(bytes);
-    }
-    len as c_int
+        unsafe { core::slice::from_raw_parts(text as *const u8, len) }
+    };
+    s.fields_add(bytes)
 }
 
 #[no_mangle]
@@ -1244,62 +1275,62 @@ pub extern "C" fn webclient_header_fields_get(
     let Some((_, s)) = parts(session) else {
         return core::ptr::null();
     };
-    if fields.is_null() || !s.head_is_response {
+    if fields.is_null() {
         return core::ptr::null();
     }
-    // SAFETY: NUL-terminated (caller's contract).
-    let name = unsafe { CStr::from_ptr(fields) }.to_bytes();
-    match response_field(&s.head, name) {
-        // The value runs to its line's NUL; it stays valid until the next
-        // request (or header line added) or webclient_close.
-        Some(at) => s.head[at..].as_ptr() as *const c_char,
+    let name = cstr_bytes(fields);
+    match s.field(name) {
+        Some(at) => s.buf()[at..].as_ptr() as *const c_char,
         None => core::ptr::null(),
     }
 }
 
 fn uri_bytes<'a>(uri: *const c_char) -> Option<&'a [u8]> {
-    // SAFETY: NUL-terminated (caller's contract).
-    (!uri.is_null()).then(|| unsafe { CStr::from_ptr(uri) }.to_bytes())
+    (!uri.is_null()).then(|| cstr_bytes(uri))
+}
+
+fn get(slot: &AbortSlot, s: &mut Inner, uri: &[u8], depth: u32) -> c_int {
+    let rc = s.connect(slot, uri);
+    if rc != WEBCLIENT_OK {
+        return rc;
+    }
+    let rc = s.send_header(slot, false);
+    if rc != WEBCLIENT_OK {
+        return rc;
+    }
+    let status = s.handle_response();
+    if status == 301 || status == 302 {
+        if let Some(location) = s.field_value(b"Location") {
+            if depth >= MAX_REDIRECTS {
+                return status;
+            }
+            // The package's web_strdup of the location.
+            let copy = heap_cstr(&location);
+            if copy.is_null() {
+                return -WEBCLIENT_NOMEM;
+            }
+            s.clean(slot);
+            s.hdr().length = 0;
+            s.buf().fill(0);
+            let rc = get(slot, s, cstr_bytes(copy), depth + 1);
+            super::heap::rt_free(copy as *mut c_void);
+            return rc;
+        }
+    }
+    status
 }
 
 #[no_mangle]
 pub extern "C" fn webclient_get(session: *mut webclient_session, uri: *const c_char) -> c_int {
-    let (Some((slot, s)), Some(uri)) = (parts(session), uri_bytes(uri)) else {
+    let Some(uri) = uri_bytes(uri) else {
         return -WEBCLIENT_ERROR;
     };
-    let mut rc = s.send_request(slot, b"GET", uri, None);
-    if rc != WEBCLIENT_OK {
-        return rc;
-    }
-    rc = s.handle_response(slot);
-    for _ in 0..MAX_REDIRECTS {
-        if rc != 301 && rc != 302 {
-            break;
-        }
-        let Some(location) = response_value(&s.head, b"Location") else {
-            break;
-        };
-        if !location.starts_with(b"http://") && !location.starts_with(b"https://") {
-            // A relative redirect: the caller gets the status and the head.
-            break;
-        }
-        // The head buffer is about to hold the next request.
-        let mut next = Vec::new();
-        if next.try_reserve_exact(location.len()).is_err() {
-            return -WEBCLIENT_NOMEM;
-        }
-        next.extend_from_slice(location);
-        s.head.clear();
-        s.head_is_response = false;
-        rc = s.send_request(slot, b"GET", &next, None);
-        if rc != WEBCLIENT_OK {
-            return rc;
-        }
-        rc = s.handle_response(slot);
-    }
-    rc
+    with_session(session, |slot, s| get(slot, s, uri, 0))
 }
 
+/// Connect, send the head and, with `post_data`, the body; then the status
+/// from `webclient_handle_response`. Without `post_data`: 0 once the head is
+/// sent (the caller writes the body and calls webclient_handle_response).
 #[no_mangle]
 pub extern "C" fn webclient_post(
     session: *mut webclient_session,
@@ -1307,35 +1338,31 @@ pub extern "C" fn webclient_post(
     post_data: *const c_void,
     data_len: usize,
 ) -> c_int {
-    let (Some((slot, s)), Some(uri)) = (parts(session), uri_bytes(uri)) else {
+    let Some(uri) = uri_bytes(uri) else {
         return -WEBCLIENT_ERROR;
     };
-    if post_data.is_null() {
-        // Headers only: the caller writes the body and then calls
-        // webclient_handle_response.
-        return s.send_request(slot, b"POST", uri, None);
-    }
-    if data_len == 0 {
+    if !post_data.is_null() && data_len == 0 {
+        crate::log_e!("web: input post data length failed");
         return -WEBCLIENT_ERROR;
     }
-    let rc = s.send_request(slot, b"POST", uri, Some(data_len));
-    if rc != WEBCLIENT_OK {
-        return rc;
-    }
-    // SAFETY: `data_len` readable bytes (caller's contract).
-    let body = unsafe { core::slice::from_raw_parts(post_data as *const u8, data_len) };
-    let mut sent = 0;
-    while sent < body.len() {
-        let n = s.write_all(slot, &body[sent..]);
-        if n <= 0 {
-            // A request cut short cannot be resumed, not even after a
-            // timeout.
-            s.disconnect(slot);
-            return if n < 0 { n } else { -WEBCLIENT_DISCONNECT };
+    with_session(session, |slot, s| {
+        let rc = s.connect(slot, uri);
+        if rc != WEBCLIENT_OK {
+            return rc;
         }
-        sent += n as usize;
-    }
-    s.handle_response(slot)
+        let rc = s.send_header(slot, true);
+        if rc != WEBCLIENT_OK {
+            return rc;
+        }
+        if post_data.is_null() {
+            return 0;
+        }
+        // SAFETY: `data_len` readable bytes (caller's contract).
+        let body = unsafe { core::slice::from_raw_parts(post_data as *const u8, data_len) };
+        // The package ignores what this write returns.
+        s.write(slot, body);
+        s.handle_response()
+    })
 }
 
 #[no_mangle]
@@ -1344,18 +1371,20 @@ pub extern "C" fn webclient_write(
     buffer: *const c_void,
     size: usize,
 ) -> c_int {
-    let Some((slot, s)) = parts(session) else {
-        return -WEBCLIENT_ERROR;
-    };
-    if size == 0 {
-        return 0;
-    }
-    if buffer.is_null() {
-        return -WEBCLIENT_ERROR;
-    }
-    // SAFETY: `size` readable bytes (caller's contract).
-    let data = unsafe { core::slice::from_raw_parts(buffer as *const u8, size) };
-    s.write_all(slot, data)
+    with_session(session, |slot, s| {
+        if s.conn.is_none() {
+            return -WEBCLIENT_DISCONNECT;
+        }
+        if size == 0 {
+            return 0;
+        }
+        if buffer.is_null() {
+            return -WEBCLIENT_ERROR;
+        }
+        // SAFETY: `size` readable bytes (caller's contract).
+        let data = unsafe { core::slice::from_raw_parts(buffer as *const u8, size) };
+        s.write(slot, data)
+    })
 }
 
 #[no_mangle]
@@ -1364,66 +1393,71 @@ pub extern "C" fn webclient_read(
     buffer: *mut c_void,
     size: usize,
 ) -> c_int {
-    let Some((slot, s)) = parts(session) else {
-        return -WEBCLIENT_ERROR;
-    };
-    if size == 0 {
-        return 0;
-    }
-    if buffer.is_null() {
-        return -WEBCLIENT_ERROR;
-    }
-    // SAFETY: `size` writable bytes (caller's contract).
-    let out = unsafe { core::slice::from_raw_parts_mut(buffer as *mut u8, size) };
-    s.read(slot, out)
+    with_session(session, |slot, s| {
+        if size > 0 && buffer.is_null() && s.chunk_sz >= 0 && s.conn.is_some() {
+            return -WEBCLIENT_ERROR;
+        }
+        let out: &mut [u8] = if size == 0 || buffer.is_null() {
+            &mut []
+        } else {
+            // SAFETY: `size` writable bytes (caller's contract).
+            unsafe { core::slice::from_raw_parts_mut(buffer as *mut u8, size) }
+        };
+        s.read(slot, out)
+    })
 }
 
+/// The package's: the status, or the failed read_line's rc (-1 on a
+/// timeout or a socket error, i.e. `-WEBCLIENT_ERROR`).
 #[no_mangle]
 pub extern "C" fn webclient_handle_response(session: *mut webclient_session) -> c_int {
-    let Some((slot, s)) = parts(session) else {
-        return -WEBCLIENT_ERROR;
-    };
-    s.handle_response(slot)
+    with_session(session, |_, s| s.handle_response())
 }
 
 #[no_mangle]
 pub extern "C" fn webclient_resp_status_get(session: *mut webclient_session) -> c_int {
-    parts(session).map_or(-WEBCLIENT_ERROR, |(_, s)| s.status)
+    parts(session).map_or(-WEBCLIENT_ERROR, |(_, s)| s.resp_status)
 }
 
-/// The response's Content-Length, or -1 when chunked, close-delimited,
-/// unknown or too large for an int.
+/// The response's Content-Length as `atoi` read it, or -1 when the head
+/// had none (chunked or close-delimited bodies).
 #[no_mangle]
 pub extern "C" fn webclient_content_length_get(session: *mut webclient_session) -> c_int {
     parts(session).map_or(-1, |(_, s)| s.content_length)
 }
 
+/// Close the socket and free the host name, the request path, the header
+/// buffer, the header record and the session. Returns 0. (The package
+/// asserts on NULL; the host returns 0.)
 #[no_mangle]
 pub extern "C" fn webclient_close(session: *mut webclient_session) -> c_int {
     let Some((slot, s)) = parts(session) else {
         return WEBCLIENT_OK;
     };
-    s.disconnect(slot);
+    s.clean(slot);
+    if !s.header.is_null() {
+        super::heap::rt_free(s.hdr().buffer as *mut c_void);
+        // SAFETY: made by try_box at creation; not used afterwards.
+        unsafe { free_box(s.header) };
+        s.header = core::ptr::null_mut();
+    }
     // SAFETY: made by try_box in webclient_session_create; the caller hands
-    // it back for good (and no abort may run concurrently, see the module
-    // documentation).
+    // it back for good (and no abort may run concurrently).
     unsafe { free_box(session as *mut HostSession) };
     WEBCLIENT_OK
 }
 
-/// Abort `session` from any thread: shut its socket down so that a blocked
-/// `webclient_read`/`webclient_write`/`webclient_handle_response` returns
-/// `-WEBCLIENT_DISCONNECT` at once, and make every later call on it fail.
-/// The owner still calls `webclient_close`. The session must stay alive
-/// during this call (see the module documentation). Returns 0, or
-/// `-WEBCLIENT_ERROR` for NULL.
+/// Abort `session` from any thread (host only): shut its socket down so
+/// that a blocked `webclient_read`/`webclient_write`/
+/// `webclient_handle_response` returns `-WEBCLIENT_DISCONNECT` at once, and
+/// make every later call on it fail. The owner still calls
+/// `webclient_close`. Returns 0, or `-WEBCLIENT_ERROR` for NULL.
 #[no_mangle]
 pub extern "C" fn rt_host_webclient_abort(session: *mut webclient_session) -> c_int {
     if session.is_null() {
         return -WEBCLIENT_ERROR;
     }
-    // SAFETY: live (caller's contract); only the Sync abort slot is used,
-    // never the owner's state.
+    // SAFETY: live (caller's contract); only the Sync abort slot is used.
     let slot = unsafe { &(*(session as *const HostSession)).abort };
     slot.abort();
     WEBCLIENT_OK
@@ -1432,51 +1466,6 @@ pub extern "C" fn rt_host_webclient_abort(session: *mut webclient_session) -> c_
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn feed(input: &[u8]) -> Result<Vec<u8>, ()> {
-        let mut state = Chunk::Size {
-            value: 0,
-            digits: 0,
-            ext: false,
-        };
-        let mut out = Vec::new();
-        let mut i = 0;
-        while i < input.len() {
-            if let Chunk::Data { left } = state {
-                let n = (left as usize).min(input.len() - i);
-                out.extend_from_slice(&input[i..i + n]);
-                i += n;
-                state = if n as u64 == left {
-                    Chunk::DataEnd
-                } else {
-                    Chunk::Data {
-                        left: left - n as u64,
-                    }
-                };
-                continue;
-            }
-            match chunk_step(state, input[i])? {
-                Some(next) => state = next,
-                None => return Ok(out),
-            }
-            i += 1;
-        }
-        Err(())
-    }
-
-    #[test]
-    fn chunk_framing() {
-        assert_eq!(feed(b"5\r\nhello\r\n0\r\n\r\n").unwrap(), b"hello");
-        assert_eq!(
-            feed(b"3;a=b\r\nabc\r\nA \r\n0123456789\r\n0\r\nX-T: 1\r\n\r\n").unwrap(),
-            b"abc0123456789"
-        );
-        assert_eq!(feed(b"2\nhi\n0\n\n").unwrap(), b"hi");
-        assert!(feed(b"\r\n").is_err());
-        assert!(feed(b"zz\r\n").is_err());
-        assert!(feed(b"2\r\nhiX").is_err());
-        assert!(feed(b"1000000000000000\r\n").is_err());
-    }
 
     #[test]
     fn uris() {
@@ -1528,21 +1517,13 @@ mod tests {
     }
 
     #[test]
-    fn fields() {
-        let head = b"HTTP/1.1 200 OK\0Content-Type: text/plain\0content-length : 5\0";
-        assert_eq!(
-            response_value(head, b"CONTENT-TYPE"),
-            Some(&b"text/plain"[..])
-        );
-        assert_eq!(response_value(head, b"Content-Length"), Some(&b"5"[..]));
-        assert_eq!(response_value(head, b"Content"), None);
-        assert!(request_has_field(
-            b"Authorization: x\r\ncontent-length: 3\r\n",
-            b"Content-Length"
-        ));
-        assert!(!request_has_field(
-            b"X-Content-Length: 3\r\n",
-            b"Content-Length"
-        ));
+    fn c_number_parsing() {
+        assert_eq!(strtol(b"1a\r", 16), 26);
+        assert_eq!(strtol(b" 0x10;ext", 16), 16);
+        assert_eq!(strtol(b"zz", 16), 0);
+        assert_eq!(strtol(b"200 OK", 10), 200);
+        assert_eq!(atoi(b" 12abc"), 12);
+        assert_eq!(atoi(b"-3"), -3);
+        assert_eq!(atoi(b"x"), 0);
     }
 }

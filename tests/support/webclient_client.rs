@@ -3,7 +3,9 @@
 
 use rtt_agent::host::heap;
 use rtt_agent::host::webclient::*;
-use rtt_agent::rtt::webclient::{webclient_header_fields_add, webclient_session};
+use rtt_agent::rtt::webclient::{
+    webclient_header_fields_add, webclient_session, WEBCLIENT_DISCONNECT,
+};
 use std::ffi::{c_int, c_void, CStr, CString};
 use std::io::Read;
 use std::thread;
@@ -107,8 +109,11 @@ pub fn read_all(s: Session, sizes: &[usize]) -> Result<Vec<u8>, c_int> {
         assert!(n as usize <= size);
         body.extend_from_slice(&buf[..n as usize]);
     }
-    // The end stays the end.
-    assert_eq!(read(s, &mut buf[..16]), 0);
+    // As in webclient 2.3.0: after the end, 0 again while the socket is
+    // open (Content-Length reached, last chunk), -WEBCLIENT_DISCONNECT once
+    // the end was the peer's close (the read closed the socket).
+    let again = read(s, &mut buf[..16]);
+    assert!(again == 0 || again == -WEBCLIENT_DISCONNECT, "{again}");
     Ok(body)
 }
 

@@ -1,0 +1,146 @@
+//! The host port's kernel functions against RT-Thread 5.3's `src/ipc.c`,
+//! `src/clock.c` and `src/kservice.c`/`src/mem.c`: error codes, timeouts of
+//! 0 and for ever, what a delete wakes its waiters with, tick rounding, and
+//! the heap's edge cases. docs/host-port.md lists each pin.
+
+use rtt_agent::host::heap;
+use rtt_agent::host::ipc::*;
+use rtt_agent::host::thread::rt_tick_from_millisecond;
+use rtt_agent::rtt::{rt_efull, rt_eok, rt_error, rt_etimeout, rt_ubase_t};
+use rtt_agent::rtt::{RT_WAITING_FOREVER, RT_WAITING_NO};
+use std::ffi::c_void;
+use std::sync::{Mutex, MutexGuard};
+use std::thread;
+use std::time::Duration;
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+struct P(usize);
+// SAFETY: kernel objects are shared between threads by design.
+unsafe impl Send for P {}
+
+#[test]
+fn timeouts_of_zero_and_full_mailboxes() {
+    let _g = serial();
+    let sem = rt_sem_create(c"s".as_ptr(), 0, 0);
+    assert_eq!(rt_sem_take(sem, RT_WAITING_NO), -rt_etimeout());
+    assert_eq!(rt_sem_take(sem, 5), -rt_etimeout());
+    assert_eq!(rt_sem_release(sem), rt_eok());
+    assert_eq!(rt_sem_take(sem, RT_WAITING_FOREVER), rt_eok());
+    assert_eq!(rt_sem_delete(sem), rt_eok());
+
+    let mb = rt_mb_create(c"m".as_ptr(), 1, 0);
+    let mut v: rt_ubase_t = 0;
+    assert_eq!(rt_mb_recv(mb, &mut v, RT_WAITING_NO), -rt_etimeout());
+    assert_eq!(rt_mb_send(mb, 7), rt_eok());
+    assert_eq!(rt_mb_send(mb, 8), -rt_efull());
+    assert_eq!(rt_mb_send_wait(mb, 8, 5), -rt_etimeout());
+    assert_eq!(rt_mb_recv(mb, &mut v, 5), rt_eok());
+    assert_eq!(v, 7);
+    assert_eq!(rt_mb_delete(mb), rt_eok());
+}
+
+/// 5.3 resumes the waiters of a deleted object with RT_ERROR; the semaphore
+/// and mutex paths negate it, the mailbox paths return it as it is.
+#[test]
+fn delete_wakes_waiters_with_the_kernels_error() {
+    let _g = serial();
+    let mb = rt_mb_create(c"m".as_ptr(), 1, 0);
+    let p = P(mb as usize);
+    let waiter = thread::spawn(move || {
+        let p = p;
+        let mut v: rt_ubase_t = 0;
+        rt_mb_recv(p.0 as _, &mut v, RT_WAITING_FOREVER)
+    });
+    thread::sleep(Duration::from_millis(100));
+    assert_eq!(rt_mb_delete(mb), rt_eok());
+    assert_eq!(waiter.join().unwrap(), rt_error());
+    assert!(rt_error() > 0);
+
+    let sem = rt_sem_create(c"s".as_ptr(), 0, 0);
+    let p = P(sem as usize);
+    let waiter = thread::spawn(move || {
+        let p = p;
+        rt_sem_take(p.0 as _, RT_WAITING_FOREVER)
+    });
+    thread::sleep(Duration::from_millis(100));
+    assert_eq!(rt_sem_delete(sem), rt_eok());
+    assert_eq!(waiter.join().unwrap(), -rt_error());
+}
+
+#[test]
+fn mutex_recursion_stops_at_255_holds() {
+    let _g = serial();
+    let m = rt_mutex_create(c"x".as_ptr(), 0);
+    for _ in 0..255 {
+        assert_eq!(rt_mutex_take(m, RT_WAITING_FOREVER), rt_eok());
+    }
+    assert_eq!(rt_mutex_take(m, RT_WAITING_FOREVER), -rt_efull());
+    let p = P(m as usize);
+    // Not the owner: -RT_ERROR; a held mutex with timeout 0: -RT_ETIMEOUT.
+    let other = thread::spawn(move || {
+        let p = p;
+        (
+            rt_mutex_release(p.0 as _),
+            rt_mutex_take(p.0 as _, RT_WAITING_NO),
+        )
+    });
+    assert_eq!(other.join().unwrap(), (-rt_error(), -rt_etimeout()));
+    for _ in 0..255 {
+        assert_eq!(rt_mutex_release(m), rt_eok());
+    }
+    assert_eq!(rt_mutex_release(m), -rt_error());
+    assert_eq!(rt_mutex_delete(m), rt_eok());
+}
+
+#[test]
+fn tick_from_millisecond_at_1000_hz() {
+    assert_eq!(rtt_agent::rtt::board().tick_per_second, 1000);
+    for ms in [0, 1, 999, 1000, 1999, 30000, i32::MAX] {
+        assert_eq!(rt_tick_from_millisecond(ms), ms as u32);
+    }
+    assert_eq!(rt_tick_from_millisecond(-1), u32::MAX);
+    assert_eq!(rt_tick_from_millisecond(-5), u32::MAX);
+    // What webclient_set_timeout then makes of it: whole seconds.
+    assert_eq!(rt_tick_from_millisecond(1999) / 1000, 1);
+    assert_eq!(rt_tick_from_millisecond(-1) / 1000, 4_294_967);
+}
+
+#[test]
+fn heap_edge_cases() {
+    let _g = serial();
+    assert!(heap::rt_malloc(0).is_null());
+    heap::rt_free(std::ptr::null_mut());
+    heap::rt_free_align(std::ptr::null_mut());
+    let p = heap::rt_realloc(std::ptr::null_mut(), 32);
+    assert!(!p.is_null());
+    assert!(heap::rt_realloc(p, 0).is_null());
+    assert!(heap::rt_calloc(0, 8).is_null());
+}
+
+/// rt_malloc_align's block: size rounded up to the pointer size, plus the
+/// alignment rounded up to the pointer size (5.3 kservice.c).
+#[test]
+fn malloc_align_block_size() {
+    let _g = serial();
+    let word = std::mem::size_of::<usize>();
+    let round = |n: usize| (n + word - 1) & !(word - 1);
+    for (size, align) in [(10usize, 32usize), (1, 64), (0, 16), (100, 2)] {
+        let before = heap::used();
+        let p = heap::rt_malloc_align(size, align);
+        assert!(!p.is_null());
+        assert_eq!(p as usize % align, 0);
+        assert_eq!(
+            heap::used() - before,
+            round(size) + round(align),
+            "{size} {align}"
+        );
+        unsafe { std::ptr::write_bytes(p as *mut u8, 0xAB, size) };
+        heap::rt_free_align(p as *mut c_void);
+        assert_eq!(heap::used(), before);
+    }
+}
