@@ -382,9 +382,7 @@ unsafe fn attempt_once<S: ResponseSink>(
         // webclient_handle_response passes recv()'s -1 through on a socket
         // timeout (only webclient_read maps it to -WEBCLIENT_TIMEOUT), so a
         // failure after waiting out the timeout is reported as one.
-        let waited = crate::rtt::rt_tick_get().wrapping_sub(asked_at);
-        let timeout_ticks = seconds.saturating_mul(hz);
-        if status == -WEBCLIENT_TIMEOUT || waited >= timeout_ticks - timeout_ticks / 10 {
+        if status == -WEBCLIENT_TIMEOUT || waited_out(asked_at, seconds, hz) {
             let mut digits = [0u8; 20];
             error.set(&[
                 b"no answer from the server within ",
@@ -394,6 +392,12 @@ unsafe fn attempt_once<S: ResponseSink>(
             return failed(Failure::Timeout, true);
         }
         error.set(&[b"reading the response head failed"]);
+        return failed(Failure::Read, true);
+    }
+    if status == 0 {
+        // webclient_handle_response returns the status parsed so far: 0 when
+        // the server closed the connection before sending a status line.
+        error.set(&[b"the server closed the connection without answering"]);
         return failed(Failure::Read, true);
     }
     if status != 200 {
@@ -407,13 +411,20 @@ unsafe fn attempt_once<S: ResponseSink>(
         return failed(Failure::NoMemory, false);
     }
     buf.resize(want, 0);
+    // Did the last read wait out the timeout? At the end of a chunk
+    // webclient reads the next size line inside the same call; a timeout
+    // there closes the socket, the data still comes back, and only the next
+    // read fails, at once, with a disconnect.
+    let mut last_read_waited_out = false;
     loop {
         if cancelled() {
             error.set(&[b"cancelled"]);
             return failed(Failure::Cancelled, false);
         }
+        let asked_at = crate::rtt::rt_tick_get();
         let n = webclient_read(session.0, buf.as_mut_ptr() as *mut c_void, buf.len());
         if n > 0 {
+            last_read_waited_out = waited_out(asked_at, seconds, hz);
             match sink.body(&buf[..n as usize]) {
                 Ok(Flow::More) => continue,
                 Ok(Flow::Done) => return Attempt::Ok,
@@ -424,7 +435,10 @@ unsafe fn attempt_once<S: ResponseSink>(
                 Ok(()) => Attempt::Ok,
                 Err(e) => failed(Failure::Stream(e), false),
             };
-        } else if n == -WEBCLIENT_TIMEOUT {
+        } else if n == -WEBCLIENT_TIMEOUT
+            || waited_out(asked_at, seconds, hz)
+            || (n == -WEBCLIENT_DISCONNECT && last_read_waited_out)
+        {
             error.set(&[b"the server stopped sending (read timeout)"]);
             return failed(Failure::Timeout, true);
         } else {
@@ -432,6 +446,15 @@ unsafe fn attempt_once<S: ResponseSink>(
             return failed(Failure::Read, true);
         }
     }
+}
+
+/// Did a call that started at `since` wait out the socket timeout (90 % of
+/// it, for tick granularity)? webclient does not always say "timeout".
+fn waited_out(since: crate::rtt::rt_tick_t, seconds: u32, hz: u32) -> bool {
+    // SAFETY: plain kernel call.
+    let waited = unsafe { crate::rtt::rt_tick_get() }.wrapping_sub(since);
+    let timeout_ticks = seconds.saturating_mul(hz);
+    waited >= timeout_ticks - timeout_ticks / 10
 }
 
 /// Read the error body, keep its message, decide about retrying.
@@ -446,7 +469,13 @@ unsafe fn http_error<E>(
     if body.try_reserve_exact(ERROR_BODY_MAX + 1).is_ok() {
         body.resize(ERROR_BODY_MAX + 1, 0);
     }
-    let cap = body.len().saturating_sub(1);
+    // An empty body (Content-Length: 0) is not read: webclient takes a zero
+    // length for "unknown" and would wait for the socket timeout.
+    let cap = if webclient_content_length_get(session) == 0 {
+        0
+    } else {
+        body.len().saturating_sub(1)
+    };
     let mut len = 0;
     while len < cap {
         let n = webclient_read(session, body[len..].as_mut_ptr() as *mut c_void, cap - len);
@@ -465,7 +494,14 @@ unsafe fn http_error<E>(
             error.set(&[b"HTTP ", status_text, b": ", parsed.to_bytes()]);
             crate::cjson_sys::cJSON_Delete(parsed.tree);
         }
-        None => error.set(&[b"HTTP ", status_text, b": ", trim(&body[..body.len() - 1])]),
+        None => {
+            let text = trim(&body[..body.len() - 1]);
+            if text.is_empty() {
+                error.set(&[b"HTTP ", status_text, b" (no message from the server)"]);
+            } else {
+                error.set(&[b"HTTP ", status_text, b": ", text]);
+            }
+        }
     }
     crate::log_e!("{}", error.as_str());
     let retry_after_ms = retry_after(session);

@@ -50,5 +50,8 @@ extern "C" {
         size: usize,
     ) -> c_int;
     pub fn webclient_resp_status_get(session: *mut webclient_session) -> c_int;
+    /// The response's Content-Length, or -1 without one (0 reads as
+    /// "unknown" inside webclient_read).
+    pub fn webclient_content_length_get(session: *mut webclient_session) -> c_int;
     pub fn webclient_close(session: *mut webclient_session) -> c_int;
 }
