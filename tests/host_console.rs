@@ -18,7 +18,7 @@ use rtt_agent::ffi::chat::{set_overrides, Overrides};
 use rtt_agent::ffi::config::agent_config_set;
 use rtt_agent::host::{console, heap, shell, thread};
 use rtt_agent::rtt::{board, rt_device_t, rt_err_t, rt_size_t};
-use std::ffi::CString;
+use std::ffi::{c_char, c_int, CString};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use support::llm_server::LlmServer;
@@ -61,6 +61,8 @@ fn console_and_cli_channel() {
     let _serial = support::agent::lock();
     console::rt_host_console_capture(1);
     finsh_set_device_same_device_is_a_no_op();
+    ulog_line_is_cut_at_line_buf_size();
+    long_log_texts_come_in_whole_lines();
     let server = LlmServer::with_model(support::arith_model::respond).unwrap();
     let url = CString::new(server.url()).unwrap();
     agent_config_set(c"sk-console".as_ptr(), c"arith".as_ptr(), url.as_ptr());
@@ -95,6 +97,47 @@ fn finsh_set_device_same_device_is_a_no_op() {
     assert!(console::rx_is(posix_stdio_rx_ind));
     assert!(console::take_captured().contains("finsh: can not find device: nosuchdev"));
     console::rt_device_set_rx_indicate(uart(), Some(shell::finsh_rx_ind));
+}
+
+extern "C" {
+    fn ulog_output(level: u32, tag: *const c_char, newline: c_int, format: *const c_char, ...);
+}
+
+/// The host rtconfig.h's ULOG_LINE_BUF_SIZE.
+const ULOG_LINE: usize = 256;
+
+/// ulog.c: head, text and newline share one ULOG_LINE_BUF_SIZE buffer
+/// (NUL included); the rest of a longer line is lost.
+fn ulog_line_is_cut_at_line_buf_size() {
+    let text = CString::new("x".repeat(400)).unwrap();
+    // SAFETY: a "%s" format with one NUL-terminated argument.
+    unsafe { ulog_output(6, c"agent".as_ptr(), 1, c"%s".as_ptr(), text.as_ptr()) };
+    let out = console::take_captured();
+    assert_eq!(out.len(), ULOG_LINE - 1, "{out:?}");
+    assert!(out.starts_with("I/agent: xxx") && out.ends_with("x\n"));
+}
+
+/// The library's own log lines fit that buffer: a long text (a tool call's
+/// arguments) comes out as several whole lines, nothing cut, split only
+/// between characters.
+fn long_log_texts_come_in_whole_lines() {
+    let mut text = String::from("[tool_call] ");
+    for i in 0..120 {
+        text.push_str(&format!("{{\"k{i}\": \"v\u{e9}\"}}"));
+    }
+    rtt_agent::rtt::log::log_parts(rtt_agent::rtt::log::Level::Info, &[text.as_bytes()]);
+    let out = console::take_captured();
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines.len() > 1, "{out:?}");
+    let mut joined = String::new();
+    for line in &lines {
+        assert!(line.len() < ULOG_LINE - 1, "a line was cut: {line:?}");
+        joined.push_str(
+            line.strip_prefix("I/agent: ")
+                .expect("every piece is a line"),
+        );
+    }
+    assert_eq!(joined, text);
 }
 
 fn start_chat(screen: &mut Screen) {

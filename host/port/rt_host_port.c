@@ -60,20 +60,25 @@ int rt_kputs(const char *str)
     return 0;
 }
 
+/* Like ulog's: head, text and newline share one ULOG_LINE_BUF_SIZE line
+ * buffer (NUL included), and what does not fit is cut
+ * (components/utilities/ulog/ulog.c, ulog_formater/ulog_tail_formater). The
+ * head is the short "I/tag: " of a board without time or colour output. */
 void ulog_output(rt_uint32_t level, const char *tag, rt_bool_t newline, const char *format, ...)
 {
     static const char letters[] = "A??EW?ID";
-    char buf[RT_CONSOLEBUF_SIZE];
+    char buf[ULOG_LINE_BUF_SIZE + 1];
+    size_t room = ULOG_LINE_BUF_SIZE - 1 - (newline ? 1 : 0); /* the newline and NUL */
     int head = snprintf(buf, sizeof(buf), "%c/%s: ", level < 8 ? letters[level] : 'D', tag ? tag : "");
-    if (head < 0 || (size_t)head >= sizeof(buf))
+    if (head < 0 || (size_t)head >= room)
         head = 0;
     va_list args;
     va_start(args, format);
-    int n = vsnprintf(buf + head, sizeof(buf) - (size_t)head - 1, format, args);
+    int n = vsnprintf(buf + head, room - (size_t)head + 1, format, args);
     va_end(args);
     size_t len = (size_t)head;
     if (n > 0)
-        len += ((size_t)n < sizeof(buf) - (size_t)head - 1) ? (size_t)n : sizeof(buf) - (size_t)head - 2;
+        len += ((size_t)n < room - (size_t)head) ? (size_t)n : room - (size_t)head;
     if (newline)
         buf[len++] = '\n';
     rt_host_console_write(buf, len);
