@@ -112,6 +112,11 @@ const struct agent_board_config agent_board_config = {
     .loop_priority = PKG_AGENT_LOOP_PRIORITY,
     .reply_timeout_ms = PKG_AGENT_REPLY_TIMEOUT_MS,
     .console_device = RT_CONSOLE_DEVICE_NAME,
+#if defined(WEBCLIENT_USING_MBED_TLS) || defined(WEBCLIENT_USING_SAL_TLS)
+    .webclient_tls = 1,
+#else
+    .webclient_tls = 0,
+#endif
 };
 
 /* The runtime configuration lives here, not in Rust, so that its alignment

@@ -48,6 +48,7 @@ struct agent_board_config
     rt_base_t loop_priority;
     rt_base_t reply_timeout_ms; /* agent_send_message's wait for the reply */
     const char *console_device; /* RT_CONSOLE_DEVICE_NAME */
+    rt_base_t webclient_tls;    /* webclient built with TLS: https:// URLs work */
 };
 
 extern const struct agent_board_config agent_board_config;

@@ -15,6 +15,8 @@
 #define RT_USING_CONSOLE
 #define RT_CONSOLEBUF_SIZE 256
 #define ULOG_LINE_BUF_SIZE 256
+/* The host webclient speaks TLS (rustls), as a board with webclient's MbedTLS mode. */
+#define WEBCLIENT_USING_MBED_TLS
 #define RT_CONSOLE_DEVICE_NAME "uart0"
 #define RT_USING_FINSH
 #define FINSH_USING_MSH

@@ -243,6 +243,13 @@ pub unsafe fn send<S: ResponseSink>(
     error: &mut ErrorText,
 ) -> Result<(), Failure<S::Error>> {
     error.clear();
+    if crate::rtt::board().webclient_tls == 0 && is_https(settings.url) {
+        error.set(&[
+            b"https:// needs TLS, and this firmware's webclient has none ",
+            b"(enable webclient's MbedTLS mode, or use an http:// endpoint)",
+        ]);
+        return Err(Failure::Connect);
+    }
     let length = body_length(req).map_err(Failure::Request)?;
     let mut attempt: u32 = 0;
     loop {
@@ -446,6 +453,11 @@ unsafe fn attempt_once<S: ResponseSink>(
             return failed(Failure::Read, true);
         }
     }
+}
+
+fn is_https(url: &CStr) -> bool {
+    let u = url.to_bytes();
+    u.len() >= 8 && u[..8].eq_ignore_ascii_case(b"https://")
 }
 
 /// Did a call that started at `since` wait out the socket timeout (90 % of

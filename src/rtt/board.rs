@@ -36,6 +36,9 @@ pub struct BoardConfig {
     pub loop_priority: rt_base_t,
     pub reply_timeout_ms: rt_base_t,
     pub console_device: *const c_char,
+    /// Whether the board's webclient speaks TLS (WEBCLIENT_USING_MBED_TLS or
+    /// WEBCLIENT_USING_SAL_TLS): 1 or 0.
+    pub webclient_tls: rt_base_t,
 }
 
 // SAFETY: the glue defines it `const`; nothing ever writes to it.
