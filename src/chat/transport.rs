@@ -358,9 +358,9 @@ unsafe fn attempt_once<S: ResponseSink>(
     // socket, which exists once webclient_post has connected; called before,
     // it changes nothing and webclient's 6 s default stays.
     let seconds = socket_timeout_seconds(settings.timeout_ms);
-    let hz = crate::rtt::board()
-        .tick_per_second
-        .clamp(1, u32::MAX as isize) as u32;
+    // Bounds that fit rt_base_t on every board (u32::MAX as isize is -1 on
+    // a 32-bit one, and clamp(1, -1) panics); no kernel ticks faster.
+    let hz = crate::rtt::board().tick_per_second.clamp(1, 1_000_000) as u32;
     webclient_set_timeout(session.0, webclient_timeout_arg(seconds, hz));
     let mut writer = SessionWriter {
         session: session.0,
