@@ -1,0 +1,162 @@
+"""A qemu-vexpress-a9 RT-Thread firmware on a serial console (std lib only).
+
+Board(bsp, ...) boots `qemu-system-arm -M vexpress-a9` with the serial
+console on pipes and user networking restricted to one guestfwd; every wait
+is bounded and raises Timeout with the end of the transcript.
+"""
+import os
+import re
+import select
+import signal
+import subprocess
+import time
+
+GUEST_SERVER = '10.0.2.100'  # the address PKG_AGENT_API_URL names
+PROMPT = 'msh />'
+# Crash reports: the library's panic handler (ulog "panic: ..."), RT-Thread's
+# assertion and ARM exception handlers.
+FATAL = re.compile(r'E/agent: panic|\) assertion failed at function|data abort|prefetch abort|'
+                   r'undefined instruction')
+
+
+class Timeout(Exception):
+    pass
+
+
+class Board:
+    def __init__(self, bsp, relay_cmd, transcript):
+        """relay_cmd: the program QEMU runs per guest connection to
+        GUEST_SERVER:80 (it connects to the scripted server on 127.0.0.1)."""
+        image = os.path.join(bsp, 'rtthread.bin')
+        for c in relay_cmd:
+            if ',' in c:
+                raise ValueError('no commas in the relay command (qemu option syntax): %r' % c)
+        # Isolated user networking: restrict=on cuts the guest off from the
+        # host and any network; the one guestfwd runs the relay, which only
+        # connects to 127.0.0.1.
+        netdev = 'user,id=n0,restrict=on,guestfwd=tcp:%s:80-cmd:%s' % (GUEST_SERVER, ' '.join(relay_cmd))
+        self.cmd = ['qemu-system-arm', '-M', 'vexpress-a9', '-smp', 'cpus=1', '-m', '128M',
+                    '-kernel', image, '-display', 'none', '-monitor', 'none', '-serial', 'stdio',
+                    '-netdev', netdev, '-net', 'nic,netdev=n0,model=lan9118']
+        self.log = open(transcript, 'w', encoding='utf-8', errors='replace')
+        self.log.write('$ %s\n' % ' '.join(self.cmd))
+        self.proc = subprocess.Popen(self.cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, start_new_session=True)
+        self.buf = ''   # everything received
+        self.pos = 0    # how far expect() has consumed
+
+    # -- low level ---------------------------------------------------------
+    def _pump(self, timeout):
+        if self.proc.poll() is not None and not self._readable(0):
+            raise Timeout('qemu exited (code %s)' % self.proc.returncode)
+        if self._readable(timeout):
+            data = os.read(self.proc.stdout.fileno(), 65536)
+            if not data:
+                raise Timeout('qemu closed the serial console (exit code %s)' % self.proc.poll())
+            text = data.decode('utf-8', errors='replace').replace('\r', '')
+            self.buf += text
+            self.log.write(text)
+            self.log.flush()
+
+    def _readable(self, timeout):
+        r, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        return bool(r)
+
+    def send(self, text):
+        data = text.encode() if isinstance(text, str) else text
+        self.log.write('\n[driver types %r]\n' % data)
+        self.log.flush()
+        # A few bytes at a time: the PL011 has a 16-byte receive FIFO and
+        # RT-Thread's console reads it from an interrupt.
+        for i in range(0, len(data), 8):
+            self.proc.stdin.write(data[i:i + 8])
+            self.proc.stdin.flush()
+            time.sleep(0.02)
+
+    def expect(self, pattern, timeout, what):
+        """Wait for regex `pattern` after the last match; returns the match.
+        A crash report on the console (FATAL) ends the wait at once."""
+        rx = re.compile(pattern)
+        deadline = time.monotonic() + timeout
+        while True:
+            m = rx.search(self.buf, self.pos)
+            if m:
+                self.pos = m.end()
+                return m
+            crash = FATAL.search(self.buf, self.pos)
+            if crash:
+                for _ in range(10):  # the rest of that line, briefly
+                    if '\n' in self.buf[crash.end():]:
+                        break
+                    try:
+                        self._pump(0.1)
+                    except Timeout:
+                        break
+                line_end = self.buf.find('\n', crash.end())
+                line_end = len(self.buf) if line_end < 0 else line_end
+                text = self.buf[self.buf.rfind('\n', 0, crash.start()) + 1:line_end]
+                self.pos = line_end
+                raise Timeout('%s: the firmware reported %r' % (what, re.sub(r'\x1b\[[0-9;]*m', '', text).strip()))
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise Timeout('%s: nothing matching %r within %.0f s' % (what, pattern, timeout))
+            self._pump(min(left, 0.5))
+
+    def quiet(self, seconds):
+        """Read for `seconds` (keeps the transcript complete)."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            try:
+                self._pump(deadline - time.monotonic())
+            except Timeout:
+                return
+
+    def since(self, mark):
+        return self.buf[mark:]
+
+    def tail(self, n=1500):
+        return self.buf[-n:]
+
+    # -- shell -------------------------------------------------------------
+    def run(self, command, timeout=15, what=None):
+        """Type a command at `msh />` and return its output (up to the next
+        prompt)."""
+        self.send(command + '\r')
+        start = self.expect(re.escape(command), 5, what or ('the shell echoes `%s`' % command)).end()
+        end = self.expect(re.escape(PROMPT), timeout, what or ('`%s` finishes' % command)).start()
+        return self.buf[start:end]
+
+    def free(self):
+        out = self.run('free')
+        used = re.search(r'used\s*:\s*(\d+)', out)
+        peak = re.search(r'maximum\s*:\s*(\d+)', out)
+        total = re.search(r'total\s*(?:memory)?\s*:\s*(\d+)', out)
+        if not used:
+            raise Timeout('`free` printed no "used" line: %r' % out)
+        return {'used': int(used.group(1)), 'max': int(peak.group(1)) if peak else None,
+                'total': int(total.group(1)) if total else None}
+
+    def thread_stack(self, prefix):
+        """(stack size, max used %) of the first thread whose name starts
+        with `prefix` in `list thread`, or None."""
+        out = self.run('list thread')
+        for line in out.splitlines():
+            f = line.split()
+            if f and f[0].startswith(prefix) and len(f) >= 6:
+                size = int(f[4], 16) if f[4].startswith('0x') else int(f[4])
+                pct = re.search(r'(\d+)%', line)
+                return size, int(pct.group(1)) if pct else None, line.strip()
+        return None
+
+    def close(self):
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(5)
+        self.log.close()

@@ -1,0 +1,365 @@
+#!/usr/bin/env python3
+"""Lays out an RT-Thread BSP with this package the way RT-Thread's env tool
+would, and writes its .config; used by tests/qemu/run.sh (std lib only).
+
+  layout.py tree   RTT_ROOT WORK_RTT           copy of the RT-Thread tree
+  layout.py bsp    WORK_RTT NAME REPO CJSON WEBCLIENT
+                                               bsp/NAME from qemu-vexpress-a9,
+                                               packages/ laid out
+  layout.py config BSP_DIR --channel cli|debug --posix-stdio on|off
+                   [--prebuilt LIB] [--tls-none]
+                                               .config overrides
+  layout.py check  BSP_DIR --channel cli|debug --posix-stdio on|off
+                                               rtconfig.h has what we asked
+
+RTT_ROOT itself is never written to: everything happens in the copy.
+"""
+import argparse
+import os
+import re
+import shutil
+import sys
+
+TEMPLATE_BSP = os.path.join('bsp', 'qemu-vexpress-a9')
+# Package folders as the env tool names them (<name>-<version>).
+AGENT_DIR = 'Agent-latest'
+CJSON_DIR = 'cJSON-v1.7.17'
+WEBCLIENT_DIR = 'webclient-v2.3.0'
+# Never copied from the repo into the package folder.
+SKIP_NAMES = {'.git', 'target', '__pycache__', 'corpus', 'artifacts'}
+SKIP_SUFFIX = ('.o', '.pyc')
+
+
+def die(msg):
+    sys.stderr.write('qemu check: error: %s\n' % msg)
+    sys.exit(1)
+
+
+def same_content(a, b):
+    try:
+        if os.path.getsize(a) != os.path.getsize(b):
+            return False
+    except OSError:
+        return False
+    with open(a, 'rb') as fa, open(b, 'rb') as fb:
+        return fa.read() == fb.read()
+
+
+def sync_dir(src, dst, skip_top=()):
+    """Make dst a copy of src: files whose content changed are copied (with
+    a new mtime, so cargo and SCons rebuild exactly what changed), removed
+    files deleted. Build outputs (*.o) in dst are left alone."""
+    os.makedirs(dst, exist_ok=True)
+    wanted = set()
+    for root, dirs, files in os.walk(src):
+        rel = os.path.relpath(root, src)
+        dirs[:] = [d for d in dirs if d not in SKIP_NAMES and not (rel == '.' and d in skip_top)]
+        for d in dirs:
+            os.makedirs(os.path.join(dst, rel, d), exist_ok=True)
+            wanted.add(os.path.normpath(os.path.join(rel, d)))
+        for f in files:
+            if f.endswith(SKIP_SUFFIX) or (rel == '.' and f in skip_top):
+                continue
+            s = os.path.join(root, f)
+            d = os.path.normpath(os.path.join(dst, rel, f))
+            wanted.add(os.path.normpath(os.path.join(rel, f)))
+            if os.path.islink(s):
+                s = os.path.realpath(s)
+                if not os.path.isfile(s):
+                    continue
+            if same_content(s, d):
+                continue
+            # A fresh mtime, not the source's: cargo decides staleness by
+            # mtime, and sources of another commit can be older than the
+            # last build.
+            shutil.copyfile(s, d)
+            shutil.copymode(s, d)
+    for root, dirs, files in os.walk(dst, topdown=False):
+        rel = os.path.relpath(root, dst)
+        top = os.path.normpath(rel).split(os.sep)[0]
+        if top in skip_top or top in SKIP_NAMES:
+            continue
+        for f in files:
+            if rel == '.' and f in skip_top:
+                continue
+            p = os.path.normpath(os.path.join(rel, f))
+            if p not in wanted and not f.endswith(SKIP_SUFFIX):
+                os.remove(os.path.join(root, f))
+        for d in dirs:
+            p = os.path.normpath(os.path.join(rel, d))
+            full = os.path.join(root, d)
+            if p not in wanted and d not in SKIP_NAMES and not (rel == '.' and d in skip_top) \
+                    and not os.listdir(full):
+                os.rmdir(full)
+
+
+def cmd_tree(a):
+    src = os.path.abspath(a.rtt_root)
+    for need in ('src', 'include', 'components', 'libcpu', 'tools', 'Kconfig', TEMPLATE_BSP):
+        if not os.path.exists(os.path.join(src, need)):
+            die('RTT_ROOT=%s has no %s: it must be an RT-Thread 5.x source tree (see tests/qemu/README.md)'
+                % (src, need))
+    if not os.path.isdir(os.path.join(src, 'examples')):
+        die('RTT_ROOT=%s has no examples/: `scons --pyconfig-silent` reads examples/Kconfig' % src)
+    dst = os.path.abspath(a.work_rtt)
+    # All of the tree but the BSPs (a full tree has hundreds of them); the
+    # template BSP is copied by `bsp`.
+    skip = [n for n in os.listdir(src) if n in ('bsp', 'documentation', '.git', '.github')]
+    sync_dir(src, dst, skip_top=skip)
+    os.makedirs(os.path.join(dst, 'bsp'), exist_ok=True)
+    sync_dir(os.path.join(src, TEMPLATE_BSP), os.path.join(dst, 'bsp', '.template'))
+
+
+CJSON_KCONFIG = '''
+menuconfig PKG_USING_CJSON
+    bool "cJSON: Ultralightweight JSON parser in ANSI C"
+    default n
+
+if PKG_USING_CJSON
+    config PKG_CJSON_PATH
+        string
+        default "/packages/iot/cJSON"
+
+    config PKG_CJSON_VER
+        string
+        default "v1.7.17"
+endif
+'''
+
+WEBCLIENT_KCONFIG = '''
+menuconfig PKG_USING_WEBCLIENT
+    bool "WebClient: A HTTP/HTTPS Client for RT-Thread"
+    default n
+    select SAL_USING_POSIX if RT_USING_SAL
+
+if PKG_USING_WEBCLIENT
+    config PKG_WEBCLIENT_PATH
+        string
+        default "/packages/iot/webclient"
+
+    config WEBCLIENT_DEBUG
+        bool "Enable debug log output"
+        default n
+
+    config WEBCLIENT_USING_SAMPLES
+        bool "Enable webclient GET/POST samples"
+        default n
+
+    config WEBCLIENT_USING_FILE_DOWMLOAD
+        bool "Enable file download feature support"
+        select RT_USING_DFS
+        default n
+
+    config WEBCLIENT_USING_SAL_TLS
+        bool
+        default n
+
+    choice
+        prompt "Select TLS mode"
+        default WEBCLIENT_NOT_USE_TLS
+
+        config WEBCLIENT_NOT_USE_TLS
+            bool "Not support"
+
+        config WEBCLIENT_USING_MBED_TLS
+            bool "MbedTLS support"
+            select PKG_USING_MBEDTLS
+    endchoice
+
+    config PKG_WEBCLIENT_VER
+        string
+        default "v2.3.0"
+endif
+'''
+
+PACKAGES_SCONSCRIPT = '''import os
+from building import *
+
+objs = []
+cwd  = GetCurrentDir()
+
+for item in sorted(os.listdir(cwd)):
+    if os.path.isfile(os.path.join(cwd, item, 'SConscript')):
+        objs = objs + SConscript(os.path.join(item, 'SConscript'))
+
+Return('objs')
+'''
+
+
+def write_if_changed(path, text):
+    try:
+        with open(path) as f:
+            if f.read() == text:
+                return
+    except FileNotFoundError:
+        pass
+    with open(path, 'w') as f:
+        f.write(text)
+
+
+def cmd_bsp(a):
+    rtt = os.path.abspath(a.work_rtt)
+    bsp = os.path.join(rtt, 'bsp', a.name)
+    template = os.path.join(rtt, 'bsp', '.template')
+    # Keep build outputs across runs: only sources are synced.
+    sync_dir(template, bsp, skip_top=['packages', 'build', 'rtthread.elf', 'rtthread.bin', 'rtthread.map',
+                                      '.config', '.config.old', 'rtconfig.h', '.sconsign.dblite', 'sd.bin',
+                                      'cconfig.h', 'drivers'])
+    # drivers/ gets automac.h written by rtconfig.py: sync without deleting it.
+    _sync_keep(os.path.join(template, 'drivers'), os.path.join(bsp, 'drivers'))
+    for f in ('.config', 'rtconfig.h'):
+        if not os.path.exists(os.path.join(bsp, f)):
+            shutil.copy2(os.path.join(template, f), os.path.join(bsp, f))
+    # The BSP's stock .config, untouched, for `config` to start from.
+    shutil.copy2(os.path.join(template, '.config'), os.path.join(bsp, '.config.stock'))
+
+    pkgs = os.path.join(bsp, 'packages')
+    os.makedirs(pkgs, exist_ok=True)
+    for src, name, marker in ((a.repo, AGENT_DIR, 'Cargo.toml'), (a.cjson, CJSON_DIR, 'cJSON.c'),
+                              (a.webclient, WEBCLIENT_DIR, os.path.join('src', 'webclient.c'))):
+        if not os.path.isfile(os.path.join(src, marker)):
+            die('%s has no %s' % (src, marker))
+        sync_dir(os.path.abspath(src), os.path.join(pkgs, name))
+    # What the env tool writes: packages/SConscript building every package,
+    # packages/Kconfig sourcing the index entries (webclient and cJSON ship
+    # none; the package index normally provides them: minimal ones here).
+    write_if_changed(os.path.join(pkgs, 'SConscript'), PACKAGES_SCONSCRIPT)
+    write_if_changed(os.path.join(pkgs, 'Kconfig'),
+                     'menu "RT-Thread online packages (laid out by tests/qemu/run.sh)"\n'
+                     + CJSON_KCONFIG + WEBCLIENT_KCONFIG
+                     + '\nsource "$PKGS_DIR/%s/packages/Kconfig"\nendmenu\n' % AGENT_DIR)
+    print(bsp)
+
+
+def _sync_keep(src, dst):
+    for root, dirs, files in os.walk(src):
+        rel = os.path.relpath(root, src)
+        os.makedirs(os.path.join(dst, rel), exist_ok=True)
+        for f in files:
+            s, d = os.path.join(root, f), os.path.join(dst, rel, f)
+            if not os.path.exists(d) or int(os.stat(s).st_mtime) != int(os.stat(d).st_mtime):
+                shutil.copy2(s, d)
+
+
+def agent_kconfig_tls_choice(bsp):
+    """(none_symbol, other_symbols) of the package's TLS choice, if it has one."""
+    path = os.path.join(bsp, 'packages', AGENT_DIR, 'packages', 'Kconfig')
+    with open(path) as f:
+        text = f.read()
+    for m in re.finditer(r'^\s*choice\b(.*?)^\s*endchoice\b', text, re.S | re.M):
+        syms = re.findall(r'^\s*config\s+(\w+)', m.group(1), re.M)
+        if any('TLS' in s for s in syms):
+            none = [s for s in syms if re.search(r'TLS_(NONE|NO|NOT|DISABLE|OFF)\b|NO_TLS|PLAIN|HTTP_ONLY', s)]
+            if not none:
+                die('packages/Kconfig has a TLS choice (%s) but no "none" entry this script knows' % syms)
+            return none[0], [s for s in syms if s != none[0]]
+    return None, []
+
+
+def overrides(a):
+    o = {
+        'BSP_DRV_EMAC': 'y',
+        'RT_USING_LWIP': 'y',
+        'RT_USING_SAL': 'y',
+        'SAL_USING_POSIX': 'y',
+        'RT_USING_NETDEV': 'y',
+        'RT_USING_ULOG': 'y',
+        'ULOG_LINE_BUF_SIZE': '512',
+        'RT_KLIBC_USING_VSNPRINTF_STANDARD': 'y',
+        'RT_USING_POSIX_STDIO': 'y' if a.posix_stdio == 'on' else None,
+        'PKG_USING_CJSON': 'y',
+        'PKG_USING_WEBCLIENT': 'y',
+        'WEBCLIENT_NOT_USE_TLS': 'y',
+        'WEBCLIENT_USING_MBED_TLS': None,
+        'PKG_USING_AGENT': 'y',
+        'PKG_AGENT_API_URL': '"http://10.0.2.100/v1/chat/completions"',
+        'PKG_AGENT_API_KEY': '"sk-qemu-check"',
+        'PKG_AGENT_MODEL_NAME': '"scripted-arith"',
+        'PKG_AGENT_HTTP_TIMEOUT_MS': '15000',
+        'PKG_AGENT_CLI_CHANNEL': 'y' if a.channel == 'cli' else None,
+        'PKG_AGENT_DEBUG_CHANNEL': 'y' if a.channel == 'debug' else None,
+        'PKG_AGENT_WEBNET_CHANNEL': None,
+        'PKG_AGENT_MULTIMODAL_DISABLE': 'y',
+        'PKG_AGENT_PREBUILT_LIB': '"%s"' % (a.prebuilt or ''),
+    }
+    if a.posix_stdio == 'off':
+        o['RT_USING_POSIX_TERMIOS'] = None  # it selects RT_USING_POSIX_STDIO
+    if a.channel == 'debug':
+        # agent_send_message gives up sooner than the 30 s default, so the
+        # stalled-request step can type cleanup_agent_entry while the
+        # request is still in flight.
+        o['PKG_AGENT_REPLY_TIMEOUT_MS'] = '10000'
+    none, others = agent_kconfig_tls_choice(a.bsp)
+    if none:
+        o[none] = 'y'
+        for s in others:
+            o[s] = None
+    return o
+
+
+def cmd_config(a):
+    bsp = a.bsp
+    with open(os.path.join(bsp, '.config.stock')) as f:
+        lines = f.read().splitlines()
+    o = overrides(a)
+    pat = re.compile(r'^(?:# )?CONFIG_(\w+)(?:=| is not set)')
+    out = []
+    for line in lines:
+        m = pat.match(line)
+        if m and m.group(1) in o:
+            continue
+        out.append(line)
+    for k, v in o.items():
+        out.append('CONFIG_%s=%s' % (k, v) if v is not None else '# CONFIG_%s is not set' % k)
+    with open(os.path.join(bsp, '.config'), 'w') as f:
+        f.write('\n'.join(out) + '\n')
+
+
+def cmd_check(a):
+    """After `scons --pyconfig-silent`: every option we set must have stuck
+    (kconfiglib silently drops what a dependency forbids)."""
+    with open(os.path.join(a.bsp, 'rtconfig.h')) as f:
+        h = f.read()
+    defined = set(re.findall(r'^#define\s+(\w+)', h, re.M))
+    values = dict(re.findall(r'^#define[ \t]+(\w+)[ \t]+(.+?)[ \t]*$', h, re.M))
+    bad = []
+    for k, v in overrides(a).items():
+        if k == 'PKG_AGENT_PREBUILT_LIB':
+            if v != '""' and values.get(k) != v:
+                bad.append('%s should be %s, is %s' % (k, v, values.get(k)))
+            continue
+        if v is None:
+            if k in defined:
+                bad.append('%s should be off' % k)
+        elif v == 'y':
+            if k not in defined:
+                bad.append('%s should be on' % k)
+        elif values.get(k) != v:
+            bad.append('%s should be %s, is %s' % (k, v, values.get(k)))
+    if bad:
+        die('rtconfig.h of %s after `scons --pyconfig-silent` is not what .config asked for:\n  %s\n'
+            '(a Kconfig dependency refused it; see %s/.config)' % (a.bsp, '\n  '.join(bad), a.bsp))
+    print('rtconfig.h: ok (%s channel, RT_USING_POSIX_STDIO %s)' % (a.channel, a.posix_stdio))
+
+
+def main():
+    p = argparse.ArgumentParser()
+    sub = p.add_subparsers(dest='cmd', required=True)
+    t = sub.add_parser('tree')
+    t.add_argument('rtt_root')
+    t.add_argument('work_rtt')
+    b = sub.add_parser('bsp')
+    for n in ('work_rtt', 'name', 'repo', 'cjson', 'webclient'):
+        b.add_argument(n)
+    for name in ('config', 'check'):
+        c = sub.add_parser(name)
+        c.add_argument('bsp')
+        c.add_argument('--channel', choices=('cli', 'debug'), required=True)
+        c.add_argument('--posix-stdio', choices=('on', 'off'), required=True)
+        c.add_argument('--prebuilt', default='')
+    a = p.parse_args()
+    {'tree': cmd_tree, 'bsp': cmd_bsp, 'config': cmd_config, 'check': cmd_check}[a.cmd](a)
+
+
+if __name__ == '__main__':
+    main()

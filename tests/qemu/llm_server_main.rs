@@ -1,0 +1,204 @@
+//! The scripted OpenAI-compatible server of the real-firmware check
+//! (`tests/qemu/run.sh`): `tests/support/llm_server.rs` with the simulator's
+//! arithmetic model, plus fault scenarios chosen by a keyword in the last
+//! user message.
+//!
+//! `qemu_llm_server` listens on 127.0.0.1 (a free port), prints `PORT <n>`
+//! on stdout, logs one line per request on stderr, and runs until its stdin
+//! closes. `qemu_llm_server --connect 127.0.0.1:<n>` is the per-connection
+//! relay QEMU runs for its guestfwd (`guestfwd=...-cmd:...`): it copies
+//! stdin to that port and the answer to stdout, and refuses any address but
+//! 127.0.0.1.
+//!
+//! Scenarios (keyword in the last user message):
+//! - `slowstart`: nothing for 10 s, then a text answer;
+//! - `brokenserver`: HTTP 500 with an OpenAI-style error body, every time;
+//! - `ratelimited`: the first request of that message gets 429 with
+//!   `Retry-After: 2`, the next ones the arithmetic model's answer;
+//! - `stallforever`: one SSE event, then an SSE comment every 2 s for ten
+//!   minutes: the request stays in flight and makes no progress;
+//! - anything else: the arithmetic model (tool calls to add/mul/compare in
+//!   OpenAI's fragment shape, one round per nesting level).
+
+#[path = "../support/mod.rs"]
+mod support;
+
+use rtt_agent::cjson_sys::*;
+use std::collections::HashSet;
+use std::ffi::{CStr, CString};
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpStream};
+use std::sync::Mutex;
+use std::time::Duration;
+use support::arith_model;
+use support::llm_server::*;
+
+/// The last user message and how many tool results follow it.
+fn last_user(body: &[u8]) -> (String, usize) {
+    let Ok(c) = CString::new(body.to_vec()) else {
+        return (String::new(), 0);
+    };
+    let mut user = String::new();
+    let mut tools = 0;
+    // SAFETY: cJSON calls on a tree parsed here and deleted below.
+    unsafe {
+        let root = cJSON_Parse(c.as_ptr());
+        if root.is_null() {
+            return (user, 0);
+        }
+        let msgs = cJSON_GetObjectItemCaseSensitive(root, c"messages".as_ptr());
+        for i in 0..cJSON_GetArraySize(msgs) {
+            let m = cJSON_GetArrayItem(msgs, i);
+            let s = |k: &CStr| {
+                let it = cJSON_GetObjectItemCaseSensitive(m, k.as_ptr());
+                if it.is_null() || (*it).valuestring.is_null() {
+                    String::new()
+                } else {
+                    CStr::from_ptr((*it).valuestring)
+                        .to_string_lossy()
+                        .into_owned()
+                }
+            };
+            match s(c"role").as_str() {
+                "user" => {
+                    user = s(c"content");
+                    tools = 0;
+                }
+                "tool" => tools += 1,
+                _ => {}
+            }
+        }
+        cJSON_Delete(root);
+    }
+    (user, tools)
+}
+
+static RATE_LIMITED: Mutex<Option<HashSet<String>>> = Mutex::new(None);
+
+fn respond(req: &RecordedRequest) -> (&'static str, ScriptedResponse) {
+    let (user, tools) = last_user(&req.body);
+    if user.contains("slowstart") {
+        std::thread::sleep(Duration::from_secs(10));
+        return (
+            "slowstart",
+            ScriptedResponse::text(&["The slow ", "model ", "answered ", "after ten seconds."]),
+        );
+    }
+    if user.contains("brokenserver") {
+        return (
+            "brokenserver",
+            ScriptedResponse::error(
+                500,
+                "scripted internal error of the qemu check",
+                "server_error",
+                None,
+            ),
+        );
+    }
+    if user.contains("ratelimited") {
+        let mut seen = RATE_LIMITED.lock().unwrap_or_else(|e| e.into_inner());
+        if seen.get_or_insert_with(HashSet::new).insert(user.clone()) {
+            return (
+                "ratelimited-429",
+                ScriptedResponse::error(
+                    429,
+                    "scripted rate limit of the qemu check",
+                    "rate_limit_exceeded",
+                    None,
+                )
+                .retry_after(2),
+            );
+        }
+        return ("ratelimited-retry", arith_model::respond(req));
+    }
+    if user.contains("stallforever") {
+        let mut events = vec![sse_event(&chunk_json(
+            r#"{"role":"assistant","content":"Thinking"}"#,
+            None,
+        ))];
+        events.extend((0..300).map(|_| b": still thinking\n\n".to_vec()));
+        return (
+            "stallforever",
+            ScriptedResponse::sse(events).delay(Duration::from_secs(2)),
+        );
+    }
+    let _ = tools;
+    ("arith", arith_model::respond(req))
+}
+
+fn relay(addr: &str) -> i32 {
+    if !addr.starts_with("127.0.0.1:") {
+        eprintln!("qemu_llm_server --connect: only 127.0.0.1 is allowed, not {addr}");
+        return 2;
+    }
+    let Ok(up) = TcpStream::connect(addr) else {
+        eprintln!("qemu_llm_server --connect: cannot connect to {addr}");
+        return 1;
+    };
+    let _ = up.set_nodelay(true);
+    let Ok(mut up_w) = up.try_clone() else {
+        return 1;
+    };
+    std::thread::spawn(move || {
+        let mut stdin = std::io::stdin().lock();
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = stdin.read(&mut buf) {
+            if n == 0 || up_w.write_all(&buf[..n]).is_err() {
+                break;
+            }
+        }
+        let _ = up_w.shutdown(Shutdown::Write);
+    });
+    let mut up_r = up;
+    let mut out = std::io::stdout().lock();
+    let mut buf = [0u8; 4096];
+    while let Ok(n) = up_r.read(&mut buf) {
+        if n == 0 || out.write_all(&buf[..n]).is_err() || out.flush().is_err() {
+            break;
+        }
+    }
+    0
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.len() == 3 && args[1] == "--connect" {
+        std::process::exit(relay(&args[2]));
+    }
+    let count = std::sync::atomic::AtomicUsize::new(0);
+    let server = LlmServer::with_model(move |req| {
+        let n = count.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        let (user, tools) = last_user(&req.body);
+        eprintln!(
+            "[server] request {n}: {} {} conn {} user={:?} tool_results={tools} bytes={}",
+            req.method,
+            req.path,
+            req.conn,
+            user,
+            req.body.len()
+        );
+        let (scenario, resp) = respond(req);
+        let kind = match &resp.body {
+            Body::Pieces(p)
+                if p.iter()
+                    .any(|e| e.windows(12).any(|w| w == b"\"tool_calls\"")) =>
+            {
+                "tool_calls"
+            }
+            _ => "text",
+        };
+        eprintln!(
+            "[server] answer {n}: scenario={scenario} status={} {kind}",
+            resp.status
+        );
+        resp
+    })
+    .expect("bind 127.0.0.1");
+    println!("PORT {}", server.port());
+    let _ = std::io::stdout().flush();
+    let mut sink = Vec::new();
+    let _ = std::io::stdin().read_to_end(&mut sink);
+    for e in server.errors() {
+        eprintln!("[server] note: {e}");
+    }
+}

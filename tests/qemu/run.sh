@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# The real-firmware check: this package inside RT-Thread's qemu-vexpress-a9
+# BSP, built with the real scons and booted in qemu-system-arm, driven over
+# its serial console against the project's scripted OpenAI-compatible server.
+#
+# Inputs (environment):
+#   RTT_ROOT       an RT-Thread 5.x source tree (src/, include/, components/,
+#                  libcpu/, tools/, examples/, bsp/qemu-vexpress-a9). Never
+#                  written to: it is copied into the work dir. Unset: the
+#                  check prints one line saying it was not run, exits 0.
+#   CJSON_SRC      the cJSON package sources (RT-Thread-packages/cJSON, tag
+#                  v1.7.17)
+#   WEBCLIENT_SRC  the webclient package sources (RT-Thread-packages/webclient
+#                  2.3.0)
+#   QEMU_WORK      work dir (default: <repo>/target/qemu); the RT-Thread copy,
+#                  the BSPs and their builds, logs and serial transcripts
+#   QEMU_STDIO     on (default: RT_USING_POSIX_STDIO on, as the BSP ships),
+#                  off, or both (the CLI firmware built and checked twice)
+#   QEMU_SKIP_BUILD=1  reuse the firmware already built in QEMU_WORK
+#   AGENT_SRC      the package sources put into the BSP (default: this work
+#                  tree; e.g. an unpacked `git archive` of another commit)
+# Options: --stdio on|off|both (as QEMU_STDIO), --skip-build.
+#
+# Network: qemu's user networking only, restricted (restrict=on: the guest
+# reaches nothing but the one guestfwd), 10.0.2.100:80 forwarded to the
+# scripted server on 127.0.0.1. See tests/qemu/README.md.
+set -euo pipefail
+
+here="$(cd "$(dirname "$0")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+
+stdio="${QEMU_STDIO:-on}"
+skip_build="${QEMU_SKIP_BUILD:-}"
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --stdio) stdio="$2"; shift 2 ;;
+        --skip-build) skip_build=1; shift ;;
+        *) echo "usage: $0 [--stdio on|off|both] [--skip-build]" >&2; exit 2 ;;
+    esac
+done
+case "$stdio" in on|off|both) ;; *) echo "QEMU_STDIO/--stdio must be on, off or both" >&2; exit 2 ;; esac
+
+if [ -z "${RTT_ROOT:-}" ]; then
+    echo "real-firmware check (tests/qemu/run.sh) NOT RUN: RTT_ROOT is not set (needs an RT-Thread 5.x tree, CJSON_SRC and WEBCLIENT_SRC; see tests/qemu/README.md)"
+    exit 0
+fi
+fail() { echo "qemu check: FAIL: $*" >&2; exit 1; }
+[ -d "$RTT_ROOT" ] || fail "RTT_ROOT=$RTT_ROOT is not a directory"
+[ -n "${CJSON_SRC:-}" ] && [ -f "$CJSON_SRC/cJSON.c" ] || fail "CJSON_SRC must name the cJSON package sources (has cJSON.c); got '${CJSON_SRC:-}'"
+[ -n "${WEBCLIENT_SRC:-}" ] && [ -f "$WEBCLIENT_SRC/src/webclient.c" ] || fail "WEBCLIENT_SRC must name the webclient package sources (has src/webclient.c); got '${WEBCLIENT_SRC:-}'"
+
+work="${QEMU_WORK:-$repo/target/qemu}"
+mkdir -p "$work/logs"
+work="$(cd "$work" && pwd)"
+logs="$work/logs"
+src_rtt="$(cd "$RTT_ROOT" && pwd)"
+agent_src="$(cd "${AGENT_SRC:-$repo}" && pwd)"
+[ -f "$agent_src/SConscript" ] && [ -f "$agent_src/packages/Kconfig" ] || fail "AGENT_SRC=$agent_src is not this package (no SConscript, packages/Kconfig)"
+
+# shellcheck source=../lib/deps.sh
+. "$repo/tests/lib/deps.sh"
+apt_install qemu-system-arm scons gcc-arm-none-eabi rustc-web rust-web-src python3 python3-kconfiglib
+
+# RT-Thread's build puts EXEC_PATH (/usr/bin) first in PATH, so name the
+# toolchain explicitly: Debian's rustc-web with rust-web-src (-Zbuild-std).
+export CARGO="${CARGO:-/usr/bin/cargo}" RUSTC="${RUSTC:-/usr/bin/rustc}"
+export RTT_EXEC_PATH=/usr/bin RTT_CC_PREFIX=arm-none-eabi-
+py=python3
+[ -x /usr/bin/python3 ] && py=/usr/bin/python3
+
+step() { printf '\n== %s\n' "$*"; }
+
+rtt="$work/rtt"
+build_bsp() { # name channel stdio [prebuilt-lib]
+    local name="$1" channel="$2" st="$3" prebuilt="${4:-}"
+    local bsp="$rtt/bsp/$name" log="$logs/build-$name.log"
+    step "build $name: $channel channel, RT_USING_POSIX_STDIO $st${prebuilt:+, prebuilt Rust library}"
+    "$py" "$here/layout.py" bsp "$rtt" "$name" "$agent_src" "$CJSON_SRC" "$WEBCLIENT_SRC" >/dev/null
+    "$py" "$here/layout.py" config "$bsp" --channel "$channel" --posix-stdio "$st" --prebuilt "$prebuilt"
+    (
+        cd "$bsp"
+        export RTT_ROOT="$rtt" PKGS_DIR="$bsp/packages"
+        scons --pyconfig-silent >"$logs/pyconfig-$name.log" 2>&1 \
+            || { tail -30 "$logs/pyconfig-$name.log"; fail "scons --pyconfig-silent failed in $bsp (log: $logs/pyconfig-$name.log)"; }
+        "$py" "$here/layout.py" check "$bsp" --channel "$channel" --posix-stdio "$st" --prebuilt "$prebuilt"
+        local t0=$SECONDS
+        if ! scons -j2 >"$log" 2>&1; then
+            grep -n "error\|Error" "$log" | head -40
+            tail -30 "$log"
+            fail "scons failed in $bsp (log: $log)"
+        fi
+        echo "scons: ok in $((SECONDS - t0)) s (log: $log)"
+        [ -f rtthread.bin ] && [ -f rtthread.map ] || fail "scons succeeded but $bsp/rtthread.bin or rtthread.map is missing"
+    )
+}
+
+cli_bsps=()
+case "$stdio" in
+    on) cli_bsps=(agent-cli) ;;
+    off) cli_bsps=(agent-cli-nostdio) ;;
+    both) cli_bsps=(agent-cli agent-cli-nostdio) ;;
+esac
+
+if [ -z "$skip_build" ]; then
+    step "lay out RT-Thread ($src_rtt) into $rtt (RTT_ROOT is not modified)"
+    "$py" "$here/layout.py" tree "$src_rtt" "$rtt"
+    first=""
+    for b in "${cli_bsps[@]}"; do
+        st=on; [ "$b" = agent-cli-nostdio ] && st=off
+        if [ -z "$first" ]; then
+            build_bsp "$b" cli "$st"
+            first="$b"
+        else
+            build_bsp "$b" cli "$st" "$(ls "$rtt/bsp/$first"/build/rtt_agent/*/release/librtt_agent.a | head -1)"
+        fi
+    done
+    # The Debug channel is a menuconfig choice (AGENT_CHANNEL_OPS is a macro
+    # of the C glue), so it needs its own firmware. The Rust library does not
+    # depend on the choice: this firmware links the one just built
+    # (PKG_AGENT_PREBUILT_LIB, also checking that option), and only its C is
+    # compiled.
+    lib="$(ls "$rtt/bsp/$first"/build/rtt_agent/*/release/librtt_agent.a | head -1)"
+    [ -f "$lib" ] || fail "no librtt_agent.a under $rtt/bsp/$first/build/rtt_agent"
+    build_bsp agent-debug debug on "$lib"
+fi
+
+step "scripted server"
+cargo build --quiet --manifest-path "$repo/Cargo.toml" --example qemu_llm_server 2>"$logs/server-build.log" \
+    || { cat "$logs/server-build.log"; fail "building the scripted server (cargo build --example qemu_llm_server) failed"; }
+server="$(cargo metadata --format-version 1 --no-deps --manifest-path "$repo/Cargo.toml" \
+    | "$py" -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/debug/examples/qemu_llm_server"
+[ -x "$server" ] || fail "scripted server binary $server is missing"
+
+args=()
+for b in "${cli_bsps[@]}"; do args+=(--cli "$rtt/bsp/$b"); done
+args+=(--debug "$rtt/bsp/agent-debug")
+step "boot and drive (transcripts in $logs)"
+exec "$py" "$here/drive.py" --server "$server" --logs "$logs" "${args[@]}"
