@@ -399,6 +399,8 @@ def test_kconfig_options_and_defaults():
         # them; 'None' for plain http:// endpoints pulls in none of them.
         check(kconf.syms['PKG_AGENT_TLS_MBEDTLS'].str_value == 'y', 'mbedTLS by default')
         check(kconf.syms['PKG_AGENT_TLS_NONE'].set_value(2), 'no TLS selectable')
+        check(kconf.syms['PKG_AGENT_LOOP_STACK_SIZE'].str_value == '6144',
+              'loop stack 6144 without TLS (got %s)' % kconf.syms['PKG_AGENT_LOOP_STACK_SIZE'].str_value)
         for s in ('PKG_USING_MBEDTLS', 'PKG_USING_MBEDTLS_DIGICERT_ROOT_CA', 'PKG_USING_MBEDTLS_CLOBALSIGN_ROOT_CA'):
             check(kconf.syms[s].str_value == 'n', '%s not selected without TLS' % s)
         check(kconf.syms['PKG_AGENT_TLS_MBEDTLS'].set_value(2), 'mbedTLS selectable again')
