@@ -23,9 +23,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
-use rtt_agent::cjson_sys::*;
 use std::collections::HashSet;
-use std::ffi::{CStr, CString};
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::sync::Mutex;
@@ -35,42 +33,8 @@ use support::llm_server::*;
 
 /// The last user message and how many tool results follow it.
 fn last_user(body: &[u8]) -> (String, usize) {
-    let Ok(c) = CString::new(body.to_vec()) else {
-        return (String::new(), 0);
-    };
-    let mut user = String::new();
-    let mut tools = 0;
-    // SAFETY: cJSON calls on a tree parsed here and deleted below.
-    unsafe {
-        let root = cJSON_Parse(c.as_ptr());
-        if root.is_null() {
-            return (user, 0);
-        }
-        let msgs = cJSON_GetObjectItemCaseSensitive(root, c"messages".as_ptr());
-        for i in 0..cJSON_GetArraySize(msgs) {
-            let m = cJSON_GetArrayItem(msgs, i);
-            let s = |k: &CStr| {
-                let it = cJSON_GetObjectItemCaseSensitive(m, k.as_ptr());
-                if it.is_null() || (*it).valuestring.is_null() {
-                    String::new()
-                } else {
-                    CStr::from_ptr((*it).valuestring)
-                        .to_string_lossy()
-                        .into_owned()
-                }
-            };
-            match s(c"role").as_str() {
-                "user" => {
-                    user = s(c"content");
-                    tools = 0;
-                }
-                "tool" => tools += 1,
-                _ => {}
-            }
-        }
-        cJSON_Delete(root);
-    }
-    (user, tools)
+    arith_model::conversation(body)
+        .map_or((String::new(), 0), |(user, results)| (user, results.len()))
 }
 
 static RATE_LIMITED: Mutex<Option<HashSet<String>>> = Mutex::new(None);

@@ -202,7 +202,7 @@ fn parse_result(text: &str) -> Result<Value, String> {
 }
 
 /// The conversation after the last user message: (question, tool results).
-fn conversation(body: &[u8]) -> Option<(String, Vec<String>)> {
+pub fn conversation(body: &[u8]) -> Option<(String, Vec<String>)> {
     let c = CString::new(body.to_vec()).ok()?;
     // SAFETY: cJSON calls on a tree parsed here and deleted below.
     unsafe {
