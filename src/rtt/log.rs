@@ -57,49 +57,57 @@ impl LineWriter {
         }
     }
 
-    pub fn write_bytes(&mut self, mut bytes: &[u8]) {
-        while !bytes.is_empty() {
-            if self.len == self.piece {
+    // Every index below is bounded by MAX_PIECE (`min`), so that nothing
+    // here can panic: the panic handler logs through this writer too.
+    pub fn write_bytes(&mut self, bytes: &[u8]) {
+        let mut rest = bytes;
+        while !rest.is_empty() {
+            let piece = self.piece.min(MAX_PIECE);
+            let len = self.len.min(piece);
+            if len == piece {
                 self.send_full_piece();
+                continue;
             }
-            let take = (self.piece - self.len).min(bytes.len());
-            self.buf[self.len..self.len + take].copy_from_slice(&bytes[..take]);
-            self.len += take;
-            bytes = &bytes[take..];
+            let take = (piece - len).min(rest.len());
+            let (head, tail) = rest.split_at(take);
+            self.buf[len..len + take].copy_from_slice(head);
+            self.len = len + take;
+            rest = tail;
         }
     }
 
     /// Send the buffer up to its last whole character; keep the bytes of a
     /// character that continues in the next write.
     fn send_full_piece(&mut self) {
-        let mut start = self.len;
+        let len = self.len.min(MAX_PIECE);
+        let mut start = len;
         while start > 0 && (self.buf[start - 1] & 0xC0) == 0x80 {
             start -= 1;
         }
-        let mut cut = self.len;
-        if start > 0 {
-            let lead = self.buf[start - 1];
-            let width = match lead {
+        let mut cut = len;
+        if start > 1 {
+            let lead = start - 1;
+            let width = match self.buf[lead] {
                 0xF0..=0xFF => 4,
                 0xE0..=0xEF => 3,
                 0xC0..=0xDF => 2,
                 _ => 1,
             };
-            if start - 1 + width > self.len && start - 1 > 0 {
-                cut = start - 1;
+            if lead + width > len {
+                cut = lead;
             }
         }
         self.send(cut);
-        self.buf.copy_within(cut..self.len, 0);
-        self.len -= cut;
+        self.buf.copy_within(cut..len, 0);
+        self.len = len - cut;
     }
 
     fn send(&mut self, upto: usize) {
+        let upto = upto.min(MAX_PIECE);
         let kept = self.buf[upto];
         self.buf[upto] = 0;
-        // SAFETY: NUL-terminated at `upto` (buf has MAX_PIECE + 1 bytes and
-        // upto <= piece <= MAX_PIECE); the glue prints it with "%s" and does
-        // not keep the pointer.
+        // SAFETY: NUL-terminated at `upto` (< buf.len()); the glue prints it
+        // with "%s" and does not keep the pointer.
         unsafe { agent_glue_log(self.level as c_int, self.buf.as_ptr() as *const c_char) };
         self.buf[upto] = kept;
         self.sent = true;
