@@ -464,11 +464,14 @@ fn gcc_agrees(wrapper: &str, args: &[String], c: &Decls) {
     }
 }
 
+/// Ignored unless asked for (`cargo test --test decls -- --ignored`, which
+/// `tests/run-all` does when RTT_ROOT is set), so that without the real tree
+/// it shows as ignored, never as passed; asked for without RTT_ROOT it fails.
 #[test]
+#[ignore = "needs RTT_ROOT (an RT-Thread 5.x tree) and WEBCLIENT_SRC; tests/run-all runs it when RTT_ROOT is set"]
 fn real_headers() {
     let Some(rtt) = std::env::var_os("RTT_ROOT").map(PathBuf::from) else {
-        say("NOT RUN: the check against the real RT-Thread/webclient headers needs RTT_ROOT (an RT-Thread 5.x tree) and WEBCLIENT_SRC (the webclient package); only the host port's headers were checked");
-        return;
+        panic!("the check against the real RT-Thread/webclient headers needs RTT_ROOT (an RT-Thread 5.x tree) and WEBCLIENT_SRC (the webclient package)");
     };
     assert!(
         rtt.join("include/rtthread.h").is_file(),
