@@ -1,5 +1,5 @@
 /*
- * The C half of the host port's webclient (src/host/webclient.rs): only
+ * The C half of the host port's webclient (src/host/webclient/): only
  * webclient_header_fields_add, because it is variadic. It formats the line
  * and hands it to Rust, which appends it to the session's header buffer or
  * refuses it when header_sz would overflow.

@@ -1,6 +1,6 @@
 //! Declarations of the webclient 2.x package API the chat client uses (on
 //! the device the board's webclient package; on the host the port in
-//! `src/host/webclient.rs`).
+//! `src/host/webclient/`).
 
 use core::ffi::{c_char, c_int, c_void};
 

@@ -1,0 +1,314 @@
+//! The connection under a session: TCP (or TLS, see `tls.rs`) with the
+//! socket timeouts, the package's `webclient_connect`, lwIP-like `recv`/
+//! `send` (errno included), the package's `webclient_write`, and the abort
+//! slot, the one part of a session another thread may touch.
+
+use super::cstr::heap_cstr;
+use super::session::Inner;
+use super::tls::{handshake_failure, tls_session, Tls};
+use super::uri::{parse_uri, Target};
+use super::DEFAULT_TIMEOUT_SECS;
+use crate::rtt::webclient::{
+    WEBCLIENT_CONNECT_FAILED, WEBCLIENT_DISCONNECT, WEBCLIENT_ERROR, WEBCLIENT_NOSOCKET,
+    WEBCLIENT_OK,
+};
+use core::ffi::c_int;
+use std::io::{self, Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+// ---- transport -------------------------------------------------------------
+
+/// The byte stream under a session: plain TCP, or TLS over TCP. Either
+/// way the socket's own timeouts bound every blocking call, and the abort
+/// shuts that socket down.
+pub(super) enum Conn {
+    Tcp(TcpStream),
+    Tls(Box<Tls>),
+}
+
+impl Conn {
+    fn tcp(&self) -> &TcpStream {
+        match self {
+            Conn::Tcp(s) => s,
+            Conn::Tls(t) => &t.sock,
+        }
+    }
+
+    pub(super) fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Conn::Tcp(s) => s.read(buf),
+            Conn::Tls(t) => t.read(buf),
+        }
+    }
+
+    pub(super) fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Conn::Tcp(s) => s.write(buf),
+            Conn::Tls(t) => t.write(buf),
+        }
+    }
+
+    pub(super) fn apply_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
+        self.tcp().set_read_timeout(timeout)?;
+        self.tcp().set_write_timeout(timeout)
+    }
+}
+
+/// A socket error as lwIP's errno.
+fn io_errno(e: &io::Error) -> c_int {
+    match e.kind() {
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => libc::EAGAIN,
+        _ => e.raw_os_error().unwrap_or(libc::ECONNRESET),
+    }
+}
+
+/// Set the thread's libc errno too, so C code that looks at it after a
+/// webclient call sees what it would see on lwIP.
+fn set_errno(e: c_int) {
+    // SAFETY: the calling thread's errno slot.
+    unsafe { *libc::__errno_location() = e };
+}
+
+/// Resolve and connect, trying each address in turn within the timeout.
+fn connect(
+    slot: &AbortSlot,
+    target: &Target<'_>,
+    timeout: Option<Duration>,
+) -> Result<TcpStream, c_int> {
+    let addrs = (target.host, target.port)
+        .to_socket_addrs()
+        .map_err(|_| -WEBCLIENT_ERROR)?;
+    let mut rc = -WEBCLIENT_ERROR;
+    for addr in addrs {
+        if slot.is_aborted() {
+            return Err(-WEBCLIENT_DISCONNECT);
+        }
+        let stream = match timeout {
+            Some(t) => TcpStream::connect_timeout(&addr, t),
+            None => TcpStream::connect(addr),
+        };
+        let Ok(stream) = stream else {
+            rc = -WEBCLIENT_CONNECT_FAILED;
+            continue;
+        };
+        if stream.set_read_timeout(timeout).is_err() || stream.set_write_timeout(timeout).is_err() {
+            return Err(-WEBCLIENT_NOSOCKET);
+        }
+        // Small writes (the head, then the body) must not wait for the
+        // server's delayed ACK.
+        let _ = stream.set_nodelay(true);
+        return Ok(stream);
+    }
+    Err(rc)
+}
+
+// ---- abort -----------------------------------------------------------------
+
+/// The only part of a session another thread may touch.
+pub(super) struct AbortSlot {
+    /// Sticky: once set, every operation on the session fails.
+    aborted: AtomicBool,
+    /// The connected socket, or -1. The owner clears it (under the lock)
+    /// before closing the socket, so an abort never shuts down a descriptor
+    /// number that has already been reused.
+    fd: Mutex<RawFd>,
+}
+
+impl AbortSlot {
+    /// Not aborted, no socket.
+    pub(super) fn new() -> Self {
+        AbortSlot {
+            aborted: AtomicBool::new(false),
+            fd: Mutex::new(-1),
+        }
+    }
+
+    pub(super) fn is_aborted(&self) -> bool {
+        self.aborted.load(Ordering::SeqCst)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, RawFd> {
+        self.fd.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(super) fn abort(&self) {
+        // The flag goes up before the lock is taken: a `register` that runs
+        // first leaves its descriptor for us to shut down, one that runs
+        // later sees the flag.
+        self.aborted.store(true, Ordering::SeqCst);
+        let fd = self.lock();
+        if *fd >= 0 {
+            // SAFETY: the descriptor is open while it is registered (the
+            // owner unregisters it under this lock before closing it).
+            unsafe { libc::shutdown(*fd, libc::SHUT_RDWR) };
+        }
+    }
+
+    /// Publish a fresh connection; false when the session was aborted.
+    fn register(&self, fd: RawFd) -> bool {
+        let mut g = self.lock();
+        if self.is_aborted() {
+            return false;
+        }
+        *g = fd;
+        true
+    }
+
+    fn unregister(&self) {
+        *self.lock() = -1;
+    }
+}
+
+// ---- the package's socket calls --------------------------------------------
+
+impl Inner {
+    /// `closesocket(session->socket); session->socket = -1;`
+    pub(super) fn close_socket(&mut self, slot: &AbortSlot) {
+        if self.conn.is_some() {
+            // Unregistered before the socket closes (see AbortSlot::fd).
+            slot.unregister();
+            self.conn = None;
+        }
+    }
+
+    /// lwIP's `recv`: n > 0, 0 when the peer closed (errno `ENOTCONN`), -1
+    /// with errno `EAGAIN` on a timeout or another errno on an error.
+    pub(super) fn recv(&mut self, buf: &mut [u8]) -> c_int {
+        let buf_len = buf.len().min(c_int::MAX as usize);
+        let Some(c) = self.conn.as_mut() else {
+            self.errno = libc::EBADF;
+            set_errno(self.errno);
+            return -1;
+        };
+        let (rc, errno) = loop {
+            match c.read(&mut buf[..buf_len]) {
+                Ok(0) => break (0, libc::ENOTCONN),
+                Ok(n) => break (n as c_int, 0),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => break (-1, io_errno(&e)),
+            }
+        };
+        self.errno = errno;
+        set_errno(errno);
+        rc
+    }
+
+    /// lwIP's `send`: n > 0, or -1 with errno (`EAGAIN` on a timeout).
+    pub(super) fn send(&mut self, buf: &[u8]) -> c_int {
+        let buf_len = buf.len().min(c_int::MAX as usize);
+        let Some(c) = self.conn.as_mut() else {
+            self.errno = libc::EBADF;
+            set_errno(self.errno);
+            return -1;
+        };
+        let (rc, errno) = loop {
+            match c.write(&buf[..buf_len]) {
+                Ok(0) => break (-1, libc::ENOTCONN),
+                Ok(n) => break (n as c_int, 0),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => break (-1, io_errno(&e)),
+            }
+        };
+        self.errno = errno;
+        set_errno(errno);
+        rc
+    }
+
+    pub(super) fn timed_out(&self) -> bool {
+        self.errno == libc::EAGAIN || self.errno == libc::EWOULDBLOCK
+    }
+
+    /// The package's `webclient_write`.
+    pub(super) fn write(&mut self, slot: &AbortSlot, data: &[u8]) -> c_int {
+        if self.conn.is_none() {
+            return -WEBCLIENT_DISCONNECT;
+        }
+        if data.is_empty() {
+            return 0;
+        }
+        let data = &data[..data.len().min(c_int::MAX as usize)];
+        let mut total = 0usize;
+        while total < data.len() {
+            let n = self.send(&data[total..]);
+            if n <= 0 {
+                if self.timed_out() && !slot.is_aborted() {
+                    if total > 0 {
+                        return total as c_int;
+                    }
+                    // The package tries again, for ever.
+                    continue;
+                }
+                self.close_socket(slot);
+                if total == 0 {
+                    return -WEBCLIENT_DISCONNECT;
+                }
+                break;
+            }
+            total += n as usize;
+        }
+        total as c_int
+    }
+
+    /// The package's `webclient_connect` (with its mbedTLS option for
+    /// `https://`).
+    pub(super) fn connect(&mut self, slot: &AbortSlot, uri: &[u8]) -> c_int {
+        let target = match parse_uri(uri) {
+            Ok(t) => t,
+            Err(rc) => return rc,
+        };
+        let https = target.tls;
+        // The package overwrites (and leaks) what a previous connect left;
+        // the host frees it.
+        self.clean(slot);
+        self.content_length = -1;
+        self.host = heap_cstr(target.host.as_bytes());
+        if self.host.is_null() {
+            return -WEBCLIENT_ERROR;
+        }
+        let tls = match https.then(|| tls_session(&target)).transpose() {
+            Ok(tls) => tls,
+            Err(rc) => return rc,
+        };
+        self.req_url = heap_cstr(target.path);
+        let sock = match connect(
+            slot,
+            &target,
+            Some(Duration::from_secs(DEFAULT_TIMEOUT_SECS)),
+        ) {
+            Ok(s) => s,
+            // The mbedTLS connect resolves too, and fails as a connect.
+            Err(rc) if https && rc == -WEBCLIENT_ERROR => return -WEBCLIENT_CONNECT_FAILED,
+            Err(rc) => return rc,
+        };
+        if !slot.register(sock.as_raw_fd()) {
+            return -WEBCLIENT_DISCONNECT;
+        }
+        self.conn = Some(match tls {
+            Some(conn) => Conn::Tls(Box::new(Tls { conn, sock })),
+            None => Conn::Tcp(sock),
+        });
+        if let Some(Conn::Tls(t)) = self.conn.as_mut() {
+            if let Err(e) = t.handshake() {
+                let rc = if slot.is_aborted() {
+                    -WEBCLIENT_DISCONNECT
+                } else {
+                    // Host and port only: the path may carry a key.
+                    crate::log_e!(
+                        "webclient: TLS to {}:{} failed: {}",
+                        target.host,
+                        target.port,
+                        handshake_failure(&e)
+                    );
+                    -WEBCLIENT_CONNECT_FAILED
+                };
+                self.close_socket(slot);
+                return rc;
+            }
+        }
+        WEBCLIENT_OK
+    }
+}
