@@ -5,17 +5,14 @@
 //!
 //!     cargo bench --bench agent
 
-#[path = "../tests/support/mod.rs"]
-mod support;
-
 use rtt_agent::cjson_sys::*;
 use rtt_agent::ffi::chat::{chat, chat_response_free};
 use rtt_agent::ffi::tools::get_agent_tools;
 use rtt_agent::host::{heap, thread};
+use rtt_agent_testkit::agent::*;
+use rtt_agent_testkit::llm_server::*;
 use std::ffi::CString;
 use std::time::Duration;
-use support::agent::*;
-use support::llm_server::*;
 
 extern "C" {
     fn init_tools();

@@ -3,16 +3,14 @@
 //! its own: the test harness allocates too (it formats each finished test's
 //! line while others run), so nothing else may run beside these checks.
 
-mod support;
-
 use rtt_agent::ffi::agent_loop::{cleanup_agent_entry, main_loop_entry};
 use rtt_agent::ffi::channels::debug::send_message;
 use rtt_agent::ffi::chat::Overrides;
 use rtt_agent::ffi::messages::TYPE_TEXT;
 use rtt_agent::host::{console, heap};
+use rtt_agent_testkit::agent::*;
+use rtt_agent_testkit::llm_server::*;
 use std::time::{Duration, Instant};
-use support::agent::*;
-use support::llm_server::*;
 
 /// `used` once every thread the port started has ended and been reaped.
 fn settled_used() -> usize {
@@ -31,7 +29,7 @@ fn lifecycle_and_heap() {
 }
 
 fn lifecycle_cycles_return_the_heap_to_its_baseline() {
-    let server = LlmServer::with_model(support::arith_model::respond).unwrap();
+    let server = LlmServer::with_model(rtt_agent_testkit::arith_model::respond).unwrap();
     let guard_server = &server;
     console::rt_host_console_capture(1);
     let cycle = || {

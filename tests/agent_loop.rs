@@ -2,12 +2,10 @@
 //! real TCP to the scripted server, the C tools, and the reply out. The
 //! requests the server received are checked message by message.
 
-mod support;
-
 use rtt_agent::ffi::chat::{set_overrides, Overrides};
+use rtt_agent_testkit::agent::*;
+use rtt_agent_testkit::llm_server::*;
 use std::time::{Duration, Instant};
-use support::agent::*;
-use support::llm_server::*;
 
 #[test]
 fn three_rounds_with_parallel_calls() {

@@ -1,14 +1,12 @@
 //! `chat()` end to end over real TCP: the host webclient against the
 //! scripted server, checking what the caller gets and what the server got.
 
-mod support;
-
 use rtt_agent::cjson_sys::*;
 use rtt_agent::ffi::config::agent_config_set;
+use rtt_agent_testkit::chat_call::*;
+use rtt_agent_testkit::llm_server::*;
 use std::ffi::CString;
 use std::sync::{Mutex, MutexGuard};
-use support::chat_call::*;
-use support::llm_server::*;
 
 /// chat() reads the global configuration: one test at a time.
 static SERIAL: Mutex<()> = Mutex::new(());

@@ -4,8 +4,6 @@
 //! webclient: what the caller gets must be what the fixture expects, byte for
 //! byte.
 
-mod support;
-
 #[path = "streams/common.rs"]
 #[allow(dead_code)]
 mod common;
@@ -13,9 +11,9 @@ mod common;
 use common::Json;
 use rtt_agent::ffi::chat::*;
 use rtt_agent::ffi::config::agent_config_set;
+use rtt_agent_testkit::chat_call::*;
+use rtt_agent_testkit::llm_server::*;
 use std::ffi::CString;
-use support::chat_call::*;
-use support::llm_server::*;
 
 /// What `chat()` gave (`None`: it failed), as the fixture expects it.
 type Got = Option<Answer>;

@@ -8,15 +8,13 @@
 //! value must be scaled. A timeout while waiting for the response head is
 //! now reported as a timeout.
 
-mod support;
-
 use rtt_agent::chat::transport::{socket_timeout_seconds, webclient_timeout_arg};
 use rtt_agent::ffi::chat::{set_overrides, Overrides};
 use rtt_agent::ffi::config::agent_config_set;
+use rtt_agent_testkit::chat_call::chat_json;
+use rtt_agent_testkit::llm_server::*;
 use std::ffi::CString;
 use std::time::{Duration, Instant};
-use support::chat_call::chat_json;
-use support::llm_server::*;
 
 /// RT-Thread 5.3 `src/clock.c` `rt_tick_from_millisecond`, then webclient
 /// 2.3.0 `src/webclient.c` `webclient_set_timeout`'s `/ 1000`: the seconds
@@ -64,7 +62,7 @@ fn timeouts_round_up_to_whole_seconds_never_zero() {
 /// other.
 #[test]
 fn first_byte_wait_follows_the_configured_timeout() {
-    let _serial = support::agent::lock();
+    let _serial = rtt_agent_testkit::agent::lock();
     // Slower than webclient's 6 s default, faster than the 9 s configured:
     // answered. (With the timeout set before connecting, the 6 s default
     // applied and this failed.)

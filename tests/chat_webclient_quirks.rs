@@ -4,16 +4,14 @@
 //! between two chunks shows up as a disconnect on the read after, and an
 //! error body of `Content-Length: 0` reads as "length unknown".
 
-mod support;
-
 use rtt_agent::ffi::chat::{set_overrides, Overrides};
 use rtt_agent::ffi::config::agent_config_set;
+use rtt_agent_testkit::chat_call::chat_json;
+use rtt_agent_testkit::llm_server::*;
 use std::ffi::CString;
 use std::io::Read;
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
-use support::chat_call::chat_json;
-use support::llm_server::*;
 
 const HI: &str = r#"[{"role":"user","content":"hi"}]"#;
 
@@ -30,7 +28,7 @@ fn configure(url: &str, timeout_ms: usize, retries: usize) {
 
 #[test]
 fn webclient_quirks() {
-    let _serial = support::agent::lock();
+    let _serial = rtt_agent_testkit::agent::lock();
     closed_before_the_status_line_is_a_connection_failure_and_retried();
     a_stall_between_chunks_is_a_timeout();
     an_empty_error_body_is_not_waited_for();

@@ -10,18 +10,16 @@
 //!
 //! One test function: the console and the agent are process-wide.
 
-mod support;
-
 use rtt_agent::ffi::agent_loop::{self, cleanup_agent_entry, main_loop_entry};
 use rtt_agent::ffi::channels::cli::agent_cli_ops;
 use rtt_agent::ffi::chat::{set_overrides, Overrides};
 use rtt_agent::ffi::config::agent_config_set;
 use rtt_agent::host::{console, heap, shell, thread};
 use rtt_agent::rtt::{board, rt_device_t, rt_err_t, rt_size_t};
+use rtt_agent_testkit::llm_server::LlmServer;
 use std::ffi::{c_char, c_int, CString};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
-use support::llm_server::LlmServer;
 
 fn uart() -> rt_device_t {
     console::rt_device_find(board().console_device)
@@ -58,12 +56,12 @@ unsafe extern "C" fn posix_stdio_rx_ind(_dev: rt_device_t, _size: rt_size_t) -> 
 
 #[test]
 fn console_and_cli_channel() {
-    let _serial = support::agent::lock();
+    let _serial = rtt_agent_testkit::agent::lock();
     console::rt_host_console_capture(1);
     finsh_set_device_same_device_is_a_no_op();
     ulog_line_is_cut_at_line_buf_size();
     long_log_texts_come_in_whole_lines();
-    let server = LlmServer::with_model(support::arith_model::respond).unwrap();
+    let server = LlmServer::with_model(rtt_agent_testkit::arith_model::respond).unwrap();
     let url = CString::new(server.url()).unwrap();
     agent_config_set(c"sk-console".as_ptr(), c"arith".as_ptr(), url.as_ptr());
     set_overrides(Overrides {

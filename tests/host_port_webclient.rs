@@ -8,8 +8,7 @@
 //! The slow cases (each waits a few seconds on purpose) run in parallel
 //! threads inside one test, so the file costs about the longest of them.
 
-mod support;
-use support::webclient_client::*;
+use rtt_agent_testkit::webclient_client::*;
 
 use rtt_agent::host::heap;
 use rtt_agent::host::webclient::*;

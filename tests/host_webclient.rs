@@ -11,8 +11,7 @@
 //! `webclient_header_fields_add` (the port's C half) through the library's
 //! own declaration in `rtt_agent::rtt::webclient`.
 
-mod support;
-use support::webclient_client::*;
+use rtt_agent_testkit::webclient_client::*;
 
 use rtt_agent::host::webclient::*;
 use rtt_agent::rtt::webclient::{

@@ -9,8 +9,7 @@
 //! one lock each (the heap test counts every allocation of the process, and
 //! the timing-sensitive tests are steadier alone).
 
-mod support;
-use support::webclient_client::*;
+use rtt_agent_testkit::webclient_client::*;
 
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};
 use rtt_agent::host::heap;

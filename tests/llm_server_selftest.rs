@@ -1,11 +1,10 @@
 //! The scripted LLM server checked with plain std TCP clients, so that the
 //! agent's stream tests can trust what it sends.
-mod support;
 
+use rtt_agent_testkit::llm_server::*;
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
-use support::llm_server::*;
 
 const WAIT: Duration = Duration::from_secs(5);
 

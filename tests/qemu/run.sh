@@ -125,10 +125,10 @@ if [ -z "$skip_build" ]; then
 fi
 
 step "scripted server"
-cargo build --quiet --manifest-path "$repo/Cargo.toml" --example qemu_llm_server 2>"$logs/server-build.log" \
-    || { cat "$logs/server-build.log"; fail "building the scripted server (cargo build --example qemu_llm_server) failed"; }
+cargo build --quiet --manifest-path "$repo/Cargo.toml" -p rtt-agent-testkit --bin qemu_llm_server 2>"$logs/server-build.log" \
+    || { cat "$logs/server-build.log"; fail "building the scripted server (cargo build -p rtt-agent-testkit --bin qemu_llm_server) failed"; }
 server="$(cargo metadata --format-version 1 --no-deps --manifest-path "$repo/Cargo.toml" \
-    | "$py" -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/debug/examples/qemu_llm_server"
+    | "$py" -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/debug/qemu_llm_server"
 [ -x "$server" ] || fail "scripted server binary $server is missing"
 
 args=()

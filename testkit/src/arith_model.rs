@@ -10,7 +10,7 @@
 //! else gets a text answer explaining what it can do. Answers stream in
 //! small fragments, with `reasoning_content` first, in OpenAI's shape.
 
-use super::llm_server::*;
+use crate::llm_server::*;
 use rtt_agent::cjson_sys::*;
 use std::ffi::{CStr, CString};
 

@@ -3,7 +3,7 @@
 the msh prompt, main_loop_entry, a question answered with tool calls, line
 editing (backspace) and history (Up), Ctrl-D, cleanup_agent_entry, exit.
 
-    tests/sim_pty.py path/to/rtt-agent-sim
+    sim/tests/sim_pty.py path/to/rtt-agent-sim
 """
 import os
 import pty

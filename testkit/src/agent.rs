@@ -1,7 +1,7 @@
 //! Running the agent in a test: the debug channel, the scripted server,
 //! and reading back what the server received.
 
-use super::llm_server::*;
+use crate::llm_server::*;
 use rtt_agent::cjson_sys::*;
 use rtt_agent::ffi::agent_loop::{self, cleanup_agent_entry, main_loop_entry};
 use rtt_agent::ffi::channels::debug::{agent_debug_ops, send_message};

@@ -1,5 +1,5 @@
 //! The scripted OpenAI-compatible server of the real-firmware check
-//! (`tests/qemu/run.sh`): `tests/support/llm_server.rs` with the simulator's
+//! (`tests/qemu/run.sh`): the test kit's `llm_server` with the simulator's
 //! arithmetic model, plus fault scenarios chosen by a keyword in the last
 //! user message.
 //!
@@ -20,16 +20,13 @@
 //! - anything else: the arithmetic model (tool calls to add/mul/compare in
 //!   OpenAI's fragment shape, one round per nesting level).
 
-#[path = "../support/mod.rs"]
-mod support;
-
+use rtt_agent_testkit::arith_model;
+use rtt_agent_testkit::llm_server::*;
 use std::collections::HashSet;
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::sync::Mutex;
 use std::time::Duration;
-use support::arith_model;
-use support::llm_server::*;
 
 /// The last user message and how many tool results follow it.
 fn last_user(body: &[u8]) -> (String, usize) {

@@ -1,4 +1,4 @@
-//! The host simulator driven through a pseudo-terminal (tests/sim_pty.py):
+//! The host simulator driven through a pseudo-terminal (sim/tests/sim_pty.py):
 //! the prompt, the agent answering with tool calls, line editing, history,
 //! Ctrl-D, cleanup and exit.
 
@@ -11,7 +11,7 @@ fn simulator_through_a_pty() {
         .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/sim_pty.py"))
         .arg(exe)
         .output()
-        .expect("python3 runs tests/sim_pty.py");
+        .expect("python3 runs sim/tests/sim_pty.py");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(

@@ -11,13 +11,11 @@
 //! `agent_send_message`, `agent_config`, `agent_status`), plus `help`, `free`
 //! and `exit`.
 
-#[path = "../../tests/support/mod.rs"]
-mod support;
-
 use rtt_agent::ffi::agent_loop;
 use rtt_agent::ffi::config::agent_config_set;
 use rtt_agent::host::{console, heap, shell};
 use rtt_agent::line_editor::{Event, LineEditor};
+use rtt_agent_testkit::{arith_model, llm_server::LlmServer};
 use std::ffi::CString;
 
 const PROMPT: &[u8] = b"msh />";
@@ -87,7 +85,7 @@ fn help() {
 
 /// Point the agent at a real endpoint from the environment, or start the
 /// scripted model. The returned server must live as long as the session.
-fn configure() -> Option<support::llm_server::LlmServer> {
+fn configure() -> Option<LlmServer> {
     if let Ok(url) = std::env::var("AGENT_API_URL") {
         let key = std::env::var("AGENT_API_KEY").unwrap_or_default();
         let model = std::env::var("AGENT_MODEL").unwrap_or_else(|_| "gpt-4o-mini".into());
@@ -101,7 +99,7 @@ fn configure() -> Option<support::llm_server::LlmServer> {
         return None;
     }
     heap::exclude_this_thread(true);
-    let server = support::llm_server::LlmServer::with_model(support::arith_model::respond);
+    let server = LlmServer::with_model(arith_model::respond);
     heap::exclude_this_thread(false);
     match server {
         Ok(server) => {

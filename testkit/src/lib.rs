@@ -1,0 +1,25 @@
+//! The test kit of rtt-agent: a scripted OpenAI-compatible server, an
+//! arithmetic "model" for it, and the helpers the integration tests, the
+//! benches and the host simulator share. Host only (it links the host port).
+//!
+//! - [`llm_server`]: the scripted chat-completions server (HTTP/1.1 and SSE
+//!   over loopback TCP) with its response and SSE builders;
+//! - [`arith_model`]: a model closure for it that does arithmetic with the
+//!   agent's built-in tools (the simulator's default endpoint);
+//! - [`agent`]: running the agent on the debug channel in a test, the
+//!   one-agent-per-process lock, reading back recorded requests;
+//! - [`chat_call`]: calling `chat()` with JSON text;
+//! - [`webclient_client`]: thin wrappers over the host webclient's C API.
+//!
+//! In a test of the root crate (a dev-dependency there):
+//!
+//! ```text
+//! use rtt_agent_testkit::agent::*;
+//! use rtt_agent_testkit::llm_server::*;
+//! ```
+
+pub mod agent;
+pub mod arith_model;
+pub mod chat_call;
+pub mod llm_server;
+pub mod webclient_client;
