@@ -14,7 +14,7 @@ use super::request::{body_length, write_body, ByteSink, ChatRequest, WriteError}
 use crate::rtt::webclient::*;
 use alloc::vec::Vec;
 use core::ffi::{c_char, c_int, c_void, CStr};
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 
 /// Header buffer of a session: our five header lines and webclient's own.
 const HEADER_BUFSZ: usize = 1024;
@@ -52,17 +52,31 @@ pub fn webclient_timeout_arg(seconds: u32, tick_per_second: u32) -> c_int {
     whole.saturating_add(part).min(i32::MAX as u32) as c_int
 }
 
-/// Set by the agent's cleanup: stop at the next read, write or wait.
+/// Cancellation of the agent loop's own request: set by the agent's cleanup,
+/// seen only on the thread registered with [`cancel_on_thread`] (the loop
+/// thread), so a C caller's own `chat()` on another thread is never
+/// cancelled by it.
 static CANCEL: AtomicBool = AtomicBool::new(false);
+static CANCEL_THREAD: AtomicPtr<crate::rtt::rt_thread> = AtomicPtr::new(core::ptr::null_mut());
 
+/// Requests made on `thread` (NULL: none) are the ones cleanup cancels.
+pub fn cancel_on_thread(thread: crate::rtt::rt_thread_t) {
+    CANCEL_THREAD.store(thread, Ordering::SeqCst);
+}
 pub fn request_cancel() {
-    CANCEL.store(true, Ordering::Release);
+    CANCEL.store(true, Ordering::SeqCst);
 }
 pub fn clear_cancel() {
-    CANCEL.store(false, Ordering::Release);
+    CANCEL.store(false, Ordering::SeqCst);
 }
+/// Should the request running on this thread stop?
 pub fn cancelled() -> bool {
-    CANCEL.load(Ordering::Acquire)
+    if !CANCEL.load(Ordering::SeqCst) {
+        return false;
+    }
+    let owner = CANCEL_THREAD.load(Ordering::SeqCst);
+    // SAFETY: plain kernel call.
+    !owner.is_null() && owner == unsafe { crate::rtt::rt_thread_self() }
 }
 
 /// Where the response body goes.

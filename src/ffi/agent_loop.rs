@@ -12,7 +12,7 @@
 //! The loop frees the hub only after it has taken that sentinel, so the
 //! sender never touches a freed mailbox.
 
-use super::chat::{agent_chat_last_error, chat, chat_response_free, ChatResponse, TOO_LONG_KEY};
+use super::chat::{chat_response_free, chat_with_error, ChatResponse, TOO_LONG_KEY};
 use super::context::Context_t;
 use super::hub::{
     message_hub_create, message_hub_destroy, message_hub_get, message_hub_put, MessageHub_t,
@@ -28,7 +28,7 @@ use crate::rtt::*;
 use alloc::vec::Vec;
 use core::ffi::{c_char, c_int, c_void, CStr};
 use core::ptr;
-use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU8, AtomicUsize, Ordering};
 
 /// `AgentChannelOps` (channels/AgentChannel.h).
 #[repr(C)]
@@ -53,9 +53,95 @@ const LOOP_THREAD_NAME: &CStr = c"AgentLoop";
 
 static HUB: AtomicPtr<super::hub::MessageHub> = AtomicPtr::new(ptr::null_mut());
 static CONTEXT: AtomicPtr<super::context::Context> = AtomicPtr::new(ptr::null_mut());
-static RUNNING: AtomicBool = AtomicBool::new(false);
-static STOPPING: AtomicBool = AtomicBool::new(false);
+/// The agent's lifecycle. Every change is a compare-and-swap from the state
+/// it expects, so two `main_loop_entry` or two `cleanup_agent_entry` calls at
+/// once cannot both act: one wins, the other waits for the outcome.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[repr(u8)]
+pub enum Lifecycle {
+    Stopped = 0,
+    /// `main_loop_entry` is creating the thread and the agent.
+    Starting = 1,
+    Running = 2,
+    /// `cleanup_agent_entry` is stopping the loop and freeing everything.
+    Stopping = 3,
+}
+
+static STATE: AtomicU8 = AtomicU8::new(Lifecycle::Stopped as u8);
+/// The AgentLoop thread while it runs (it owns the tool registry then).
+static LOOP_THREAD: AtomicPtr<rt_thread> = AtomicPtr::new(ptr::null_mut());
+
+/// May the calling thread change the tool registry now? Yes without a loop
+/// (the caller owns it, as in the C package) and on the loop thread; other
+/// threads queue their tools for the loop (see `tools.rs`). While a stop is
+/// under way they wait until it is over, so nothing is queued into a
+/// registry being destroyed.
+pub(crate) fn registry_is_mine() -> bool {
+    loop {
+        let lifecycle = state();
+        // SAFETY: plain kernel call.
+        let me = unsafe { rt_thread_self() };
+        if me == LOOP_THREAD.load(Ordering::SeqCst) && !me.is_null() {
+            return true;
+        }
+        match lifecycle {
+            Lifecycle::Stopped => return true,
+            Lifecycle::Stopping => {
+                wait_while(Lifecycle::Stopping);
+            }
+            Lifecycle::Starting | Lifecycle::Running => return false,
+        }
+    }
+}
+
+fn state() -> Lifecycle {
+    match STATE.load(Ordering::SeqCst) {
+        1 => Lifecycle::Starting,
+        2 => Lifecycle::Running,
+        3 => Lifecycle::Stopping,
+        _ => Lifecycle::Stopped,
+    }
+}
+
+/// Move from `from` to `to`; the state found instead when it was not `from`.
+fn transition(from: Lifecycle, to: Lifecycle) -> Result<(), Lifecycle> {
+    STATE
+        .compare_exchange(from as u8, to as u8, Ordering::SeqCst, Ordering::SeqCst)
+        .map(|_| ())
+        .map_err(|_| state())
+}
+
+fn set_state(to: Lifecycle) {
+    STATE.store(to as u8, Ordering::SeqCst);
+}
+
+/// Sleep until the lifecycle leaves `busy` (a start or a stop in progress,
+/// both bounded).
+fn wait_while(busy: Lifecycle) -> Lifecycle {
+    loop {
+        let now = state();
+        if now != busy {
+            return now;
+        }
+        // SAFETY: plain kernel call.
+        unsafe { rt_thread_mdelay(10) };
+    }
+}
 static DONE: AtomicPtr<rt_semaphore> = AtomicPtr::new(ptr::null_mut());
+/// A reply made while there was memory, sent when building the real one
+/// fails: every message gets exactly one reply (the Debug channel pairs
+/// replies with messages by their order).
+static SPARE_REPLY: AtomicPtr<super::messages::Messages> = AtomicPtr::new(ptr::null_mut());
+const OUT_OF_MEMORY_REPLY: &CStr = c"error: out of memory while answering";
+
+fn make_spare_reply() -> Messages_t {
+    let m = messages_create(1);
+    if !m.is_null() && messages_append(m, TYPE_TEXT, OUT_OF_MEMORY_REPLY.as_ptr()) != rt_eok() {
+        messages_destroy(m);
+        return ptr::null_mut();
+    }
+    m
+}
 /// A channel chosen at run time (the simulator, tests) instead of the
 /// menuconfig one; NULL: use AGENT_CHANNEL_OPS.
 static CHANNEL_OVERRIDE: AtomicPtr<AgentChannelOps> = AtomicPtr::new(ptr::null_mut());
@@ -83,7 +169,11 @@ pub fn last_reply_streamed() -> bool {
 }
 
 pub fn is_running() -> bool {
-    RUNNING.load(Ordering::Acquire)
+    matches!(state(), Lifecycle::Starting | Lifecycle::Running)
+}
+
+pub fn lifecycle() -> Lifecycle {
+    state()
 }
 
 pub fn answered() -> usize {
@@ -126,13 +216,16 @@ pub extern "C" fn init_agent() {
             init_tools();
             let hub = message_hub_create();
             let ctx = super::context::agent_context_create();
-            if hub.is_null() || ctx.is_null() {
+            let spare = make_spare_reply();
+            if hub.is_null() || ctx.is_null() || spare.is_null() {
                 crate::log_e!("init_agent: out of memory");
                 message_hub_destroy(hub);
                 super::context::agent_context_destroy(ctx);
+                messages_destroy(spare);
                 agent_tools_cleanup();
                 return;
             }
+            messages_destroy(SPARE_REPLY.swap(spare, Ordering::AcqRel));
             HUB.store(hub, Ordering::Release);
             CONTEXT.store(ctx, Ordering::Release);
             log_memory("agent started");
@@ -167,6 +260,7 @@ fn release_agent() {
     let ctx = CONTEXT.swap(ptr::null_mut(), Ordering::AcqRel);
     message_hub_destroy(hub);
     super::context::agent_context_destroy(ctx);
+    messages_destroy(SPARE_REPLY.swap(ptr::null_mut(), Ordering::AcqRel));
     // SAFETY: C function of the package.
     unsafe { agent_tools_cleanup() };
 }
@@ -191,6 +285,10 @@ fn wait_until_threads_freed() {
 }
 
 unsafe extern "C" fn loop_thread(_parameter: *mut c_void) {
+    // Cleanup cancels the requests of this thread only, and the registry is
+    // this thread's until it ends.
+    LOOP_THREAD.store(rt_thread_self(), Ordering::SeqCst);
+    transport::cancel_on_thread(rt_thread_self());
     init_agent();
     let hub = HUB.load(Ordering::Acquire);
     // Tell main_loop_entry that start-up is over (the channel is ready).
@@ -201,7 +299,7 @@ unsafe extern "C" fn loop_thread(_parameter: *mut c_void) {
     if !hub.is_null() {
         loop {
             let msg = message_hub_get(hub, (*hub).input_mailbox);
-            if STOPPING.load(Ordering::Acquire) {
+            if state() == Lifecycle::Stopping {
                 messages_destroy(msg);
                 if msg.is_null() {
                     break; // the stop sentinel: nobody sends to the hub any more
@@ -211,10 +309,15 @@ unsafe extern "C" fn loop_thread(_parameter: *mut c_void) {
             if msg.is_null() {
                 continue;
             }
+            // Tools appended from other threads meanwhile: no request is
+            // reading the registry now.
+            super::tools::register_queued();
             handle_user_message(hub, msg);
         }
     }
     release_agent();
+    transport::cancel_on_thread(ptr::null_mut());
+    LOOP_THREAD.store(ptr::null_mut(), Ordering::SeqCst);
     let done = DONE.load(Ordering::Acquire);
     if !done.is_null() {
         rt_sem_release(done);
@@ -227,17 +330,24 @@ unsafe extern "C" fn loop_thread(_parameter: *mut c_void) {
 #[no_mangle]
 pub extern "C" fn main_loop_entry() -> c_int {
     ffi_boundary!(-1, {
-        if RUNNING.swap(true, Ordering::AcqRel) {
-            crate::log_w!("the agent loop is already running");
-            return 0;
+        loop {
+            match transition(Lifecycle::Stopped, Lifecycle::Starting) {
+                Ok(()) => break,
+                Err(Lifecycle::Stopping) => {
+                    wait_while(Lifecycle::Stopping);
+                }
+                Err(_) => {
+                    crate::log_w!("the agent loop is already running");
+                    return 0;
+                }
+            }
         }
-        STOPPING.store(false, Ordering::Release);
         transport::clear_cancel();
         // SAFETY: kernel calls; failures are checked and unwound.
         unsafe {
             let done = rt_sem_create(c"AgentDone".as_ptr(), 0, RT_IPC_FLAG_FIFO);
             if done.is_null() {
-                RUNNING.store(false, Ordering::Release);
+                set_state(Lifecycle::Stopped);
                 return -1;
             }
             DONE.store(done, Ordering::Release);
@@ -259,7 +369,7 @@ pub extern "C" fn main_loop_entry() -> c_int {
                 }
                 DONE.store(ptr::null_mut(), Ordering::Release);
                 rt_sem_delete(done);
-                RUNNING.store(false, Ordering::Release);
+                set_state(Lifecycle::Stopped);
                 return -1;
             }
             // Return once the agent is up, so a command right after this one
@@ -270,10 +380,11 @@ pub extern "C" fn main_loop_entry() -> c_int {
                 rt_sem_take(done, RT_WAITING_FOREVER);
                 DONE.store(ptr::null_mut(), Ordering::Release);
                 rt_sem_delete(done);
-                RUNNING.store(false, Ordering::Release);
+                set_state(Lifecycle::Stopped);
                 return -1;
             }
         }
+        set_state(Lifecycle::Running);
         0
     })
 }
@@ -283,11 +394,24 @@ pub extern "C" fn main_loop_entry() -> c_int {
 #[no_mangle]
 pub extern "C" fn cleanup_agent_entry() -> c_int {
     ffi_boundary!(-1, {
-        if !RUNNING.load(Ordering::Acquire) {
-            crate::log_i!("the agent loop is not running");
-            return 0;
+        loop {
+            match transition(Lifecycle::Running, Lifecycle::Stopping) {
+                Ok(()) => break,
+                Err(Lifecycle::Stopped) => {
+                    crate::log_i!("the agent loop is not running");
+                    return 0;
+                }
+                // Another cleanup is at work: return once it is done, so
+                // that every caller finds everything freed.
+                Err(Lifecycle::Stopping) => {
+                    wait_while(Lifecycle::Stopping);
+                    return 0;
+                }
+                Err(_) => {
+                    wait_while(Lifecycle::Starting);
+                }
+            }
         }
-        STOPPING.store(true, Ordering::Release);
         transport::request_cancel();
         // SAFETY: the hub stays alive until the loop has taken the sentinel
         // sent here (see the module comment); the semaphore until we delete it.
@@ -308,7 +432,7 @@ pub extern "C" fn cleanup_agent_entry() -> c_int {
         wait_until_threads_freed();
         log_memory("cleanup done");
         transport::clear_cancel();
-        RUNNING.store(false, Ordering::Release);
+        set_state(Lifecycle::Stopped);
         0
     })
 }
@@ -345,9 +469,9 @@ impl Reply {
     /// As a new `Messages_t` (owned by the caller), or NULL.
     fn into_messages(mut self) -> Messages_t {
         if self.oom {
-            self.text.clear();
-            self.text
-                .extend_from_slice(b"error: out of memory while answering");
+            // No growing of the text here: the fixed text, or NULL (then the
+            // spare reply goes out).
+            return make_spare_reply();
         }
         if self.text.try_reserve(1).is_err() {
             return ptr::null_mut();
@@ -387,14 +511,33 @@ unsafe fn handle_user_message(hub: MessageHub_t, msg: Messages_t) {
             );
         }
     }
-    let out = reply.into_messages();
+    let mut out = reply.into_messages();
     if out.is_null() {
-        crate::log_e!("no memory for the reply");
-    } else if message_hub_put(hub, out, (*hub).output_mailbox) != rt_eok() {
-        crate::log_w!("the reply could not be delivered (output mailbox full); dropped");
-        messages_destroy(out);
+        crate::log_e!("no memory for the reply: sending the spare one");
+        out = SPARE_REPLY.swap(make_spare_reply(), Ordering::AcqRel);
     }
+    deliver(hub, out);
     ANSWERED.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Put `reply` on the output mailbox, waiting (up to the reply timeout) while
+/// it is full rather than dropping it, unless the agent is stopping.
+unsafe fn deliver(hub: MessageHub_t, reply: Messages_t) {
+    if reply.is_null() {
+        crate::log_e!("no reply could be made (out of memory)");
+        return;
+    }
+    let patience = board().reply_timeout_ms.clamp(1, 600_000) as u32;
+    let mut waited = 0;
+    while message_hub_put(hub, reply, (*hub).output_mailbox) != rt_eok() {
+        if waited >= patience || state() == Lifecycle::Stopping {
+            crate::log_w!("the reply could not be delivered (output mailbox full); dropped");
+            messages_destroy(reply);
+            return;
+        }
+        rt_thread_mdelay(50);
+        waited += 50;
+    }
 }
 
 unsafe extern "C" fn print_context_streaming(text: *const c_char) {
@@ -412,20 +555,22 @@ unsafe fn run_rounds(ctx: Context_t, reply: &mut Reply) {
             None
         };
     for _round in 0..rounds {
-        if STOPPING.load(Ordering::Acquire) {
+        if state() == Lifecycle::Stopping {
             reply.push_str("error: the agent is stopping");
             return;
         }
-        let resp = chat(
+        let mut error = transport::ErrorText::new();
+        let resp = chat_with_error(
             (*ctx).message,
             get_agent_tools(),
             max_tokens,
             Some(print_reasoning),
             Some(print_tool_call),
             on_context,
+            &mut error,
         );
         if resp.is_null() {
-            let why = CStr::from_ptr(agent_chat_last_error()).to_bytes();
+            let why = error.as_str().as_bytes();
             reply
                 .push_str("error: the request to the model failed: ")
                 .push(if why.is_empty() {

@@ -108,28 +108,38 @@ fn pick(slot: Setting, board_value: usize) -> usize {
     }
 }
 
-/// The last failure's text, for `agent_chat_last_error`.
+/// The last failure's text of a `chat()` called from C, for
+/// `agent_chat_last_error`. A request writes its text into its own buffer
+/// and copies it here, under [`LAST_ERROR_LOCK`], when it ends; the agent
+/// loop's requests keep theirs to themselves ([`chat_with_error`]).
 struct LastError(UnsafeCell<ErrorText>);
-// SAFETY: written only by the thread running chat(); the loop reads it on
-// the same thread right after chat() returned. Other readers may see a
-// half-written line of text, never invalid memory (a fixed array).
+// SAFETY: written only under LAST_ERROR_LOCK; C readers get a pointer to a
+// fixed, always NUL-terminated array (see agent_chat_last_error).
 unsafe impl Sync for LastError {}
 static LAST_ERROR: LastError = LastError(UnsafeCell::new(ErrorText::new()));
+static LAST_ERROR_LOCK: crate::rtt::sleep_lock::SleepLock =
+    crate::rtt::sleep_lock::SleepLock::new();
 
-fn last_error() -> &'static mut ErrorText {
-    // SAFETY: see `LastError`.
-    unsafe { &mut *LAST_ERROR.0.get() }
+fn publish_last_error(error: &ErrorText) {
+    let _held = LAST_ERROR_LOCK.lock();
+    // SAFETY: the only writer holds the lock.
+    let last = unsafe { &mut *LAST_ERROR.0.get() };
+    let len = error.len.min(last.buf.len() - 1);
+    last.buf[..len].copy_from_slice(&error.buf[..len]);
+    last.buf[len] = 0;
+    last.len = len;
 }
 
-/// Why the last `chat()` returned NULL: the HTTP status and the server's
-/// message, or what failed on the way ("" after a success). Static storage,
-/// overwritten by the next `chat()`; never contains the API key.
+/// Why the last `chat()` called from C returned NULL: the HTTP status and
+/// the server's message, or what failed on the way ("" after a success).
+/// Static storage, valid until the next `chat()`; never contains the API
+/// key. The agent loop's own requests do not overwrite it.
 #[no_mangle]
 pub extern "C" fn agent_chat_last_error() -> *const c_char {
-    let e = last_error();
-    let len = e.len.min(e.buf.len() - 1);
-    e.buf[len] = 0;
-    e.buf.as_ptr() as *const c_char
+    // Always NUL-terminated: zero-initialised, and publish_last_error writes
+    // the NUL with the text.
+    // SAFETY: only the address of the static's array is taken.
+    unsafe { core::ptr::addr_of!((*LAST_ERROR.0.get()).buf) as *const c_char }
 }
 
 type TextCallback = Option<unsafe extern "C" fn(text: *const c_char)>;
@@ -215,33 +225,47 @@ pub extern "C" fn chat(
     on_context: Option<unsafe extern "C" fn(text: *const c_char)>,
 ) -> ChatResponse_t {
     ffi_boundary!(ptr::null_mut(), {
-        // SAFETY: the trees are borrowed for the call (caller's contract);
-        // the configuration strings are NUL-terminated.
-        unsafe {
-            chat_inner(
+        let mut error = ErrorText::new();
+        // SAFETY: the trees are borrowed for the call (caller's contract).
+        let resp = unsafe {
+            chat_with_error(
                 messages,
                 tools,
                 max_tokens,
                 on_reasoning,
                 on_tool_call,
                 on_context,
+                &mut error,
             )
-        }
+        };
+        publish_last_error(&error);
+        resp
     })
 }
 
-unsafe fn chat_inner(
+/// [`chat`], with the failure's text in `error` ("" after a success).
+///
+/// # Safety
+/// As `chat`: the trees are valid cJSON, borrowed for the call.
+pub(crate) unsafe fn chat_with_error(
     messages: *mut cJSON,
     tools: *mut cJSON,
     max_tokens: core::ffi::c_int,
     on_reasoning: TextCallback,
     on_tool_call: TextCallback,
     on_context: TextCallback,
+    error: &mut ErrorText,
 ) -> ChatResponse_t {
     let cfg = board();
-    let error = last_error();
     error.clear();
-    let url = CStr::from_ptr(super::config::get_dynamic_agent_api_url());
+    // One copy for the whole request: agent_config_set meanwhile changes the
+    // next request, never this one.
+    let Some(config) = super::config::snapshot() else {
+        error.set(&[b"no memory for the request's configuration"]);
+        crate::log_e!("chat: {}", error.as_str());
+        return ptr::null_mut();
+    };
+    let url = config.url();
     if url.is_empty() {
         error.set(&[b"no API URL configured (PKG_AGENT_API_URL or agent_config url)"]);
         crate::log_e!("chat: {}", error.as_str());
@@ -249,7 +273,7 @@ unsafe fn chat_inner(
     }
     let settings = Settings {
         url,
-        api_key: CStr::from_ptr(super::config::get_dynamic_agent_api_key()),
+        api_key: config.api_key(),
         timeout_ms: pick(Setting::TimeoutMs, cap(cfg.http_timeout_ms)).min(u32::MAX as usize)
             as u32,
         retries: pick(Setting::Retries, cap(cfg.http_retries)).min(16) as u32,
@@ -257,7 +281,7 @@ unsafe fn chat_inner(
         read_buffer: cap(cfg.resp_bufsz),
     };
     let req = ChatRequest {
-        model: CStr::from_ptr(super::config::get_dynamic_agent_model_name()),
+        model: config.model(),
         messages,
         tools,
         max_tokens: if max_tokens > 0 {

@@ -4,11 +4,22 @@
 //! alignment is exactly the board's `rt_align(RT_ALIGN_SIZE)`. A field holds
 //! a runtime value once one was set; getters fall back to the `PKG_AGENT_*`
 //! default while the field is empty.
+//!
+//! Writers (`agent_config_set`) and `chat()`'s snapshot take [`CONFIG_LOCK`]:
+//! a request copies the three strings once at its start ([`snapshot`]), so a
+//! change made while it runs, retries and back-off included, applies to the
+//! next request and never tears the current one. The C getters still hand out
+//! pointers into the storage, as the C package did.
 
 use crate::ffi_boundary;
+use crate::rtt::sleep_lock::SleepLock;
 use crate::rtt::{board, rt_bool_t, RT_TRUE};
+use alloc::vec::Vec;
 use core::ffi::{c_char, CStr};
 use core::ptr::{addr_of, addr_of_mut};
+
+/// Guards [`agent_runtime_config_storage`] against torn reads and writes.
+static CONFIG_LOCK: SleepLock = SleepLock::new();
 
 pub const AGENT_CFG_API_KEY_MAX: usize = 128;
 pub const AGENT_CFG_MODEL_MAX: usize = 128;
@@ -70,8 +81,9 @@ pub extern "C" fn agent_config_set(
     api_url: *const c_char,
 ) {
     ffi_boundary!((), {
-        // SAFETY: arguments are NULL or NUL-terminated; the storage is only
-        // written here, by the configuring thread.
+        let _held = CONFIG_LOCK.lock();
+        // SAFETY: arguments are NULL or NUL-terminated; the storage is written
+        // only here, under CONFIG_LOCK.
         unsafe {
             let cfg = &mut *storage();
             let mut changed = false;
@@ -133,4 +145,52 @@ pub extern "C" fn get_dynamic_agent_api_url() -> *const c_char {
         unsafe { addr_of!((*storage()).api_url) } as *const c_char,
         board().api_url,
     )
+}
+
+/// The key, model and URL in use, copied together (one heap block) under
+/// the lock: what one request works with from start to end.
+pub struct ConfigSnapshot {
+    text: Vec<u8>,
+    model_at: usize,
+    url_at: usize,
+}
+
+impl ConfigSnapshot {
+    fn part(&self, from: usize) -> &CStr {
+        CStr::from_bytes_until_nul(self.text.get(from..).unwrap_or(&[])).unwrap_or(c"")
+    }
+    pub fn api_key(&self) -> &CStr {
+        self.part(0)
+    }
+    pub fn model(&self) -> &CStr {
+        self.part(self.model_at)
+    }
+    pub fn url(&self) -> &CStr {
+        self.part(self.url_at)
+    }
+}
+
+/// A consistent copy of the configuration; `None` without memory.
+pub fn snapshot() -> Option<ConfigSnapshot> {
+    let _held = CONFIG_LOCK.lock();
+    // SAFETY: the getters return NUL-terminated strings (the storage's
+    // fields or the build's defaults), stable while CONFIG_LOCK is held.
+    let (key, model, url) = unsafe {
+        (
+            CStr::from_ptr(get_dynamic_agent_api_key()).to_bytes_with_nul(),
+            CStr::from_ptr(get_dynamic_agent_model_name()).to_bytes_with_nul(),
+            CStr::from_ptr(get_dynamic_agent_api_url()).to_bytes_with_nul(),
+        )
+    };
+    let mut text = Vec::new();
+    text.try_reserve_exact(key.len() + model.len() + url.len())
+        .ok()?;
+    text.extend_from_slice(key);
+    text.extend_from_slice(model);
+    text.extend_from_slice(url);
+    Some(ConfigSnapshot {
+        model_at: key.len(),
+        url_at: key.len() + model.len(),
+        text,
+    })
 }

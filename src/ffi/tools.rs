@@ -3,14 +3,21 @@
 //! One singly linked list with a head node that holds no tool, plus the tools
 //! array offered to the model. Ownership: a node owns its `ret.messages`; its
 //! `tool_obj` is owned by the node until `build_tools_json` moves it into the
-//! array (a tool appended after that joins the array at once). Registration
-//! is meant to happen before the agent loop starts (as in the C package); the
-//! registry is not locked.
+//! array (a tool appended after that joins the array at once).
+//!
+//! Who may change it: while the agent loop runs, the registry belongs to the
+//! loop thread (it registers the tools in `init_tools`, and its requests
+//! serialise the array). `append_tool` from any other thread then does not
+//! touch the registry: the tool waits in a queue, under a lock, and the loop
+//! adds it between two messages, when no request reads the array; it is
+//! offered to the model from the next message on. Without a running loop the
+//! caller owns the registry, as in the C package.
 
 use super::messages::{messages_create, messages_destroy, Messages_t};
 use crate::cjson_sys::{cJSON, cJSON_CreateArray, cJSON_Delete};
 use crate::ffi_boundary;
 use crate::json;
+use crate::rtt::sleep_lock::SleepLock;
 use crate::rtt::*;
 use core::ffi::{c_void, CStr};
 use core::mem::size_of;
@@ -106,12 +113,100 @@ pub extern "C" fn agent_tool_list_create() -> rt_err_t {
 /// `RT_ERROR` (positive) if the registry was not created, an argument is NULL,
 /// the definition has no `function.name`, a tool of that name is already
 /// registered, or memory ran out.
+///
+/// While the agent loop runs, a call from another thread queues the tool and
+/// returns `RT_EOK` (or `RT_ERROR` without memory); the loop registers it
+/// before its next message, with the same checks, and logs a refusal.
 #[no_mangle]
 pub extern "C" fn append_tool(
     tool_obj: *mut cJSON,
     execute_func: Option<unsafe extern "C" fn(param: *mut cJSON, node: *mut AgentToolList)>,
 ) -> rt_err_t {
     ffi_boundary!(rt_error(), {
+        if !super::agent_loop::registry_is_mine() {
+            return queue_tool(tool_obj, execute_func);
+        }
+        register_now(tool_obj, execute_func)
+    })
+}
+
+/// Tools appended from other threads while the loop runs, waiting for the
+/// loop (a chain through `next`; `execute_func` and `tool_obj` as given).
+static QUEUED: AtomicPtr<AgentToolList> = AtomicPtr::new(ptr::null_mut());
+static QUEUE_LOCK: SleepLock = SleepLock::new();
+
+fn queue_tool(tool_obj: *mut cJSON, execute_func: Option<ExecuteFn>) -> rt_err_t {
+    // SAFETY: a fresh NULL-checked allocation; the queue is changed only
+    // under QUEUE_LOCK; `tool_obj` is handed over by the caller.
+    unsafe {
+        let node = rt_malloc(size_of::<AgentToolList>()) as AgentToolNode_t;
+        if node.is_null() {
+            crate::log_w!("append_tool: out of memory");
+            cJSON_Delete(tool_obj);
+            return rt_error();
+        }
+        let _held = QUEUE_LOCK.lock();
+        node.write(AgentToolList {
+            tool_obj,
+            ret: AgentToolRet {
+                ret: rt_error(),
+                messages: ptr::null_mut(),
+            },
+            execute_func,
+            next: QUEUED.load(Ordering::Acquire),
+        });
+        QUEUED.store(node, Ordering::Release);
+    }
+    rt_eok()
+}
+
+/// Take the queue, oldest first (it is kept newest first).
+fn take_queue() -> AgentToolNode_t {
+    let _held = QUEUE_LOCK.lock();
+    let mut node = QUEUED.swap(ptr::null_mut(), Ordering::AcqRel);
+    let mut oldest_first: AgentToolNode_t = ptr::null_mut();
+    // SAFETY: the taken chain belongs to this thread now.
+    unsafe {
+        while !node.is_null() {
+            let next = (*node).next;
+            (*node).next = oldest_first;
+            oldest_first = node;
+            node = next;
+        }
+    }
+    oldest_first
+}
+
+/// Register the queued tools (the loop thread, between messages).
+pub(crate) fn register_queued() {
+    let mut node = take_queue();
+    while !node.is_null() {
+        // SAFETY: queue nodes were allocated by queue_tool and are owned here.
+        unsafe {
+            let next = (*node).next;
+            register_now((*node).tool_obj, (*node).execute_func);
+            rt_free(node as *mut c_void);
+            node = next;
+        }
+    }
+}
+
+/// Drop the queued tools (the registry is being destroyed).
+fn discard_queued() {
+    let mut node = take_queue();
+    while !node.is_null() {
+        // SAFETY: as in register_queued.
+        unsafe {
+            let next = (*node).next;
+            cJSON_Delete((*node).tool_obj);
+            rt_free(node as *mut c_void);
+            node = next;
+        }
+    }
+}
+
+fn register_now(tool_obj: *mut cJSON, execute_func: Option<ExecuteFn>) -> rt_err_t {
+    {
         // SAFETY: `tool_obj` is a detached cJSON tree handed over by the caller;
         // nodes come from the registry's own allocations.
         unsafe {
@@ -169,7 +264,7 @@ pub extern "C" fn append_tool(
             (*tail).next = node;
             rt_eok()
         }
-    })
+    }
 }
 
 /// The array of every registered tool definition, in registration order, to
@@ -251,6 +346,7 @@ pub extern "C" fn free_agent_tool_node(node: AgentToolNode_t) {
 #[no_mangle]
 pub extern "C" fn agent_tool_list_destroy() {
     ffi_boundary!((), {
+        discard_queued();
         let head = HEAD.swap(ptr::null_mut(), Ordering::AcqRel);
         let array = TOOLS_ARRAY.swap(ptr::null_mut(), Ordering::AcqRel);
         if head.is_null() {

@@ -235,16 +235,13 @@ pub extern "C" fn rt_thread_startup(thread: rt_thread_t) -> rt_err_t {
         return -rt_error();
     }
     rec.started = true;
-    let name_len = rec
-        .name
-        .iter()
-        .position(|&b| b == 0)
-        .unwrap_or(rec.name.len());
-    let name = String::from_utf8_lossy(&rec.name[..name_len]).into_owned();
     let stack = rec.stack_size.saturating_add(HOST_STACK_EXTRA);
     let handoff = SendPtr(t);
+    // The OS thread gets no name: std would copy it onto the heap as the
+    // thread starts and free it after the thread's record, so heap figures
+    // read right after a thread ended would count it (on a board the name
+    // lives in the control block). The name stays in the record.
     let spawned = std::thread::Builder::new()
-        .name(name)
         .stack_size(stack)
         .spawn(move || {
             let handoff = handoff;

@@ -9,6 +9,7 @@ pub mod allocator;
 pub mod board;
 pub mod kernel;
 pub mod log;
+pub mod sleep_lock;
 pub mod webclient;
 
 pub use board::{board, cap, rt_efull, rt_einval, rt_enomem, rt_eok, rt_error, rt_etimeout};

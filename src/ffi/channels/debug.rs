@@ -2,11 +2,14 @@
 //! `agent_send_message <type> <content>` sends one message and waits for its
 //! reply (30 s by default, `PKG_AGENT_REPLY_TIMEOUT_MS`).
 //!
-//! Several shells may send at once: senders take turns (each gets its own
-//! reply), and a reply that arrives after its sender gave up is discarded by
-//! the next sender instead of being taken for its answer. `reset` wakes every
-//! waiting sender and returns only when none is left, so the hub can then be
-//! freed.
+//! Several shells may send at once: senders take turns, and each gets its
+//! own reply or a timeout, never another's. The loop answers every message
+//! exactly once and in order, so replies are matched by number: the channel
+//! counts the messages it sent and the replies it took, and a reply whose
+//! number is below the sender's ticket belonged to a sender that gave up; it
+//! is discarded, and the sender waits on for its own until its deadline.
+//! `reset` wakes every waiting sender and returns only when none is left, so
+//! the hub can then be freed.
 
 use super::super::agent_loop::AgentChannelOps;
 use super::super::context::Context_t;
@@ -21,9 +24,23 @@ use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 static HUB: AtomicPtr<super::super::hub::MessageHub> = AtomicPtr::new(ptr::null_mut());
 static TURN: AtomicPtr<rt_mutex> = AtomicPtr::new(ptr::null_mut());
 static OPEN: AtomicBool = AtomicBool::new(false);
+/// Senders inside `send_message`. With OPEN it forms a Dekker pair (a sender
+/// counts itself in, then checks OPEN; reset clears OPEN, then waits for the
+/// count), so all four accesses are SeqCst.
 static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
-/// Replies owed to senders that timed out.
-static STALE: AtomicUsize = AtomicUsize::new(0);
+/// Messages sent to the loop and replies taken off the output mailbox since
+/// the channel started; only the sender holding TURN touches them.
+static SENT: AtomicUsize = AtomicUsize::new(0);
+static TAKEN: AtomicUsize = AtomicUsize::new(0);
+/// A reply timeout chosen at run time (tests, the simulator); 0: the board's
+/// PKG_AGENT_REPLY_TIMEOUT_MS.
+static REPLY_TIMEOUT_MS: AtomicUsize = AtomicUsize::new(0);
+
+/// Wait `ms` for each reply instead of PKG_AGENT_REPLY_TIMEOUT_MS (`None`:
+/// the board's value again).
+pub fn set_reply_timeout_ms(ms: Option<u32>) {
+    REPLY_TIMEOUT_MS.store(ms.map_or(0, |v| v.max(1) as usize), Ordering::SeqCst);
+}
 
 #[no_mangle]
 pub static mut agent_debug_ops: AgentChannelOps = AgentChannelOps {
@@ -56,9 +73,10 @@ pub extern "C" fn agent_debug_channel(message_hub: MessageHub_t, _context: Conte
             // SAFETY: a mutex left from a channel that was never reset.
             unsafe { rt_mutex_delete(old) };
         }
-        STALE.store(0, Ordering::Release);
+        SENT.store(0, Ordering::SeqCst);
+        TAKEN.store(0, Ordering::SeqCst);
         HUB.store(message_hub, Ordering::Release);
-        OPEN.store(true, Ordering::Release);
+        OPEN.store(true, Ordering::SeqCst);
         0
     })
 }
@@ -68,14 +86,14 @@ pub extern "C" fn agent_debug_channel(message_hub: MessageHub_t, _context: Conte
 #[no_mangle]
 pub extern "C" fn agent_debug_reset() {
     ffi_boundary!((), {
-        if !OPEN.swap(false, Ordering::AcqRel) {
+        if !OPEN.swap(false, Ordering::SeqCst) {
             return;
         }
         let hub = HUB.load(Ordering::Acquire);
         // SAFETY: the hub outlives the channel (cleanup_agent resets the
         // channel before freeing it).
         unsafe {
-            while IN_FLIGHT.load(Ordering::Acquire) > 0 {
+            while IN_FLIGHT.load(Ordering::SeqCst) > 0 {
                 // A NULL sentinel wakes one waiting sender, which sees the
                 // channel closed and leaves.
                 if !hub.is_null() {
@@ -165,13 +183,13 @@ pub fn send_message(
     if content_nul.last() != Some(&0) {
         return Err("the content must end with a NUL");
     }
-    IN_FLIGHT.fetch_add(1, Ordering::AcqRel);
-    let result = if OPEN.load(Ordering::Acquire) {
+    IN_FLIGHT.fetch_add(1, Ordering::SeqCst);
+    let result = if OPEN.load(Ordering::SeqCst) {
         take_turn(kind, content_nul, on_reply)
     } else {
         Err("the debug channel is not running (start the agent with main_loop_entry)")
     };
-    IN_FLIGHT.fetch_sub(1, Ordering::AcqRel);
+    IN_FLIGHT.fetch_sub(1, Ordering::SeqCst);
     result
 }
 
@@ -203,17 +221,8 @@ unsafe fn exchange(
     content_nul: &[u8],
     on_reply: &mut dyn FnMut(&[u8]),
 ) -> Result<(), &'static str> {
-    if !OPEN.load(Ordering::Acquire) {
+    if !OPEN.load(Ordering::SeqCst) {
         return Err("the debug channel is closing");
-    }
-    // Replies that belong to senders that gave up.
-    while STALE.load(Ordering::Acquire) > 0 {
-        let old = message_hub_get_timeout(hub, (*hub).output_mailbox, RT_WAITING_NO);
-        if old.is_null() {
-            break;
-        }
-        messages_destroy(old);
-        STALE.fetch_sub(1, Ordering::AcqRel);
     }
     let msg = messages_create(1);
     if msg.is_null()
@@ -226,19 +235,35 @@ unsafe fn exchange(
         messages_destroy(msg);
         return Err("the agent is busy (its input mailbox is full)");
     }
-    let ms = board().reply_timeout_ms.clamp(1, i32::MAX as isize) as i32;
-    let reply = message_hub_get_timeout(
-        hub,
-        (*hub).output_mailbox,
-        rt_tick_from_millisecond(ms) as i32,
-    );
-    if reply.is_null() {
-        if !OPEN.load(Ordering::Acquire) {
-            return Err("the agent stopped before answering");
+    // This message's number; its reply has the same one.
+    let ticket = SENT.fetch_add(1, Ordering::SeqCst);
+    let ms = match REPLY_TIMEOUT_MS.load(Ordering::SeqCst) {
+        0 => board().reply_timeout_ms.clamp(1, i32::MAX as isize) as i32,
+        chosen => chosen.min(i32::MAX as usize) as i32,
+    };
+    let timeout = rt_tick_from_millisecond(ms);
+    let asked_at = rt_tick_get();
+    let reply = loop {
+        let waited = rt_tick_get().wrapping_sub(asked_at);
+        if waited >= timeout {
+            return Err("no reply in time");
         }
-        STALE.fetch_add(1, Ordering::AcqRel);
-        return Err("no reply in time");
-    }
+        let left = (timeout - waited).min(i32::MAX as rt_tick_t) as i32;
+        let reply = message_hub_get_timeout(hub, (*hub).output_mailbox, left);
+        if reply.is_null() {
+            // A timeout, or reset's wake-up sentinel.
+            if !OPEN.load(Ordering::SeqCst) {
+                return Err("the agent stopped before answering");
+            }
+            continue;
+        }
+        if TAKEN.fetch_add(1, Ordering::SeqCst) < ticket {
+            // The answer to a sender that gave up waiting.
+            messages_destroy(reply);
+            continue;
+        }
+        break reply;
+    };
     let text = messages_get_content_idx(reply, 0);
     on_reply(if text.is_null() {
         b""
