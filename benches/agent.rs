@@ -46,7 +46,15 @@ fn chat_heap_peak() {
         )])]
     });
     let url = CString::new(server.url()).unwrap();
-    rtt_agent::ffi::config::agent_config_set(c"sk-bench".as_ptr(), c"bench".as_ptr(), url.as_ptr());
+    // SAFETY: NUL-terminated strings (or NULL) that outlive the call,
+    // which copies them.
+    unsafe {
+        rtt_agent::ffi::config::agent_config_set(
+            c"sk-bench".as_ptr(),
+            c"bench".as_ptr(),
+            url.as_ptr(),
+        )
+    };
     // SAFETY: C functions of the package.
     unsafe { init_tools() };
     let ctx = CString::new(context_json()).unwrap();
@@ -129,7 +137,15 @@ fn chat_16k() {
         )])]
     });
     let url = CString::new(server.url()).unwrap();
-    rtt_agent::ffi::config::agent_config_set(c"sk-bench".as_ptr(), c"bench".as_ptr(), url.as_ptr());
+    // SAFETY: NUL-terminated strings (or NULL) that outlive the call,
+    // which copies them.
+    unsafe {
+        rtt_agent::ffi::config::agent_config_set(
+            c"sk-bench".as_ptr(),
+            c"bench".as_ptr(),
+            url.as_ptr(),
+        )
+    };
     // SAFETY: cJSON calls on trees made and freed here.
     unsafe {
         let messages = cJSON_Parse(c"[{\"role\":\"user\",\"content\":\"store it\"}]".as_ptr());

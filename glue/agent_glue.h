@@ -57,6 +57,10 @@ extern const struct agent_board_config agent_board_config;
  * level: 3 error, 4 warning, 6 info, 7 debug (ulog's LOG_LVL_* values). */
 void agent_glue_log(int level, const char *text);
 
+/* The panic handler's hand-over to the board's assert path (see
+ * agent_log.c). */
+void agent_glue_panic(const char *what, int line);
+
 /* The channel chosen in menuconfig (AGENT_CHANNEL_OPS), or RT_NULL. */
 struct AgentChannelOps;
 const struct AgentChannelOps *agent_glue_channel_ops(void);

@@ -52,3 +52,17 @@ void agent_glue_log(int level, const char *text)
     rt_kprintf("[%c/agent] %s\n", letter, text);
 }
 #endif
+
+/* The Rust panic handler's last step (src/rtt/allocator.rs): the board's
+ * assert path, whose hook (rt_assert_set_hook) may reset the board. It exists
+ * only with RT_DEBUGING_ASSERT (5.x) or RT_DEBUG (4.x); without it this
+ * returns and the panicking thread sleeps for ever. */
+void agent_glue_panic(const char *what, int line)
+{
+#if defined(RT_DEBUGING_ASSERT) || defined(RT_DEBUG)
+    rt_assert_handler(what, "rtt_agent", (rt_size_t)line);
+#else
+    (void)what;
+    (void)line;
+#endif
+}

@@ -14,18 +14,25 @@ use core::ptr;
 ///
 /// # Safety
 /// `object` is NULL or a live cJSON object; `item` is NULL or a detached item.
+// There is one failure to report and nothing to say about it: `()` is the error.
+#[allow(clippy::result_unit_err)]
 pub unsafe fn add_to_object(object: *mut cJSON, key: &CStr, item: *mut cJSON) -> Result<(), ()> {
     if item.is_null() {
         return Err(());
     }
     if object.is_null() {
-        cJSON_Delete(item);
+        // SAFETY: `item` is non-NULL and detached (caller's contract), so we own it.
+        unsafe { cJSON_Delete(item) };
         return Err(());
     }
-    cJSON_AddItemToObject(object, key.as_ptr(), item);
+    // SAFETY: `object` is a live object and `item` a detached item (both non-NULL,
+    // caller's contract); `key` is NUL-terminated and cJSON copies it.
+    unsafe { cJSON_AddItemToObject(object, key.as_ptr(), item) };
     // cJSON copies the key into item->string only when it attached the item.
-    if (*item).string.is_null() {
-        cJSON_Delete(item);
+    // SAFETY: `item` is still live: either now owned by `object` or still ours.
+    if unsafe { (*item).string.is_null() } {
+        // SAFETY: with no key copied cJSON did not attach `item`, so it is still ours.
+        unsafe { cJSON_Delete(item) };
         return Err(());
     }
     Ok(())
@@ -35,15 +42,19 @@ pub unsafe fn add_to_object(object: *mut cJSON, key: &CStr, item: *mut cJSON) ->
 ///
 /// # Safety
 /// `array` is NULL or a live cJSON array; `item` is NULL or a detached item.
+#[allow(clippy::result_unit_err)] // as for `add_to_object`
 pub unsafe fn add_to_array(array: *mut cJSON, item: *mut cJSON) -> Result<(), ()> {
     if item.is_null() {
         return Err(());
     }
     if array.is_null() || array == item {
-        cJSON_Delete(item);
+        // SAFETY: `item` is non-NULL and detached (caller's contract), so we own it.
+        unsafe { cJSON_Delete(item) };
         return Err(());
     }
-    cJSON_AddItemToArray(array, item);
+    // SAFETY: `array` is a live array and `item` a distinct detached item (checked
+    // above and caller's contract); the array takes ownership.
+    unsafe { cJSON_AddItemToArray(array, item) };
     Ok(())
 }
 
@@ -52,8 +63,11 @@ pub unsafe fn add_to_array(array: *mut cJSON, item: *mut cJSON) -> Result<(), ()
 /// # Safety
 /// `object` is NULL or a live cJSON item.
 pub unsafe fn get_str<'a>(object: *const cJSON, key: &CStr) -> Option<&'a CStr> {
-    let item = get(object, key);
-    string_value(item)
+    // SAFETY: `object` is NULL or live (caller's contract), as `get` requires.
+    let item = unsafe { get(object, key) };
+    // SAFETY: `item` is NULL or a child of the live `object`, which the caller
+    // keeps alive for `'a`.
+    unsafe { string_value(item) }
 }
 
 /// `object[key]`, or NULL.
@@ -61,10 +75,12 @@ pub unsafe fn get_str<'a>(object: *const cJSON, key: &CStr) -> Option<&'a CStr> 
 /// # Safety
 /// `object` is NULL or a live cJSON item.
 pub unsafe fn get(object: *const cJSON, key: &CStr) -> *mut cJSON {
-    if object.is_null() || (*object).type_ & 0xFF != cJSON_Object {
+    // SAFETY: `object` is non-NULL here (short-circuit) and live (caller's contract).
+    if object.is_null() || unsafe { (*object).type_ } & 0xFF != cJSON_Object {
         return ptr::null_mut();
     }
-    cJSON_GetObjectItemCaseSensitive(object, key.as_ptr())
+    // SAFETY: `object` is a live cJSON object and `key` is NUL-terminated.
+    unsafe { cJSON_GetObjectItemCaseSensitive(object, key.as_ptr()) }
 }
 
 /// The string of a JSON string item.
@@ -72,10 +88,17 @@ pub unsafe fn get(object: *const cJSON, key: &CStr) -> *mut cJSON {
 /// # Safety
 /// `item` is NULL or a live cJSON item that outlives `'a`.
 pub unsafe fn string_value<'a>(item: *const cJSON) -> Option<&'a CStr> {
-    if item.is_null() || (*item).type_ & 0xFF != cJSON_String || (*item).valuestring.is_null() {
+    if item.is_null() {
         return None;
     }
-    Some(CStr::from_ptr((*item).valuestring))
+    // SAFETY: `item` is non-NULL and live (caller's contract).
+    let (type_, valuestring) = unsafe { ((*item).type_, (*item).valuestring) };
+    if type_ & 0xFF != cJSON_String || valuestring.is_null() {
+        return None;
+    }
+    // SAFETY: a cJSON string item's `valuestring` is a NUL-terminated buffer owned
+    // by the item, which the caller keeps alive and unmodified for `'a`.
+    Some(unsafe { CStr::from_ptr(valuestring) })
 }
 
 /// A new JSON string from a C string (NULL if `s` is NULL or on no memory).
@@ -86,7 +109,8 @@ pub unsafe fn new_string(s: *const c_char) -> *mut cJSON {
     if s.is_null() {
         return ptr::null_mut();
     }
-    cJSON_CreateString(s)
+    // SAFETY: `s` is non-NULL and NUL-terminated (caller's contract); cJSON copies it.
+    unsafe { cJSON_CreateString(s) }
 }
 
 /// Is this a cJSON array?
@@ -94,7 +118,8 @@ pub unsafe fn new_string(s: *const c_char) -> *mut cJSON {
 /// # Safety
 /// `item` is NULL or a live cJSON item.
 pub unsafe fn is_array(item: *const cJSON) -> bool {
-    !item.is_null() && (*item).type_ & 0xFF == cJSON_Array
+    // SAFETY: `item` is non-NULL here (short-circuit) and live (caller's contract).
+    !item.is_null() && unsafe { (*item).type_ } & 0xFF == cJSON_Array
 }
 
 /// Iterate over the children of an array or object.
@@ -106,7 +131,8 @@ pub unsafe fn children(container: *const cJSON) -> Children {
         next: if container.is_null() {
             ptr::null_mut()
         } else {
-            (*container).child
+            // SAFETY: `container` is non-NULL and live (caller's contract).
+            unsafe { (*container).child }
         },
     }
 }

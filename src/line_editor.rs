@@ -144,11 +144,8 @@ impl LineEditor {
                 self.remember(&line);
                 return Event::Submit(line);
             }
-            0x04 => {
-                if self.line.is_empty() {
-                    return Event::Leave;
-                }
-            }
+            // Ctrl-D on a non-empty line does nothing (the `_` arm).
+            0x04 if self.line.is_empty() => return Event::Leave,
             0x03 => {
                 echo(b"^C\r\n");
                 self.line.clear();

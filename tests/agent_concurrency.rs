@@ -156,7 +156,9 @@ fn config_changes_during_requests_never_tear_a_request() {
             let mut i = 0;
             while !stop.load(Ordering::SeqCst) {
                 let (k, m) = &pairs[i % 2];
-                agent_config_set(k.as_ptr(), m.as_ptr(), std::ptr::null());
+                // SAFETY: NUL-terminated strings (or NULL) that outlive the call,
+                // which copies them.
+                unsafe { agent_config_set(k.as_ptr(), m.as_ptr(), std::ptr::null()) };
                 i += 1;
                 if i % 16 == 0 {
                     std::thread::sleep(Duration::from_micros(200));
@@ -218,9 +220,13 @@ fn tools_appended_during_requests_join_between_messages() {
     // One cycle first, for what the host's std creates lazily on first use
     // (tests/agent_lifecycle.rs does the same).
     let warm_up = Agent::start(&server, Overrides::default());
-    std::thread::spawn(|| append_tool(extra_tool_definition(99), Some(extra_tool)))
-        .join()
-        .unwrap();
+    std::thread::spawn(|| {
+        // SAFETY: a fresh tool definition whose ownership passes to the list,
+        // and a callback that ignores its arguments.
+        unsafe { append_tool(extra_tool_definition(99), Some(extra_tool)) }
+    })
+    .join()
+    .unwrap();
     assert_eq!(warm_up.ask("warm up"), "ok");
     drop(warm_up);
     seen_tools.lock().unwrap().clear();
@@ -233,7 +239,8 @@ fn tools_appended_during_requests_join_between_messages() {
         heap::exclude_this_thread(true);
         for i in 0..40 {
             let tree = extra_tool_definition(i);
-            assert_eq!(append_tool(tree, Some(extra_tool)), 0);
+            // SAFETY: as above: a fresh definition handed over, a no-op callback.
+            assert_eq!(unsafe { append_tool(tree, Some(extra_tool)) }, 0);
             std::thread::sleep(Duration::from_millis(1));
         }
     });

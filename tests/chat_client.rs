@@ -17,11 +17,15 @@ fn serial() -> MutexGuard<'static, ()> {
 
 fn point_at(server: &LlmServer) {
     let url = CString::new(server.url()).unwrap();
-    agent_config_set(
-        c"sk-test-secret-123".as_ptr(),
-        c"test-model".as_ptr(),
-        url.as_ptr(),
-    );
+    // SAFETY: NUL-terminated strings (or NULL) that outlive the call,
+    // which copies them.
+    unsafe {
+        agent_config_set(
+            c"sk-test-secret-123".as_ptr(),
+            c"test-model".as_ptr(),
+            url.as_ptr(),
+        )
+    };
 }
 
 const HELLO: &str = r#"[{"role":"user","content":"hello"}]"#;
@@ -54,8 +58,11 @@ fn text_answer_and_the_request_the_server_saw() {
         req.body.len()
     );
     let body = req.body_text();
-    let parsed = unsafe { cJSON_Parse(CString::new(body.clone()).unwrap().as_ptr()) };
+    let text = CString::new(body.clone()).unwrap();
+    // SAFETY: a NUL-terminated string that outlives the call.
+    let parsed = unsafe { cJSON_Parse(text.as_ptr()) };
     assert!(!parsed.is_null(), "the body is not JSON: {body}");
+    // SAFETY: the tree parsed above, deleted once.
     unsafe { cJSON_Delete(parsed) };
     assert!(body.starts_with(
         r#"{"model":"test-model","messages":[{"role":"user","content":"hello"}],"tools":"#

@@ -5,7 +5,6 @@
 //! byte.
 
 #[path = "streams/common.rs"]
-#[allow(dead_code)]
 mod common;
 
 use common::Json;
@@ -20,7 +19,9 @@ type Got = Option<Answer>;
 
 fn chat_once(server: &LlmServer) -> Got {
     let url = CString::new(server.url()).unwrap();
-    agent_config_set(c"sk-fixture-key-789".as_ptr(), c"m".as_ptr(), url.as_ptr());
+    // SAFETY: NUL-terminated strings (or NULL) that outlive the call,
+    // which copies them.
+    unsafe { agent_config_set(c"sk-fixture-key-789".as_ptr(), c"m".as_ptr(), url.as_ptr()) };
     set_overrides(Overrides {
         retries: Some(0),
         ..Overrides::default()

@@ -19,6 +19,8 @@ use std::time::{Duration, Instant};
 /// RT-Thread 5.3 `src/clock.c` `rt_tick_from_millisecond`, then webclient
 /// 2.3.0 `src/webclient.c` `webclient_set_timeout`'s `/ 1000`: the seconds
 /// the socket gets for `ms` on a `hz` tick.
+// The kernel's formula as written in C, not div_ceil.
+#[allow(clippy::manual_div_ceil)]
 fn real_socket_seconds(ms: i32, hz: u32) -> u32 {
     let ms = ms as u32;
     let ticks = if hz == 1000 {
@@ -94,7 +96,9 @@ fn first_byte_wait_follows_the_configured_timeout() {
 
 fn configure(server: &LlmServer, timeout_ms: usize) {
     let url = CString::new(server.url()).unwrap();
-    agent_config_set(c"sk-timeout".as_ptr(), c"m".as_ptr(), url.as_ptr());
+    // SAFETY: NUL-terminated strings (or NULL) that outlive the call,
+    // which copies them.
+    unsafe { agent_config_set(c"sk-timeout".as_ptr(), c"m".as_ptr(), url.as_ptr()) };
     set_overrides(Overrides {
         timeout_ms: Some(timeout_ms),
         retries: Some(0),

@@ -17,7 +17,9 @@ const HI: &str = r#"[{"role":"user","content":"hi"}]"#;
 
 fn configure(url: &str, timeout_ms: usize, retries: usize) {
     let url = CString::new(url).unwrap();
-    agent_config_set(c"sk-quirks".as_ptr(), c"m".as_ptr(), url.as_ptr());
+    // SAFETY: NUL-terminated strings (or NULL) that outlive the call,
+    // which copies them.
+    unsafe { agent_config_set(c"sk-quirks".as_ptr(), c"m".as_ptr(), url.as_ptr()) };
     set_overrides(Overrides {
         timeout_ms: Some(timeout_ms),
         retries: Some(retries),

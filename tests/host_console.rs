@@ -22,7 +22,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 fn uart() -> rt_device_t {
-    console::rt_device_find(board().console_device)
+    // SAFETY: the board's console name is a static C string.
+    unsafe { console::rt_device_find(board().console_device) }
+}
+
+/// finsh_set_device with a NUL-terminated name.
+fn set_shell_device(name: &core::ffi::CStr) {
+    // SAFETY: `name` is NUL-terminated and outlives the call.
+    unsafe { shell::finsh_set_device(name.as_ptr()) }
 }
 
 /// What the console printed, gathered until `pattern` shows up.
@@ -63,7 +70,9 @@ fn console_and_cli_channel() {
     long_log_texts_come_in_whole_lines();
     let server = LlmServer::with_model(rtt_agent_testkit::arith_model::respond).unwrap();
     let url = CString::new(server.url()).unwrap();
-    agent_config_set(c"sk-console".as_ptr(), c"arith".as_ptr(), url.as_ptr());
+    // SAFETY: NUL-terminated strings (or NULL) that outlive the call,
+    // which copies them.
+    unsafe { agent_config_set(c"sk-console".as_ptr(), c"arith".as_ptr(), url.as_ptr()) };
     set_overrides(Overrides {
         retry_base_ms: Some(10),
         timeout_ms: Some(3000),
@@ -82,16 +91,18 @@ fn console_and_cli_channel() {
 /// shell.c: `if (dev == shell->device) return;`, so an indicator someone
 /// else put on the shell's device stays.
 fn finsh_set_device_same_device_is_a_no_op() {
-    shell::finsh_set_device(board().console_device);
+    // SAFETY: the board's console name is a static C string.
+    let console_name = unsafe { core::ffi::CStr::from_ptr(board().console_device) };
+    set_shell_device(console_name);
     assert!(console::rx_is(shell::finsh_rx_ind));
     console::rt_device_set_rx_indicate(uart(), Some(posix_stdio_rx_ind));
-    shell::finsh_set_device(board().console_device);
+    set_shell_device(console_name);
     assert!(
         console::rx_is(posix_stdio_rx_ind),
         "finsh_set_device put its indicator back on the device it already had"
     );
     // An unknown device: a message, nothing changed.
-    shell::finsh_set_device(c"nosuchdev".as_ptr());
+    set_shell_device(c"nosuchdev");
     assert!(console::rx_is(posix_stdio_rx_ind));
     assert!(console::take_captured().contains("finsh: can not find device: nosuchdev"));
     console::rt_device_set_rx_indicate(uart(), Some(shell::finsh_rx_ind));
@@ -233,6 +244,7 @@ fn wait_until(cond: impl Fn() -> bool) {
 fn drain_input() {
     while console::pending_input() > 0 {
         let mut b = [0u8; 64];
-        console::rt_device_read(uart(), -1, b.as_mut_ptr() as *mut _, b.len());
+        // SAFETY: the console device and a writable local buffer of that size.
+        unsafe { console::rt_device_read(uart(), -1, b.as_mut_ptr() as *mut _, b.len()) };
     }
 }

@@ -204,16 +204,20 @@ fn session_create_allocates_session_header_and_buffer() {
     webclient_close(big);
     assert_eq!(quiet_used(), before);
     for n in 0..3 {
+        // SAFETY: a host-port call that takes a plain count.
         unsafe { rt_host_heap_fail_after(n) };
         let s = webclient_session_create(256);
+        // SAFETY: a host-port call that takes a plain count.
         unsafe { rt_host_heap_fail_after(-1) };
         assert!(
             s.is_null(),
             "allocation {n} failed, yet a session came back"
         );
     }
+    // SAFETY: a host-port call that takes a plain count.
     unsafe { rt_host_heap_fail_after(3) };
     let s = webclient_session_create(256);
+    // SAFETY: a host-port call that takes a plain count.
     unsafe { rt_host_heap_fail_after(-1) };
     assert!(!s.is_null());
     webclient_close(s);

@@ -94,6 +94,7 @@ fn post_with_body_sends_head_and_body_and_reads_response() {
     });
     let s = create(4096);
     assert_eq!(webclient_set_timeout(s, 5000), 0);
+    // SAFETY: a live session from `create`; a literal format whose one conversion gets its argument.
     let n = unsafe {
         webclient_header_fields_add(
             s,
@@ -143,6 +144,7 @@ fn post_headers_only_then_write_body_then_handle_response() {
         .unwrap();
     });
     let s = create(1024);
+    // SAFETY: a live session from `create`; a literal format whose one conversion gets its argument.
     let n = unsafe {
         webclient_header_fields_add(s, c"content-length: %d\r\n".as_ptr(), body.len() as c_int)
     };
@@ -684,8 +686,10 @@ fn close_frees_everything() {
     // Creation and long header lines under injected allocation failures:
     // NULL or a negative return, never a leak.
     for n in 0..4 {
+        // SAFETY: a host-port call that takes a plain count.
         unsafe { rt_host_heap_fail_after(n) };
         let s = webclient_session_create(4096);
+        // SAFETY: a host-port call that takes a plain count.
         unsafe { rt_host_heap_fail_after(-1) };
         if !s.is_null() {
             webclient_close(s);
@@ -693,8 +697,11 @@ fn close_frees_everything() {
     }
     let s = create(4096);
     let long = CString::new("v".repeat(1000)).unwrap();
+    // SAFETY: a host-port call that takes a plain count.
     unsafe { rt_host_heap_fail_after(0) };
+    // SAFETY: a live session; a literal format with one `%s`, given a NUL-terminated string.
     let rc = unsafe { webclient_header_fields_add(s, c"X: %s\r\n".as_ptr(), long.as_ptr()) };
+    // SAFETY: a host-port call that takes a plain count.
     unsafe { rt_host_heap_fail_after(-1) };
     assert_eq!(rc, -WEBCLIENT_NOMEM);
     webclient_close(s);

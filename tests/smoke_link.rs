@@ -6,8 +6,12 @@ use std::ffi::CStr;
 fn messages_roundtrip_links() {
     let m = messages_create(0);
     assert!(!m.is_null());
-    assert_eq!(messages_append(m, TYPE_TEXT, c"hello".as_ptr()), 0);
+    // SAFETY: `m` is a live list made above; the text is a static C string.
+    let appended = unsafe { messages_append(m, TYPE_TEXT, c"hello".as_ptr()) };
+    assert_eq!(appended, 0);
+    // SAFETY: index 0 exists, its content is a C string owned by `m`.
     let s = unsafe { CStr::from_ptr(messages_get_content_idx(m, 0)) };
     assert_eq!(s.to_str().unwrap(), "hello");
-    messages_destroy(m);
+    // SAFETY: `m` is ours; `s` is not used after this.
+    unsafe { messages_destroy(m) };
 }

@@ -94,7 +94,9 @@ fn configure() -> Option<LlmServer> {
             CString::new(key).ok()?,
             CString::new(model.clone()).ok()?,
         );
-        agent_config_set(k.as_ptr(), m.as_ptr(), u.as_ptr());
+        // SAFETY: NUL-terminated strings (or NULL) that outlive the call,
+        // which copies them.
+        unsafe { agent_config_set(k.as_ptr(), m.as_ptr(), u.as_ptr()) };
         say(&format!("endpoint: {url} (model {model})\r\n"));
         return None;
     }
@@ -104,11 +106,15 @@ fn configure() -> Option<LlmServer> {
     match server {
         Ok(server) => {
             let url = CString::new(server.url()).unwrap_or_default();
-            agent_config_set(
-                c"sk-simulator-local".as_ptr(),
-                c"scripted-arithmetic".as_ptr(),
-                url.as_ptr(),
-            );
+            // SAFETY: NUL-terminated strings (or NULL) that outlive the call,
+            // which copies them.
+            unsafe {
+                agent_config_set(
+                    c"sk-simulator-local".as_ptr(),
+                    c"scripted-arithmetic".as_ptr(),
+                    url.as_ptr(),
+                )
+            };
             say(&format!(
                 "endpoint: built-in scripted model at {} (set AGENT_API_URL to use a real one)\r\n",
                 server.url()
@@ -131,7 +137,9 @@ fn main() {
     ));
     // As finsh's thread does at start: the console becomes the shell's
     // device, with finsh's receive indicator on it.
-    shell::finsh_set_device(rtt_agent::rtt::board().console_device);
+    // SAFETY: the board's console device name is a NUL-terminated string of
+    // the C glue's.
+    unsafe { shell::finsh_set_device(rtt_agent::rtt::board().console_device) };
     console::start_stdin_reader();
     say("type main_loop_entry to start the agent, help for the commands\r\n");
 

@@ -69,11 +69,16 @@ pub unsafe fn write_body(req: &ChatRequest<'_>, out: &mut impl ByteSink) -> Resu
     if req.messages.is_null() {
         out.put(b"[]")?;
     } else {
-        write_value(req.messages, false, 0, out)?;
+        // SAFETY: `messages` is non-NULL, and a live tree left unmodified during
+        // the call (caller's contract).
+        unsafe { write_value(req.messages, false, 0, out)? };
     }
-    if !req.tools.is_null() && !(*req.tools).child.is_null() {
+    // SAFETY: `tools` is non-NULL here (short-circuit) and live (caller's contract).
+    if !req.tools.is_null() && !unsafe { (*req.tools).child.is_null() } {
         out.put(b",\"tools\":")?;
-        write_value(req.tools, true, 0, out)?;
+        // SAFETY: `tools` is non-NULL, and a live tree left unmodified during the
+        // call (caller's contract).
+        unsafe { write_value(req.tools, true, 0, out)? };
     }
     out.put(b",\"max_tokens\":")?;
     write_integer(req.max_tokens, out)?;
@@ -86,7 +91,9 @@ pub unsafe fn write_body(req: &ChatRequest<'_>, out: &mut impl ByteSink) -> Resu
 /// As for [`write_body`].
 pub unsafe fn body_length(req: &ChatRequest<'_>) -> Result<usize, WriteError> {
     let mut counter = ByteCounter::default();
-    write_body(req, &mut counter)?;
+    // SAFETY: our caller gives the same guarantees on `req`'s trees that
+    // `write_body` needs.
+    unsafe { write_body(req, &mut counter)? };
     Ok(counter.0)
 }
 
@@ -104,6 +111,8 @@ pub fn schema_type(declared: &[u8]) -> Option<&'static [u8]> {
     }
 }
 
+/// # Safety
+/// `item` is non-NULL and a live cJSON tree not modified during the call.
 unsafe fn write_value(
     item: *const cJSON,
     map_types: bool,
@@ -113,14 +122,21 @@ unsafe fn write_value(
     if depth > MAX_DEPTH {
         return Err(WriteError::TooDeep);
     }
-    let it = &*item;
+    // SAFETY: `item` is non-NULL, live and not modified while `it` is used
+    // (this function's contract).
+    let it = unsafe { &*item };
     match it.type_ & 0xFF {
         cJSON_False => out.put(b"false"),
         cJSON_True => out.put(b"true"),
         cJSON_NULL => out.put(b"null"),
-        cJSON_Number => write_number(item, out),
-        cJSON_String => write_cstr(it.valuestring, out),
-        cJSON_Raw => match cstr_bytes(it.valuestring) {
+        // SAFETY: `item` is a live number item.
+        cJSON_Number => unsafe { write_number(item, out) },
+        // SAFETY: a live string item's `valuestring` is NULL or NUL-terminated,
+        // owned by the item, which outlives this call.
+        cJSON_String => unsafe { write_cstr(it.valuestring, out) },
+        // SAFETY: as for strings, a raw item's `valuestring` is NULL or a
+        // NUL-terminated buffer owned by the live item.
+        cJSON_Raw => match unsafe { cstr_bytes(it.valuestring) } {
             Some(raw) => out.put(raw),
             None => out.put(b"null"),
         },
@@ -133,8 +149,11 @@ unsafe fn write_value(
                     out.put(b",")?;
                 }
                 first = false;
-                write_value(child, map_types, depth + 1, out)?;
-                child = (*child).next;
+                // SAFETY: `child` is non-NULL and a member of the live tree,
+                // which nothing modifies during the call.
+                unsafe { write_value(child, map_types, depth + 1, out)? };
+                // SAFETY: `child` is a non-NULL live member of the tree.
+                child = unsafe { (*child).next };
             }
             out.put(b"]")
         }
@@ -147,20 +166,27 @@ unsafe fn write_value(
                     out.put(b",")?;
                 }
                 first = false;
-                let key = cstr_bytes((*child).string).unwrap_or(b"");
+                // SAFETY: `child` is a non-NULL live member of the tree and its
+                // `string` (the key) NULL or a NUL-terminated buffer it owns.
+                let (key, child_type) =
+                    unsafe { (cstr_bytes((*child).string).unwrap_or(b""), (*child).type_) };
                 write_string(key, out)?;
                 out.put(b":")?;
-                let mapped = if map_types && key == b"type" && (*child).type_ & 0xFF == cJSON_String
-                {
-                    cstr_bytes((*child).valuestring).and_then(schema_type)
+                let mapped = if map_types && key == b"type" && child_type & 0xFF == cJSON_String {
+                    // SAFETY: `child` is a live string item; its `valuestring` is
+                    // NULL or a NUL-terminated buffer it owns.
+                    unsafe { cstr_bytes((*child).valuestring) }.and_then(schema_type)
                 } else {
                     None
                 };
                 match mapped {
                     Some(t) => write_string(t, out)?,
-                    None => write_value(child, map_types, depth + 1, out)?,
+                    // SAFETY: `child` is non-NULL and a member of the live tree,
+                    // which nothing modifies during the call.
+                    None => unsafe { write_value(child, map_types, depth + 1, out)? },
                 }
-                child = (*child).next;
+                // SAFETY: `child` is a non-NULL live member of the tree.
+                child = unsafe { (*child).next };
             }
             out.put(b"}")
         }
@@ -170,19 +196,25 @@ unsafe fn write_value(
     }
 }
 
+/// # Safety
+/// `p` is NULL or NUL-terminated and stays valid and unmodified for `'a`.
 unsafe fn cstr_bytes<'a>(p: *const core::ffi::c_char) -> Option<&'a [u8]> {
     if p.is_null() {
         None
     } else {
-        Some(CStr::from_ptr(p).to_bytes())
+        // SAFETY: `p` is non-NULL, NUL-terminated and valid for `'a` (contract).
+        Some(unsafe { CStr::from_ptr(p) }.to_bytes())
     }
 }
 
+/// # Safety
+/// `p` is NULL or NUL-terminated and valid during the call.
 unsafe fn write_cstr(
     p: *const core::ffi::c_char,
     out: &mut impl ByteSink,
 ) -> Result<(), WriteError> {
-    write_string(cstr_bytes(p).unwrap_or(b""), out)
+    // SAFETY: `p` is NULL or NUL-terminated and valid during the call (contract).
+    write_string(unsafe { cstr_bytes(p) }.unwrap_or(b""), out)
 }
 
 /// A JSON string: quotes, backslashes and control characters escaped,
@@ -233,17 +265,25 @@ pub fn write_integer(v: i64, out: &mut impl ByteSink) -> Result<(), WriteError> 
 
 /// Whole numbers as integers; anything else printed by cJSON itself, so the
 /// library carries no float formatting code.
+///
+/// # Safety
+/// `item` is non-NULL and a live cJSON number item.
 unsafe fn write_number(item: *const cJSON, out: &mut impl ByteSink) -> Result<(), WriteError> {
-    let v = (*item).valuedouble;
+    // SAFETY: `item` is non-NULL and live (contract).
+    let v = unsafe { (*item).valuedouble };
     const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
     if v.is_finite() && v == (v as i64) as f64 && v.abs() <= EXACT {
         return write_integer(v as i64, out);
     }
-    let printed = cJSON_PrintUnformatted(item);
+    // SAFETY: `item` is a live cJSON item (contract).
+    let printed = unsafe { cJSON_PrintUnformatted(item) };
     if printed.is_null() {
         return Err(WriteError::NoMemory);
     }
-    let r = out.put(CStr::from_ptr(printed).to_bytes());
-    cJSON_free(printed as *mut core::ffi::c_void);
+    // SAFETY: cJSON returned a non-NULL NUL-terminated string that we own until
+    // the `cJSON_free` below.
+    let r = out.put(unsafe { CStr::from_ptr(printed) }.to_bytes());
+    // SAFETY: `printed` came from cJSON's allocator and is freed once, here.
+    unsafe { cJSON_free(printed as *mut core::ffi::c_void) };
     r
 }

@@ -75,7 +75,8 @@ pub fn cancelled() -> bool {
         return false;
     }
     let owner = CANCEL_THREAD.load(Ordering::SeqCst);
-    // SAFETY: plain kernel call.
+    // SAFETY: rt_thread_self only reads the scheduler's current thread; it has
+    // no preconditions.
     !owner.is_null() && owner == unsafe { crate::rtt::rt_thread_self() }
 }
 
@@ -264,7 +265,8 @@ pub unsafe fn send<S: ResponseSink>(
         ]);
         return Err(Failure::Connect);
     }
-    let length = body_length(req).map_err(Failure::Request)?;
+    // SAFETY: the trees in `req` stay alive and unmodified (our contract).
+    let length = unsafe { body_length(req) }.map_err(Failure::Request)?;
     let mut attempt: u32 = 0;
     loop {
         if cancelled() {
@@ -274,7 +276,8 @@ pub unsafe fn send<S: ResponseSink>(
         if attempt > 0 {
             sink.restart();
         }
-        match attempt_once(settings, req, length, sink, error) {
+        // SAFETY: the trees in `req` stay alive and unmodified (our contract).
+        match unsafe { attempt_once(settings, req, length, sink, error) } {
             Attempt::Ok => return Ok(()),
             Attempt::Failed {
                 failure,
@@ -314,13 +317,17 @@ fn sleep_unless_cancelled(ms: u32) -> bool {
             return false;
         }
         let slice = left.min(100);
-        // SAFETY: plain kernel call.
+        // SAFETY: rt_thread_mdelay has no memory preconditions; requests run on
+        // a thread, never in an interrupt.
         unsafe { crate::rtt::rt_thread_mdelay(slice as i32) };
         left -= slice;
     }
     !cancelled()
 }
 
+/// # Safety
+/// The trees in `req` stay alive and unmodified during the call, and `length`
+/// is [`body_length`] of `req`.
 unsafe fn attempt_once<S: ResponseSink>(
     settings: &Settings<'_>,
     req: &ChatRequest<'_>,
@@ -333,7 +340,8 @@ unsafe fn attempt_once<S: ResponseSink>(
         retryable,
         retry_after_ms: None,
     };
-    let raw = webclient_session_create(HEADER_BUFSZ);
+    // SAFETY: webclient_session_create takes only a size; NULL is handled below.
+    let raw = unsafe { webclient_session_create(HEADER_BUFSZ) };
     if raw.is_null() {
         error.set(&[b"no memory for the HTTP session"]);
         return failed(Failure::NoMemory, false);
@@ -342,7 +350,9 @@ unsafe fn attempt_once<S: ResponseSink>(
 
     let mut len_buf = [0u8; 21];
     let len_text = crate::text::decimal_cstr(length as u64, &mut len_buf);
-    let mut ok =
+    // SAFETY: `session.0` is a live session; each format is a NUL-terminated
+    // literal whose one `%s` (if any) gets a NUL-terminated string.
+    let mut ok = unsafe {
         webclient_header_fields_add(session.0, c"Content-Type: application/json\r\n".as_ptr()) >= 0
             && webclient_header_fields_add(session.0, c"Accept: text/event-stream\r\n".as_ptr())
                 >= 0
@@ -350,20 +360,27 @@ unsafe fn attempt_once<S: ResponseSink>(
                 session.0,
                 c"Content-Length: %s\r\n".as_ptr(),
                 len_text.as_ptr(),
-            ) >= 0;
+            ) >= 0
+    };
     if ok && !settings.api_key.is_empty() {
-        ok = webclient_header_fields_add(
-            session.0,
-            c"Authorization: Bearer %s\r\n".as_ptr(),
-            settings.api_key.as_ptr(),
-        ) >= 0;
+        // SAFETY: a live session, a literal format with one `%s`, and the key
+        // is a `&CStr`, so NUL-terminated.
+        ok = unsafe {
+            webclient_header_fields_add(
+                session.0,
+                c"Authorization: Bearer %s\r\n".as_ptr(),
+                settings.api_key.as_ptr(),
+            )
+        } >= 0;
     }
     if !ok {
         error.set(&[b"HTTP headers do not fit the session's header buffer"]);
         return failed(Failure::NoMemory, false);
     }
 
-    if webclient_post(session.0, settings.url.as_ptr(), core::ptr::null(), 0) < 0 {
+    // SAFETY: a live session and a NUL-terminated URL; NULL data of length 0
+    // makes webclient_post send the head only.
+    if unsafe { webclient_post(session.0, settings.url.as_ptr(), core::ptr::null(), 0) } < 0 {
         // Not the URL: some providers take the key as a query parameter.
         error.set(&[b"cannot connect to the server (check the URL and the network)"]);
         return failed(Failure::Connect, true);
@@ -375,13 +392,15 @@ unsafe fn attempt_once<S: ResponseSink>(
     // Bounds that fit rt_base_t on every board (u32::MAX as isize is -1 on
     // a 32-bit one, and clamp(1, -1) panics); no kernel ticks faster.
     let hz = crate::rtt::board().tick_per_second.clamp(1, 1_000_000) as u32;
-    webclient_set_timeout(session.0, webclient_timeout_arg(seconds, hz));
+    // SAFETY: `session.0` is a live, connected session.
+    unsafe { webclient_set_timeout(session.0, webclient_timeout_arg(seconds, hz)) };
     let mut writer = SessionWriter {
         session: session.0,
         buf: [0; 512],
         len: 0,
     };
-    if let Err(e) = write_body(req, &mut writer).and_then(|_| writer.flush()) {
+    // SAFETY: the trees in `req` stay alive and unmodified (our contract).
+    if let Err(e) = unsafe { write_body(req, &mut writer) }.and_then(|_| writer.flush()) {
         if cancelled() {
             error.set(&[b"cancelled"]);
             return failed(Failure::Cancelled, false);
@@ -397,8 +416,10 @@ unsafe fn attempt_once<S: ResponseSink>(
             }
         };
     }
-    let asked_at = crate::rtt::rt_tick_get();
-    let status = webclient_handle_response(session.0);
+    // SAFETY: rt_tick_get only reads the tick counter.
+    let asked_at = unsafe { crate::rtt::rt_tick_get() };
+    // SAFETY: `session.0` is a live session whose request has been sent.
+    let status = unsafe { webclient_handle_response(session.0) };
     if status < 0 {
         // webclient_handle_response passes recv()'s -1 through on a socket
         // timeout (only webclient_read maps it to -WEBCLIENT_TIMEOUT), so a
@@ -422,7 +443,8 @@ unsafe fn attempt_once<S: ResponseSink>(
         return failed(Failure::Read, true);
     }
     if status != 200 {
-        return http_error(session.0, status, error);
+        // SAFETY: `session.0` is a live session with a response head read.
+        return unsafe { http_error(session.0, status, error) };
     }
 
     let want = settings.read_buffer.clamp(64, MAX_READ_BUF);
@@ -442,8 +464,10 @@ unsafe fn attempt_once<S: ResponseSink>(
             error.set(&[b"cancelled"]);
             return failed(Failure::Cancelled, false);
         }
-        let asked_at = crate::rtt::rt_tick_get();
-        let n = webclient_read(session.0, buf.as_mut_ptr() as *mut c_void, buf.len());
+        // SAFETY: rt_tick_get only reads the tick counter.
+        let asked_at = unsafe { crate::rtt::rt_tick_get() };
+        // SAFETY: a live session; `buf` is writable for `buf.len()` bytes.
+        let n = unsafe { webclient_read(session.0, buf.as_mut_ptr() as *mut c_void, buf.len()) };
         if n > 0 {
             last_read_waited_out = waited_out(asked_at, seconds, hz);
             match sink.body(&buf[..n as usize]) {
@@ -477,13 +501,16 @@ fn is_https(url: &CStr) -> bool {
 /// Did a call that started at `since` wait out the socket timeout (90 % of
 /// it, for tick granularity)? webclient does not always say "timeout".
 fn waited_out(since: crate::rtt::rt_tick_t, seconds: u32, hz: u32) -> bool {
-    // SAFETY: plain kernel call.
+    // SAFETY: rt_tick_get only reads the tick counter.
     let waited = unsafe { crate::rtt::rt_tick_get() }.wrapping_sub(since);
     let timeout_ticks = seconds.saturating_mul(hz);
     waited >= timeout_ticks - timeout_ticks / 10
 }
 
 /// Read the error body, keep its message, decide about retrying.
+///
+/// # Safety
+/// `session` is a live session whose response head has been read.
 unsafe fn http_error<E>(
     session: *mut webclient_session,
     status: c_int,
@@ -497,14 +524,18 @@ unsafe fn http_error<E>(
     }
     // An empty body (Content-Length: 0) is not read: webclient takes a zero
     // length for "unknown" and would wait for the socket timeout.
-    let cap = if webclient_content_length_get(session) == 0 {
+    // SAFETY: `session` is a live session (contract).
+    let cap = if unsafe { webclient_content_length_get(session) } == 0 {
         0
     } else {
         body.len().saturating_sub(1)
     };
     let mut len = 0;
     while len < cap {
-        let n = webclient_read(session, body[len..].as_mut_ptr() as *mut c_void, cap - len);
+        // SAFETY: a live session; `body[len..]` is writable for at least
+        // `cap - len` bytes (`cap` < `body.len()`).
+        let n =
+            unsafe { webclient_read(session, body[len..].as_mut_ptr() as *mut c_void, cap - len) };
         if n <= 0 {
             break;
         }
@@ -514,11 +545,16 @@ unsafe fn http_error<E>(
     let body: &[u8] = if body.is_empty() { &nul } else { &body[..=len] };
     let mut status_buf = [0u8; 20];
     let status_text = crate::text::decimal(status.max(0) as u64, &mut status_buf);
-    let message = error_message(body);
+    // SAFETY: `body` ends with a NUL: `nul`, or `body[len]`, which the reads
+    // never reached (they stop at `cap`) and `resize` zeroed.
+    let message = unsafe { error_message(body) };
     match message {
         Some(parsed) => {
-            error.set(&[b"HTTP ", status_text, b": ", parsed.to_bytes()]);
-            crate::cjson_sys::cJSON_Delete(parsed.tree);
+            // SAFETY: `parsed.tree` is alive until the delete below.
+            error.set(&[b"HTTP ", status_text, b": ", unsafe { parsed.to_bytes() }]);
+            // SAFETY: `parsed.tree` came from cJSON_Parse and is deleted once;
+            // nothing borrowed from it is used after this.
+            unsafe { crate::cjson_sys::cJSON_Delete(parsed.tree) };
         }
         None => {
             let text = trim(&body[..body.len() - 1]);
@@ -530,7 +566,8 @@ unsafe fn http_error<E>(
         }
     }
     crate::log_e!("{}", error.as_str());
-    let retry_after_ms = retry_after(session);
+    // SAFETY: `session` is a live session with a response head (contract).
+    let retry_after_ms = unsafe { retry_after(session) };
     let retryable = status == 429 || (500..600).contains(&status);
     Attempt::Failed {
         failure: Failure::Status(status),
@@ -558,40 +595,58 @@ struct ParsedMessage {
 }
 
 impl ParsedMessage {
+    /// # Safety
+    /// `self.tree` has not been deleted.
     unsafe fn to_bytes(&self) -> &[u8] {
-        CStr::from_ptr(self.text).to_bytes()
+        // SAFETY: `text` is the NUL-terminated `valuestring` of an item in
+        // `tree`, which is still alive (contract).
+        unsafe { CStr::from_ptr(self.text) }.to_bytes()
     }
 }
 
+/// # Safety
 /// `body` must end with a NUL.
 unsafe fn error_message(body: &[u8]) -> Option<ParsedMessage> {
-    let tree = crate::cjson_sys::cJSON_Parse(body.as_ptr() as *const c_char);
+    // SAFETY: `body` is NUL-terminated (contract); cJSON only reads it.
+    let tree = unsafe { crate::cjson_sys::cJSON_Parse(body.as_ptr() as *const c_char) };
     if tree.is_null() {
         return None;
     }
-    let err = crate::json::get(tree, c"error");
-    let text = crate::json::get_str(err, c"message")
-        .or_else(|| crate::json::string_value(err))
-        .or_else(|| crate::json::get_str(tree, c"message"));
+    // SAFETY: `tree` is a live tree we own; `err` is NULL or one of its items,
+    // and the strings found live as long as `tree`, which outlives `text`.
+    let text = unsafe {
+        let err = crate::json::get(tree, c"error");
+        crate::json::get_str(err, c"message")
+            .or_else(|| crate::json::string_value(err))
+            .or_else(|| crate::json::get_str(tree, c"message"))
+    };
     match text {
         Some(t) => Some(ParsedMessage {
             tree,
             text: t.as_ptr(),
         }),
         None => {
-            crate::cjson_sys::cJSON_Delete(tree);
+            // SAFETY: `tree` came from cJSON_Parse, nothing borrows from it, and
+            // it is deleted once.
+            unsafe { crate::cjson_sys::cJSON_Delete(tree) };
             None
         }
     }
 }
 
 /// `Retry-After` in whole seconds (HTTP dates are not supported: ignored).
+///
+/// # Safety
+/// `session` is a live session whose response head has been read.
 unsafe fn retry_after(session: *mut webclient_session) -> Option<u32> {
-    let v = webclient_header_fields_get(session, c"Retry-After".as_ptr());
+    // SAFETY: a live session (contract) and a NUL-terminated field name.
+    let v = unsafe { webclient_header_fields_get(session, c"Retry-After".as_ptr()) };
     if v.is_null() {
         return None;
     }
-    let s = trim(CStr::from_ptr(v).to_bytes());
+    // SAFETY: a non-NULL header value is a NUL-terminated string in the
+    // session's header buffer, alive while `session` is.
+    let s = trim(unsafe { CStr::from_ptr(v) }.to_bytes());
     if s.is_empty() || s.len() > 6 || !s.iter().all(u8::is_ascii_digit) {
         return None;
     }

@@ -22,7 +22,7 @@ use super::tools::{get_agent_tools, search_agent_tool_node};
 use super::utils::{print_reasoning, print_tool_call};
 use crate::chat::transport;
 use crate::cjson_sys::*;
-use crate::ffi_boundary;
+use crate::ffi_fn;
 use crate::json;
 use crate::rtt::*;
 use alloc::vec::Vec;
@@ -135,9 +135,22 @@ static SPARE_REPLY: AtomicPtr<super::messages::Messages> = AtomicPtr::new(ptr::n
 const OUT_OF_MEMORY_REPLY: &CStr = c"error: out of memory while answering";
 
 fn make_spare_reply() -> Messages_t {
+    text_reply(OUT_OF_MEMORY_REPLY)
+}
+
+/// A new one-item text message holding a copy of `text`, or NULL without
+/// memory.
+fn text_reply(text: &CStr) -> Messages_t {
     let m = messages_create(1);
-    if !m.is_null() && messages_append(m, TYPE_TEXT, OUT_OF_MEMORY_REPLY.as_ptr()) != rt_eok() {
-        messages_destroy(m);
+    if m.is_null() {
+        return m;
+    }
+    // SAFETY: `m` is a fresh message of ours; `text` is NUL-terminated and
+    // outlives the call, which copies it.
+    let appended = unsafe { messages_append(m, TYPE_TEXT, text.as_ptr()) };
+    if appended != rt_eok() {
+        // SAFETY: `m` is ours and not shared yet.
+        unsafe { messages_destroy(m) };
         return ptr::null_mut();
     }
     m
@@ -209,7 +222,7 @@ fn log_memory(what: &str) {
 /// loop will not start.
 #[no_mangle]
 pub extern "C" fn init_agent() {
-    ffi_boundary!((), {
+    ffi_fn!(failure = (), {
         // SAFETY: C functions of the package; the objects are published only
         // once complete.
         unsafe {
@@ -242,7 +255,7 @@ pub extern "C" fn init_agent() {
 /// context and the tools. Logs `[mem] cleanup done`. Idempotent.
 #[no_mangle]
 pub extern "C" fn cleanup_agent() {
-    ffi_boundary!((), {
+    ffi_fn!(failure = (), {
         release_agent();
         log_memory("cleanup done");
     })
@@ -258,9 +271,14 @@ fn release_agent() {
     }
     let hub = HUB.swap(ptr::null_mut(), Ordering::AcqRel);
     let ctx = CONTEXT.swap(ptr::null_mut(), Ordering::AcqRel);
-    message_hub_destroy(hub);
-    super::context::agent_context_destroy(ctx);
-    messages_destroy(SPARE_REPLY.swap(ptr::null_mut(), Ordering::AcqRel));
+    // SAFETY: each pointer was swapped out of its static, so this is the
+    // only owner; each is NULL or was made by its create function, and the
+    // channel was reset above, so nothing uses the hub or context any more.
+    unsafe {
+        message_hub_destroy(hub);
+        super::context::agent_context_destroy(ctx);
+        messages_destroy(SPARE_REPLY.swap(ptr::null_mut(), Ordering::AcqRel));
+    }
     // SAFETY: C function of the package.
     unsafe { agent_tools_cleanup() };
 }
@@ -285,43 +303,45 @@ fn wait_until_threads_freed() {
 }
 
 unsafe extern "C" fn loop_thread(_parameter: *mut c_void) {
-    // Cleanup cancels the requests of this thread only, and the registry is
-    // this thread's until it ends.
-    LOOP_THREAD.store(rt_thread_self(), Ordering::SeqCst);
-    transport::cancel_on_thread(rt_thread_self());
-    init_agent();
-    let hub = HUB.load(Ordering::Acquire);
-    // Tell main_loop_entry that start-up is over (the channel is ready).
-    let done = DONE.load(Ordering::Acquire);
-    if !done.is_null() {
-        rt_sem_release(done);
-    }
-    if !hub.is_null() {
-        loop {
-            let msg = message_hub_get(hub, (*hub).input_mailbox);
-            if state() == Lifecycle::Stopping {
-                messages_destroy(msg);
-                if msg.is_null() {
-                    break; // the stop sentinel: nobody sends to the hub any more
-                }
-                continue;
-            }
-            if msg.is_null() {
-                continue;
-            }
-            // Tools appended from other threads meanwhile: no request is
-            // reading the registry now.
-            super::tools::register_queued();
-            handle_user_message(hub, msg);
+    ffi_fn!(failure = (), {
+        // Cleanup cancels the requests of this thread only, and the registry is
+        // this thread's until it ends.
+        LOOP_THREAD.store(rt_thread_self(), Ordering::SeqCst);
+        transport::cancel_on_thread(rt_thread_self());
+        init_agent();
+        let hub = HUB.load(Ordering::Acquire);
+        // Tell main_loop_entry that start-up is over (the channel is ready).
+        let done = DONE.load(Ordering::Acquire);
+        if !done.is_null() {
+            rt_sem_release(done);
         }
-    }
-    release_agent();
-    transport::cancel_on_thread(ptr::null_mut());
-    LOOP_THREAD.store(ptr::null_mut(), Ordering::SeqCst);
-    let done = DONE.load(Ordering::Acquire);
-    if !done.is_null() {
-        rt_sem_release(done);
-    }
+        if !hub.is_null() {
+            loop {
+                let msg = message_hub_get(hub, (*hub).input_mailbox);
+                if state() == Lifecycle::Stopping {
+                    messages_destroy(msg);
+                    if msg.is_null() {
+                        break; // the stop sentinel: nobody sends to the hub any more
+                    }
+                    continue;
+                }
+                if msg.is_null() {
+                    continue;
+                }
+                // Tools appended from other threads meanwhile: no request is
+                // reading the registry now.
+                super::tools::register_queued();
+                handle_user_message(hub, msg);
+            }
+        }
+        release_agent();
+        transport::cancel_on_thread(ptr::null_mut());
+        LOOP_THREAD.store(ptr::null_mut(), Ordering::SeqCst);
+        let done = DONE.load(Ordering::Acquire);
+        if !done.is_null() {
+            rt_sem_release(done);
+        }
+    })
 }
 
 /// Start the `AgentLoop` thread and return once the agent is initialised. A
@@ -329,7 +349,7 @@ unsafe extern "C" fn loop_thread(_parameter: *mut c_void) {
 /// cannot be created or the agent cannot be initialised (no memory).
 #[no_mangle]
 pub extern "C" fn main_loop_entry() -> c_int {
-    ffi_boundary!(-1, {
+    ffi_fn!(failure = -1, {
         loop {
             match transition(Lifecycle::Stopped, Lifecycle::Starting) {
                 Ok(()) => break,
@@ -393,7 +413,7 @@ pub extern "C" fn main_loop_entry() -> c_int {
 /// running loop: nothing to do. Returns 0.
 #[no_mangle]
 pub extern "C" fn cleanup_agent_entry() -> c_int {
-    ffi_boundary!(-1, {
+    ffi_fn!(failure = -1, {
         loop {
             match transition(Lifecycle::Running, Lifecycle::Stopping) {
                 Ok(()) => break,
@@ -479,14 +499,10 @@ impl Reply {
         // Keep it a C string: a NUL inside the answer would cut it anyway.
         self.text.retain(|&b| b != 0);
         self.text.push(0);
-        let m = messages_create(1);
-        if !m.is_null()
-            && messages_append(m, TYPE_TEXT, self.text.as_ptr() as *const c_char) != rt_eok()
-        {
-            messages_destroy(m);
-            return ptr::null_mut();
+        match CStr::from_bytes_with_nul(&self.text) {
+            Ok(text) => text_reply(text),
+            Err(_) => ptr::null_mut(),
         }
-        m
     }
 }
 
@@ -541,8 +557,10 @@ unsafe fn deliver(hub: MessageHub_t, reply: Messages_t) {
 }
 
 unsafe extern "C" fn print_context_streaming(text: *const c_char) {
-    LAST_REPLY_STREAMED.store(true, Ordering::Release);
-    super::utils::print_context(text);
+    ffi_fn!(failure = (), {
+        LAST_REPLY_STREAMED.store(true, Ordering::Release);
+        super::utils::print_context(text);
+    })
 }
 
 unsafe fn run_rounds(ctx: Context_t, reply: &mut Reply) {

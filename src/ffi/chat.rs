@@ -2,7 +2,7 @@
 
 use crate::cjson_sys::cJSON_PrintUnformatted;
 use crate::cjson_sys::{cJSON, cJSON_Delete};
-use crate::ffi_boundary;
+use crate::ffi_fn;
 use crate::rtt::rt_free;
 use core::ffi::{c_char, c_void};
 
@@ -17,11 +17,8 @@ pub type ChatResponse_t = *mut ChatResponse;
 /// Free a response from `chat()`: its strings, its tool-call array and the
 /// struct. NULL-safe.
 #[no_mangle]
-pub extern "C" fn chat_response_free(resp: ChatResponse_t) {
-    ffi_boundary!((), {
-        if resp.is_null() {
-            return;
-        }
+pub unsafe extern "C" fn chat_response_free(resp: ChatResponse_t) {
+    ffi_fn!(failure = (), nonnull(resp), {
         // SAFETY: `resp` and its members come from chat() (RT-Thread heap and
         // cJSON); the caller gives them up.
         unsafe {
@@ -136,10 +133,12 @@ fn publish_last_error(error: &ErrorText) {
 /// key. The agent loop's own requests do not overwrite it.
 #[no_mangle]
 pub extern "C" fn agent_chat_last_error() -> *const c_char {
-    // Always NUL-terminated: zero-initialised, and publish_last_error writes
-    // the NUL with the text.
-    // SAFETY: only the address of the static's array is taken.
-    unsafe { core::ptr::addr_of!((*LAST_ERROR.0.get()).buf) as *const c_char }
+    ffi_fn!(failure = ptr::null(), {
+        // Always NUL-terminated: zero-initialised, and publish_last_error writes
+        // the NUL with the text.
+        // SAFETY: only the address of the static's array is taken.
+        unsafe { core::ptr::addr_of!((*LAST_ERROR.0.get()).buf) as *const c_char }
+    })
 }
 
 type TextCallback = Option<unsafe extern "C" fn(text: *const c_char)>;
@@ -216,7 +215,7 @@ impl ResponseSink for Parser {
 /// array (possibly empty) in index order. `RT_NULL` on failure, with the
 /// reason in `agent_chat_last_error()`.
 #[no_mangle]
-pub extern "C" fn chat(
+pub unsafe extern "C" fn chat(
     messages: *mut cJSON,
     tools: *mut cJSON,
     max_tokens: core::ffi::c_int,
@@ -224,7 +223,7 @@ pub extern "C" fn chat(
     on_tool_call: Option<unsafe extern "C" fn(text: *const c_char)>,
     on_context: Option<unsafe extern "C" fn(text: *const c_char)>,
 ) -> ChatResponse_t {
-    ffi_boundary!(ptr::null_mut(), {
+    ffi_fn!(failure = ptr::null_mut(), {
         let mut error = ErrorText::new();
         // SAFETY: the trees are borrowed for the call (caller's contract).
         let resp = unsafe {

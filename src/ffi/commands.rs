@@ -5,7 +5,7 @@ use super::config::{
     agent_config_get, agent_config_set, get_dynamic_agent_api_key, get_dynamic_agent_api_url,
     get_dynamic_agent_model_name,
 };
-use crate::ffi_boundary;
+use crate::ffi_fn;
 use crate::rtt::log::console_print;
 use crate::rtt::*;
 use core::ffi::{c_char, c_int, CStr};
@@ -79,8 +79,8 @@ fn show_config() {
 /// `agent_config` shows the endpoint (key masked); `agent_config key|model|url
 /// <value>` sets one at run time (at most 127 bytes).
 #[no_mangle]
-pub extern "C" fn agent_config(argc: c_int, argv: *mut *mut c_char) -> c_int {
-    ffi_boundary!(-1, {
+pub unsafe extern "C" fn agent_config(argc: c_int, argv: *mut *mut c_char) -> c_int {
+    ffi_fn!(failure = -1, {
         if argc <= 1 || argv.is_null() {
             show_config();
             return 0;
@@ -111,8 +111,8 @@ pub extern "C" fn agent_config(argc: c_int, argv: *mut *mut c_char) -> c_int {
 /// `agent_status`: whether the loop runs, how many messages it answered, and
 /// the heap.
 #[no_mangle]
-pub extern "C" fn agent_status(_argc: c_int, _argv: *mut *mut c_char) -> c_int {
-    ffi_boundary!(-1, {
+pub unsafe extern "C" fn agent_status(_argc: c_int, _argv: *mut *mut c_char) -> c_int {
+    ffi_fn!(failure = -1, {
         let (mut total, mut used, mut max_used) = (0, 0, 0);
         // SAFETY: three writable locals.
         unsafe { rt_memory_info(&mut total, &mut used, &mut max_used) };

@@ -11,12 +11,12 @@
 //! next request and never tears the current one. The C getters still hand out
 //! pointers into the storage, as the C package did.
 
-use crate::ffi_boundary;
+use crate::ffi_fn;
 use crate::rtt::sleep_lock::SleepLock;
 use crate::rtt::{board, rt_bool_t, RT_TRUE};
 use alloc::vec::Vec;
 use core::ffi::{c_char, CStr};
-use core::ptr::{addr_of, addr_of_mut};
+use core::ptr::{self, addr_of, addr_of_mut};
 
 /// Guards [`agent_runtime_config_storage`] against torn reads and writes.
 static CONFIG_LOCK: SleepLock = SleepLock::new();
@@ -48,7 +48,7 @@ fn storage() -> *mut agent_runtime_config_t {
 /// are empty until set; see the getters for the effective values.
 #[no_mangle]
 pub extern "C" fn agent_config_get() -> *mut agent_runtime_config_t {
-    storage()
+    ffi_fn!(failure = ptr::null_mut(), { storage() })
 }
 
 /// Copy `value` into `field` if it fits with its NUL; refuse otherwise.
@@ -75,12 +75,12 @@ fn store(field: &mut [c_char], value: &CStr, what: &str) -> bool {
 /// Set each non-NULL value that fits (at most 127 bytes); a longer one is
 /// refused with a warning, never truncated. Borrows the strings.
 #[no_mangle]
-pub extern "C" fn agent_config_set(
+pub unsafe extern "C" fn agent_config_set(
     api_key: *const c_char,
     model_name: *const c_char,
     api_url: *const c_char,
 ) {
-    ffi_boundary!((), {
+    ffi_fn!(failure = (), {
         let _held = CONFIG_LOCK.lock();
         // SAFETY: arguments are NULL or NUL-terminated; the storage is written
         // only here, under CONFIG_LOCK.
@@ -119,32 +119,38 @@ fn effective(field: *const c_char, default: *const c_char) -> *const c_char {
 /// The API key in use (runtime value, else `PKG_AGENT_API_KEY`). Borrowed.
 #[no_mangle]
 pub extern "C" fn get_dynamic_agent_api_key() -> *const c_char {
-    // SAFETY: address of a field of the static storage.
-    effective(
-        unsafe { addr_of!((*storage()).api_key) } as *const c_char,
-        board().api_key,
-    )
+    ffi_fn!(failure = ptr::null(), {
+        // SAFETY: address of a field of the static storage.
+        effective(
+            unsafe { addr_of!((*storage()).api_key) } as *const c_char,
+            board().api_key,
+        )
+    })
 }
 
 /// The model in use (runtime value, else `PKG_AGENT_MODEL_NAME`). Borrowed.
 #[no_mangle]
 pub extern "C" fn get_dynamic_agent_model_name() -> *const c_char {
-    // SAFETY: as above.
-    effective(
-        unsafe { addr_of!((*storage()).model_name) } as *const c_char,
-        board().model_name,
-    )
+    ffi_fn!(failure = ptr::null(), {
+        // SAFETY: as above.
+        effective(
+            unsafe { addr_of!((*storage()).model_name) } as *const c_char,
+            board().model_name,
+        )
+    })
 }
 
 /// The chat-completions URL in use (runtime value, else `PKG_AGENT_API_URL`).
 /// Borrowed.
 #[no_mangle]
 pub extern "C" fn get_dynamic_agent_api_url() -> *const c_char {
-    // SAFETY: as above.
-    effective(
-        unsafe { addr_of!((*storage()).api_url) } as *const c_char,
-        board().api_url,
-    )
+    ffi_fn!(failure = ptr::null(), {
+        // SAFETY: as above.
+        effective(
+            unsafe { addr_of!((*storage()).api_url) } as *const c_char,
+            board().api_url,
+        )
+    })
 }
 
 /// The key, model and URL in use, copied together (one heap block) under

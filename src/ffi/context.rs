@@ -13,7 +13,7 @@ use super::messages::Messages_t;
 use super::prompt::get_system_prompt;
 use super::utils::to_content;
 use crate::cjson_sys::*;
-use crate::ffi_boundary;
+use crate::ffi_fn;
 use crate::json;
 use crate::rtt::*;
 use core::ffi::{c_char, c_int, c_void, CStr};
@@ -74,56 +74,61 @@ unsafe fn role_of<'a>(msg: *const cJSON) -> &'a [u8] {
 
 /// Put (or refresh) the system prompt as the first message.
 unsafe extern "C" fn build_system_prompt(ctx: Context_t) -> rt_err_t {
-    if ctx.is_null() || (*ctx).message.is_null() {
-        return -rt_error();
-    }
-    let first = (*(*ctx).message).child;
-    if !first.is_null() && role_of(first) == b"system" {
-        return rt_eok();
-    }
-    let msg = new_message(c"system");
-    if msg.is_null()
-        || json::add_to_object(msg, c"content", cJSON_CreateString(get_system_prompt())).is_err()
-    {
-        if !msg.is_null() {
-            cJSON_Delete(msg);
+    ffi_fn!(failure = -rt_error(), {
+        if ctx.is_null() || (*ctx).message.is_null() {
+            return -rt_error();
         }
-        return enomem();
-    }
-    // Insert at the front: link by hand, as cJSON 1.7.x has no portable
-    // "insert at 0" that returns a status.
-    let array = (*ctx).message;
-    let old_first = (*array).child;
-    if old_first.is_null() {
-        return push(ctx, msg);
-    }
-    (*msg).next = old_first;
-    (*msg).prev = (*old_first).prev; // the last element, by cJSON's convention
-    (*old_first).prev = msg;
-    (*array).child = msg;
-    rt_eok()
+        let first = (*(*ctx).message).child;
+        if !first.is_null() && role_of(first) == b"system" {
+            return rt_eok();
+        }
+        let msg = new_message(c"system");
+        if msg.is_null()
+            || json::add_to_object(msg, c"content", cJSON_CreateString(get_system_prompt()))
+                .is_err()
+        {
+            if !msg.is_null() {
+                cJSON_Delete(msg);
+            }
+            return enomem();
+        }
+        // Insert at the front: link by hand, as cJSON 1.7.x has no portable
+        // "insert at 0" that returns a status.
+        let array = (*ctx).message;
+        let old_first = (*array).child;
+        if old_first.is_null() {
+            return push(ctx, msg);
+        }
+        (*msg).next = old_first;
+        (*msg).prev = (*old_first).prev; // the last element, by cJSON's convention
+        (*old_first).prev = msg;
+        (*array).child = msg;
+        rt_eok()
+    })
 }
 
 /// Append a `user` message whose content is `to_content(messages)`.
 /// Borrows `messages`.
 unsafe extern "C" fn append_user_message(ctx: Context_t, messages: Messages_t) -> rt_err_t {
-    if ctx.is_null() || (*ctx).message.is_null() {
-        return -rt_error();
-    }
-    let content = to_content(messages);
-    if content.is_null() {
-        return -rt_error();
-    }
-    let msg = new_message(c"user");
-    if msg.is_null() {
-        cJSON_Delete(content);
-        return enomem();
-    }
-    if json::add_to_object(msg, c"content", content).is_err() {
-        cJSON_Delete(msg);
-        return enomem();
-    }
-    push(ctx, msg)
+    ffi_fn!(failure = -rt_error(), {
+        if ctx.is_null() || (*ctx).message.is_null() {
+            return -rt_error();
+        }
+        let content = to_content(messages);
+        if content.is_null() {
+            return -rt_error();
+        }
+        let msg = new_message(c"user");
+        if msg.is_null() {
+            cJSON_Delete(content);
+            return enomem();
+        }
+        if json::add_to_object(msg, c"content", content).is_err() {
+            cJSON_Delete(msg);
+            return enomem();
+        }
+        push(ctx, msg)
+    })
 }
 
 /// A copy of one tool call with only the fields a request may carry.
@@ -165,52 +170,55 @@ unsafe fn request_tool_call(call: *const cJSON) -> *mut cJSON {
 /// streamed with (thinking models reject the next request without it; the
 /// option `PKG_AGENT_DROP_REASONING` leaves it out). Borrows `resp`.
 unsafe extern "C" fn append_assistant_message(ctx: Context_t, resp: ChatResponse_t) -> rt_err_t {
-    if ctx.is_null() || (*ctx).message.is_null() || resp.is_null() {
-        return -rt_error();
-    }
-    let r = &*resp;
-    let msg = new_message(c"assistant");
-    if msg.is_null() {
-        return enomem();
-    }
-    let fail = |msg: *mut cJSON| {
-        cJSON_Delete(msg);
-        enomem()
-    };
-    let content = if r.context.is_null() {
-        c"".as_ptr()
-    } else {
-        r.context as *const c_char
-    };
-    if json::add_to_object(msg, c"content", cJSON_CreateString(content)).is_err() {
-        return fail(msg);
-    }
-    let calls = r.tool_call;
-    if json::is_array(calls) && !(*calls).child.is_null() {
-        let copies = cJSON_CreateArray();
-        if copies.is_null() {
+    ffi_fn!(failure = -rt_error(), {
+        if ctx.is_null() || (*ctx).message.is_null() || resp.is_null() {
+            return -rt_error();
+        }
+        let r = &*resp;
+        let msg = new_message(c"assistant");
+        if msg.is_null() {
+            return enomem();
+        }
+        let fail = |msg: *mut cJSON| {
+            cJSON_Delete(msg);
+            enomem()
+        };
+        let content = if r.context.is_null() {
+            c"".as_ptr()
+        } else {
+            r.context as *const c_char
+        };
+        if json::add_to_object(msg, c"content", cJSON_CreateString(content)).is_err() {
             return fail(msg);
         }
-        for call in json::children(calls) {
-            let copy = request_tool_call(call);
-            if copy.is_null() || json::add_to_array(copies, copy).is_err() {
-                cJSON_Delete(copies);
+        let calls = r.tool_call;
+        if json::is_array(calls) && !(*calls).child.is_null() {
+            let copies = cJSON_CreateArray();
+            if copies.is_null() {
                 return fail(msg);
             }
-        }
-        if json::add_to_object(msg, c"tool_calls", copies).is_err() {
-            return fail(msg);
-        }
-        let keep = board().keep_reasoning != 0;
-        if keep && !r.reasoning.is_null() && *r.reasoning != 0 {
-            if json::add_to_object(msg, c"reasoning_content", cJSON_CreateString(r.reasoning))
-                .is_err()
+            for call in json::children(calls) {
+                let copy = request_tool_call(call);
+                if copy.is_null() || json::add_to_array(copies, copy).is_err() {
+                    cJSON_Delete(copies);
+                    return fail(msg);
+                }
+            }
+            if json::add_to_object(msg, c"tool_calls", copies).is_err() {
+                return fail(msg);
+            }
+            let keep = board().keep_reasoning != 0;
+            if keep
+                && !r.reasoning.is_null()
+                && *r.reasoning != 0
+                && json::add_to_object(msg, c"reasoning_content", cJSON_CreateString(r.reasoning))
+                    .is_err()
             {
                 return fail(msg);
             }
         }
-    }
-    push(ctx, msg)
+        push(ctx, msg)
+    })
 }
 
 /// Append the `tool` message answering `tool_call_id`, with content
@@ -220,71 +228,77 @@ unsafe extern "C" fn append_tool_message(
     tool_call_id: *const c_char,
     messages: Messages_t,
 ) -> rt_err_t {
-    if ctx.is_null() || (*ctx).message.is_null() || tool_call_id.is_null() {
-        return -rt_error();
-    }
-    let msg = new_message(c"tool");
-    if msg.is_null() {
-        return enomem();
-    }
-    let mut content = to_content(messages);
-    if content.is_null() {
-        content = cJSON_CreateString(c"".as_ptr());
-    }
-    if json::add_to_object(msg, c"tool_call_id", cJSON_CreateString(tool_call_id)).is_err()
-        || json::add_to_object(msg, c"content", content).is_err()
-    {
-        cJSON_Delete(msg);
-        return enomem();
-    }
-    push(ctx, msg)
+    ffi_fn!(failure = -rt_error(), {
+        if ctx.is_null() || (*ctx).message.is_null() || tool_call_id.is_null() {
+            return -rt_error();
+        }
+        let msg = new_message(c"tool");
+        if msg.is_null() {
+            return enomem();
+        }
+        let mut content = to_content(messages);
+        if content.is_null() {
+            content = cJSON_CreateString(c"".as_ptr());
+        }
+        if json::add_to_object(msg, c"tool_call_id", cJSON_CreateString(tool_call_id)).is_err()
+            || json::add_to_object(msg, c"content", content).is_err()
+        {
+            cJSON_Delete(msg);
+            return enomem();
+        }
+        push(ctx, msg)
+    })
 }
 
 /// Empty the array (the caller rebuilds the system prompt).
 unsafe extern "C" fn clear_message(ctx: Context_t) -> rt_err_t {
-    if ctx.is_null() || (*ctx).message.is_null() {
-        return -rt_error();
-    }
-    let array = (*ctx).message;
-    while !(*array).child.is_null() {
-        cJSON_DeleteItemFromArray(array, 0);
-    }
-    rt_eok()
+    ffi_fn!(failure = -rt_error(), {
+        if ctx.is_null() || (*ctx).message.is_null() {
+            return -rt_error();
+        }
+        let array = (*ctx).message;
+        while !(*array).child.is_null() {
+            cJSON_DeleteItemFromArray(array, 0);
+        }
+        rt_eok()
+    })
 }
 
 /// Keep the system prompt and the last `keep` messages, moving the cut
 /// forward past any `tool` message whose assistant message would be cut
 /// away (a request starting its history with a tool result is rejected).
 unsafe extern "C" fn trim_context(ctx: Context_t, keep: c_int) -> rt_err_t {
-    if ctx.is_null() || (*ctx).message.is_null() {
-        return -rt_error();
-    }
-    let array = (*ctx).message;
-    let total = cJSON_GetArraySize(array);
-    let first = (*array).child;
-    let history_start: c_int = if !first.is_null() && role_of(first) == b"system" {
-        1
-    } else {
-        0
-    };
-    let history = total - history_start;
-    let keep = keep.max(0);
-    if history <= keep {
-        return rt_eok();
-    }
-    let mut drop_count = history - keep;
-    // Never start with orphaned tool results.
-    while drop_count < history {
-        let next = cJSON_GetArrayItem(array, history_start + drop_count);
-        if role_of(next) != b"tool" {
-            break;
+    ffi_fn!(failure = -rt_error(), {
+        if ctx.is_null() || (*ctx).message.is_null() {
+            return -rt_error();
         }
-        drop_count += 1;
-    }
-    for _ in 0..drop_count {
-        cJSON_DeleteItemFromArray(array, history_start);
-    }
-    rt_eok()
+        let array = (*ctx).message;
+        let total = cJSON_GetArraySize(array);
+        let first = (*array).child;
+        let history_start: c_int = if !first.is_null() && role_of(first) == b"system" {
+            1
+        } else {
+            0
+        };
+        let history = total - history_start;
+        let keep = keep.max(0);
+        if history <= keep {
+            return rt_eok();
+        }
+        let mut drop_count = history - keep;
+        // Never start with orphaned tool results.
+        while drop_count < history {
+            let next = cJSON_GetArrayItem(array, history_start + drop_count);
+            if role_of(next) != b"tool" {
+                break;
+            }
+            drop_count += 1;
+        }
+        for _ in 0..drop_count {
+            cJSON_DeleteItemFromArray(array, history_start);
+        }
+        rt_eok()
+    })
 }
 
 /// Create a context: an empty message array, the methods, and the system
@@ -292,7 +306,7 @@ unsafe extern "C" fn trim_context(ctx: Context_t, keep: c_int) -> rt_err_t {
 /// `agent_context_destroy`); `RT_NULL` on no memory.
 #[no_mangle]
 pub extern "C" fn agent_context_create() -> Context_t {
-    ffi_boundary!(ptr::null_mut(), {
+    ffi_fn!(failure = ptr::null_mut(), {
         // SAFETY: fresh allocations, NULL-checked, released on failure.
         unsafe {
             let ctx = rt_malloc(size_of::<Context>()) as Context_t;
@@ -324,11 +338,8 @@ pub extern "C" fn agent_context_create() -> Context_t {
 
 /// Free the message array and the context. NULL-safe.
 #[no_mangle]
-pub extern "C" fn agent_context_destroy(context: Context_t) {
-    ffi_boundary!((), {
-        if context.is_null() {
-            return;
-        }
+pub unsafe extern "C" fn agent_context_destroy(context: Context_t) {
+    ffi_fn!(failure = (), nonnull(context), {
         // SAFETY: the caller gives up a context from agent_context_create.
         unsafe {
             if !(*context).message.is_null() {

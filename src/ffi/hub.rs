@@ -5,7 +5,7 @@
 //! NULL pointer may be sent as a wake-up sentinel and is never owned.
 
 use super::messages::{messages_destroy, Messages_t};
-use crate::ffi_boundary;
+use crate::ffi_fn;
 use crate::rtt::*;
 use core::ffi::{c_char, c_void};
 use core::mem::size_of;
@@ -36,16 +36,17 @@ unsafe extern "C" fn hub_put_message(
     message: Messages_t,
     mb: rt_mailbox_t,
 ) -> rt_err_t {
-    if hub.is_null() || message.is_null() || mb.is_null() {
-        return -rt_error();
-    }
-    rt_mb_send(mb, message as rt_ubase_t)
+    ffi_fn!(failure = -rt_error(), nonnull(hub, message, mb), {
+        rt_mb_send(mb, message as rt_ubase_t)
+    })
 }
 
 /// The `get_message` method: blocks until something arrives; NULL for a NULL
 /// hub or mailbox, a receive error or a NULL sentinel.
 unsafe extern "C" fn hub_get_message(hub: MessageHub_t, mb: rt_mailbox_t) -> Messages_t {
-    receive(hub, mb, RT_WAITING_FOREVER)
+    ffi_fn!(failure = ptr::null_mut(), {
+        receive(hub, mb, RT_WAITING_FOREVER)
+    })
 }
 
 unsafe fn receive(hub: MessageHub_t, mb: rt_mailbox_t, timeout: rt_int32_t) -> Messages_t {
@@ -66,7 +67,7 @@ unsafe fn receive(hub: MessageHub_t, mb: rt_mailbox_t, timeout: rt_int32_t) -> M
 /// `RT_NULL` when the heap or the kernel refuses; nothing leaks on failure.
 #[no_mangle]
 pub extern "C" fn message_hub_create() -> MessageHub_t {
-    ffi_boundary!(ptr::null_mut(), {
+    ffi_fn!(failure = ptr::null_mut(), {
         // SAFETY: each object is NULL-checked and released on the failure path;
         // the hub is fully initialised before it is returned.
         unsafe {
@@ -108,11 +109,8 @@ pub extern "C" fn message_hub_create() -> MessageHub_t {
 /// mailboxes and free the hub. NULL-safe. Threads still blocked on the hub
 /// must have been stopped first.
 #[no_mangle]
-pub extern "C" fn message_hub_destroy(hub: MessageHub_t) {
-    ffi_boundary!((), {
-        if hub.is_null() {
-            return;
-        }
+pub unsafe extern "C" fn message_hub_destroy(hub: MessageHub_t) {
+    ffi_fn!(failure = (), nonnull(hub), {
         // SAFETY: `hub` came from message_hub_create and the caller gives it up.
         unsafe {
             for mb in [(*hub).input_mailbox, (*hub).output_mailbox] {
@@ -135,15 +133,12 @@ pub extern "C" fn message_hub_destroy(hub: MessageHub_t) {
 /// On `RT_EOK` ownership of `message` passes to the receiver; on any error
 /// the caller still owns it. `-RT_ERROR` for a NULL hub.
 #[no_mangle]
-pub extern "C" fn message_hub_put(
+pub unsafe extern "C" fn message_hub_put(
     hub: MessageHub_t,
     message: Messages_t,
     mb: rt_mailbox_t,
 ) -> rt_err_t {
-    ffi_boundary!(-rt_error(), {
-        if hub.is_null() {
-            return -rt_error();
-        }
+    ffi_fn!(failure = -rt_error(), nonnull(hub), {
         // SAFETY: a live hub (caller's contract); the method pointer was set by
         // message_hub_create or by C code that replaced it.
         unsafe {
@@ -159,11 +154,8 @@ pub extern "C" fn message_hub_put(
 /// `get_message` method. The caller owns the result; `RT_NULL` for a NULL hub
 /// or when a NULL sentinel was received.
 #[no_mangle]
-pub extern "C" fn message_hub_get(hub: MessageHub_t, mb: rt_mailbox_t) -> Messages_t {
-    ffi_boundary!(ptr::null_mut(), {
-        if hub.is_null() {
-            return ptr::null_mut();
-        }
+pub unsafe extern "C" fn message_hub_get(hub: MessageHub_t, mb: rt_mailbox_t) -> Messages_t {
+    ffi_fn!(failure = ptr::null_mut(), nonnull(hub), {
         // SAFETY: as in message_hub_put.
         unsafe {
             match (*hub).get_message {
@@ -178,12 +170,14 @@ pub extern "C" fn message_hub_get(hub: MessageHub_t, mb: rt_mailbox_t) -> Messag
 /// (`RT_WAITING_FOREVER` allowed). The caller owns the result; `RT_NULL` on
 /// timeout, for a NULL hub or mailbox, or when a NULL sentinel was received.
 #[no_mangle]
-pub extern "C" fn message_hub_get_timeout(
+pub unsafe extern "C" fn message_hub_get_timeout(
     hub: MessageHub_t,
     mb: rt_mailbox_t,
     timeout: rt_int32_t,
 ) -> Messages_t {
-    // SAFETY: `receive` checks both pointers; the mailbox is live while the
-    // hub is (caller's contract).
-    ffi_boundary!(ptr::null_mut(), { unsafe { receive(hub, mb, timeout) } })
+    ffi_fn!(failure = ptr::null_mut(), {
+        // SAFETY: `receive` checks both pointers; the mailbox is live while
+        // the hub is (caller's contract).
+        unsafe { receive(hub, mb, timeout) }
+    })
 }

@@ -5,7 +5,7 @@
 //! them piecewise with `rt_free` (as code written for the C package may) stays
 //! correct.
 
-use crate::ffi_boundary;
+use crate::ffi_fn;
 use crate::rtt::{rt_eok, rt_err_t, rt_error, rt_free, rt_malloc, rt_realloc, rt_size_t};
 use core::ffi::{c_char, c_int, c_void};
 use core::mem::size_of;
@@ -68,7 +68,7 @@ fn items_bytes(count: c_int) -> Option<rt_size_t> {
 /// is exhausted; nothing is leaked on failure.
 #[no_mangle]
 pub extern "C" fn messages_create(max_size: c_int) -> Messages_t {
-    ffi_boundary!(ptr::null_mut(), {
+    ffi_fn!(failure = ptr::null_mut(), {
         let Some(bytes) = items_bytes(max_size) else {
             return ptr::null_mut();
         };
@@ -105,15 +105,12 @@ pub extern "C" fn messages_create(max_size: c_int) -> Messages_t {
 /// (positive) for a NULL argument, a corrupted array or no memory, in which
 /// case `messages` is unchanged.
 #[no_mangle]
-pub extern "C" fn messages_append(
+pub unsafe extern "C" fn messages_append(
     messages: Messages_t,
     message_type: MessageType,
     content: *const c_char,
 ) -> rt_err_t {
-    ffi_boundary!(rt_error(), {
-        if messages.is_null() || content.is_null() {
-            return rt_error();
-        }
+    ffi_fn!(failure = rt_error(), nonnull(messages, content), {
         // SAFETY: `messages` is a live array from messages_create (caller's
         // contract); `content` is NUL-terminated. The copy is made before the
         // array grows so that either failure leaves the array as it was.
@@ -156,11 +153,8 @@ pub extern "C" fn messages_append(
 /// Free every content string, the item array and the struct. NULL-safe.
 /// `messages` is invalid afterwards.
 #[no_mangle]
-pub extern "C" fn messages_destroy(messages: Messages_t) {
-    ffi_boundary!((), {
-        if messages.is_null() {
-            return;
-        }
+pub unsafe extern "C" fn messages_destroy(messages: Messages_t) {
+    ffi_fn!(failure = (), nonnull(messages), {
         // SAFETY: `messages` came from messages_create and is not used again by
         // the caller; only the first `current_size` items were ever written.
         unsafe {
@@ -195,8 +189,8 @@ fn item_at(messages: Messages_t, idx: c_int) -> Option<&'static MessageItem> {
 /// The type of item `idx`; `TYPE_NULL` for NULL `messages` or an index out of
 /// range (negative ones included).
 #[no_mangle]
-pub extern "C" fn messages_get_type_idx(messages: Messages_t, idx: c_int) -> MessageType {
-    ffi_boundary!(TYPE_NULL, {
+pub unsafe extern "C" fn messages_get_type_idx(messages: Messages_t, idx: c_int) -> MessageType {
+    ffi_fn!(failure = TYPE_NULL, {
         item_at(messages, idx).map_or(TYPE_NULL, |item| item.message_type)
     })
 }
@@ -204,8 +198,8 @@ pub extern "C" fn messages_get_type_idx(messages: Messages_t, idx: c_int) -> Mes
 /// The content of item `idx`, still owned by `messages`; `RT_NULL` for NULL
 /// `messages` or an index out of range.
 #[no_mangle]
-pub extern "C" fn messages_get_content_idx(messages: Messages_t, idx: c_int) -> *mut c_char {
-    ffi_boundary!(ptr::null_mut(), {
+pub unsafe extern "C" fn messages_get_content_idx(messages: Messages_t, idx: c_int) -> *mut c_char {
+    ffi_fn!(failure = ptr::null_mut(), {
         item_at(messages, idx).map_or(ptr::null_mut(), |item| item.content)
     })
 }
@@ -215,12 +209,14 @@ pub extern "C" fn messages_get_content_idx(messages: Messages_t, idx: c_int) -> 
 /// is static: never free or modify it.
 #[no_mangle]
 pub extern "C" fn get_agent_content_type(message_type: MessageType) -> *mut c_char {
-    let s: &'static [u8] = match message_type {
-        TYPE_TEXT => b"text\0",
-        TYPE_AUDIO => b"audio_url\0",
-        TYPE_IMAGE => b"image_url\0",
-        TYPE_VIDEO => b"video_url\0",
-        _ => b"unknown\0",
-    };
-    s.as_ptr() as *mut c_char
+    ffi_fn!(failure = ptr::null_mut(), {
+        let s: &'static [u8] = match message_type {
+            TYPE_TEXT => b"text\0",
+            TYPE_AUDIO => b"audio_url\0",
+            TYPE_IMAGE => b"image_url\0",
+            TYPE_VIDEO => b"video_url\0",
+            _ => b"unknown\0",
+        };
+        s.as_ptr() as *mut c_char
+    })
 }

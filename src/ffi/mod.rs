@@ -1,13 +1,59 @@
 //! The C-visible surface, one module per header area of `shared/spec/abi.md`.
 //!
-//! Every exported function has one failure convention: its body runs inside
-//! [`ffi_boundary!`], which names the value returned when the body cannot
-//! complete. With `std` (host) a panic is caught there and turned into that
-//! value; without `std` there is no unwinding and the panic handler halts, so
-//! bodies are written to have no reachable panic at all.
+//! # One boundary
+//!
+//! Every function the library hands to C — each `#[no_mangle]` export and
+//! each callback stored in a table C calls through (context methods, hub
+//! put/get, channel init/reset, the console's `rx_indicate`, thread entries,
+//! streaming printers) — is written in one shape:
+//!
+//! ```ignore
+//! /// What it does. Ownership: who owns what goes in and comes out.
+//! #[no_mangle]
+//! pub unsafe extern "C" fn message_hub_put(hub: MessageHub_t, /* ... */) -> rt_err_t {
+//!     ffi_fn!(failure = -rt_error(), nonnull(hub), {
+//!         /* body */
+//!     })
+//! }
+//! ```
+//!
+//! - The signature line is written out (callbacks drop `#[no_mangle] pub`)
+//!   so that cbindgen, which reads the source and does not expand macros,
+//!   renders the real prototype for the ABI check (`tests/abi.rs`); a macro
+//!   that produced the whole item would hide every export from it.
+//! - It is `unsafe extern "C"` whenever an argument is a raw pointer (or a
+//!   pointer typedef such as `Messages_t`): the caller promises the pointers
+//!   are NULL or valid, as the header documents.
+//! - [`ffi_fn!`] is the whole body. `failure = v` names the value returned
+//!   when the call cannot complete (the compiler checks it has the return
+//!   type); `nonnull(a, b)` returns it when any listed pointer is NULL.
+//! - `tests/ffi_boundary.rs` fails the build when a `#[no_mangle]` function
+//!   or an `extern "C" fn` under `src/ffi/` is not in this shape.
+//!
+//! # Panic policy
+//!
+//! Bodies are written to have no reachable panic; if one happens anyway:
+//!
+//! - **Host** (`std`): the panic hook prints the message to stderr and the
+//!   process **aborts** (SIGABRT). Nothing catches it: the library is built
+//!   with `panic = "abort"`, and where tests build it with unwinding, the
+//!   unwind stops at the `extern "C"` frame, which Rust (>= 1.81; this crate
+//!   needs 1.85) turns into an abort. Continuing with a half-updated hub or
+//!   context would be worse than stopping. `tests/ffi_boundary.rs` runs a
+//!   child process through `rt_host_test_panic_in_boundary` and checks both.
+//! - **Device** (`no_std`): the `#[panic_handler]` in `src/rtt/allocator.rs`
+//!   logs the message, then calls the board's `rt_assert_handler` through
+//!   the glue's `agent_glue_panic` (its assert hook, or RT-Thread's
+//!   print-and-spin; nothing on a board built without asserts), and only if
+//!   that returns, parks the thread in `rt_thread_mdelay`.
 //!
 //! Memory handed to C always comes from the RT-Thread heap (`rt_malloc`), so
 //! C code may release it with `rt_free` as it did with the C package.
+
+// The exports' safety contract is the C header's (pointers NULL or valid, as
+// each doc comment's ownership statement says), written once above rather
+// than as a `# Safety` section on every function.
+#![allow(clippy::missing_safety_doc)]
 
 pub mod agent_loop;
 pub mod channels;
@@ -21,22 +67,44 @@ pub mod prompt;
 pub mod tools;
 pub mod utils;
 
-/// Run `$body`; if it panics (host builds only), return `$on_failure`.
+/// The body of every function handed to C (see the module documentation):
+/// `ffi_fn!(failure = v, { body })` or `ffi_fn!(failure = v, nonnull(a, b), { body })`.
+///
+/// `v` is what the function returns when it cannot complete; with
+/// `nonnull(..)` it is returned when any listed pointer argument is NULL.
+/// Panics are not caught (see "Panic policy").
 #[macro_export]
-macro_rules! ffi_boundary {
-    ($on_failure:expr, $body:block) => {{
-        #[cfg(feature = "std")]
-        {
-            match ::std::panic::catch_unwind(::std::panic::AssertUnwindSafe(|| $body)) {
-                Ok(value) => value,
-                Err(_) => $on_failure,
-            }
+macro_rules! ffi_fn {
+    (failure = $failure:expr, nonnull($($arg:ident),+ $(,)?), $body:block) => {{
+        #[allow(clippy::unused_unit)]
+        if $($arg.is_null())||+ {
+            return $failure;
         }
-        #[cfg(not(feature = "std"))]
-        {
-            $body
-        }
+        $crate::ffi_fn!(failure = $failure, $body)
     }};
+    (failure = $failure:expr, $body:block) => {{
+        // Never runs: makes the compiler check that the failure value has
+        // the function's return type.
+        #[allow(unreachable_code, clippy::unused_unit)]
+        if false {
+            return $failure;
+        }
+        $body
+    }};
+}
+
+/// Host only, for `tests/ffi_boundary.rs`: panics inside the boundary, to
+/// show the panic policy (message on stderr, then abort). Not in any header.
+///
+/// cbindgen:ignore
+#[cfg(feature = "host")]
+#[doc(hidden)]
+#[no_mangle]
+pub extern "C" fn rt_host_test_panic_in_boundary() -> core::ffi::c_int {
+    ffi_fn!(failure = -1, {
+        let reason = core::hint::black_box("rt_host_test_panic_in_boundary: deliberate panic");
+        panic!("{reason}")
+    })
 }
 
 use crate::rtt::{rt_malloc, rt_size_t};

@@ -1,7 +1,9 @@
 //! `context.h`/`prompt.h` helpers that need no context: role names and the
 //! system prompt.
 
+use crate::ffi_fn;
 use core::ffi::c_char;
+use core::ptr;
 
 /// `enum RoleType` (a C enum: see [`super::messages::c_enum`]).
 pub type RoleType = super::messages::c_enum;
@@ -14,14 +16,16 @@ pub const ROLE_TOOL: RoleType = 3;
 /// `"unknown"` for any other value. Static: never free or modify it.
 #[no_mangle]
 pub extern "C" fn get_role_string(role: RoleType) -> *mut c_char {
-    let s: &'static [u8] = match role {
-        ROLE_SYSTEM => b"system\0",
-        ROLE_USER => b"user\0",
-        ROLE_ASSISTANT => b"assistant\0",
-        ROLE_TOOL => b"tool\0",
-        _ => b"unknown\0",
-    };
-    s.as_ptr() as *mut c_char
+    ffi_fn!(failure = ptr::null_mut(), {
+        let s: &'static [u8] = match role {
+            ROLE_SYSTEM => b"system\0",
+            ROLE_USER => b"user\0",
+            ROLE_ASSISTANT => b"assistant\0",
+            ROLE_TOOL => b"tool\0",
+            _ => b"unknown\0",
+        };
+        s.as_ptr() as *mut c_char
+    })
 }
 
 static SYSTEM_PROMPT: &[u8] = b"You are an assistant running on an RT-Thread embedded device. \
@@ -33,5 +37,7 @@ what failed if you cannot recover.\0";
 /// The system prompt. Static: never free or modify it.
 #[no_mangle]
 pub extern "C" fn get_system_prompt() -> *mut c_char {
-    SYSTEM_PROMPT.as_ptr() as *mut c_char
+    ffi_fn!(failure = ptr::null_mut(), {
+        SYSTEM_PROMPT.as_ptr() as *mut c_char
+    })
 }

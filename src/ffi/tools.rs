@@ -15,7 +15,7 @@
 
 use super::messages::{messages_create, messages_destroy, Messages_t};
 use crate::cjson_sys::{cJSON, cJSON_CreateArray, cJSON_Delete};
-use crate::ffi_boundary;
+use crate::ffi_fn;
 use crate::json;
 use crate::rtt::sleep_lock::SleepLock;
 use crate::rtt::*;
@@ -50,11 +50,11 @@ static TOOLS_ARRAY: AtomicPtr<cJSON> = AtomicPtr::new(ptr::null_mut());
 /// Nodes after the head, in registration order.
 fn nodes() -> impl Iterator<Item = AgentToolNode_t> {
     let head = HEAD.load(Ordering::Acquire);
-    // SAFETY: nodes are only freed by agent_tool_list_destroy, which the
-    // single-registrar contract keeps from running concurrently.
     let mut next = if head.is_null() {
         ptr::null_mut()
     } else {
+        // SAFETY: nodes are freed only by agent_tool_list_destroy, run by
+        // the registry's owner (see the module comment), never during a walk.
         unsafe { (*head).next }
     };
     core::iter::from_fn(move || {
@@ -80,7 +80,7 @@ pub(crate) unsafe fn function_name<'a>(obj: *const cJSON) -> Option<&'a CStr> {
 /// `-RT_ENOMEM` when the head node cannot be allocated.
 #[no_mangle]
 pub extern "C" fn agent_tool_list_create() -> rt_err_t {
-    ffi_boundary!(-rt_error(), {
+    ffi_fn!(failure = -rt_error(), {
         if !HEAD.load(Ordering::Acquire).is_null() {
             return rt_eok();
         }
@@ -118,11 +118,11 @@ pub extern "C" fn agent_tool_list_create() -> rt_err_t {
 /// returns `RT_EOK` (or `RT_ERROR` without memory); the loop registers it
 /// before its next message, with the same checks, and logs a refusal.
 #[no_mangle]
-pub extern "C" fn append_tool(
+pub unsafe extern "C" fn append_tool(
     tool_obj: *mut cJSON,
     execute_func: Option<unsafe extern "C" fn(param: *mut cJSON, node: *mut AgentToolList)>,
 ) -> rt_err_t {
-    ffi_boundary!(rt_error(), {
+    ffi_fn!(failure = rt_error(), {
         if !super::agent_loop::registry_is_mine() {
             return queue_tool(tool_obj, execute_func);
         }
@@ -274,7 +274,7 @@ fn register_now(tool_obj: *mut cJSON, execute_func: Option<ExecuteFn>) -> rt_err
 /// or on no memory.
 #[no_mangle]
 pub extern "C" fn build_tools_json() -> *mut cJSON {
-    ffi_boundary!(ptr::null_mut(), {
+    ffi_fn!(failure = ptr::null_mut(), {
         let existing = TOOLS_ARRAY.load(Ordering::Acquire);
         if !existing.is_null() {
             return existing;
@@ -302,7 +302,9 @@ pub extern "C" fn build_tools_json() -> *mut cJSON {
 /// before it is built.
 #[no_mangle]
 pub extern "C" fn get_agent_tools() -> *mut cJSON {
-    TOOLS_ARRAY.load(Ordering::Acquire)
+    ffi_fn!(failure = ptr::null_mut(), {
+        TOOLS_ARRAY.load(Ordering::Acquire)
+    })
 }
 
 /// Find the registered tool named by `tool_obj.function.name` (a tool
@@ -310,8 +312,8 @@ pub extern "C" fn get_agent_tools() -> *mut cJSON {
 /// Returns the registry's node (not owned by the caller), or `RT_NULL` when
 /// absent or when `tool_obj` is malformed.
 #[no_mangle]
-pub extern "C" fn search_agent_tool_node(tool_obj: *mut cJSON) -> AgentToolNode_t {
-    ffi_boundary!(ptr::null_mut(), {
+pub unsafe extern "C" fn search_agent_tool_node(tool_obj: *mut cJSON) -> AgentToolNode_t {
+    ffi_fn!(failure = ptr::null_mut(), {
         // SAFETY: `tool_obj` is NULL or live (caller's contract); nodes are live.
         unsafe {
             let Some(wanted) = function_name(tool_obj) else {
@@ -327,11 +329,8 @@ pub extern "C" fn search_agent_tool_node(tool_obj: *mut cJSON) -> AgentToolNode_
 /// Free `node` and its `ret.messages`, never its `tool_obj`. NULL-safe. The
 /// node must no longer be linked in the registry.
 #[no_mangle]
-pub extern "C" fn free_agent_tool_node(node: AgentToolNode_t) {
-    ffi_boundary!((), {
-        if node.is_null() {
-            return;
-        }
+pub unsafe extern "C" fn free_agent_tool_node(node: AgentToolNode_t) {
+    ffi_fn!(failure = (), nonnull(node), {
         // SAFETY: the caller gives up a node allocated by the registry.
         unsafe {
             messages_destroy((*node).ret.messages);
@@ -345,7 +344,7 @@ pub extern "C" fn free_agent_tool_node(node: AgentToolNode_t) {
 /// again. NULL-safe when nothing was created.
 #[no_mangle]
 pub extern "C" fn agent_tool_list_destroy() {
-    ffi_boundary!((), {
+    ffi_fn!(failure = (), {
         discard_queued();
         let head = HEAD.swap(ptr::null_mut(), Ordering::AcqRel);
         let array = TOOLS_ARRAY.swap(ptr::null_mut(), Ordering::AcqRel);

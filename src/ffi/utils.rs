@@ -8,7 +8,7 @@
 
 use super::messages::{messages_get_content_idx, Messages_t};
 use crate::cjson_sys::*;
-use crate::ffi_boundary;
+use crate::ffi_fn;
 use crate::json;
 use core::ffi::{c_char, CStr};
 use core::ptr;
@@ -27,8 +27,8 @@ unsafe fn delete_all(trees: &[*mut cJSON]) {
 
 /// `{"text": text, "type": "text"}`; `RT_NULL` for NULL text or no memory.
 #[no_mangle]
-pub extern "C" fn format_text(text: *const c_char) -> *mut cJSON {
-    ffi_boundary!(ptr::null_mut(), {
+pub unsafe extern "C" fn format_text(text: *const c_char) -> *mut cJSON {
+    ffi_fn!(failure = ptr::null_mut(), {
         // SAFETY: `text` is NULL or NUL-terminated; the new object is deleted on
         // any failure.
         unsafe {
@@ -51,16 +51,18 @@ pub extern "C" fn format_text(text: *const c_char) -> *mut cJSON {
 /// A new empty JSON array (`[]`), owned by the caller.
 #[no_mangle]
 pub extern "C" fn create_content_array() -> *mut cJSON {
-    // SAFETY: plain constructor.
-    ffi_boundary!(ptr::null_mut(), { unsafe { cJSON_CreateArray() } })
+    ffi_fn!(failure = ptr::null_mut(), {
+        // SAFETY: a constructor without arguments; NULL without memory.
+        unsafe { cJSON_CreateArray() }
+    })
 }
 
 /// The `content` of a user or tool message built from `messages`: a JSON
 /// string holding the first message's text. `RT_NULL` when there is none.
 /// Borrows `messages`; the result is owned by the caller.
 #[no_mangle]
-pub extern "C" fn to_content(messages: Messages_t) -> *mut cJSON {
-    ffi_boundary!(ptr::null_mut(), {
+pub unsafe extern "C" fn to_content(messages: Messages_t) -> *mut cJSON {
+    ffi_fn!(failure = ptr::null_mut(), {
         let text = messages_get_content_idx(messages, 0);
         // SAFETY: a live message's content is NUL-terminated.
         unsafe { json::new_string(text) }
@@ -69,30 +71,36 @@ pub extern "C" fn to_content(messages: Messages_t) -> *mut cJSON {
 
 /// Log a reasoning fragment (the loop's `on_reasoning` hook).
 #[no_mangle]
-pub extern "C" fn print_reasoning(text: *const c_char) {
-    // SAFETY: NULL or NUL-terminated.
-    if let Some(t) = unsafe { super::cstr_arg(text) } {
-        crate::log_d!("[reasoning] {}", t.to_str().unwrap_or("<not UTF-8>"));
-    }
+pub unsafe extern "C" fn print_reasoning(text: *const c_char) {
+    ffi_fn!(failure = (), {
+        // SAFETY: NULL or NUL-terminated.
+        if let Some(t) = unsafe { super::cstr_arg(text) } {
+            crate::log_d!("[reasoning] {}", t.to_str().unwrap_or("<not UTF-8>"));
+        }
+    })
 }
 
 /// Log a complete tool call (the loop's `on_tool_call` hook).
 #[no_mangle]
-pub extern "C" fn print_tool_call(text: *const c_char) {
-    // SAFETY: NULL or NUL-terminated.
-    if let Some(t) = unsafe { super::cstr_arg(text) } {
-        crate::log_i!("[tool_call] {}", t.to_str().unwrap_or("<not UTF-8>"));
-    }
+pub unsafe extern "C" fn print_tool_call(text: *const c_char) {
+    ffi_fn!(failure = (), {
+        // SAFETY: NULL or NUL-terminated.
+        if let Some(t) = unsafe { super::cstr_arg(text) } {
+            crate::log_i!("[tool_call] {}", t.to_str().unwrap_or("<not UTF-8>"));
+        }
+    })
 }
 
 /// Print an answer fragment as is on the console (the loop's `on_context`
 /// hook).
 #[no_mangle]
-pub extern "C" fn print_context(text: *const c_char) {
-    // SAFETY: NULL or NUL-terminated.
-    if let Some(t) = unsafe { super::cstr_arg(text) } {
-        crate::rtt::log::console_print(t.to_bytes());
-    }
+pub unsafe extern "C" fn print_context(text: *const c_char) {
+    ffi_fn!(failure = (), {
+        // SAFETY: NULL or NUL-terminated.
+        if let Some(t) = unsafe { super::cstr_arg(text) } {
+            crate::rtt::log::console_print(t.to_bytes());
+        }
+    })
 }
 
 /// `{"type": "function", "function": {"name", "description", "parameters":
@@ -100,12 +108,12 @@ pub extern "C" fn print_context(text: *const c_char) {
 /// `RT_NULL` for a NULL name or on no memory. A NULL description is sent as
 /// `""`; a NULL `params_obj` leaves out `parameters`.
 #[no_mangle]
-pub extern "C" fn create_tool_item(
+pub unsafe extern "C" fn create_tool_item(
     func_name: *const c_char,
     desc: *const c_char,
     params_obj: *mut cJSON,
 ) -> *mut cJSON {
-    ffi_boundary!(ptr::null_mut(), {
+    ffi_fn!(failure = ptr::null_mut(), {
         // SAFETY: string arguments are NULL or NUL-terminated; `params_obj` is
         // a detached tree handed over by the caller.
         unsafe {
@@ -146,8 +154,11 @@ pub extern "C" fn create_tool_item(
 /// Takes ownership of both (deleted on failure). A NULL `props_obj` fails; a
 /// NULL `required_arr` leaves out `required`.
 #[no_mangle]
-pub extern "C" fn create_param_obj(props_obj: *mut cJSON, required_arr: *mut cJSON) -> *mut cJSON {
-    ffi_boundary!(ptr::null_mut(), {
+pub unsafe extern "C" fn create_param_obj(
+    props_obj: *mut cJSON,
+    required_arr: *mut cJSON,
+) -> *mut cJSON {
+    ffi_fn!(failure = ptr::null_mut(), {
         // SAFETY: both arguments are NULL or detached trees handed over.
         unsafe {
             if props_obj.is_null() {
@@ -181,13 +192,13 @@ pub extern "C" fn create_param_obj(props_obj: *mut cJSON, required_arr: *mut cJS
 /// argument; does nothing when `props_obj`, `name` or `type` is NULL or memory
 /// runs out. A NULL description is sent as `""`.
 #[no_mangle]
-pub extern "C" fn create_property(
+pub unsafe extern "C" fn create_property(
     props_obj: *mut cJSON,
     name: *const c_char,
     type_: *const c_char,
     desc: *const c_char,
 ) {
-    ffi_boundary!((), {
+    ffi_fn!(failure = (), {
         // SAFETY: strings are NULL or NUL-terminated; `props_obj` is NULL or a
         // live object.
         unsafe {

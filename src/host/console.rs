@@ -34,12 +34,15 @@ fn write_stdout(bytes: &[u8]) {
 }
 
 /// Print bytes on the console (called by the C half for every line).
+///
+/// # Safety
+/// `text` is NULL or points to `len` readable bytes.
 #[no_mangle]
-pub extern "C" fn rt_host_console_write(text: *const c_char, len: usize) {
+pub unsafe extern "C" fn rt_host_console_write(text: *const c_char, len: usize) {
     if text.is_null() || len == 0 {
         return;
     }
-    // SAFETY: `len` readable bytes (the C half's contract).
+    // SAFETY: `text` is non-NULL and has `len` readable bytes (our contract).
     let bytes = unsafe { core::slice::from_raw_parts(text as *const u8, len) };
     write(bytes);
 }
@@ -65,13 +68,19 @@ pub extern "C" fn rt_host_console_capture(on: crate::rtt::rt_bool_t) {
     cap.on = on != 0;
 }
 
+/// Copy the captured text into `buf` (NUL-terminated, cut to `size - 1`
+/// bytes), clear the capture and return how many bytes were captured.
+///
+/// # Safety
+/// `buf` is NULL or points to `size` writable bytes.
 #[no_mangle]
-pub extern "C" fn rt_host_console_take(buf: *mut c_char, size: usize) -> usize {
+pub unsafe extern "C" fn rt_host_console_take(buf: *mut c_char, size: usize) -> usize {
     let mut cap = CAPTURE.lock().unwrap_or_else(|e| e.into_inner());
     let total = cap.total;
     if !buf.is_null() && size > 0 {
         let n = cap.len.min(size - 1);
-        // SAFETY: `buf` has `size` writable bytes (caller's contract).
+        // SAFETY: `buf` has `size` writable bytes (our contract) and
+        // `n + 1 <= size`; `cap.buf` is a separate static, so no overlap.
         unsafe {
             core::ptr::copy_nonoverlapping(cap.buf.as_ptr(), buf as *mut u8, n);
             *buf.add(n) = 0;
@@ -142,9 +151,11 @@ fn console_handle() -> rt_device_t {
 fn notify(count: usize) {
     let f = CONSOLE_DEVICE.rx_indicate.load(Ordering::Acquire);
     if f != 0 {
-        // SAFETY: stored from a valid function pointer of this type.
+        // SAFETY: a non-zero slot only ever holds an `RxIndicate` stored by
+        // rt_device_set_rx_indicate, and fn pointers are address-sized.
         let f: RxIndicate = unsafe { core::mem::transmute(f) };
-        // SAFETY: a C callback taking the device and the count.
+        // SAFETY: whoever installed the indicator registered it for this
+        // device, and calls it as the kernel does: the device and a count.
         unsafe { f(console_handle(), count) };
     }
 }
@@ -169,12 +180,16 @@ pub fn input(bytes: &[u8]) {
     notify(stored);
 }
 
+/// Type `len` bytes into the console (the C side of [`input`]).
+///
+/// # Safety
+/// `bytes` is NULL or points to `len` readable bytes.
 #[no_mangle]
-pub extern "C" fn rt_host_console_input(bytes: *const c_char, len: usize) {
+pub unsafe extern "C" fn rt_host_console_input(bytes: *const c_char, len: usize) {
     if bytes.is_null() {
         return;
     }
-    // SAFETY: `len` readable bytes (caller's contract).
+    // SAFETY: `bytes` is non-NULL and has `len` readable bytes (our contract).
     input(unsafe { core::slice::from_raw_parts(bytes as *const u8, len) });
 }
 
@@ -202,7 +217,8 @@ pub fn start_stdin_reader() {
 /// `dev->rx_indicate` holds).
 pub fn rx_indicate() -> Option<RxIndicate> {
     let f = CONSOLE_DEVICE.rx_indicate.load(Ordering::Acquire);
-    // SAFETY: only valid function pointers of this type are stored.
+    // SAFETY: a non-zero slot only ever holds an `RxIndicate` stored by
+    // rt_device_set_rx_indicate, and fn pointers are address-sized.
     (f != 0).then(|| unsafe { core::mem::transmute::<usize, RxIndicate>(f) })
 }
 
@@ -216,12 +232,18 @@ pub fn pending_input() -> usize {
     INPUT.lock().unwrap_or_else(|e| e.into_inner()).len
 }
 
+/// The console device when `name` is the board's console device name, else
+/// NULL.
+///
+/// # Safety
+/// `name` is NULL or NUL-terminated.
 #[no_mangle]
-pub extern "C" fn rt_device_find(name: *const c_char) -> rt_device_t {
+pub unsafe extern "C" fn rt_device_find(name: *const c_char) -> rt_device_t {
     if name.is_null() {
         return core::ptr::null_mut();
     }
-    // SAFETY: both NUL-terminated.
+    // SAFETY: `name` is non-NULL and NUL-terminated (our contract); the board's
+    // `console_device` is a NUL-terminated string of the C glue's.
     let (wanted, console) = unsafe {
         (
             core::ffi::CStr::from_ptr(name),
@@ -253,8 +275,12 @@ pub extern "C" fn rt_device_close(dev: rt_device_t) -> rt_err_t {
     rt_device_open(dev, 0)
 }
 
+/// Take up to `size` typed bytes from the console device into `buffer`.
+///
+/// # Safety
+/// `buffer` is NULL or points to `size` writable bytes.
 #[no_mangle]
-pub extern "C" fn rt_device_read(
+pub unsafe extern "C" fn rt_device_read(
     dev: rt_device_t,
     _pos: rt_off_t,
     buffer: *mut core::ffi::c_void,
@@ -267,7 +293,8 @@ pub extern "C" fn rt_device_read(
     let n = inp.len.min(size);
     for i in 0..n {
         let b = inp.buf[(inp.head + i) % INPUT_BYTES];
-        // SAFETY: `size` writable bytes (caller's contract), i < n <= size.
+        // SAFETY: `buffer` is non-NULL with `size` writable bytes (our
+        // contract), and i < n <= size.
         unsafe { *(buffer as *mut u8).add(i) = b };
     }
     inp.head = (inp.head + n) % INPUT_BYTES;
@@ -275,8 +302,12 @@ pub extern "C" fn rt_device_read(
     n as rt_ssize_t
 }
 
+/// Print `size` bytes from `buffer` on the console.
+///
+/// # Safety
+/// `buffer` is NULL or points to `size` readable bytes.
 #[no_mangle]
-pub extern "C" fn rt_device_write(
+pub unsafe extern "C" fn rt_device_write(
     dev: rt_device_t,
     _pos: rt_off_t,
     buffer: *const core::ffi::c_void,
@@ -285,7 +316,7 @@ pub extern "C" fn rt_device_write(
     if !is_console(dev) || buffer.is_null() {
         return -(rt_error() as rt_ssize_t);
     }
-    // SAFETY: `size` readable bytes.
+    // SAFETY: `buffer` is non-NULL with `size` readable bytes (our contract).
     write(unsafe { core::slice::from_raw_parts(buffer as *const u8, size) });
     size as rt_ssize_t
 }

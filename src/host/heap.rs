@@ -22,7 +22,7 @@ static MAX_USED: AtomicUsize = AtomicUsize::new(0);
 thread_local! {
     /// Allocations this thread may still make before injected failures
     /// start; negative: never fail.
-    static FAIL_AFTER: Cell<i64> = const { Cell::new(-1) };
+    static FAIL_AFTER: Cell<libc::c_long> = const { Cell::new(-1) };
     /// Test infrastructure running in the same process (the scripted LLM
     /// server) marks its threads so their blocks are not counted: `used`
     /// then measures the firmware side alone.
@@ -82,7 +82,9 @@ fn release(size: usize) {
 /// # Safety
 /// `p` is a block from this heap.
 unsafe fn header_of(p: *mut c_void) -> *mut usize {
-    (p as *mut u8).sub(HEADER) as *mut usize
+    // SAFETY: a block of this heap starts HEADER bytes into its libc block
+    // (rt_malloc), so the header is inside the same allocation.
+    unsafe { (p as *mut u8).sub(HEADER) as *mut usize }
 }
 
 #[no_mangle]
@@ -111,12 +113,18 @@ pub extern "C" fn rt_malloc(size: rt_size_t) -> *mut c_void {
     }
 }
 
+/// Free a block of this heap; NULL is ignored.
+///
+/// # Safety
+/// `p` is NULL or a live block from `rt_malloc`, `rt_realloc` or `rt_calloc`,
+/// not used afterwards.
 #[no_mangle]
-pub extern "C" fn rt_free(p: *mut c_void) {
+pub unsafe extern "C" fn rt_free(p: *mut c_void) {
     if p.is_null() {
         return;
     }
-    // SAFETY: `p` came from rt_malloc/rt_realloc/rt_calloc (caller's contract).
+    // SAFETY: `p` is a live block of this heap (our contract): its header
+    // holds the size and the counted flag, and its base is a libc block.
     unsafe {
         let h = header_of(p);
         if *h.add(1) != NOT_COUNTED {
@@ -126,16 +134,23 @@ pub extern "C" fn rt_free(p: *mut c_void) {
     }
 }
 
+/// Resize a block of this heap (NULL: allocate; size 0: free).
+///
+/// # Safety
+/// `p` is NULL or a live block of this heap; on success it is not used
+/// afterwards (the result replaces it).
 #[no_mangle]
-pub extern "C" fn rt_realloc(p: *mut c_void, newsize: rt_size_t) -> *mut c_void {
+pub unsafe extern "C" fn rt_realloc(p: *mut c_void, newsize: rt_size_t) -> *mut c_void {
     if p.is_null() {
         return rt_malloc(newsize);
     }
     if newsize == 0 {
-        rt_free(p);
+        // SAFETY: `p` is a live block of this heap that the caller gives up.
+        unsafe { rt_free(p) };
         return ptr::null_mut();
     }
-    // SAFETY: `p` is a live block of this heap; on failure it is untouched.
+    // SAFETY: `p` is a live block of this heap (our contract), so its header
+    // and libc base are valid; on failure it is left untouched.
     unsafe {
         let h = header_of(p);
         let old = *h;
@@ -206,20 +221,30 @@ pub extern "C" fn rt_malloc_align(size: rt_size_t, align: rt_size_t) -> *mut c_v
     aligned as *mut c_void
 }
 
+/// Free a block from `rt_malloc_align`; NULL is ignored.
+///
+/// # Safety
+/// `p` is NULL or a live block from `rt_malloc_align`, not used afterwards.
 #[no_mangle]
-pub extern "C" fn rt_free_align(p: *mut c_void) {
+pub unsafe extern "C" fn rt_free_align(p: *mut c_void) {
     if p.is_null() {
         return;
     }
-    // SAFETY: `p` came from rt_malloc_align, which stored the raw block below.
+    // SAFETY: `p` came from rt_malloc_align (our contract), which stored the
+    // address of its rt_malloc block in the word just below `p`.
     unsafe {
         let raw = *((p as usize - core::mem::size_of::<usize>()) as *const usize);
         rt_free(raw as *mut c_void);
     }
 }
 
+/// The heap's `total`, `used` and `max_used`, each written when its pointer
+/// is not NULL.
+///
+/// # Safety
+/// Each pointer is NULL or valid for a write of an `rt_size_t`.
 #[no_mangle]
-pub extern "C" fn rt_memory_info(
+pub unsafe extern "C" fn rt_memory_info(
     total: *mut rt_size_t,
     used: *mut rt_size_t,
     max_used: *mut rt_size_t,
@@ -227,7 +252,7 @@ pub extern "C" fn rt_memory_info(
     // Threads that have finished still hold their join state; reap them so
     // that the figures are those of a kernel whose idle thread cleaned up.
     super::thread::reap_finished();
-    // SAFETY: each pointer is NULL or writable (caller's contract).
+    // SAFETY: each pointer is NULL (skipped) or writable (our contract).
     unsafe {
         if !total.is_null() {
             *total = HEAP_TOTAL;
@@ -244,7 +269,8 @@ pub extern "C" fn rt_memory_info(
 /// Current `used`, after reaping finished threads.
 pub fn used() -> usize {
     let mut used = 0;
-    rt_memory_info(ptr::null_mut(), &mut used, ptr::null_mut());
+    // SAFETY: NULL for the figures not wanted, a local for `used`.
+    unsafe { rt_memory_info(ptr::null_mut(), &mut used, ptr::null_mut()) };
     used
 }
 
@@ -255,7 +281,7 @@ pub fn max_used() -> usize {
 
 #[no_mangle]
 pub extern "C" fn rt_host_heap_fail_after(n: libc::c_long) {
-    let _ = FAIL_AFTER.try_with(|left| left.set(n as i64));
+    let _ = FAIL_AFTER.try_with(|left| left.set(n));
 }
 
 #[no_mangle]

@@ -75,9 +75,10 @@ fn wait_until<'a, T>(
 /// Move `value` to the heap, or return NULL when the heap refuses (a kernel
 /// object creation fails; it never aborts).
 pub(crate) fn try_box<T>(value: T) -> *mut T {
+    const { assert!(core::mem::size_of::<T>() != 0) };
     let layout = std::alloc::Layout::new::<T>();
-    // SAFETY: T is never zero-sized here; the block is checked and then
-    // initialised with a write.
+    // SAFETY: `T` is not zero-sized (asserted at compile time), as `alloc`
+    // requires; the block is checked for NULL, then initialised with a write.
     unsafe {
         let p = std::alloc::alloc(layout) as *mut T;
         if !p.is_null() {
@@ -92,8 +93,12 @@ pub(crate) fn try_box<T>(value: T) -> *mut T {
 /// # Safety
 /// `p` came from `try_box::<T>` and is not used afterwards.
 pub(crate) unsafe fn free_box<T>(p: *mut T) {
-    core::ptr::drop_in_place(p);
-    std::alloc::dealloc(p as *mut u8, std::alloc::Layout::new::<T>());
+    // SAFETY: `p` is a live, initialised `T` from `try_box` that nobody uses
+    // afterwards (our contract), allocated with `T`'s own layout.
+    unsafe {
+        core::ptr::drop_in_place(p);
+        std::alloc::dealloc(p as *mut u8, std::alloc::Layout::new::<T>());
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -126,8 +131,9 @@ pub struct HostMailbox {
 }
 
 fn mailbox<'a>(mb: rt_mailbox_t) -> Option<&'a HostMailbox> {
-    // SAFETY: a non-NULL rt_mailbox_t of the host port is a live HostMailbox
-    // (caller's contract, as on the kernel).
+    // SAFETY: not checkable here: the exports take kernel handles on the
+    // kernel's terms, and a non-NULL rt_mailbox_t of the host port is a live
+    // HostMailbox from rt_mb_create (a stale one is UB, as on a board).
     (!mb.is_null()).then(|| unsafe { &*(mb as *const HostMailbox) })
 }
 
@@ -214,8 +220,13 @@ pub extern "C" fn rt_mb_send_wait(
     mb_send(mb, value, timeout)
 }
 
+/// Take the next value of the mailbox, waiting up to `timeout` ticks.
+///
+/// # Safety
+/// `value` is NULL or valid for a write of an `rt_ubase_t` (and `mb`, as
+/// for every mailbox call, NULL or a live mailbox).
 #[no_mangle]
-pub extern "C" fn rt_mb_recv(
+pub unsafe extern "C" fn rt_mb_recv(
     mb: rt_mailbox_t,
     value: *mut rt_ubase_t,
     timeout: rt_int32_t,
@@ -239,7 +250,7 @@ pub extern "C" fn rt_mb_recv(
     }
     let v = g.queue.pop_front().unwrap_or(0);
     if !value.is_null() {
-        // SAFETY: writable (caller's contract).
+        // SAFETY: `value` is non-NULL and writable (our contract).
         unsafe { *value = v };
     }
     m.cond.notify_all();
@@ -260,7 +271,9 @@ pub struct HostSemaphore {
 }
 
 fn semaphore<'a>(sem: rt_sem_t) -> Option<&'a HostSemaphore> {
-    // SAFETY: as for mailboxes.
+    // SAFETY: not checkable here: the exports take kernel handles on the
+    // kernel's terms, and a non-NULL rt_sem_t of the host port is a live
+    // HostSemaphore from rt_sem_create (a stale one is UB, as on a board).
     (!sem.is_null()).then(|| unsafe { &*(sem as *const HostSemaphore) })
 }
 
@@ -355,7 +368,9 @@ pub struct HostMutex {
 unsafe impl Send for MutexState {}
 
 fn host_mutex<'a>(m: rt_mutex_t) -> Option<&'a HostMutex> {
-    // SAFETY: as for mailboxes.
+    // SAFETY: not checkable here: the exports take kernel handles on the
+    // kernel's terms, and a non-NULL rt_mutex_t of the host port is a live
+    // HostMutex from rt_mutex_create (a stale one is UB, as on a board).
     (!m.is_null()).then(|| unsafe { &*(m as *const HostMutex) })
 }
 

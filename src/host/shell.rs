@@ -2,7 +2,7 @@
 //! (through a constructor, see `host/include/finsh.h`), as finsh collects
 //! its `FSymTab` section on a board.
 
-use core::ffi::{c_char, c_int, CStr};
+use core::ffi::{c_char, c_int, c_void, CStr};
 use std::ffi::CString;
 use std::sync::Mutex;
 
@@ -20,8 +20,16 @@ const MAX_COMMANDS: usize = 128;
 static COMMANDS: Mutex<([Option<Command>; MAX_COMMANDS], usize)> =
     Mutex::new(([None; MAX_COMMANDS], 0));
 
+/// Register a shell command (what `MSH_CMD_EXPORT` expands to on the host);
+/// a second registration of a name replaces the first.
+///
+/// # Safety
+/// `name` is NULL or, like `desc` when not NULL, a NUL-terminated string that
+/// lives and stays unchanged for the rest of the process (a string literal);
+/// `func` is a finsh command (`int cmd(int argc, char **argv)`, or fewer
+/// parameters).
 #[no_mangle]
-pub extern "C" fn rt_host_msh_register(
+pub unsafe extern "C" fn rt_host_msh_register(
     name: *const c_char,
     desc: *const c_char,
     func: Option<unsafe extern "C" fn()>,
@@ -29,11 +37,14 @@ pub extern "C" fn rt_host_msh_register(
     let (Some(func), false) = (func, name.is_null()) else {
         return;
     };
-    // SAFETY: MSH_CMD_EXPORT passes string literals, which live forever.
+    // SAFETY: `name` is non-NULL, NUL-terminated and lives for ever (our
+    // contract: MSH_CMD_EXPORT passes string literals).
     let name: &'static CStr = unsafe { CStr::from_ptr(name) };
     let desc: &'static CStr = if desc.is_null() {
         c""
     } else {
+        // SAFETY: `desc` is non-NULL, NUL-terminated and lives for ever (our
+        // contract).
         unsafe { CStr::from_ptr(desc) }
     };
     let mut table = COMMANDS.lock().unwrap_or_else(|e| e.into_inner());
@@ -99,20 +110,28 @@ pub fn exec(line: &str) -> Option<c_int> {
         .collect();
     let mut argv: Vec<*mut c_char> = args.iter().map(|a| a.as_ptr() as *mut c_char).collect();
     argv.push(core::ptr::null_mut());
-    // SAFETY: finsh calls every command as int cmd(int argc, char **argv);
-    // commands declared with fewer parameters ignore the extra ones under the
-    // C calling conventions this port runs on.
+    // SAFETY: both are fn pointers of the same size; finsh calls every command
+    // as int cmd(int argc, char **argv), and commands declared with fewer
+    // parameters ignore the extra ones under the C calling conventions this
+    // port runs on (rt_host_msh_register's contract).
     let func: unsafe extern "C" fn(c_int, *mut *mut c_char) -> c_int =
         unsafe { core::mem::transmute(cmd.func) };
+    // SAFETY: `argv` holds `args.len()` NUL-terminated strings (kept alive by
+    // `args` during the call) and a NULL terminator, as finsh passes them.
     Some(unsafe { func(args.len() as c_int, argv.as_mut_ptr()) })
 }
 
+/// Run a command line (see [`exec`]); -1 when `line` is NULL or names no
+/// command.
+///
+/// # Safety
+/// `line` is NULL or NUL-terminated.
 #[no_mangle]
-pub extern "C" fn rt_host_msh_exec(line: *const c_char) -> c_int {
+pub unsafe extern "C" fn rt_host_msh_exec(line: *const c_char) -> c_int {
     if line.is_null() {
         return -1;
     }
-    // SAFETY: NUL-terminated (caller's contract).
+    // SAFETY: `line` is non-NULL and NUL-terminated (our contract).
     let line = unsafe { CStr::from_ptr(line) }
         .to_string_lossy()
         .into_owned();
@@ -138,8 +157,9 @@ static SHELL_DEVICE: AtomicUsize = AtomicUsize::new(0);
 /// `shell->rx_sem`: a counting semaphore.
 static SHELL_RX: (Mutex<usize>, Condvar) = (Mutex::new(0), Condvar::new());
 
-/// finsh's receive indicator: wakes the shell thread.
-pub unsafe extern "C" fn finsh_rx_ind(_dev: rt_device_t, _size: rt_size_t) -> rt_err_t {
+/// finsh's receive indicator: wakes the shell thread. Safe to call with any
+/// arguments (it ignores them); it coerces to the device's `rx_indicate` type.
+pub extern "C" fn finsh_rx_ind(_dev: rt_device_t, _size: rt_size_t) -> rt_err_t {
     let (count, cond) = &SHELL_RX;
     *count.lock().unwrap_or_else(|e| e.into_inner()) += 1;
     cond.notify_one();
@@ -148,14 +168,18 @@ pub unsafe extern "C" fn finsh_rx_ind(_dev: rt_device_t, _size: rt_size_t) -> rt
 
 /// `finsh_set_device`: what shell.c does, the same-device early return
 /// included.
+///
+/// # Safety
+/// `device_name` is NULL or NUL-terminated.
 #[no_mangle]
-pub extern "C" fn finsh_set_device(device_name: *const c_char) {
-    let dev = console::rt_device_find(device_name);
+pub unsafe extern "C" fn finsh_set_device(device_name: *const c_char) {
+    // SAFETY: `device_name` is NULL or NUL-terminated (our contract).
+    let dev = unsafe { console::rt_device_find(device_name) };
     if dev.is_null() {
         let name = if device_name.is_null() {
             String::new()
         } else {
-            // SAFETY: NUL-terminated (caller's contract).
+            // SAFETY: `device_name` is non-NULL and NUL-terminated (our contract).
             unsafe { CStr::from_ptr(device_name) }
                 .to_string_lossy()
                 .into_owned()
@@ -188,7 +212,9 @@ pub fn finsh_getchar(timeout: Option<Duration>) -> Option<u8> {
             return None;
         }
         let mut b = 0u8;
-        if console::rt_device_read(dev, -1, &mut b as *mut u8 as *mut core::ffi::c_void, 1) == 1 {
+        // SAFETY: one writable byte, a local.
+        let n = unsafe { console::rt_device_read(dev, -1, &mut b as *mut u8 as *mut c_void, 1) };
+        if n == 1 {
             return Some(b);
         }
         // rt_sem_take(&shell->rx_sem, RT_WAITING_FOREVER)

@@ -154,8 +154,15 @@ pub fn settle(timeout: std::time::Duration) -> bool {
     }
 }
 
+/// Create a thread record (started by `rt_thread_startup`); NULL when
+/// `entry` is NULL or the heap refuses the record or its stack block.
+///
+/// # Safety
+/// `name` is NULL or NUL-terminated; `entry` may be called with `parameter`
+/// on another thread once the thread is started (`parameter` must be valid
+/// there for as long as `entry` uses it).
 #[no_mangle]
-pub extern "C" fn rt_thread_create(
+pub unsafe extern "C" fn rt_thread_create(
     name: *const c_char,
     entry: Option<unsafe extern "C" fn(*mut c_void)>,
     parameter: *mut c_void,
@@ -168,7 +175,7 @@ pub extern "C" fn rt_thread_create(
     }
     let mut buf = [0u8; 16];
     if !name.is_null() {
-        // SAFETY: NUL-terminated (caller's contract).
+        // SAFETY: `name` is non-NULL and NUL-terminated (our contract).
         let bytes = unsafe { CStr::from_ptr(name) }.to_bytes();
         let n = bytes.len().min(15);
         buf[..n].copy_from_slice(&bytes[..n]);
@@ -247,7 +254,9 @@ pub extern "C" fn rt_thread_startup(thread: rt_thread_t) -> rt_err_t {
             let handoff = handoff;
             let t = handoff.0;
             CURRENT.with(|c| c.set(t));
-            // SAFETY: the record stays alive until freed below, by this thread.
+            // SAFETY: the record stays alive until freed below, by this thread
+            // (its only user from now on); calling `entry` with `parameter`
+            // here is what rt_thread_create's caller allowed.
             unsafe {
                 let name = (*t).name;
                 let painted = paint_stack();
@@ -316,12 +325,15 @@ fn live_remove(t: *mut HostThread) {
 
 /// `rt_thread_find`: the first live thread with this name (names compared
 /// over RT_NAME_MAX bytes, as `rt_object_find` does), or NULL.
+///
+/// # Safety
+/// `name` is NULL or NUL-terminated.
 #[no_mangle]
-pub extern "C" fn rt_thread_find(name: *mut c_char) -> rt_thread_t {
+pub unsafe extern "C" fn rt_thread_find(name: *mut c_char) -> rt_thread_t {
     if name.is_null() {
         return ptr::null_mut();
     }
-    // SAFETY: NUL-terminated (caller's contract).
+    // SAFETY: `name` is non-NULL and NUL-terminated (our contract).
     let wanted = unsafe { CStr::from_ptr(name) }.to_bytes();
     let wanted = &wanted[..wanted.len().min(15)];
     let live = LIVE.lock().unwrap_or_else(|e| e.into_inner());

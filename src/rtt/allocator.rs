@@ -61,18 +61,40 @@ unsafe impl GlobalAlloc for RtAllocator {
 #[global_allocator]
 static GLOBAL: RtAllocator = RtAllocator;
 
-/// Without std nothing can unwind: log the panic through the kernel and halt
-/// this thread. Exported functions are written so that no input reaches here.
+#[cfg(all(not(feature = "std"), not(feature = "rt-rust-runtime")))]
+extern "C" {
+    /// `glue/agent_log.c`: `rt_assert_handler` where the board has it
+    /// (RT_DEBUGING_ASSERT on 5.x, RT_DEBUG on 4.x), else nothing.
+    fn agent_glue_panic(what: *const core::ffi::c_char, line: core::ffi::c_int);
+}
+
+/// The device's panic policy (see `src/ffi/mod.rs`, "Panic policy"): without
+/// std nothing can unwind. Log the message through the kernel, then hand over
+/// to the board's assert path, `rt_assert_handler` through the glue (its
+/// `rt_assert_set_hook` hook, e.g. a reset, or RT-Thread's print-and-spin;
+/// nothing on a board built without asserts); only if that returns,
+/// park this thread in `rt_thread_mdelay` forever. Exported functions are
+/// written so that no input reaches here.
 #[cfg(all(not(feature = "std"), not(feature = "rt-rust-runtime")))]
 #[panic_handler]
 fn panic(info: &core::panic::PanicInfo) -> ! {
     use core::fmt::Write;
     let mut line = super::log::LineWriter::new(super::log::Level::Error);
     let _ = write!(line, "panic: {}", info.message());
-    if let Some(loc) = info.location() {
-        let _ = write!(line, " at {}:{}", loc.file(), loc.line());
-    }
+    let (file, number) = info
+        .location()
+        .map_or(("?", 0), |loc| (loc.file(), loc.line()));
+    let _ = write!(line, " at {file}:{number}");
     line.finish();
+    // SAFETY: a static NUL-terminated string; the glue hands it to the
+    // kernel's assert entry point (which may not return) when the board has
+    // one.
+    unsafe {
+        agent_glue_panic(
+            c"rust panic (message logged above)".as_ptr(),
+            number as core::ffi::c_int,
+        );
+    }
     loop {
         // SAFETY: plain kernel call; yields to other threads forever.
         unsafe {

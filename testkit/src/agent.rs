@@ -26,11 +26,14 @@ pub struct Agent;
 impl Agent {
     pub fn start(server: &LlmServer, overrides: Overrides) -> Agent {
         let url = CString::new(server.url()).unwrap();
-        agent_config_set(
-            c"sk-loop-secret-456".as_ptr(),
-            c"loop-model".as_ptr(),
-            url.as_ptr(),
-        );
+        // SAFETY: three NUL-terminated strings that outlive the call (it copies).
+        unsafe {
+            agent_config_set(
+                c"sk-loop-secret-456".as_ptr(),
+                c"loop-model".as_ptr(),
+                url.as_ptr(),
+            )
+        };
         set_overrides(Overrides {
             retry_base_ms: overrides.retry_base_ms.or(Some(10)),
             timeout_ms: overrides.timeout_ms.or(Some(3000)),
@@ -79,6 +82,9 @@ pub struct Msg {
 pub fn messages_of(req: &RecordedRequest) -> Vec<Msg> {
     let body = CString::new(req.body.clone()).unwrap();
     let mut out = Vec::new();
+    // SAFETY: `body` is NUL-terminated; `root` is checked, owned here and
+    // deleted once at the end; every item read is NULL-checked by cJSON's
+    // getters (which accept NULL) or here, and belongs to the live `root`.
     unsafe {
         let root = cJSON_Parse(body.as_ptr());
         assert!(!root.is_null(), "request body is not JSON");

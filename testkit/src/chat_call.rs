@@ -34,7 +34,9 @@ fn parse(json: &str) -> *mut cJSON {
 pub fn chat_json(messages: &str, tools: Option<&str>) -> Result<Answer, String> {
     let m = parse(messages);
     let t = tools.map_or(std::ptr::null_mut(), parse);
-    let resp = chat(m, t, 0, None, None, None);
+    // SAFETY: `m` and `t` are trees parsed above (or NULL), borrowed for the
+    // call; no callbacks.
+    let resp = unsafe { chat(m, t, 0, None, None, None) };
     // SAFETY: trees parsed above; a response from chat(), freed once.
     unsafe {
         cJSON_Delete(m);

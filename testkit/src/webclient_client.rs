@@ -1,5 +1,9 @@
 //! Calling the host webclient from tests: thin wrappers over the C API and
 //! a minimal HTTP request reader for the test servers.
+// The helpers take a session handle (a raw pointer) as the webclient API
+// does: a test creates it with `create` and closes it once; they are test
+// code, not an API that safe callers could misuse.
+#![allow(clippy::not_unsafe_ptr_arg_deref)]
 
 use rtt_agent::host::heap;
 use rtt_agent::host::webclient::*;
@@ -66,6 +70,8 @@ pub fn create(header_sz: usize) -> Session {
 
 pub fn add(s: Session, line: &str) -> c_int {
     let line = CString::new(line).unwrap();
+    // SAFETY: `s` is a live session (the caller's, from `create`); the format
+    // is a literal with one `%s`, given a NUL-terminated CString.
     unsafe { webclient_header_fields_add(s, c"%s".as_ptr(), line.as_ptr()) }
 }
 
@@ -89,6 +95,8 @@ pub fn read(s: Session, buf: &mut [u8]) -> c_int {
 pub fn field(s: Session, name: &str) -> Option<String> {
     let name = CString::new(name).unwrap();
     let v = webclient_header_fields_get(s, name.as_ptr());
+    // SAFETY: a non-NULL field value is a NUL-terminated string in the
+    // session's header buffer, alive until the session's next request.
     (!v.is_null()).then(|| unsafe { CStr::from_ptr(v) }.to_str().unwrap().to_owned())
 }
 

@@ -223,7 +223,7 @@ impl Decls {
                         .sig
                         .abi
                         .as_ref()
-                        .is_some_and(|a| a.name.as_ref().map_or(true, |n| n.value() == "C"));
+                        .is_some_and(|a| a.name.as_ref().is_none_or(|n| n.value() == "C"));
                     if abi_c && is_no_mangle(&f.attrs) {
                         let d = fn_from_sig(&f.sig, origin);
                         self.insert_fn(d);

@@ -78,7 +78,7 @@ pub struct Outcome {
 
 /// Cut `body` into reads of the sizes `sizes` yields (the last read takes
 /// what is left).
-pub fn split<'a>(body: &'a [u8], mut sizes: impl FnMut() -> usize) -> Vec<&'a [u8]> {
+pub fn split(body: &[u8], mut sizes: impl FnMut() -> usize) -> Vec<&[u8]> {
     let mut out = Vec::new();
     let mut rest = body;
     while !rest.is_empty() {

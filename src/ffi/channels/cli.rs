@@ -14,7 +14,7 @@ use super::super::agent_loop::{last_reply_streamed, set_stream_to_console, Agent
 use super::super::context::Context_t;
 use super::super::hub::{message_hub_get_timeout, message_hub_put, MessageHub_t};
 use super::super::messages::*;
-use crate::ffi_boundary;
+use crate::ffi_fn;
 use crate::line_editor::{Event, LineEditor};
 use crate::rtt::log::console_print;
 use crate::rtt::*;
@@ -63,25 +63,30 @@ pub static mut agent_cli_ops: AgentChannelOps = AgentChannelOps {
 };
 
 unsafe extern "C" fn cli_init(hub: MessageHub_t, ctx: Context_t) -> c_int {
-    agent_cli_channel(hub, ctx)
+    ffi_fn!(failure = -1, { agent_cli_channel(hub, ctx) })
 }
 unsafe extern "C" fn cli_reset() {
-    agent_cli_stop()
+    ffi_fn!(failure = (), { agent_cli_stop() })
 }
 
 unsafe extern "C" fn on_rx(_dev: rt_device_t, _size: rt_size_t) -> rt_err_t {
-    let sem = RX.load(Ordering::Acquire);
-    if !sem.is_null() {
-        rt_sem_release(sem);
-    }
-    rt_eok()
+    ffi_fn!(failure = -rt_error(), {
+        let sem = RX.load(Ordering::Acquire);
+        if !sem.is_null() {
+            rt_sem_release(sem);
+        }
+        rt_eok()
+    })
 }
 
 /// Start the chat on the console. Returns 0, or -1 without a console device,
 /// a hub or memory.
 #[no_mangle]
-pub extern "C" fn agent_cli_channel(message_hub: MessageHub_t, _context: Context_t) -> c_int {
-    ffi_boundary!(-1, {
+pub unsafe extern "C" fn agent_cli_channel(
+    message_hub: MessageHub_t,
+    _context: Context_t,
+) -> c_int {
+    ffi_fn!(failure = -1, {
         if message_hub.is_null() || ACTIVE.swap(true, Ordering::AcqRel) {
             return -1;
         }
@@ -137,7 +142,7 @@ pub extern "C" fn agent_cli_channel(message_hub: MessageHub_t, _context: Context
 /// until the channel's thread is gone. Idempotent.
 #[no_mangle]
 pub extern "C" fn agent_cli_stop() {
-    ffi_boundary!((), {
+    ffi_fn!(failure = (), {
         if !ACTIVE.load(Ordering::Acquire) {
             return;
         }
@@ -256,36 +261,38 @@ unsafe fn ask(hub: MessageHub_t, line: &[u8]) {
 }
 
 unsafe extern "C" fn cli_thread(_parameter: *mut c_void) {
-    let hub = HUB.load(Ordering::Acquire);
-    set_stream_to_console(true);
-    console_print(b"\r\nAgent chat: type a message and press Enter; Ctrl-D leaves.\r\n");
-    console_print(PROMPT);
-    let mut editor = LineEditor::new();
-    while let Some(b) = next_byte() {
-        match editor.feed(b, &mut |bytes| console_print(bytes)) {
-            Event::Pending => {}
-            Event::Submit(line) => {
-                if !line.is_empty() {
-                    ask(hub, &line);
+    ffi_fn!(failure = (), {
+        let hub = HUB.load(Ordering::Acquire);
+        set_stream_to_console(true);
+        console_print(b"\r\nAgent chat: type a message and press Enter; Ctrl-D leaves.\r\n");
+        console_print(PROMPT);
+        let mut editor = LineEditor::new();
+        while let Some(b) = next_byte() {
+            match editor.feed(b, &mut |bytes| console_print(bytes)) {
+                Event::Pending => {}
+                Event::Submit(line) => {
+                    if !line.is_empty() {
+                        ask(hub, &line);
+                    }
+                    if STOP.load(Ordering::Acquire) {
+                        break;
+                    }
+                    console_print(PROMPT);
                 }
-                if STOP.load(Ordering::Acquire) {
+                Event::Leave => {
+                    console_print(b"\r\nleaving the agent chat (the agent keeps running; cleanup_agent_entry stops it)\r\n");
                     break;
                 }
-                console_print(PROMPT);
-            }
-            Event::Leave => {
-                console_print(b"\r\nleaving the agent chat (the agent keeps running; cleanup_agent_entry stops it)\r\n");
-                break;
             }
         }
-    }
-    set_stream_to_console(false);
-    give_console_back(DEVICE.load(Ordering::Acquire));
-    drop(editor);
-    // Counted: after Ctrl-D nobody waits yet, and agent_cli_stop takes it
-    // at once later; it deletes the semaphore only after taking it.
-    let exited = EXITED.load(Ordering::Acquire);
-    if !exited.is_null() {
-        rt_sem_release(exited);
-    }
+        set_stream_to_console(false);
+        give_console_back(DEVICE.load(Ordering::Acquire));
+        drop(editor);
+        // Counted: after Ctrl-D nobody waits yet, and agent_cli_stop takes it
+        // at once later; it deletes the semaphore only after taking it.
+        let exited = EXITED.load(Ordering::Acquire);
+        if !exited.is_null() {
+            rt_sem_release(exited);
+        }
+    })
 }

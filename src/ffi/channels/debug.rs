@@ -15,7 +15,7 @@ use super::super::agent_loop::AgentChannelOps;
 use super::super::context::Context_t;
 use super::super::hub::{message_hub_get_timeout, message_hub_put, MessageHub_t};
 use super::super::messages::*;
-use crate::ffi_boundary;
+use crate::ffi_fn;
 use crate::rtt::*;
 use core::ffi::{c_char, c_int, CStr};
 use core::ptr;
@@ -49,20 +49,20 @@ pub static mut agent_debug_ops: AgentChannelOps = AgentChannelOps {
 };
 
 unsafe extern "C" fn agent_debug_channel_init(hub: MessageHub_t, ctx: Context_t) -> c_int {
-    agent_debug_channel(hub, ctx)
+    ffi_fn!(failure = -1, { agent_debug_channel(hub, ctx) })
 }
 unsafe extern "C" fn agent_debug_reset_c() {
-    agent_debug_reset()
+    ffi_fn!(failure = (), { agent_debug_reset() })
 }
 
 /// Start the channel on `hub` (the context is not needed). Returns 0, or -1
 /// without a hub or memory.
 #[no_mangle]
-pub extern "C" fn agent_debug_channel(message_hub: MessageHub_t, _context: Context_t) -> c_int {
-    ffi_boundary!(-1, {
-        if message_hub.is_null() {
-            return -1;
-        }
+pub unsafe extern "C" fn agent_debug_channel(
+    message_hub: MessageHub_t,
+    _context: Context_t,
+) -> c_int {
+    ffi_fn!(failure = -1, nonnull(message_hub), {
         // SAFETY: plain kernel call.
         let turn = unsafe { rt_mutex_create(c"AgentDbg".as_ptr(), RT_IPC_FLAG_FIFO) };
         if turn.is_null() {
@@ -85,7 +85,7 @@ pub extern "C" fn agent_debug_channel(message_hub: MessageHub_t, _context: Conte
 /// Idempotent.
 #[no_mangle]
 pub extern "C" fn agent_debug_reset() {
-    ffi_boundary!((), {
+    ffi_fn!(failure = (), {
         if !OPEN.swap(false, Ordering::SeqCst) {
             return;
         }
@@ -118,8 +118,8 @@ fn say(text: &[u8]) {
 /// 3 video; the words of the content are joined with spaces. Prints the reply.
 /// Returns 0 when a reply was printed, -1 otherwise.
 #[no_mangle]
-pub extern "C" fn agent_send_message(argc: c_int, argv: *mut *mut c_char) -> c_int {
-    ffi_boundary!(-1, {
+pub unsafe extern "C" fn agent_send_message(argc: c_int, argv: *mut *mut c_char) -> c_int {
+    ffi_fn!(failure = -1, {
         // SAFETY: finsh passes argc valid, NUL-terminated argv strings.
         let args = |i: c_int| unsafe { CStr::from_ptr(*argv.add(i as usize)) }.to_bytes();
         if argc < 3 || argv.is_null() {

@@ -33,7 +33,8 @@ impl Inner {
             };
             self.read_line(0, len, Some(&mut l[..]));
             self.chunk_sz = strtol(l, 16) as c_int;
-            heap::rt_free(line as *mut c_void);
+            // SAFETY: `line` is our rt_malloc block; `l` is not used again.
+            unsafe { heap::rt_free(line as *mut c_void) };
         }
         self.chunk_offset = 0;
     }

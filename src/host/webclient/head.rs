@@ -112,7 +112,9 @@ impl Inner {
                 text.extend_from_slice(cstr_bytes(copy));
                 let n = put(self.buf(), &text);
                 self.hdr().length = n;
-                heap::rt_free(copy as *mut c_void);
+                // SAFETY: `copy` is heap_cstr's rt_malloc block; its bytes
+                // were copied into `text`, which no longer borrows it.
+                unsafe { heap::rt_free(copy as *mut c_void) };
             }
             let now = |s: &mut Self| {
                 let n = cstrnlen(s.buf());
@@ -236,7 +238,9 @@ impl Inner {
             }
             self.resp_status = strtol(p, 10) as c_int;
         }
-        heap::rt_free(copy as *mut c_void);
+        // SAFETY: `copy` is heap_cstr's rt_malloc block; `first` and `p`, which
+        // borrow it, are not used after this.
+        unsafe { heap::rt_free(copy as *mut c_void) };
         if let Some(v) = self.field_value(b"Content-Length") {
             self.content_length = atoi(&v);
         }

@@ -273,7 +273,9 @@ fn get(slot: &AbortSlot, s: &mut Inner, uri: &[u8], depth: u32) -> c_int {
             s.hdr().length = 0;
             s.buf().fill(0);
             let rc = get(slot, s, cstr_bytes(copy), depth + 1);
-            heap::rt_free(copy as *mut c_void);
+            // SAFETY: `copy` is heap_cstr's rt_malloc block and nothing borrows
+            // it once `get` has returned.
+            unsafe { heap::rt_free(copy as *mut c_void) };
             return rc;
         }
     }
@@ -396,7 +398,9 @@ pub extern "C" fn webclient_close(session: *mut webclient_session) -> c_int {
     };
     s.clean(slot);
     if !s.header.is_null() {
-        heap::rt_free(s.hdr().buffer as *mut c_void);
+        // SAFETY: the header buffer is the session's rt_calloc block, freed
+        // only here, just before its header record.
+        unsafe { heap::rt_free(s.hdr().buffer as *mut c_void) };
         // SAFETY: made by try_box at creation; not used afterwards.
         unsafe { free_box(s.header) };
         s.header = core::ptr::null_mut();

@@ -75,9 +75,13 @@ impl Inner {
     /// The package's `webclient_clean`.
     pub(super) fn clean(&mut self, slot: &AbortSlot) {
         self.close_socket(slot);
-        heap::rt_free(self.host as *mut c_void);
+        // SAFETY: `host` is NULL or the connection's rt_malloc block, owned by
+        // the session and reset to NULL right after, so freed once.
+        unsafe { heap::rt_free(self.host as *mut c_void) };
         self.host = core::ptr::null_mut();
-        heap::rt_free(self.req_url as *mut c_void);
+        // SAFETY: `req_url` is NULL or the connection's rt_malloc block, owned
+        // by the session and reset to NULL right after, so freed once.
+        unsafe { heap::rt_free(self.req_url as *mut c_void) };
         self.req_url = core::ptr::null_mut();
         self.content_length = -1;
     }
