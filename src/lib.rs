@@ -12,6 +12,8 @@
 //!   Linux so tests and the simulator run the device's code paths.
 #![cfg_attr(not(feature = "std"), no_std)]
 #![allow(non_camel_case_types)]
+// Every unsafe operation gets its own `unsafe {}` block and SAFETY comment, even inside `unsafe fn`s.
+#![deny(unsafe_op_in_unsafe_fn)]
 
 extern crate alloc;
 

@@ -306,20 +306,29 @@ unsafe extern "C" fn loop_thread(_parameter: *mut c_void) {
     ffi_fn!(failure = (), {
         // Cleanup cancels the requests of this thread only, and the registry is
         // this thread's until it ends.
-        LOOP_THREAD.store(rt_thread_self(), Ordering::SeqCst);
-        transport::cancel_on_thread(rt_thread_self());
+        // SAFETY: a kernel query about the calling thread, always valid here.
+        LOOP_THREAD.store(unsafe { rt_thread_self() }, Ordering::SeqCst);
+        // SAFETY: a kernel query about the calling thread, always valid here.
+        transport::cancel_on_thread(unsafe { rt_thread_self() });
         init_agent();
         let hub = HUB.load(Ordering::Acquire);
         // Tell main_loop_entry that start-up is over (the channel is ready).
         let done = DONE.load(Ordering::Acquire);
         if !done.is_null() {
-            rt_sem_release(done);
+            // SAFETY: DONE is created by main_loop_entry before this thread
+            // starts and deleted only after this thread's last release of it.
+            unsafe { rt_sem_release(done) };
         }
         if !hub.is_null() {
             loop {
-                let msg = message_hub_get(hub, (*hub).input_mailbox);
+                // SAFETY: `hub` was made by `init_agent` on this thread and is
+                // freed only by `release_agent` below, so it and its
+                // `input_mailbox` are live.
+                let msg = unsafe { message_hub_get(hub, (*hub).input_mailbox) };
                 if state() == Lifecycle::Stopping {
-                    messages_destroy(msg);
+                    // SAFETY: `msg` is NULL or a received set this thread now
+                    // owns; not used again.
+                    unsafe { messages_destroy(msg) };
                     if msg.is_null() {
                         break; // the stop sentinel: nobody sends to the hub any more
                     }
@@ -331,7 +340,9 @@ unsafe extern "C" fn loop_thread(_parameter: *mut c_void) {
                 // Tools appended from other threads meanwhile: no request is
                 // reading the registry now.
                 super::tools::register_queued();
-                handle_user_message(hub, msg);
+                // SAFETY: on the loop thread, with `hub` live (see above) and
+                // `msg` a non-NULL received set handed over.
+                unsafe { handle_user_message(hub, msg) };
             }
         }
         release_agent();
@@ -339,7 +350,9 @@ unsafe extern "C" fn loop_thread(_parameter: *mut c_void) {
         LOOP_THREAD.store(ptr::null_mut(), Ordering::SeqCst);
         let done = DONE.load(Ordering::Acquire);
         if !done.is_null() {
-            rt_sem_release(done);
+            // SAFETY: DONE is deleted by whoever waits for this release, only
+            // after taking it, so it is still live here.
+            unsafe { rt_sem_release(done) };
         }
     })
 }
@@ -507,24 +520,36 @@ impl Reply {
 }
 
 /// Answer one user message: rounds of chat() and tools, then one reply.
+///
+/// # Safety
+/// On the loop thread only (CONTEXT is NULL or the context it owns); `hub`
+/// is the live hub and `msg` a live message set, handed over.
 unsafe fn handle_user_message(hub: MessageHub_t, msg: Messages_t) {
     let ctx = CONTEXT.load(Ordering::Acquire);
     let mut reply = Reply::new();
     LAST_REPLY_STREAMED.store(false, Ordering::Release);
-    let appended =
-        ctx.is_null() || ((*ctx).append_user_message.map_or(-1, |f| f(ctx, msg))) == rt_eok();
-    messages_destroy(msg);
+    let appended = ctx.is_null()
+        // SAFETY: `ctx` is non-NULL, the live context of this thread; its
+        // method borrows `msg`, a live set.
+        || (unsafe { (*ctx).append_user_message.map_or(-1, |f| f(ctx, msg)) }) == rt_eok();
+    // SAFETY: `msg` is owned here (this function's contract), not used again.
+    unsafe { messages_destroy(msg) };
     if ctx.is_null() || !appended {
         reply.push_str(
             "error: the message could not be added to the conversation (empty, or out of memory)",
         );
     } else {
-        run_rounds(ctx, &mut reply);
-        if let Some(trim) = (*ctx).trim_context {
-            trim(
-                ctx,
-                board().message_trim.clamp(0, c_int::MAX as isize) as c_int,
-            );
+        // SAFETY: `ctx` is the non-NULL live context of this thread.
+        unsafe { run_rounds(ctx, &mut reply) };
+        // SAFETY: `ctx` is live; `trim_context` is its own method.
+        if let Some(trim) = unsafe { (*ctx).trim_context } {
+            // SAFETY: the context's method, called with that context.
+            unsafe {
+                trim(
+                    ctx,
+                    board().message_trim.clamp(0, c_int::MAX as isize) as c_int,
+                )
+            };
         }
     }
     let mut out = reply.into_messages();
@@ -532,12 +557,17 @@ unsafe fn handle_user_message(hub: MessageHub_t, msg: Messages_t) {
         crate::log_e!("no memory for the reply: sending the spare one");
         out = SPARE_REPLY.swap(make_spare_reply(), Ordering::AcqRel);
     }
-    deliver(hub, out);
+    // SAFETY: `hub` is live (this function's contract); `out` is NULL or a
+    // set owned here, handed over.
+    unsafe { deliver(hub, out) };
     ANSWERED.fetch_add(1, Ordering::Relaxed);
 }
 
 /// Put `reply` on the output mailbox, waiting (up to the reply timeout) while
 /// it is full rather than dropping it, unless the agent is stopping.
+///
+/// # Safety
+/// `hub` is a live hub; `reply` is NULL or a live set, handed over.
 unsafe fn deliver(hub: MessageHub_t, reply: Messages_t) {
     if reply.is_null() {
         crate::log_e!("no reply could be made (out of memory)");
@@ -545,13 +575,17 @@ unsafe fn deliver(hub: MessageHub_t, reply: Messages_t) {
     }
     let patience = board().reply_timeout_ms.clamp(1, 600_000) as u32;
     let mut waited = 0;
-    while message_hub_put(hub, reply, (*hub).output_mailbox) != rt_eok() {
+    // SAFETY: `hub` is live (this function's contract), so its
+    // `output_mailbox` is too; `reply` is a live set owned here.
+    while unsafe { message_hub_put(hub, reply, (*hub).output_mailbox) } != rt_eok() {
         if waited >= patience || state() == Lifecycle::Stopping {
             crate::log_w!("the reply could not be delivered (output mailbox full); dropped");
-            messages_destroy(reply);
+            // SAFETY: not delivered, so still owned here; not used again.
+            unsafe { messages_destroy(reply) };
             return;
         }
-        rt_thread_mdelay(50);
+        // SAFETY: a plain kernel sleep of the calling thread.
+        unsafe { rt_thread_mdelay(50) };
         waited += 50;
     }
 }
@@ -559,10 +593,18 @@ unsafe fn deliver(hub: MessageHub_t, reply: Messages_t) {
 unsafe extern "C" fn print_context_streaming(text: *const c_char) {
     ffi_fn!(failure = (), {
         LAST_REPLY_STREAMED.store(true, Ordering::Release);
-        super::utils::print_context(text);
+        // SAFETY: `chat()` passes each fragment as a NUL-terminated string,
+        // which `print_context` only borrows.
+        unsafe { super::utils::print_context(text) };
     })
 }
 
+/// The chat()/tool rounds for the message just appended to `ctx`; the text
+/// for the user goes into `reply`.
+///
+/// # Safety
+/// On the loop thread only (it owns the tool registry), with `ctx` its live
+/// context (non-NULL, `message` a live array).
 unsafe fn run_rounds(ctx: Context_t, reply: &mut Reply) {
     let rounds = board().max_tool_rounds.max(1) as usize;
     let max_tokens = board().max_tokens.clamp(1, c_int::MAX as isize) as c_int;
@@ -578,15 +620,20 @@ unsafe fn run_rounds(ctx: Context_t, reply: &mut Reply) {
             return;
         }
         let mut error = transport::ErrorText::new();
-        let resp = chat_with_error(
-            (*ctx).message,
-            get_agent_tools(),
-            max_tokens,
-            Some(print_reasoning),
-            Some(print_tool_call),
-            on_context,
-            &mut error,
-        );
+        // SAFETY: `ctx` is live (this function's contract) and its array and
+        // the registry's tools array (NULL or live, this thread's) are not
+        // modified during the call, which only borrows them.
+        let resp = unsafe {
+            chat_with_error(
+                (*ctx).message,
+                get_agent_tools(),
+                max_tokens,
+                Some(print_reasoning),
+                Some(print_tool_call),
+                on_context,
+                &mut error,
+            )
+        };
         if resp.is_null() {
             let why = error.as_str().as_bytes();
             reply
@@ -598,34 +645,49 @@ unsafe fn run_rounds(ctx: Context_t, reply: &mut Reply) {
                 });
             return;
         }
-        let r: &ChatResponse = &*resp;
-        let has_calls = json::is_array(r.tool_call) && !(*r.tool_call).child.is_null();
+        // SAFETY: `resp` is a non-NULL response from `chat()`, owned here
+        // until `chat_response_free` below.
+        let r: &ChatResponse = unsafe { &*resp };
+        // SAFETY: `tool_call` is a live array of the response (chat()'s
+        // guarantee); `child` is read only once it is known to be an array.
+        let has_calls = unsafe { json::is_array(r.tool_call) && !(*r.tool_call).child.is_null() };
         // The assistant message goes in first: tool results must follow the
         // message that called them, or the next request is rejected.
-        let append_ok = (*ctx).append_assistant_message.map_or(-1, |f| f(ctx, resp)) == rt_eok();
+        // SAFETY: `ctx` is live; its method borrows the live `resp`.
+        let append_ok =
+            unsafe { (*ctx).append_assistant_message.map_or(-1, |f| f(ctx, resp)) } == rt_eok();
         if !has_calls {
             let text = if r.context.is_null() {
                 &b""[..]
             } else {
-                CStr::from_ptr(r.context).to_bytes()
+                // SAFETY: `context` is non-NULL, a NUL-terminated string
+                // owned by `resp`, which is freed only after `text`'s last use.
+                unsafe { CStr::from_ptr(r.context) }.to_bytes()
             };
             if text.is_empty() {
                 reply.push_str("(the model returned an empty answer)");
             } else {
                 reply.push(text);
             }
-            chat_response_free(resp);
+            // SAFETY: `resp` is owned here and not used again.
+            unsafe { chat_response_free(resp) };
             return;
         }
         if !append_ok {
-            chat_response_free(resp);
+            // SAFETY: `resp` is owned here and not used again.
+            unsafe { chat_response_free(resp) };
             reply.push_str("error: out of memory while recording the model's tool calls");
             return;
         }
-        for call in json::children(r.tool_call) {
-            answer_tool_call(ctx, call);
+        // SAFETY: `tool_call` is the response's live array, unchanged while
+        // iterating (the tools only see copies of the arguments).
+        for call in unsafe { json::children(r.tool_call) } {
+            // SAFETY: on the loop thread with `ctx` live; `call` is a live
+            // element of the response.
+            unsafe { answer_tool_call(ctx, call) };
         }
-        chat_response_free(resp);
+        // SAFETY: `resp` is owned here and not used again.
+        unsafe { chat_response_free(resp) };
     }
     reply
         .push_str("error: round limit reached (")
@@ -635,50 +697,76 @@ unsafe fn run_rounds(ctx: Context_t, reply: &mut Reply) {
 
 /// Run one tool call and append its `tool` message: the tool's text, or an
 /// error the model can act on (behaviour.md §2).
+///
+/// # Safety
+/// On the loop thread only (it owns the tool registry), with `ctx` its live
+/// context; `call` is NULL or a live tool call that outlives the call.
 unsafe fn answer_tool_call(ctx: Context_t, call: *mut cJSON) {
-    let id = json::get_str(call, c"id").unwrap_or(c"");
-    let function = json::get(call, c"function");
-    let name = json::get_str(function, c"name").map_or(&b""[..], |n| n.to_bytes());
+    // SAFETY: `call` is NULL or live for this whole function.
+    let id = unsafe { json::get_str(call, c"id") }.unwrap_or(c"");
+    // SAFETY: `call` is NULL or live.
+    let function = unsafe { json::get(call, c"function") };
+    // SAFETY: `function` is NULL or a live child of `call`.
+    let name = unsafe { json::get_str(function, c"name") }.map_or(&b""[..], |n| n.to_bytes());
     let mut text = Reply::new();
     let mut result: Messages_t = ptr::null_mut();
 
-    let node = search_agent_tool_node(call);
+    // SAFETY: `call` is NULL or live, borrowed; the registry is this thread's.
+    let node = unsafe { search_agent_tool_node(call) };
+    // SAFETY: `call` is NULL or live; a read-only lookup.
+    let too_long = !unsafe { json::get(call, TOO_LONG_KEY) }.is_null();
     if node.is_null() {
         text.push_str("error: there is no tool named \"")
             .push(name)
             .push_str("\"; the tools are:");
-        for (i, tool) in json::children(get_agent_tools()).enumerate() {
-            let known = super::tools::function_name(tool).map_or(&b"?"[..], |n| n.to_bytes());
+        // SAFETY: the tools array is NULL or live and only this thread
+        // changes it (not during this loop).
+        for (i, tool) in unsafe { json::children(get_agent_tools()) }.enumerate() {
+            // SAFETY: `tool` is a live element of the tools array.
+            let known =
+                unsafe { super::tools::function_name(tool) }.map_or(&b"?"[..], |n| n.to_bytes());
             text.push_str(if i == 0 { " " } else { ", " }).push(known);
         }
-    } else if !json::get(call, TOO_LONG_KEY).is_null() {
+    } else if too_long {
         text.push_str("error: the arguments for \"")
             .push(name)
             .push_str("\" are longer than this device accepts (")
             .push_num(board().max_tool_arg_len.max(0) as usize)
             .push_str(" bytes); the tool was not run");
     } else {
-        let raw = json::get_str(function, c"arguments").unwrap_or(c"");
+        // SAFETY: `function` is NULL or a live child of `call`.
+        let raw = unsafe { json::get_str(function, c"arguments") }.unwrap_or(c"");
         let raw = if raw.to_bytes().iter().all(u8::is_ascii_whitespace) {
             c"{}"
         } else {
             raw
         };
-        let args = cJSON_Parse(raw.as_ptr());
-        if args.is_null() || (*args).type_ & 0xFF != cJSON_Object {
+        // SAFETY: `raw` is a NUL-terminated string; cJSON only reads it.
+        let args = unsafe { cJSON_Parse(raw.as_ptr()) };
+        // SAFETY: `args` is non-NULL when read, a tree just parsed.
+        if args.is_null() || unsafe { (*args).type_ } & 0xFF != cJSON_Object {
             if !args.is_null() {
-                cJSON_Delete(args);
+                // SAFETY: `args` is the parsed tree, owned here.
+                unsafe { cJSON_Delete(args) };
             }
             text.push_str("error: the arguments for \"")
                 .push(name)
                 .push_str("\" are not a valid JSON object; the tool was not run");
         } else {
-            if let Some(exec) = (*node).execute_func {
-                exec(args, node);
+            // SAFETY: `node` is a non-NULL node of the registry, which only
+            // this thread changes.
+            if let Some(exec) = unsafe { (*node).execute_func } {
+                // SAFETY: the tool's own function, with the live arguments
+                // object (borrowed) and its node, as `append_tool` documents.
+                unsafe { exec(args, node) };
             }
-            cJSON_Delete(args);
-            let ret = &(*node).ret;
-            let has_text = !super::messages::messages_get_content_idx(ret.messages, 0).is_null();
+            // SAFETY: `args` is the parsed tree, owned here; tools borrow it.
+            unsafe { cJSON_Delete(args) };
+            // SAFETY: `node` is a live registry node (see above).
+            let ret = unsafe { &(*node).ret };
+            // SAFETY: `ret.messages` is NULL or the node's live set.
+            let has_text =
+                !unsafe { super::messages::messages_get_content_idx(ret.messages, 0) }.is_null();
             if has_text {
                 // The tool's own text, success or error (the guide tells
                 // tools to explain failures this way).
@@ -700,10 +788,14 @@ unsafe fn answer_tool_call(ctx: Context_t, call: *mut cJSON) {
         ptr::null_mut()
     };
     let content = if result.is_null() { own } else { result };
-    if let Some(f) = (*ctx).append_tool_message {
-        if f(ctx, id.as_ptr(), content) != rt_eok() {
+    // SAFETY: `ctx` is live (this function's contract).
+    if let Some(f) = unsafe { (*ctx).append_tool_message } {
+        // SAFETY: the context's method with that context; `id` is
+        // NUL-terminated and `content` NULL or a live set, both borrowed.
+        if unsafe { f(ctx, id.as_ptr(), content) } != rt_eok() {
             crate::log_e!("no memory for a tool result");
         }
     }
-    messages_destroy(own);
+    // SAFETY: `own` is NULL or the set built here, owned; not used again.
+    unsafe { messages_destroy(own) };
 }

@@ -305,23 +305,34 @@ pub(crate) unsafe fn chat_with_error(
             delivered: false,
         },
     };
-    if let Err(failure) = transport::send(&settings, &req, &mut parser, error) {
+    // SAFETY: `req` holds `messages` and `tools`, NULL or valid cJSON trees
+    // the caller lends for this call (this function's contract) and nobody
+    // modifies meanwhile.
+    if let Err(failure) = unsafe { transport::send(&settings, &req, &mut parser, error) } {
         describe_failure(failure, &parser.stream, error);
         crate::log_e!("chat failed: {}", error.as_str());
         return ptr::null_mut();
     }
-    let resp = build_response(&parser.stream);
+    // SAFETY: `build_response` only reads the finished stream and allocates.
+    let resp = unsafe { build_response(&parser.stream) };
     if resp.is_null() {
         error.set(&[b"out of memory while building the response"]);
         crate::log_e!("chat failed: {}", error.as_str());
         return resp;
     }
     if let Some(cb) = on_tool_call {
-        for call in json::children((*resp).tool_call) {
-            let text = cJSON_PrintUnformatted(call);
+        // SAFETY: `resp` is non-NULL and fully built, so `tool_call` is a
+        // live array; nothing modifies it while iterating.
+        for call in unsafe { json::children((*resp).tool_call) } {
+            // SAFETY: `call` is a live child of that array.
+            let text = unsafe { cJSON_PrintUnformatted(call) };
             if !text.is_null() {
-                cb(text);
-                crate::cjson_sys::cJSON_free(text as *mut c_void);
+                // SAFETY: `cb` is the caller's `on_tool_call`, a C function
+                // taking a NUL-terminated string it only borrows; `text` is one.
+                unsafe { cb(text) };
+                // SAFETY: `text` came from `cJSON_PrintUnformatted`, is owned
+                // here and is freed once with cJSON's allocator.
+                unsafe { crate::cjson_sys::cJSON_free(text as *mut c_void) };
             }
         }
     }
@@ -350,47 +361,82 @@ fn describe_failure(failure: Failure<StreamError>, stream: &ChatStream, error: &
 /// Note appended to an answer cut at `PKG_AGENT_MAX_CONTENT_LEN`.
 const CUT_NOTE: &[u8] = b"\n[answer cut: longer than PKG_AGENT_MAX_CONTENT_LEN]";
 
+/// The response `chat()` returns, built from the finished stream; NULL when
+/// the heap is exhausted (nothing leaks).
+///
+/// # Safety
+/// None beyond Rust's: it only reads `stream` and allocates. (`unsafe` marks
+/// the raw-pointer result the caller must free with `chat_response_free`.)
 unsafe fn build_response(stream: &ChatStream) -> ChatResponse_t {
-    let resp = crate::rtt::rt_malloc(core::mem::size_of::<ChatResponse>()) as ChatResponse_t;
+    // SAFETY: `rt_malloc` accepts any size; the result is NULL-checked.
+    let resp =
+        unsafe { crate::rtt::rt_malloc(core::mem::size_of::<ChatResponse>()) } as ChatResponse_t;
     if resp.is_null() {
         return resp;
     }
-    resp.write(ChatResponse {
-        reasoning: ptr::null_mut(),
-        context: ptr::null_mut(),
-        tool_call: ptr::null_mut(),
-    });
+    // SAFETY: `resp` is a fresh, non-NULL block of `ChatResponse` size from
+    // the heap (aligned to RT_ALIGN_SIZE), written before any read.
+    unsafe {
+        resp.write(ChatResponse {
+            reasoning: ptr::null_mut(),
+            context: ptr::null_mut(),
+            tool_call: ptr::null_mut(),
+        })
+    };
     let note: &[u8] = if stream.content_truncated() {
         CUT_NOTE
     } else {
         b""
     };
-    (*resp).reasoning = rt_strdup_parts(&[stream.reasoning().as_bytes()]);
-    (*resp).context = rt_strdup_parts(&[stream.content().as_bytes(), note]);
-    (*resp).tool_call = tool_call_array(stream);
-    if (*resp).reasoning.is_null() || (*resp).context.is_null() || (*resp).tool_call.is_null() {
-        chat_response_free(resp);
+    // SAFETY: `resp` was initialised above and is owned here.
+    unsafe {
+        (*resp).reasoning = rt_strdup_parts(&[stream.reasoning().as_bytes()]);
+        (*resp).context = rt_strdup_parts(&[stream.content().as_bytes(), note]);
+    }
+    // SAFETY: `tool_call_array` only reads `stream`; `resp` is initialised
+    // and owned here.
+    unsafe { (*resp).tool_call = tool_call_array(stream) };
+    // SAFETY: `resp` is initialised and owned here.
+    let incomplete = unsafe {
+        (*resp).reasoning.is_null() || (*resp).context.is_null() || (*resp).tool_call.is_null()
+    };
+    if incomplete {
+        // SAFETY: `resp` came from `rt_malloc` with every field NULL or owned
+        // by it, which is what `chat_response_free` frees; not used again.
+        unsafe { chat_response_free(resp) };
         return ptr::null_mut();
     }
     resp
 }
 
 /// `[{"id","index","type":"function","function":{"name","arguments"}}...]`.
+///
+/// # Safety
+/// None beyond Rust's: it only reads `stream`; the caller owns the result.
 unsafe fn tool_call_array(stream: &ChatStream) -> *mut cJSON {
-    let array = crate::cjson_sys::cJSON_CreateArray();
+    // SAFETY: a cJSON constructor without arguments; NULL-checked.
+    let array = unsafe { crate::cjson_sys::cJSON_CreateArray() };
     if array.is_null() {
         return array;
     }
     for call in stream.tool_calls() {
-        let item = tool_call_object(call);
-        if item.is_null() || json::add_to_array(array, item).is_err() {
-            cJSON_Delete(array);
+        // SAFETY: `tool_call_object` only reads `call`.
+        let item = unsafe { tool_call_object(call) };
+        // SAFETY: `array` is the live array created above; `item` is non-NULL
+        // and detached (just built), and `add_to_array` deletes it on failure.
+        if item.is_null() || unsafe { json::add_to_array(array, item) }.is_err() {
+            // SAFETY: `array` is owned here (never attached) and not used again.
+            unsafe { cJSON_Delete(array) };
             return ptr::null_mut();
         }
     }
     array
 }
 
+/// One tool call as a cJSON object, owned by the caller; NULL on no memory.
+///
+/// # Safety
+/// None beyond Rust's: it only reads `call`.
 unsafe fn tool_call_object(call: &crate::stream::ToolCall) -> *mut cJSON {
     use crate::cjson_sys::{
         cJSON_CreateBool, cJSON_CreateNumber, cJSON_CreateObject, cJSON_CreateString,
@@ -400,16 +446,20 @@ unsafe fn tool_call_object(call: &crate::stream::ToolCall) -> *mut cJSON {
         if p.is_null() {
             return ptr::null_mut();
         }
-        let item = cJSON_CreateString(p);
-        rt_free(p as *mut c_void);
+        // SAFETY: `p` is a non-NULL, NUL-terminated copy; cJSON copies it.
+        let item = unsafe { cJSON_CreateString(p) };
+        // SAFETY: `p` came from `rt_strdup_parts` (the RT-Thread heap), is
+        // owned here and freed once.
+        unsafe { rt_free(p as *mut c_void) };
         item
     };
-    let obj = cJSON_CreateObject();
-    let function = cJSON_CreateObject();
+    // SAFETY: cJSON constructors without arguments; both NULL-checked.
+    let (obj, function) = unsafe { (cJSON_CreateObject(), cJSON_CreateObject()) };
     if obj.is_null() || function.is_null() {
         for t in [obj, function] {
             if !t.is_null() {
-                cJSON_Delete(t);
+                // SAFETY: `t` is a non-NULL tree created above, owned here.
+                unsafe { cJSON_Delete(t) };
             }
         }
         return ptr::null_mut();
@@ -419,21 +469,31 @@ unsafe fn tool_call_object(call: &crate::stream::ToolCall) -> *mut cJSON {
     } else {
         call.kind()
     };
-    let mut ok = json::add_to_object(obj, c"id", string(call.id())).is_ok()
-        && json::add_to_object(obj, c"index", cJSON_CreateNumber(call.index() as f64)).is_ok()
-        && json::add_to_object(obj, c"type", string(kind)).is_ok()
-        && json::add_to_object(function, c"name", string(call.name())).is_ok()
-        && json::add_to_object(function, c"arguments", string(call.arguments())).is_ok();
+    // SAFETY: `obj` and `function` are live objects created above; each item
+    // is NULL or a new detached value, which `add_to_object` takes over.
+    let mut ok = unsafe {
+        json::add_to_object(obj, c"id", string(call.id())).is_ok()
+            && json::add_to_object(obj, c"index", cJSON_CreateNumber(call.index() as f64)).is_ok()
+            && json::add_to_object(obj, c"type", string(kind)).is_ok()
+            && json::add_to_object(function, c"name", string(call.name())).is_ok()
+            && json::add_to_object(function, c"arguments", string(call.arguments())).is_ok()
+    };
     if !ok {
-        cJSON_Delete(function);
+        // SAFETY: `function` is not attached to `obj` yet, so it is owned
+        // here; not used again.
+        unsafe { cJSON_Delete(function) };
     } else {
-        ok = json::add_to_object(obj, c"function", function).is_ok();
+        // SAFETY: `obj` is live; `function` is a detached object handed over.
+        ok = unsafe { json::add_to_object(obj, c"function", function) }.is_ok();
     }
     if ok && call.too_long() {
-        ok = json::add_to_object(obj, TOO_LONG_KEY, cJSON_CreateBool(1)).is_ok();
+        // SAFETY: `obj` is live; the new bool is NULL or detached, handed over.
+        ok = unsafe { json::add_to_object(obj, TOO_LONG_KEY, cJSON_CreateBool(1)) }.is_ok();
     }
     if !ok {
-        cJSON_Delete(obj);
+        // SAFETY: `obj` is owned here (with whatever was attached) and not
+        // used again.
+        unsafe { cJSON_Delete(obj) };
         return ptr::null_mut();
     }
     obj

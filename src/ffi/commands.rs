@@ -91,13 +91,20 @@ pub unsafe extern "C" fn agent_config(argc: c_int, argv: *mut *mut c_char) -> c_
             line(&[b"usage: agent_config [key|model|url <value>]"]);
             return -1;
         }
-        // SAFETY: as above.
+        // SAFETY: argc is 3 (checked above), so argv[1] and argv[2] are
+        // finsh's NUL-terminated words.
         let (what, value) = unsafe { (CStr::from_ptr(arg(1)).to_bytes(), arg(2)) };
         let null = core::ptr::null();
         match what {
-            b"key" => agent_config_set(value, null, null),
-            b"model" => agent_config_set(null, value, null),
-            b"url" => agent_config_set(null, null, value),
+            // SAFETY: `value` is `argv[2]`, NUL-terminated and alive for this
+            // call; NULLs are skipped; `agent_config_set` only borrows them.
+            b"key" => unsafe { agent_config_set(value, null, null) },
+            // SAFETY: `value` is `argv[2]`, NUL-terminated and alive for this
+            // call; NULLs are skipped; `agent_config_set` only borrows them.
+            b"model" => unsafe { agent_config_set(null, value, null) },
+            // SAFETY: `value` is `argv[2]`, NUL-terminated and alive for this
+            // call; NULLs are skipped; `agent_config_set` only borrows them.
+            b"url" => unsafe { agent_config_set(null, null, value) },
             _ => {
                 line(&[b"agent_config: set key, model or url"]);
                 return -1;

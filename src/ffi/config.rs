@@ -132,7 +132,8 @@ pub extern "C" fn get_dynamic_agent_api_key() -> *const c_char {
 #[no_mangle]
 pub extern "C" fn get_dynamic_agent_model_name() -> *const c_char {
     ffi_fn!(failure = ptr::null(), {
-        // SAFETY: as above.
+        // SAFETY: only the address of a field of the glue's static storage
+        // is taken; nothing is read.
         effective(
             unsafe { addr_of!((*storage()).model_name) } as *const c_char,
             board().model_name,
@@ -145,7 +146,8 @@ pub extern "C" fn get_dynamic_agent_model_name() -> *const c_char {
 #[no_mangle]
 pub extern "C" fn get_dynamic_agent_api_url() -> *const c_char {
     ffi_fn!(failure = ptr::null(), {
-        // SAFETY: as above.
+        // SAFETY: only the address of a field of the glue's static storage
+        // is taken; nothing is read.
         effective(
             unsafe { addr_of!((*storage()).api_url) } as *const c_char,
             board().api_url,

@@ -48,61 +48,96 @@ fn enomem() -> rt_err_t {
 }
 
 /// A new `{"role": role}` object, or NULL.
+///
+/// # Safety
+/// None beyond Rust's: it only allocates; the caller owns the result.
 unsafe fn new_message(role: &CStr) -> *mut cJSON {
-    let msg = cJSON_CreateObject();
+    // SAFETY: a cJSON constructor without arguments; NULL-checked.
+    let msg = unsafe { cJSON_CreateObject() };
     if !msg.is_null()
-        && json::add_to_object(msg, c"role", cJSON_CreateString(role.as_ptr())).is_err()
+        // SAFETY: `msg` is the live object just created; `role` is a C string
+        // cJSON copies; `add_to_object` takes over the new string (or NULL).
+        && unsafe { json::add_to_object(msg, c"role", cJSON_CreateString(role.as_ptr())) }
+            .is_err()
     {
-        cJSON_Delete(msg);
+        // SAFETY: `msg` is owned here and not used again.
+        unsafe { cJSON_Delete(msg) };
         return ptr::null_mut();
     }
     msg
 }
 
 /// Append `msg` (owned) to the context, or free it.
+///
+/// # Safety
+/// `ctx` is a live context whose `message` is a live array; `msg` is NULL or
+/// a detached item.
 unsafe fn push(ctx: Context_t, msg: *mut cJSON) -> rt_err_t {
-    if json::add_to_array((*ctx).message, msg).is_err() {
+    // SAFETY: `ctx` and its array are live and `msg` is NULL or detached
+    // (this function's contract); `add_to_array` frees `msg` on failure.
+    if unsafe { json::add_to_array((*ctx).message, msg) }.is_err() {
         return enomem();
     }
     rt_eok()
 }
 
 /// The role of a message in the array.
+///
+/// # Safety
+/// `msg` is NULL or a live cJSON item that outlives `'a`.
 unsafe fn role_of<'a>(msg: *const cJSON) -> &'a [u8] {
-    json::get_str(msg, c"role").map_or(b"", |r| r.to_bytes())
+    // SAFETY: `msg` is NULL or live for `'a` (this function's contract).
+    unsafe { json::get_str(msg, c"role") }.map_or(b"", |r| r.to_bytes())
 }
 
 /// Put (or refresh) the system prompt as the first message.
 unsafe extern "C" fn build_system_prompt(ctx: Context_t) -> rt_err_t {
     ffi_fn!(failure = -rt_error(), {
-        if ctx.is_null() || (*ctx).message.is_null() {
+        // SAFETY: a method's `ctx` is NULL or a live context from
+        // `context_create`; only read after the NULL check.
+        if ctx.is_null() || unsafe { (*ctx).message.is_null() } {
             return -rt_error();
         }
-        let first = (*(*ctx).message).child;
-        if !first.is_null() && role_of(first) == b"system" {
+        // SAFETY: `ctx` is live and its `message` a non-NULL array it owns.
+        let first = unsafe { (*(*ctx).message).child };
+        // SAFETY: `first` is non-NULL here, so a live element of that array.
+        if !first.is_null() && unsafe { role_of(first) } == b"system" {
             return rt_eok();
         }
-        let msg = new_message(c"system");
+        // SAFETY: `new_message` only allocates.
+        let msg = unsafe { new_message(c"system") };
         if msg.is_null()
-            || json::add_to_object(msg, c"content", cJSON_CreateString(get_system_prompt()))
-                .is_err()
+            // SAFETY: `msg` is the live object just made; the prompt is a
+            // static C string cJSON copies; the new string is taken over.
+            || unsafe {
+                json::add_to_object(msg, c"content", cJSON_CreateString(get_system_prompt()))
+            }
+            .is_err()
         {
             if !msg.is_null() {
-                cJSON_Delete(msg);
+                // SAFETY: `msg` is detached, owned here, not used again.
+                unsafe { cJSON_Delete(msg) };
             }
             return enomem();
         }
         // Insert at the front: link by hand, as cJSON 1.7.x has no portable
         // "insert at 0" that returns a status.
-        let array = (*ctx).message;
-        let old_first = (*array).child;
+        // SAFETY: `ctx` is live (checked above).
+        let array = unsafe { (*ctx).message };
+        // SAFETY: `array` is the context's non-NULL, live array.
+        let old_first = unsafe { (*array).child };
         if old_first.is_null() {
-            return push(ctx, msg);
+            // SAFETY: `ctx` and its array are live; `msg` is detached.
+            return unsafe { push(ctx, msg) };
         }
-        (*msg).next = old_first;
-        (*msg).prev = (*old_first).prev; // the last element, by cJSON's convention
-        (*old_first).prev = msg;
-        (*array).child = msg;
+        // SAFETY: `msg` is a detached live item and `old_first` the array's
+        // live first element; this relinks them as cJSON's list expects.
+        unsafe {
+            (*msg).next = old_first;
+            (*msg).prev = (*old_first).prev; // the last element, by cJSON's convention
+            (*old_first).prev = msg;
+            (*array).child = msg;
+        }
         rt_eok()
     })
 }
@@ -111,55 +146,82 @@ unsafe extern "C" fn build_system_prompt(ctx: Context_t) -> rt_err_t {
 /// Borrows `messages`.
 unsafe extern "C" fn append_user_message(ctx: Context_t, messages: Messages_t) -> rt_err_t {
     ffi_fn!(failure = -rt_error(), {
-        if ctx.is_null() || (*ctx).message.is_null() {
+        // SAFETY: a method's `ctx` is NULL or a live context from
+        // `context_create`; only read after the NULL check.
+        if ctx.is_null() || unsafe { (*ctx).message.is_null() } {
             return -rt_error();
         }
-        let content = to_content(messages);
+        // SAFETY: `messages` is NULL or a live `Messages_t` the caller lends.
+        let content = unsafe { to_content(messages) };
         if content.is_null() {
             return -rt_error();
         }
-        let msg = new_message(c"user");
+        // SAFETY: `new_message` only allocates.
+        let msg = unsafe { new_message(c"user") };
         if msg.is_null() {
-            cJSON_Delete(content);
+            // SAFETY: `content` is a new detached tree owned here.
+            unsafe { cJSON_Delete(content) };
             return enomem();
         }
-        if json::add_to_object(msg, c"content", content).is_err() {
-            cJSON_Delete(msg);
+        // SAFETY: `msg` is live; `content` is detached and is taken over.
+        if unsafe { json::add_to_object(msg, c"content", content) }.is_err() {
+            // SAFETY: `msg` is detached, owned here, not used again.
+            unsafe { cJSON_Delete(msg) };
             return enomem();
         }
-        push(ctx, msg)
+        // SAFETY: `ctx` and its array are live; `msg` is detached.
+        unsafe { push(ctx, msg) }
     })
 }
 
 /// A copy of one tool call with only the fields a request may carry.
+///
+/// # Safety
+/// `call` is NULL or a live cJSON item, unchanged during the call.
 unsafe fn request_tool_call(call: *const cJSON) -> *mut cJSON {
-    let function = json::get(call, c"function");
-    let (Some(id), Some(name)) = (json::get_str(call, c"id"), json::get_str(function, c"name"))
-    else {
+    // SAFETY: `call` is NULL or live (this function's contract).
+    let function = unsafe { json::get(call, c"function") };
+    // SAFETY: `call` is NULL or live; the string borrowed from it lives until
+    // the copies below are made.
+    let id = unsafe { json::get_str(call, c"id") };
+    // SAFETY: `function` is NULL or a live child of `call`.
+    let name = unsafe { json::get_str(function, c"name") };
+    let (Some(id), Some(name)) = (id, name) else {
         return ptr::null_mut();
     };
-    let arguments = json::get_str(function, c"arguments").unwrap_or(c"");
-    let out = cJSON_CreateObject();
-    let f = cJSON_CreateObject();
+    // SAFETY: `function` is NULL or a live child of `call`.
+    let arguments = unsafe { json::get_str(function, c"arguments") }.unwrap_or(c"");
+    // SAFETY: cJSON constructors without arguments; both NULL-checked.
+    let (out, f) = unsafe { (cJSON_CreateObject(), cJSON_CreateObject()) };
     if out.is_null() || f.is_null() {
         for t in [out, f] {
             if !t.is_null() {
-                cJSON_Delete(t);
+                // SAFETY: `t` is a non-NULL tree created above, owned here.
+                unsafe { cJSON_Delete(t) };
             }
         }
         return ptr::null_mut();
     }
-    let ok = json::add_to_object(out, c"id", cJSON_CreateString(id.as_ptr())).is_ok()
-        && json::add_to_object(out, c"type", cJSON_CreateString(c"function".as_ptr())).is_ok()
-        && json::add_to_object(f, c"name", cJSON_CreateString(name.as_ptr())).is_ok()
-        && json::add_to_object(f, c"arguments", cJSON_CreateString(arguments.as_ptr())).is_ok();
+    // SAFETY: `out` and `f` are live objects; the strings are NUL-terminated
+    // and copied by cJSON; each new item (or NULL) is taken over.
+    let ok = unsafe {
+        json::add_to_object(out, c"id", cJSON_CreateString(id.as_ptr())).is_ok()
+            && json::add_to_object(out, c"type", cJSON_CreateString(c"function".as_ptr())).is_ok()
+            && json::add_to_object(f, c"name", cJSON_CreateString(name.as_ptr())).is_ok()
+            && json::add_to_object(f, c"arguments", cJSON_CreateString(arguments.as_ptr())).is_ok()
+    };
     if !ok {
-        cJSON_Delete(out);
-        cJSON_Delete(f);
+        // SAFETY: `out` and `f` are separate detached trees owned here.
+        unsafe {
+            cJSON_Delete(out);
+            cJSON_Delete(f);
+        }
         return ptr::null_mut();
     }
-    if json::add_to_object(out, c"function", f).is_err() {
-        cJSON_Delete(out);
+    // SAFETY: `out` is live; `f` is a detached object taken over.
+    if unsafe { json::add_to_object(out, c"function", f) }.is_err() {
+        // SAFETY: `out` is owned here, not used again.
+        unsafe { cJSON_Delete(out) };
         return ptr::null_mut();
     }
     out
@@ -171,16 +233,23 @@ unsafe fn request_tool_call(call: *const cJSON) -> *mut cJSON {
 /// option `PKG_AGENT_DROP_REASONING` leaves it out). Borrows `resp`.
 unsafe extern "C" fn append_assistant_message(ctx: Context_t, resp: ChatResponse_t) -> rt_err_t {
     ffi_fn!(failure = -rt_error(), {
-        if ctx.is_null() || (*ctx).message.is_null() || resp.is_null() {
+        // SAFETY: a method's `ctx` is NULL or a live context from
+        // `context_create`; only read after the NULL check.
+        if ctx.is_null() || unsafe { (*ctx).message.is_null() } || resp.is_null() {
             return -rt_error();
         }
-        let r = &*resp;
-        let msg = new_message(c"assistant");
+        // SAFETY: `resp` is non-NULL, so a live response from `chat()` the
+        // caller lends for this call.
+        let r = unsafe { &*resp };
+        // SAFETY: `new_message` only allocates.
+        let msg = unsafe { new_message(c"assistant") };
         if msg.is_null() {
             return enomem();
         }
         let fail = |msg: *mut cJSON| {
-            cJSON_Delete(msg);
+            // SAFETY: every caller passes `msg`, the detached message owned
+            // here, and returns right after.
+            unsafe { cJSON_Delete(msg) };
             enomem()
         };
         let content = if r.context.is_null() {
@@ -188,36 +257,54 @@ unsafe extern "C" fn append_assistant_message(ctx: Context_t, resp: ChatResponse
         } else {
             r.context as *const c_char
         };
-        if json::add_to_object(msg, c"content", cJSON_CreateString(content)).is_err() {
+        // SAFETY: `msg` is live; `content` is NUL-terminated (the response's
+        // string or ""), copied by cJSON; the new string is taken over.
+        if unsafe { json::add_to_object(msg, c"content", cJSON_CreateString(content)) }.is_err() {
             return fail(msg);
         }
         let calls = r.tool_call;
-        if json::is_array(calls) && !(*calls).child.is_null() {
-            let copies = cJSON_CreateArray();
+        // SAFETY: `calls` is NULL or the response's live array; `child` is
+        // read only once it is known to be an array.
+        if unsafe { json::is_array(calls) && !(*calls).child.is_null() } {
+            // SAFETY: a cJSON constructor without arguments; NULL-checked.
+            let copies = unsafe { cJSON_CreateArray() };
             if copies.is_null() {
                 return fail(msg);
             }
-            for call in json::children(calls) {
-                let copy = request_tool_call(call);
-                if copy.is_null() || json::add_to_array(copies, copy).is_err() {
-                    cJSON_Delete(copies);
+            // SAFETY: `calls` is live and nobody modifies it meanwhile.
+            for call in unsafe { json::children(calls) } {
+                // SAFETY: `call` is a live element of `calls`.
+                let copy = unsafe { request_tool_call(call) };
+                // SAFETY: `copies` is live; `copy` is non-NULL and detached,
+                // taken over (freed on failure).
+                if copy.is_null() || unsafe { json::add_to_array(copies, copy) }.is_err() {
+                    // SAFETY: `copies` is detached, owned here.
+                    unsafe { cJSON_Delete(copies) };
                     return fail(msg);
                 }
             }
-            if json::add_to_object(msg, c"tool_calls", copies).is_err() {
+            // SAFETY: `msg` is live; `copies` is detached and taken over.
+            if unsafe { json::add_to_object(msg, c"tool_calls", copies) }.is_err() {
                 return fail(msg);
             }
             let keep = board().keep_reasoning != 0;
             if keep
                 && !r.reasoning.is_null()
-                && *r.reasoning != 0
-                && json::add_to_object(msg, c"reasoning_content", cJSON_CreateString(r.reasoning))
-                    .is_err()
+                // SAFETY: `reasoning` is non-NULL, a NUL-terminated string
+                // the response owns, so its first byte is readable.
+                && unsafe { *r.reasoning } != 0
+                // SAFETY: `msg` is live; `reasoning` is NUL-terminated and
+                // copied; the new string is taken over.
+                && unsafe {
+                    json::add_to_object(msg, c"reasoning_content", cJSON_CreateString(r.reasoning))
+                }
+                .is_err()
             {
                 return fail(msg);
             }
         }
-        push(ctx, msg)
+        // SAFETY: `ctx` and its array are live; `msg` is detached.
+        unsafe { push(ctx, msg) }
     })
 }
 
@@ -229,36 +316,53 @@ unsafe extern "C" fn append_tool_message(
     messages: Messages_t,
 ) -> rt_err_t {
     ffi_fn!(failure = -rt_error(), {
-        if ctx.is_null() || (*ctx).message.is_null() || tool_call_id.is_null() {
+        // SAFETY: a method's `ctx` is NULL or a live context from
+        // `context_create`; only read after the NULL check.
+        if ctx.is_null() || unsafe { (*ctx).message.is_null() } || tool_call_id.is_null() {
             return -rt_error();
         }
-        let msg = new_message(c"tool");
+        // SAFETY: `new_message` only allocates.
+        let msg = unsafe { new_message(c"tool") };
         if msg.is_null() {
             return enomem();
         }
-        let mut content = to_content(messages);
+        // SAFETY: `messages` is NULL or a live `Messages_t` the caller lends.
+        let mut content = unsafe { to_content(messages) };
         if content.is_null() {
-            content = cJSON_CreateString(c"".as_ptr());
+            // SAFETY: "" is a static C string, copied by cJSON.
+            content = unsafe { cJSON_CreateString(c"".as_ptr()) };
         }
-        if json::add_to_object(msg, c"tool_call_id", cJSON_CreateString(tool_call_id)).is_err()
-            || json::add_to_object(msg, c"content", content).is_err()
-        {
-            cJSON_Delete(msg);
+        // SAFETY: `msg` is live; `tool_call_id` is non-NULL and, per the
+        // method's contract, NUL-terminated (copied); `content` is NULL or
+        // detached; each new item is taken over.
+        if unsafe {
+            json::add_to_object(msg, c"tool_call_id", cJSON_CreateString(tool_call_id)).is_err()
+                || json::add_to_object(msg, c"content", content).is_err()
+        } {
+            // SAFETY: `msg` is detached, owned here, not used again.
+            unsafe { cJSON_Delete(msg) };
             return enomem();
         }
-        push(ctx, msg)
+        // SAFETY: `ctx` and its array are live; `msg` is detached.
+        unsafe { push(ctx, msg) }
     })
 }
 
 /// Empty the array (the caller rebuilds the system prompt).
 unsafe extern "C" fn clear_message(ctx: Context_t) -> rt_err_t {
     ffi_fn!(failure = -rt_error(), {
-        if ctx.is_null() || (*ctx).message.is_null() {
+        // SAFETY: a method's `ctx` is NULL or a live context from
+        // `context_create`; only read after the NULL check.
+        if ctx.is_null() || unsafe { (*ctx).message.is_null() } {
             return -rt_error();
         }
-        let array = (*ctx).message;
-        while !(*array).child.is_null() {
-            cJSON_DeleteItemFromArray(array, 0);
+        // SAFETY: `ctx` is live (checked above).
+        let array = unsafe { (*ctx).message };
+        // SAFETY: `array` is the context's live array; each deletion removes
+        // its first element, so the loop ends when it is empty.
+        while unsafe { !(*array).child.is_null() } {
+            // SAFETY: `array` is live and has at least one element.
+            unsafe { cJSON_DeleteItemFromArray(array, 0) };
         }
         rt_eok()
     })
@@ -269,13 +373,19 @@ unsafe extern "C" fn clear_message(ctx: Context_t) -> rt_err_t {
 /// away (a request starting its history with a tool result is rejected).
 unsafe extern "C" fn trim_context(ctx: Context_t, keep: c_int) -> rt_err_t {
     ffi_fn!(failure = -rt_error(), {
-        if ctx.is_null() || (*ctx).message.is_null() {
+        // SAFETY: a method's `ctx` is NULL or a live context from
+        // `context_create`; only read after the NULL check.
+        if ctx.is_null() || unsafe { (*ctx).message.is_null() } {
             return -rt_error();
         }
-        let array = (*ctx).message;
-        let total = cJSON_GetArraySize(array);
-        let first = (*array).child;
-        let history_start: c_int = if !first.is_null() && role_of(first) == b"system" {
+        // SAFETY: `ctx` is live (checked above).
+        let array = unsafe { (*ctx).message };
+        // SAFETY: `array` is the context's live array.
+        let total = unsafe { cJSON_GetArraySize(array) };
+        // SAFETY: `array` is live.
+        let first = unsafe { (*array).child };
+        // SAFETY: `first` is non-NULL here, so a live element of `array`.
+        let history_start: c_int = if !first.is_null() && unsafe { role_of(first) } == b"system" {
             1
         } else {
             0
@@ -288,14 +398,18 @@ unsafe extern "C" fn trim_context(ctx: Context_t, keep: c_int) -> rt_err_t {
         let mut drop_count = history - keep;
         // Never start with orphaned tool results.
         while drop_count < history {
-            let next = cJSON_GetArrayItem(array, history_start + drop_count);
-            if role_of(next) != b"tool" {
+            // SAFETY: `array` is live; the index is below `total`.
+            let next = unsafe { cJSON_GetArrayItem(array, history_start + drop_count) };
+            // SAFETY: `next` is NULL or a live element of `array`.
+            if unsafe { role_of(next) } != b"tool" {
                 break;
             }
             drop_count += 1;
         }
         for _ in 0..drop_count {
-            cJSON_DeleteItemFromArray(array, history_start);
+            // SAFETY: `array` is live, and since `drop_count <= history` an
+            // element exists at `history_start` on every pass.
+            unsafe { cJSON_DeleteItemFromArray(array, history_start) };
         }
         rt_eok()
     })

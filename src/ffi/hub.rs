@@ -37,7 +37,9 @@ unsafe extern "C" fn hub_put_message(
     mb: rt_mailbox_t,
 ) -> rt_err_t {
     ffi_fn!(failure = -rt_error(), nonnull(hub, message, mb), {
-        rt_mb_send(mb, message as rt_ubase_t)
+        // SAFETY: `mb` is non-NULL (checked above) and, per this method's
+        // contract, one of the hub's live mailboxes; the value is only stored.
+        unsafe { rt_mb_send(mb, message as rt_ubase_t) }
     })
 }
 
@@ -45,16 +47,24 @@ unsafe extern "C" fn hub_put_message(
 /// hub or mailbox, a receive error or a NULL sentinel.
 unsafe extern "C" fn hub_get_message(hub: MessageHub_t, mb: rt_mailbox_t) -> Messages_t {
     ffi_fn!(failure = ptr::null_mut(), {
-        receive(hub, mb, RT_WAITING_FOREVER)
+        // SAFETY: `hub` and `mb` are NULL or, per this method's contract, the
+        // live hub and one of its mailboxes, which is what `receive` needs.
+        unsafe { receive(hub, mb, RT_WAITING_FOREVER) }
     })
 }
 
+/// Receive one message from `mb`, waiting up to `timeout` ticks.
+///
+/// # Safety
+/// `hub` and `mb` are each NULL or valid (a live hub and a live mailbox).
 unsafe fn receive(hub: MessageHub_t, mb: rt_mailbox_t, timeout: rt_int32_t) -> Messages_t {
     if hub.is_null() || mb.is_null() {
         return ptr::null_mut();
     }
     let mut value: rt_ubase_t = 0;
-    if rt_mb_recv(mb, &mut value, timeout) != rt_eok() {
+    // SAFETY: `mb` is non-NULL (checked above) and live per this function's
+    // contract; `value` is a local the kernel writes one word into.
+    if unsafe { rt_mb_recv(mb, &mut value, timeout) } != rt_eok() {
         return ptr::null_mut();
     }
     value as Messages_t

@@ -156,6 +156,8 @@ pub(crate) unsafe fn cstr_arg<'a>(p: *const c_char) -> Option<&'a CStr> {
     if p.is_null() {
         None
     } else {
-        Some(CStr::from_ptr(p))
+        // SAFETY: `p` is non-NULL here, and the contract above makes it
+        // NUL-terminated and alive for `'a`.
+        Some(unsafe { CStr::from_ptr(p) })
     }
 }

@@ -62,7 +62,9 @@ fn nodes() -> impl Iterator<Item = AgentToolNode_t> {
             return None;
         }
         let cur = next;
-        // SAFETY: as above.
+        // SAFETY: `cur` is a linked, live node: nodes are freed only by
+        // agent_tool_list_destroy, run by the registry's owner, never during
+        // a walk.
         next = unsafe { (*cur).next };
         Some(cur)
     })
@@ -73,7 +75,9 @@ fn nodes() -> impl Iterator<Item = AgentToolNode_t> {
 /// # Safety
 /// `obj` is NULL or a live cJSON item.
 pub(crate) unsafe fn function_name<'a>(obj: *const cJSON) -> Option<&'a CStr> {
-    json::get_str(json::get(obj, c"function"), c"name")
+    // SAFETY: `obj` is NULL or a live cJSON item (this function's contract);
+    // `get` returns NULL or a child of it, live as long as `obj`.
+    unsafe { json::get_str(json::get(obj, c"function"), c"name") }
 }
 
 /// Create the (empty) registry. Idempotent: `RT_EOK` when it already exists.

@@ -20,7 +20,9 @@ use core::ptr;
 unsafe fn delete_all(trees: &[*mut cJSON]) {
     for &t in trees {
         if !t.is_null() {
-            cJSON_Delete(t);
+            // SAFETY: `t` is non-NULL, so by this function's contract a
+            // detached tree the caller owns and hands over here.
+            unsafe { cJSON_Delete(t) };
         }
     }
 }
@@ -63,7 +65,9 @@ pub extern "C" fn create_content_array() -> *mut cJSON {
 #[no_mangle]
 pub unsafe extern "C" fn to_content(messages: Messages_t) -> *mut cJSON {
     ffi_fn!(failure = ptr::null_mut(), {
-        let text = messages_get_content_idx(messages, 0);
+        // SAFETY: `messages` is NULL or a live `Messages_t` (this export's
+        // contract), which `messages_get_content_idx` accepts; it is borrowed.
+        let text = unsafe { messages_get_content_idx(messages, 0) };
         // SAFETY: a live message's content is NUL-terminated.
         unsafe { json::new_string(text) }
     })

@@ -29,29 +29,52 @@ unsafe impl GlobalAlloc for RtAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         let size = layout.size().max(1);
         if layout.align() <= heap_align() {
-            rt_malloc(size) as *mut u8
+            // SAFETY: `rt_malloc` accepts any size and returns NULL or a block
+            // aligned to `RT_ALIGN_SIZE`, which covers `layout.align()` here.
+            unsafe { rt_malloc(size) as *mut u8 }
         } else {
-            rt_malloc_align(size, layout.align()) as *mut u8
+            // SAFETY: `layout.align()` is a power of two (a `Layout`
+            // invariant), as `rt_malloc_align` requires.
+            unsafe { rt_malloc_align(size, layout.align()) as *mut u8 }
         }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         if layout.align() <= heap_align() {
-            rt_free(ptr as *mut c_void)
+            // SAFETY: `GlobalAlloc::dealloc`'s contract: `ptr` came from
+            // `alloc` with this layout, which used `rt_malloc` for this
+            // alignment, and is freed once.
+            unsafe { rt_free(ptr as *mut c_void) }
         } else {
-            rt_free_align(ptr as *mut c_void)
+            // SAFETY: as `GlobalAlloc::dealloc` requires, `ptr` came from
+            // `alloc` with this layout, which used `rt_malloc_align` for this
+            // alignment, and is freed once.
+            unsafe { rt_free_align(ptr as *mut c_void) }
         }
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         if layout.align() <= heap_align() {
-            return rt_realloc(ptr as *mut c_void, new_size.max(1)) as *mut u8;
+            // SAFETY: `GlobalAlloc::realloc`'s contract: `ptr` is a live block
+            // from `alloc` with this layout, i.e. from `rt_malloc`, so
+            // `rt_realloc` may resize it.
+            return unsafe { rt_realloc(ptr as *mut c_void, new_size.max(1)) as *mut u8 };
         }
-        let new_layout = Layout::from_size_align_unchecked(new_size, layout.align());
-        let new = self.alloc(new_layout);
+        // SAFETY: the alignment is `layout`'s (a nonzero power of two) and
+        // `GlobalAlloc::realloc` requires `new_size`, rounded up to it, not to
+        // overflow `isize`.
+        let new_layout = unsafe { Layout::from_size_align_unchecked(new_size, layout.align()) };
+        // SAFETY: `new_layout` has a nonzero size (`realloc`'s contract
+        // requires `new_size > 0`) and a valid alignment.
+        let new = unsafe { self.alloc(new_layout) };
         if !new.is_null() {
-            core::ptr::copy_nonoverlapping(ptr, new, layout.size().min(new_size));
-            self.dealloc(ptr, layout);
+            // SAFETY: `ptr` is live for `layout.size()` bytes, `new` is a fresh
+            // block of `new_size` bytes, so both cover the copied minimum and
+            // cannot overlap.
+            unsafe { core::ptr::copy_nonoverlapping(ptr, new, layout.size().min(new_size)) };
+            // SAFETY: `ptr` came from `alloc` with `layout` (realloc's
+            // contract) and is not used after this.
+            unsafe { self.dealloc(ptr, layout) };
         }
         new
     }

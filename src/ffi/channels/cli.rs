@@ -63,7 +63,11 @@ pub static mut agent_cli_ops: AgentChannelOps = AgentChannelOps {
 };
 
 unsafe extern "C" fn cli_init(hub: MessageHub_t, ctx: Context_t) -> c_int {
-    ffi_fn!(failure = -1, { agent_cli_channel(hub, ctx) })
+    ffi_fn!(failure = -1, {
+        // SAFETY: the channel framework passes NULL or its live hub and
+        // context, the contract `agent_cli_channel` documents.
+        unsafe { agent_cli_channel(hub, ctx) }
+    })
 }
 unsafe extern "C" fn cli_reset() {
     ffi_fn!(failure = (), { agent_cli_stop() })
@@ -73,7 +77,10 @@ unsafe extern "C" fn on_rx(_dev: rt_device_t, _size: rt_size_t) -> rt_err_t {
     ffi_fn!(failure = -rt_error(), {
         let sem = RX.load(Ordering::Acquire);
         if !sem.is_null() {
-            rt_sem_release(sem);
+            // SAFETY: `on_rx` is installed only while the channel runs, and
+            // RX is deleted only after the thread has put the old indicator
+            // back, so a non-NULL RX is a live semaphore.
+            unsafe { rt_sem_release(sem) };
         }
         rt_eok()
     })
@@ -173,32 +180,52 @@ pub extern "C" fn agent_cli_stop() {
 }
 
 /// Install the channel's receive indicator, saving the one in place.
+///
+/// # Safety
+/// `dev` is the live console device (from `rt_device_find`).
 unsafe fn take_console(dev: rt_device_t) {
-    let saved = agent_glue_rx_indicate(dev);
+    // SAFETY: `dev` is a live device (this function's contract); the glue
+    // only reads its `rx_indicate` field.
+    let saved = unsafe { agent_glue_rx_indicate(dev) };
     SAVED_RX.store(saved.map_or(0, |f| f as usize), Ordering::Release);
-    rt_device_set_rx_indicate(dev, Some(on_rx));
+    // SAFETY: `dev` is a live device; `on_rx` has the indicator's C signature
+    // and lives for the program.
+    unsafe { rt_device_set_rx_indicate(dev, Some(on_rx)) };
 }
 
 /// Put back the indicator saved by [`take_console`], then call it once so
 /// whoever sleeps on it (the shell) reads what was typed in between.
+///
+/// # Safety
+/// `dev` is the live console device passed to [`take_console`].
 unsafe fn give_console_back(dev: rt_device_t) {
     let saved = SAVED_RX.swap(0, Ordering::AcqRel);
     let saved: agent_rx_indicate_t = if saved == 0 {
         None
     } else {
         // SAFETY: stored by take_console from a function pointer of this type.
-        Some(core::mem::transmute::<
-            usize,
-            unsafe extern "C" fn(rt_device_t, rt_size_t) -> rt_err_t,
-        >(saved))
+        Some(unsafe {
+            core::mem::transmute::<usize, unsafe extern "C" fn(rt_device_t, rt_size_t) -> rt_err_t>(
+                saved,
+            )
+        })
     };
-    rt_device_set_rx_indicate(dev, saved);
+    // SAFETY: `dev` is the live console device (this function's contract);
+    // `saved` is the indicator that was on it, or None.
+    unsafe { rt_device_set_rx_indicate(dev, saved) };
     if let Some(wake) = saved {
-        wake(dev, 0);
+        // SAFETY: `wake` is the device's own indicator, which the driver calls
+        // with the device and a size; 0 means "nothing new, look again".
+        unsafe { wake(dev, 0) };
     }
 }
 
 /// One byte from the console, waiting in short slices so a stop is seen.
+///
+/// # Safety
+/// Only on the channel thread, while DEVICE and RX hold the live console
+/// device and receive semaphore (set before the thread starts, deleted only
+/// after it exits).
 unsafe fn next_byte() -> Option<u8> {
     let dev = DEVICE.load(Ordering::Acquire);
     let rx = RX.load(Ordering::Acquire);
@@ -207,14 +234,22 @@ unsafe fn next_byte() -> Option<u8> {
             return None;
         }
         let mut b = 0u8;
-        if rt_device_read(dev, -1, &mut b as *mut u8 as *mut c_void, 1) == 1 {
+        // SAFETY: `dev` is the live console device (this function's
+        // contract); the buffer is the local `b`, 1 byte long.
+        if unsafe { rt_device_read(dev, -1, &mut b as *mut u8 as *mut c_void, 1) } == 1 {
             return Some(b);
         }
-        rt_sem_take(rx, rt_tick_from_millisecond(100) as i32);
+        // SAFETY: `rx` is the live receive semaphore (this function's
+        // contract); the tick conversion is a pure kernel call.
+        unsafe { rt_sem_take(rx, rt_tick_from_millisecond(100) as i32) };
     }
 }
 
 /// Send a line and wait for its reply, still watching for a stop.
+///
+/// # Safety
+/// `hub` is the live hub the channel was started on (it outlives the
+/// channel thread).
 unsafe fn ask(hub: MessageHub_t, line: &[u8]) {
     let mut text: alloc::vec::Vec<u8> = alloc::vec::Vec::new();
     if text.try_reserve(line.len() + 1).is_err() {
@@ -224,14 +259,23 @@ unsafe fn ask(hub: MessageHub_t, line: &[u8]) {
     text.extend_from_slice(line);
     text.push(0);
     let msg = messages_create(1);
-    if msg.is_null() || messages_append(msg, TYPE_TEXT, text.as_ptr() as *const c_char) != rt_eok()
+    if msg.is_null()
+        // SAFETY: `msg` is the live set just created; `text` ends with the NUL
+        // pushed above and is only copied.
+        || unsafe { messages_append(msg, TYPE_TEXT, text.as_ptr() as *const c_char) } != rt_eok()
     {
-        messages_destroy(msg);
+        // SAFETY: `msg` is NULL or the set created above, owned here and not
+        // used again.
+        unsafe { messages_destroy(msg) };
         console_print(b"(out of memory)\r\n");
         return;
     }
-    if message_hub_put(hub, msg, (*hub).input_mailbox) != rt_eok() {
-        messages_destroy(msg);
+    // SAFETY: `hub` is live (this function's contract), so its
+    // `input_mailbox` can be read; `msg` is a live set owned here.
+    if unsafe { message_hub_put(hub, msg, (*hub).input_mailbox) } != rt_eok() {
+        // SAFETY: on failure the caller keeps ownership of `msg`; it is not
+        // used again.
+        unsafe { messages_destroy(msg) };
         console_print(b"(the agent is busy)\r\n");
         return;
     }
@@ -240,22 +284,32 @@ unsafe fn ask(hub: MessageHub_t, line: &[u8]) {
         if STOP.load(Ordering::Acquire) {
             return;
         }
-        let reply = message_hub_get_timeout(
-            hub,
-            (*hub).output_mailbox,
-            rt_tick_from_millisecond(200) as i32,
-        );
+        // SAFETY: `hub` is live (this function's contract), so its
+        // `output_mailbox` can be read and received from; the tick conversion
+        // is a pure kernel call.
+        let reply = unsafe {
+            message_hub_get_timeout(
+                hub,
+                (*hub).output_mailbox,
+                rt_tick_from_millisecond(200) as i32,
+            )
+        };
         if reply.is_null() {
             continue;
         }
         if !last_reply_streamed() {
-            let t = messages_get_content_idx(reply, 0);
+            // SAFETY: `reply` is a live message set owned here; the content
+            // is borrowed from it.
+            let t = unsafe { messages_get_content_idx(reply, 0) };
             if !t.is_null() {
-                console_print(CStr::from_ptr(t).to_bytes());
+                // SAFETY: `t` is non-NULL, NUL-terminated message content
+                // owned by `reply`, which is still alive.
+                console_print(unsafe { CStr::from_ptr(t) }.to_bytes());
             }
         }
         console_print(b"\r\n");
-        messages_destroy(reply);
+        // SAFETY: `reply` is owned here and not used after this.
+        unsafe { messages_destroy(reply) };
         return;
     }
 }
@@ -267,12 +321,17 @@ unsafe extern "C" fn cli_thread(_parameter: *mut c_void) {
         console_print(b"\r\nAgent chat: type a message and press Enter; Ctrl-D leaves.\r\n");
         console_print(PROMPT);
         let mut editor = LineEditor::new();
-        while let Some(b) = next_byte() {
+        // SAFETY: this is the channel thread; `agent_cli_channel` set DEVICE
+        // and RX before starting it and `agent_cli_stop` deletes them only
+        // after EXITED is released below.
+        while let Some(b) = unsafe { next_byte() } {
             match editor.feed(b, &mut |bytes| console_print(bytes)) {
                 Event::Pending => {}
                 Event::Submit(line) => {
                     if !line.is_empty() {
-                        ask(hub, &line);
+                        // SAFETY: `hub` is the live hub `agent_cli_channel`
+                        // stored before starting this thread; it outlives it.
+                        unsafe { ask(hub, &line) };
                     }
                     if STOP.load(Ordering::Acquire) {
                         break;
@@ -286,13 +345,17 @@ unsafe extern "C" fn cli_thread(_parameter: *mut c_void) {
             }
         }
         set_stream_to_console(false);
-        give_console_back(DEVICE.load(Ordering::Acquire));
+        // SAFETY: DEVICE is the live console device `take_console` was given
+        // when the channel started; it is cleared only after this thread exits.
+        unsafe { give_console_back(DEVICE.load(Ordering::Acquire)) };
         drop(editor);
         // Counted: after Ctrl-D nobody waits yet, and agent_cli_stop takes it
         // at once later; it deletes the semaphore only after taking it.
         let exited = EXITED.load(Ordering::Acquire);
         if !exited.is_null() {
-            rt_sem_release(exited);
+            // SAFETY: EXITED is deleted by `agent_cli_stop` only after taking
+            // this release, so it is still a live semaphore here.
+            unsafe { rt_sem_release(exited) };
         }
     })
 }

@@ -49,7 +49,11 @@ pub static mut agent_debug_ops: AgentChannelOps = AgentChannelOps {
 };
 
 unsafe extern "C" fn agent_debug_channel_init(hub: MessageHub_t, ctx: Context_t) -> c_int {
-    ffi_fn!(failure = -1, { agent_debug_channel(hub, ctx) })
+    ffi_fn!(failure = -1, {
+        // SAFETY: the channel framework passes NULL or its live hub and
+        // context, the contract `agent_debug_channel` documents.
+        unsafe { agent_debug_channel(hub, ctx) }
+    })
 }
 unsafe extern "C" fn agent_debug_reset_c() {
     ffi_fn!(failure = (), { agent_debug_reset() })
@@ -215,6 +219,12 @@ fn take_turn(
     }
 }
 
+/// Send one message to the loop through `hub` and hand its reply to
+/// `on_reply`.
+///
+/// # Safety
+/// `hub` is a live hub (non-NULL) that stays alive for the call;
+/// `content_nul` ends with a NUL.
 unsafe fn exchange(
     hub: MessageHub_t,
     kind: MessageType,
@@ -226,13 +236,21 @@ unsafe fn exchange(
     }
     let msg = messages_create(1);
     if msg.is_null()
-        || messages_append(msg, kind, content_nul.as_ptr() as *const c_char) != rt_eok()
+        // SAFETY: `msg` is the live set just created; `content_nul` ends with
+        // a NUL (this function's contract) and is only copied.
+        || unsafe { messages_append(msg, kind, content_nul.as_ptr() as *const c_char) } != rt_eok()
     {
-        messages_destroy(msg);
+        // SAFETY: `msg` is NULL or the set created above, owned here and not
+        // used again.
+        unsafe { messages_destroy(msg) };
         return Err("out of memory");
     }
-    if message_hub_put(hub, msg, (*hub).input_mailbox) != rt_eok() {
-        messages_destroy(msg);
+    // SAFETY: `hub` is live (this function's contract), so its
+    // `input_mailbox` can be read; `msg` is a live set owned here.
+    if unsafe { message_hub_put(hub, msg, (*hub).input_mailbox) } != rt_eok() {
+        // SAFETY: on failure the caller keeps ownership of `msg`; it is not
+        // used again.
+        unsafe { messages_destroy(msg) };
         return Err("the agent is busy (its input mailbox is full)");
     }
     // This message's number; its reply has the same one.
@@ -241,15 +259,20 @@ unsafe fn exchange(
         0 => board().reply_timeout_ms.clamp(1, i32::MAX as isize) as i32,
         chosen => chosen.min(i32::MAX as usize) as i32,
     };
-    let timeout = rt_tick_from_millisecond(ms);
-    let asked_at = rt_tick_get();
+    // SAFETY: a pure kernel conversion, callable from any thread.
+    let timeout = unsafe { rt_tick_from_millisecond(ms) };
+    // SAFETY: reads the kernel tick counter, callable from any thread.
+    let asked_at = unsafe { rt_tick_get() };
     let reply = loop {
-        let waited = rt_tick_get().wrapping_sub(asked_at);
+        // SAFETY: reads the kernel tick counter, callable from any thread.
+        let waited = unsafe { rt_tick_get() }.wrapping_sub(asked_at);
         if waited >= timeout {
             return Err("no reply in time");
         }
         let left = (timeout - waited).min(i32::MAX as rt_tick_t) as i32;
-        let reply = message_hub_get_timeout(hub, (*hub).output_mailbox, left);
+        // SAFETY: `hub` is live (this function's contract), so its
+        // `output_mailbox` can be read and received from.
+        let reply = unsafe { message_hub_get_timeout(hub, (*hub).output_mailbox, left) };
         if reply.is_null() {
             // A timeout, or reset's wake-up sentinel.
             if !OPEN.load(Ordering::SeqCst) {
@@ -259,17 +282,24 @@ unsafe fn exchange(
         }
         if TAKEN.fetch_add(1, Ordering::SeqCst) < ticket {
             // The answer to a sender that gave up waiting.
-            messages_destroy(reply);
+            // SAFETY: `reply` is non-NULL and owned here (a received
+            // message); it is not used again.
+            unsafe { messages_destroy(reply) };
             continue;
         }
         break reply;
     };
-    let text = messages_get_content_idx(reply, 0);
+    // SAFETY: `reply` is a live message set owned here; the content is
+    // borrowed from it.
+    let text = unsafe { messages_get_content_idx(reply, 0) };
     on_reply(if text.is_null() {
         b""
     } else {
-        CStr::from_ptr(text).to_bytes()
+        // SAFETY: `text` is non-NULL and NUL-terminated (message content),
+        // owned by `reply`, which outlives this call.
+        unsafe { CStr::from_ptr(text) }.to_bytes()
     });
-    messages_destroy(reply);
+    // SAFETY: `reply` is owned here and not used after this.
+    unsafe { messages_destroy(reply) };
     Ok(())
 }
