@@ -217,8 +217,8 @@ fn tools_appended_during_requests_join_between_messages() {
         }
         ScriptedResponse::text(&["ok"])
     });
-    // One cycle first, for what the host's std creates lazily on first use
-    // (tests/agent_lifecycle.rs does the same).
+    // One cycle first, so the measured one starts after this scenario's
+    // first start-up (tests/agent_lifecycle.rs does the same).
     let warm_up = Agent::start(&server, Overrides::default());
     std::thread::spawn(|| {
         // SAFETY: a fresh tool definition whose ownership passes to the list,
@@ -294,8 +294,8 @@ fn a_late_reply_never_reaches_the_next_sender() {
 
 fn two_cleanups_at_once_both_return_once_everything_is_freed() {
     let server = uncounted_server_with(|_| ScriptedResponse::text(&["never"]).stall_after(0));
-    // Twice: the first round also meets what the host's std creates lazily
-    // on first use; the second must end exactly where it began.
+    // Twice: the second round, started after a first full one, must end
+    // exactly where it began.
     let mut base = settled_used();
     for round in 0..2 {
         if round == 1 {
