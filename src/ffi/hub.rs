@@ -6,15 +6,16 @@
 
 use super::messages::{messages_destroy, Messages_t};
 use crate::ffi_fn;
+use crate::rtt::ipc::Mailbox;
 use crate::rtt::*;
-use core::ffi::{c_char, c_void};
+use core::ffi::{c_void, CStr};
 use core::mem::size_of;
 use core::ptr;
 
 pub const MESSAGE_HUB_INPUT_MAILBOX_SIZE: rt_size_t = 10;
 pub const MESSAGE_HUB_OUTPUT_MAILBOX_SIZE: rt_size_t = 10;
-const INPUT_NAME: &[u8] = b"AgentInputMb\0";
-const OUTPUT_NAME: &[u8] = b"AgentOutMb\0";
+const INPUT_NAME: &CStr = c"AgentInputMb";
+const OUTPUT_NAME: &CStr = c"AgentOutMb";
 
 pub type PutMessageFn =
     unsafe extern "C" fn(self_: MessageHub_t, message: Messages_t, mb: rt_mailbox_t) -> rt_err_t;
@@ -78,40 +79,30 @@ unsafe fn receive(hub: MessageHub_t, mb: rt_mailbox_t, timeout: rt_int32_t) -> M
 #[no_mangle]
 pub extern "C" fn message_hub_create() -> MessageHub_t {
     ffi_fn!(failure = ptr::null_mut(), {
-        // SAFETY: each object is NULL-checked and released on the failure path;
-        // the hub is fully initialised before it is returned.
+        // Each object is deleted by its owner's drop on the way out of a
+        // failure; only a complete hub lets go of them.
+        let Some(input) = Mailbox::create(INPUT_NAME, MESSAGE_HUB_INPUT_MAILBOX_SIZE) else {
+            return ptr::null_mut();
+        };
+        let Some(output) = Mailbox::create(OUTPUT_NAME, MESSAGE_HUB_OUTPUT_MAILBOX_SIZE) else {
+            return ptr::null_mut();
+        };
+        // SAFETY: a plain allocation, NULL-checked before use.
+        let hub = unsafe { rt_malloc(size_of::<MessageHub>()) } as MessageHub_t;
+        if hub.is_null() {
+            return ptr::null_mut();
+        }
+        // SAFETY: `hub` is a fresh block of the struct's size (rt_malloc
+        // aligns to RT_ALIGN_SIZE, at least a pointer's alignment).
         unsafe {
-            let hub = rt_malloc(size_of::<MessageHub>()) as MessageHub_t;
-            if hub.is_null() {
-                return ptr::null_mut();
-            }
-            let input = rt_mb_create(
-                INPUT_NAME.as_ptr() as *const c_char,
-                MESSAGE_HUB_INPUT_MAILBOX_SIZE,
-                RT_IPC_FLAG_FIFO,
-            );
-            if input.is_null() {
-                rt_free(hub as *mut c_void);
-                return ptr::null_mut();
-            }
-            let output = rt_mb_create(
-                OUTPUT_NAME.as_ptr() as *const c_char,
-                MESSAGE_HUB_OUTPUT_MAILBOX_SIZE,
-                RT_IPC_FLAG_FIFO,
-            );
-            if output.is_null() {
-                rt_mb_delete(input);
-                rt_free(hub as *mut c_void);
-                return ptr::null_mut();
-            }
             hub.write(MessageHub {
-                input_mailbox: input,
-                output_mailbox: output,
+                input_mailbox: input.into_raw(),
+                output_mailbox: output.into_raw(),
                 put_message: Some(hub_put_message),
                 get_message: Some(hub_get_message),
-            });
-            hub
-        }
+            })
+        };
+        hub
     })
 }
 
@@ -121,20 +112,21 @@ pub extern "C" fn message_hub_create() -> MessageHub_t {
 #[no_mangle]
 pub unsafe extern "C" fn message_hub_destroy(hub: MessageHub_t) {
     ffi_fn!(failure = (), nonnull(hub), {
-        // SAFETY: `hub` came from message_hub_create and the caller gives it up.
-        unsafe {
-            for mb in [(*hub).input_mailbox, (*hub).output_mailbox] {
-                if mb.is_null() {
-                    continue;
+        // SAFETY: `hub` came from message_hub_create and the caller gives it
+        // up, mailboxes included; nobody uses them any more.
+        let mailboxes = unsafe { [(*hub).input_mailbox, (*hub).output_mailbox] };
+        for raw in mailboxes {
+            // SAFETY: the hub's own mailbox (or NULL), handed over with it.
+            if let Some(mb) = unsafe { Mailbox::from_raw(raw) } {
+                while let Some(queued) = mb.try_recv() {
+                    // SAFETY: every value put in a hub mailbox is NULL or a
+                    // message set whose ownership passed to the mailbox.
+                    unsafe { messages_destroy(queued as Messages_t) };
                 }
-                let mut value: rt_ubase_t = 0;
-                while rt_mb_recv(mb, &mut value, RT_WAITING_NO) == rt_eok() {
-                    messages_destroy(value as Messages_t);
-                }
-                rt_mb_delete(mb);
-            }
-            rt_free(hub as *mut c_void);
+            } // deleted here
         }
+        // SAFETY: the block message_hub_create allocated; not used again.
+        unsafe { rt_free(hub as *mut c_void) };
     })
 }
 

@@ -22,6 +22,7 @@ pub const RT_FALSE: rt_bool_t = 0;
 pub const RT_WAITING_FOREVER: rt_int32_t = -1;
 pub const RT_WAITING_NO: rt_int32_t = 0;
 pub const RT_IPC_FLAG_FIFO: rt_uint8_t = 0x00;
+pub const RT_IPC_FLAG_PRIO: rt_uint8_t = 0x01;
 
 /// Opaque kernel objects: only ever handled through their pointers.
 #[repr(C)]

@@ -1,0 +1,87 @@
+//! Kernel threads as values: a created thread that never started is deleted
+//! when dropped; a started one belongs to the kernel, which frees a dynamic
+//! thread once its entry returns (the idle thread reaps it).
+
+use super::kernel::*;
+use super::rt_eok;
+use core::ffi::{c_char, c_void, CStr};
+use core::ptr::NonNull;
+
+/// A thread's entry point, as the kernel calls it.
+pub type Entry = unsafe extern "C" fn(parameter: *mut c_void);
+
+/// What a new thread is made with.
+pub struct Spec<'a> {
+    pub name: &'a CStr,
+    pub stack_size: u32,
+    pub priority: u8,
+    pub tick: u32,
+}
+
+/// A created, not yet started thread.
+pub struct Thread(NonNull<rt_thread>);
+
+impl Thread {
+    /// A new thread that will run `entry(NULL)`, or `None` without memory
+    /// for its control block and stack. (The library's threads find their
+    /// state in their owner's cell, not in a parameter.)
+    pub fn create(spec: &Spec<'_>, entry: Entry) -> Option<Thread> {
+        // SAFETY: `name` is NUL-terminated (the kernel copies it); `entry` has
+        // the kernel's entry signature and lives for the program.
+        let t = unsafe {
+            rt_thread_create(
+                spec.name.as_ptr(),
+                Some(entry),
+                core::ptr::null_mut(),
+                spec.stack_size,
+                spec.priority,
+                spec.tick,
+            )
+        };
+        NonNull::new(t).map(Thread)
+    }
+
+    /// Start it. From here the kernel owns the thread; on failure it is
+    /// deleted (dropped) and `None` returned.
+    pub fn start(self) -> Option<rt_thread_t> {
+        let raw = self.0.as_ptr();
+        // SAFETY: a created thread that has not been started.
+        if unsafe { rt_thread_startup(raw) } != rt_eok() {
+            return None; // `self` drops: deleted
+        }
+        core::mem::forget(self);
+        Some(raw)
+    }
+
+    /// Create and start in one step.
+    pub fn spawn(spec: &Spec<'_>, entry: Entry) -> Option<rt_thread_t> {
+        Thread::create(spec, entry)?.start()
+    }
+}
+
+impl Drop for Thread {
+    fn drop(&mut self) {
+        // SAFETY: a created thread that never started: deleting it frees its
+        // control block and stack.
+        unsafe { rt_thread_delete(self.0.as_ptr()) };
+    }
+}
+
+/// The calling thread.
+pub fn current() -> rt_thread_t {
+    // SAFETY: reads the scheduler's current thread; no preconditions.
+    unsafe { rt_thread_self() }
+}
+
+/// Is a thread named `name` still known to the kernel? A finished dynamic
+/// thread stays findable until the kernel has freed it.
+pub fn exists(name: &CStr) -> bool {
+    // SAFETY: `name` is NUL-terminated; rt_thread_find only reads it.
+    !unsafe { rt_thread_find(name.as_ptr() as *mut c_char) }.is_null()
+}
+
+/// Sleep the calling thread for `ms` milliseconds.
+pub fn sleep_ms(ms: u32) {
+    // SAFETY: a plain kernel sleep of the calling thread.
+    unsafe { rt_thread_mdelay(ms.min(i32::MAX as u32) as rt_int32_t) };
+}
