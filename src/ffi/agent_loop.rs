@@ -6,11 +6,19 @@
 //! rounds of `chat()` and tool calls; every tool call gets exactly one tool
 //! message, after the assistant message that made it.
 //!
-//! Stopping: `cleanup_agent_entry` marks the loop as stopping, cancels the
-//! request in flight (it ends at its next read or timeout), wakes the loop
-//! with a NULL sentinel and waits until the loop thread has freed everything.
-//! The loop frees the hub only after it has taken that sentinel, so the
-//! sender never touches a freed mailbox.
+//! State: one [`AgentCell`] holds the lifecycle (stopped, starting, running,
+//! stopping; every move a compare-and-swap) and, while the agent exists, one
+//! [`Agent`] value that owns the hub, the context and, behind the agent's
+//! one kernel mutex, what threads change while it runs. Other threads reach
+//! it through a gate that its teardown closes and waits on.
+//!
+//! Stopping: `cleanup_agent_entry` marks the agent as stopping, cancels the
+//! loop's request in flight (it ends at its next read or timeout), wakes the
+//! loop with a NULL sentinel and waits until the loop thread has freed
+//! everything. The loop frees the hub only after it has taken that sentinel,
+//! so the sender never touches a freed mailbox. `init_agent` alone makes an
+//! agent without a loop thread; `cleanup_agent` (or `cleanup_agent_entry`)
+//! frees it on the calling thread.
 
 use super::chat::{chat_response_free, chat_with_error, ChatResponse, TOO_LONG_KEY};
 use super::context::Context_t;
@@ -18,17 +26,21 @@ use super::hub::{
     message_hub_create, message_hub_destroy, message_hub_get, message_hub_put, MessageHub_t,
 };
 use super::messages::{messages_append, messages_create, messages_destroy, Messages_t, TYPE_TEXT};
-use super::tools::{get_agent_tools, search_agent_tool_node};
+use super::tools::{get_agent_tools, search_agent_tool_node, AgentToolNode_t};
 use super::utils::{print_reasoning, print_tool_call};
 use crate::chat::transport;
 use crate::cjson_sys::*;
 use crate::ffi_fn;
 use crate::json;
+use crate::rtt::gate::Gate;
+use crate::rtt::ipc::{Locked, Semaphore};
+use crate::rtt::thread;
 use crate::rtt::*;
 use alloc::vec::Vec;
+use core::cell::UnsafeCell;
 use core::ffi::{c_char, c_int, c_void, CStr};
 use core::ptr;
-use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU8, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
 
 /// `AgentChannelOps` (channels/AgentChannel.h).
 #[repr(C)]
@@ -51,8 +63,6 @@ extern "C" {
 /// The loop thread's name (`list thread` shows it; cleanup looks it up).
 const LOOP_THREAD_NAME: &CStr = c"AgentLoop";
 
-static HUB: AtomicPtr<super::hub::MessageHub> = AtomicPtr::new(ptr::null_mut());
-static CONTEXT: AtomicPtr<super::context::Context> = AtomicPtr::new(ptr::null_mut());
 /// The agent's lifecycle. Every change is a compare-and-swap from the state
 /// it expects, so two `main_loop_entry` or two `cleanup_agent_entry` calls at
 /// once cannot both act: one wins, the other waits for the outcome.
@@ -60,82 +70,193 @@ static CONTEXT: AtomicPtr<super::context::Context> = AtomicPtr::new(ptr::null_mu
 #[repr(u8)]
 pub enum Lifecycle {
     Stopped = 0,
-    /// `main_loop_entry` is creating the thread and the agent.
+    /// The agent is being built (by the loop thread, or by a direct
+    /// `init_agent` call).
     Starting = 1,
     Running = 2,
-    /// `cleanup_agent_entry` is stopping the loop and freeing everything.
+    /// The agent is being stopped and everything it owns freed.
     Stopping = 3,
 }
 
-static STATE: AtomicU8 = AtomicU8::new(Lifecycle::Stopped as u8);
-/// The AgentLoop thread while it runs (it owns the tool registry then).
-static LOOP_THREAD: AtomicPtr<rt_thread> = AtomicPtr::new(ptr::null_mut());
+/// The one agent of the library: its lifecycle and, while it exists, the
+/// [`Agent`] value that owns everything the agent made.
+///
+/// Who may touch what:
+/// - `agent` is written only by the thread that builds it (while Starting,
+///   the gate closed) and by the one that tears it down (the gate closed
+///   and empty); every other access goes through [`AgentCell::enter`].
+/// - `done` is written only by the thread that won the move to Starting,
+///   before the loop thread exists, and by the one that won the move to
+///   Stopping, after the loop thread's last use of it.
+/// - What changes while the agent runs lives in [`Shared`], behind the
+///   agent's one kernel mutex.
+struct AgentCell {
+    lifecycle: AtomicU8,
+    gate: Gate,
+    /// The thread that owns the tool registry and the context while the
+    /// agent exists: the loop thread, or a thread starting or stopping an
+    /// agent that has none. NULL: nobody in particular (no agent, or an agent
+    /// without a loop thread, whose caller serialises its calls as in the C
+    /// package).
+    owner: AtomicPtr<rt_thread>,
+    /// The start-up/stop handshake with the loop thread: released when its
+    /// start-up is over and when it has freed everything.
+    done: UnsafeCell<Option<Semaphore>>,
+    agent: UnsafeCell<Option<Agent>>,
+}
 
-/// May the calling thread change the tool registry now? Yes without a loop
-/// (the caller owns it, as in the C package) and on the loop thread; other
-/// threads queue their tools for the loop (see `tools.rs`). While a stop is
-/// under way they wait until it is over, so nothing is queued into a
-/// registry being destroyed.
-pub(crate) fn registry_is_mine() -> bool {
-    loop {
-        let lifecycle = state();
-        // SAFETY: plain kernel call.
-        let me = unsafe { rt_thread_self() };
-        if me == LOOP_THREAD.load(Ordering::SeqCst) && !me.is_null() {
-            return true;
+// SAFETY: `agent` and `done` are reached only under the rules on
+// `AgentCell` (one writer at a time, readers through the gate); everything
+// else is atomic.
+unsafe impl Sync for AgentCell {}
+
+static AGENT: AgentCell = AgentCell {
+    lifecycle: AtomicU8::new(Lifecycle::Stopped as u8),
+    gate: Gate::closed(),
+    owner: AtomicPtr::new(ptr::null_mut()),
+    done: UnsafeCell::new(None),
+    agent: UnsafeCell::new(None),
+};
+
+/// Everything a started agent owns; dropping it frees all of it.
+struct Agent {
+    hub: MessageHub_t,
+    context: Context_t,
+    /// The loop thread; NULL for an agent made by `init_agent` alone.
+    loop_thread: rt_thread_t,
+    shared: Locked<Shared>,
+}
+
+/// What threads change while the agent runs (behind the agent's mutex).
+struct Shared {
+    /// A reply made while there was memory, sent when building the real one
+    /// fails: every message gets exactly one reply.
+    spare_reply: Messages_t,
+    /// Tools appended from other threads, for the loop to register before
+    /// its next message (a chain through `next`, newest first).
+    queued_tools: AgentToolNode_t,
+    /// The channel prints answers as they stream in (the CLI).
+    stream_to_console: bool,
+    /// The last reply's text was printed while it streamed.
+    last_reply_streamed: bool,
+    /// User messages answered since the agent started (`agent_status`).
+    answered: usize,
+}
+
+// SAFETY: the pointers are heap objects the agent owns outright (a message
+// set, a chain of registry nodes); any thread holding the lock may use them.
+unsafe impl Send for Shared {}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        let shared = self.shared.get_mut();
+        // SAFETY: the agent is being torn down: the channel was reset and
+        // the gate is closed and empty, so nothing uses the hub, the context
+        // or the shared pointers any more; each was made by its create
+        // function and is freed once.
+        unsafe {
+            message_hub_destroy(self.hub);
+            super::context::agent_context_destroy(self.context);
+            messages_destroy(shared.spare_reply);
         }
-        match lifecycle {
-            Lifecycle::Stopped => return true,
-            Lifecycle::Stopping => {
-                wait_while(Lifecycle::Stopping);
+        super::tools::discard_chain(core::mem::replace(
+            &mut shared.queued_tools,
+            ptr::null_mut(),
+        ));
+    }
+}
+
+impl AgentCell {
+    fn lifecycle(&self) -> Lifecycle {
+        match self.lifecycle.load(Ordering::SeqCst) {
+            1 => Lifecycle::Starting,
+            2 => Lifecycle::Running,
+            3 => Lifecycle::Stopping,
+            _ => Lifecycle::Stopped,
+        }
+    }
+
+    /// Move from `from` to `to`; the state found instead when it was not
+    /// `from`.
+    fn transition(&self, from: Lifecycle, to: Lifecycle) -> Result<(), Lifecycle> {
+        self.lifecycle
+            .compare_exchange(from as u8, to as u8, Ordering::SeqCst, Ordering::SeqCst)
+            .map(|_| ())
+            .map_err(|_| self.lifecycle())
+    }
+
+    fn set(&self, to: Lifecycle) {
+        self.lifecycle.store(to as u8, Ordering::SeqCst);
+    }
+
+    /// Sleep until the lifecycle leaves `busy` (a start or a stop in
+    /// progress, both bounded).
+    fn wait_while(&self, busy: Lifecycle) -> Lifecycle {
+        loop {
+            let now = self.lifecycle();
+            if now != busy {
+                return now;
             }
-            Lifecycle::Starting | Lifecycle::Running => return false,
+            thread::sleep_ms(10);
         }
     }
-}
 
-fn state() -> Lifecycle {
-    match STATE.load(Ordering::SeqCst) {
-        1 => Lifecycle::Starting,
-        2 => Lifecycle::Running,
-        3 => Lifecycle::Stopping,
-        _ => Lifecycle::Stopped,
+    /// Run `f` with the agent, if there is one that is not being torn down.
+    fn enter<R>(&self, f: impl FnOnce(&Agent) -> R) -> Option<R> {
+        let _pass = self.gate.enter()?;
+        // SAFETY: the gate is open only while `agent` holds a complete agent
+        // and is not written (see `AgentCell`), and the pass keeps a
+        // teardown waiting until `f` is done with the reference.
+        let agent = unsafe { (*self.agent.get()).as_ref() }?;
+        Some(f(agent))
+    }
+
+    /// Run `f` with the agent's shared state, under its lock.
+    fn with_shared<R>(&self, f: impl FnOnce(&mut Shared) -> R) -> Option<R> {
+        self.enter(|agent| agent.shared.lock().map(|mut shared| f(&mut shared)))
+            .flatten()
+    }
+
+    /// The start-up/stop semaphore, when a loop thread was started.
+    ///
+    /// # Safety
+    /// Not while the thread that won Starting or Stopping may write `done`
+    /// (see `AgentCell`): the loop thread between its start and its last
+    /// release, or that winning thread itself.
+    unsafe fn done(&self) -> Option<&Semaphore> {
+        // SAFETY: no writer now (this function's contract).
+        unsafe { (*self.done.get()).as_ref() }
     }
 }
 
-/// Move from `from` to `to`; the state found instead when it was not `from`.
-fn transition(from: Lifecycle, to: Lifecycle) -> Result<(), Lifecycle> {
-    STATE
-        .compare_exchange(from as u8, to as u8, Ordering::SeqCst, Ordering::SeqCst)
-        .map(|_| ())
-        .map_err(|_| state())
+/// What `append_tool` may do with the registry on the calling thread.
+pub(crate) enum RegistryAccess {
+    /// Change it now: no agent, an agent without a loop thread, or its own
+    /// thread.
+    Mine,
+    /// The loop owns it: the tool was queued for it.
+    Queued,
 }
 
-fn set_state(to: Lifecycle) {
-    STATE.store(to as u8, Ordering::SeqCst);
-}
-
-/// Sleep until the lifecycle leaves `busy` (a start or a stop in progress,
-/// both bounded).
-fn wait_while(busy: Lifecycle) -> Lifecycle {
+/// Decide `append_tool`'s path: [`RegistryAccess::Mine`], or queue the tool
+/// with `queue` (under the agent's lock) for the loop to register before its
+/// next message. While a start or a stop is under way on another thread, it
+/// waits until that is over.
+pub(crate) fn registry_access(
+    queue: impl Fn(&mut AgentToolNode_t) -> rt_err_t,
+) -> (RegistryAccess, rt_err_t) {
     loop {
-        let now = state();
-        if now != busy {
-            return now;
+        let owner = AGENT.owner.load(Ordering::SeqCst);
+        if owner.is_null() || owner == thread::current() {
+            return (RegistryAccess::Mine, rt_eok());
         }
-        // SAFETY: plain kernel call.
-        unsafe { rt_thread_mdelay(10) };
+        let queued = AGENT.with_shared(|shared| queue(&mut shared.queued_tools));
+        if let Some(result) = queued {
+            return (RegistryAccess::Queued, result);
+        }
+        // Starting or stopping: the owner changes when that is over.
+        thread::sleep_ms(10);
     }
-}
-static DONE: AtomicPtr<rt_semaphore> = AtomicPtr::new(ptr::null_mut());
-/// A reply made while there was memory, sent when building the real one
-/// fails: every message gets exactly one reply (the Debug channel pairs
-/// replies with messages by their order).
-static SPARE_REPLY: AtomicPtr<super::messages::Messages> = AtomicPtr::new(ptr::null_mut());
-const OUT_OF_MEMORY_REPLY: &CStr = c"error: out of memory while answering";
-
-fn make_spare_reply() -> Messages_t {
-    text_reply(OUT_OF_MEMORY_REPLY)
 }
 
 /// A new one-item text message holding a copy of `text`, or NULL without
@@ -155,15 +276,16 @@ fn text_reply(text: &CStr) -> Messages_t {
     }
     m
 }
+
+const OUT_OF_MEMORY_REPLY: &CStr = c"error: out of memory while answering";
+
+fn make_spare_reply() -> Messages_t {
+    text_reply(OUT_OF_MEMORY_REPLY)
+}
+
 /// A channel chosen at run time (the simulator, tests) instead of the
-/// menuconfig one; NULL: use AGENT_CHANNEL_OPS.
+/// menuconfig one; NULL: use AGENT_CHANNEL_OPS. A setting, read at start.
 static CHANNEL_OVERRIDE: AtomicPtr<AgentChannelOps> = AtomicPtr::new(ptr::null_mut());
-/// Set while the answer is streamed to the console (the CLI channel), so the
-/// channel knows the reply text was already printed.
-static STREAM_TO_CONSOLE: AtomicBool = AtomicBool::new(false);
-static LAST_REPLY_STREAMED: AtomicBool = AtomicBool::new(false);
-/// User messages answered since start-up (for `agent_status`).
-static ANSWERED: AtomicUsize = AtomicUsize::new(0);
 
 /// Use `ops` instead of the channel chosen in menuconfig (takes effect at
 /// the next `init_agent`). NULL returns to the menuconfig choice.
@@ -171,26 +293,30 @@ pub fn set_channel(ops: *const AgentChannelOps) {
     CHANNEL_OVERRIDE.store(ops as *mut AgentChannelOps, Ordering::Release);
 }
 
-/// Ask the loop to print answers on the console as they stream in.
+/// Ask the loop to print answers on the console as they stream in (the CLI
+/// channel, while its chat runs). No effect without a running agent.
 pub fn set_stream_to_console(on: bool) {
-    STREAM_TO_CONSOLE.store(on, Ordering::Release);
+    AGENT.with_shared(|shared| shared.stream_to_console = on);
 }
 
 /// Was the last reply's text already printed while it streamed?
 pub fn last_reply_streamed() -> bool {
-    LAST_REPLY_STREAMED.load(Ordering::Acquire)
+    AGENT
+        .with_shared(|shared| shared.last_reply_streamed)
+        .unwrap_or(false)
 }
 
 pub fn is_running() -> bool {
-    matches!(state(), Lifecycle::Starting | Lifecycle::Running)
+    matches!(AGENT.lifecycle(), Lifecycle::Starting | Lifecycle::Running)
 }
 
 pub fn lifecycle() -> Lifecycle {
-    state()
+    AGENT.lifecycle()
 }
 
+/// User messages answered since the agent started (0 without one).
 pub fn answered() -> usize {
-    ANSWERED.load(Ordering::Relaxed)
+    AGENT.with_shared(|shared| shared.answered).unwrap_or(0)
 }
 
 fn channel_ops() -> Option<&'static AgentChannelOps> {
@@ -217,70 +343,183 @@ fn log_memory(what: &str) {
     );
 }
 
-/// Register the tools, create the hub and the context, start the channel.
-/// Logs `[mem] agent started`. On failure nothing is left allocated and the
-/// loop will not start.
-#[no_mangle]
-pub extern "C" fn init_agent() {
-    ffi_fn!(failure = (), {
-        // SAFETY: C functions of the package; the objects are published only
-        // once complete.
-        unsafe {
-            init_tools();
-            let hub = message_hub_create();
-            let ctx = super::context::agent_context_create();
-            let spare = make_spare_reply();
-            if hub.is_null() || ctx.is_null() || spare.is_null() {
-                crate::log_e!("init_agent: out of memory");
+/// Build the agent on the calling thread, which won the move to Starting:
+/// tools, hub, context, spare reply, lock; then open the gate and start the
+/// channel. On failure nothing is left allocated. Logs `[mem] agent started`.
+fn build_agent(loop_thread: rt_thread_t) -> bool {
+    AGENT.owner.store(thread::current(), Ordering::SeqCst);
+    // SAFETY: C function of the package (the user-editable tool_func.c).
+    unsafe { init_tools() };
+    let hub = message_hub_create();
+    let context = super::context::agent_context_create();
+    let spare_reply = make_spare_reply();
+    let shared = Shared {
+        spare_reply,
+        queued_tools: ptr::null_mut(),
+        stream_to_console: false,
+        last_reply_streamed: false,
+        answered: 0,
+    };
+    let fail = || {
+        crate::log_e!("init_agent: out of memory");
+        // SAFETY: C function of the package.
+        unsafe { agent_tools_cleanup() };
+        false
+    };
+    let shared = match Locked::create(c"AgentSt", shared) {
+        Ok(shared) => shared,
+        Err(shared) => {
+            // SAFETY: each is NULL or was just made here and never shared.
+            unsafe {
                 message_hub_destroy(hub);
-                super::context::agent_context_destroy(ctx);
-                messages_destroy(spare);
-                agent_tools_cleanup();
-                return;
+                super::context::agent_context_destroy(context);
+                messages_destroy(shared.spare_reply);
             }
-            messages_destroy(SPARE_REPLY.swap(spare, Ordering::AcqRel));
-            HUB.store(hub, Ordering::Release);
-            CONTEXT.store(ctx, Ordering::Release);
-            log_memory("agent started");
-            if let Some(init) = channel_ops().and_then(|ops| ops.init) {
-                if init(hub, ctx) != 0 {
-                    crate::log_w!("init_agent: the channel did not start");
-                }
-            }
+            return fail();
         }
-    })
+    };
+    // From here the agent's drop frees whatever was made.
+    let agent = Agent {
+        hub,
+        context,
+        loop_thread,
+        shared,
+    };
+    if hub.is_null() || context.is_null() || spare_reply.is_null() {
+        drop(agent);
+        return fail();
+    }
+    // SAFETY: Starting, with the gate closed: no other thread reaches `agent`
+    // (see `AgentCell`).
+    unsafe { *AGENT.agent.get() = Some(agent) };
+    AGENT.gate.open();
+    log_memory("agent started");
+    if let Some(init) = channel_ops().and_then(|ops| ops.init) {
+        // SAFETY: the channel's own init with the live hub and context; the
+        // channel is reset before either is freed.
+        if unsafe { init(hub, context) } != 0 {
+            crate::log_w!("init_agent: the channel did not start");
+        }
+    }
+    true
 }
 
-/// Stop the channel, then free the hub (with whatever is still queued), the
-/// context and the tools. Logs `[mem] cleanup done`. Idempotent.
-#[no_mangle]
-pub extern "C" fn cleanup_agent() {
-    ffi_fn!(failure = (), {
-        release_agent();
-        log_memory("cleanup done");
-    })
-}
-
-/// [`cleanup_agent`] without the log line: the loop thread's own cleanup,
-/// whose figure would still count the thread's stack and control block.
-fn release_agent() {
+/// Tear the agent down on the calling thread, which won the move to
+/// Stopping (or is the loop thread it stopped): reset the channel, close the
+/// gate, wait for its users, free everything, clean the tools up.
+fn tear_down_agent() {
     if let Some(reset) = channel_ops().and_then(|ops| ops.reset) {
         // SAFETY: the channel's own reset; afterwards it no longer touches
         // the hub.
         unsafe { reset() };
     }
-    let hub = HUB.swap(ptr::null_mut(), Ordering::AcqRel);
-    let ctx = CONTEXT.swap(ptr::null_mut(), Ordering::AcqRel);
-    // SAFETY: each pointer was swapped out of its static, so this is the
-    // only owner; each is NULL or was made by its create function, and the
-    // channel was reset above, so nothing uses the hub or context any more.
-    unsafe {
-        message_hub_destroy(hub);
-        super::context::agent_context_destroy(ctx);
-        messages_destroy(SPARE_REPLY.swap(ptr::null_mut(), Ordering::AcqRel));
-    }
+    AGENT.gate.close();
+    AGENT.gate.wait_empty(|| {});
+    // SAFETY: the gate is closed and empty, so no other thread holds a
+    // reference into `agent` (see `AgentCell`); this thread is its writer.
+    let agent = unsafe { (*AGENT.agent.get()).take() };
+    drop(agent);
     // SAFETY: C function of the package.
     unsafe { agent_tools_cleanup() };
+}
+
+/// Register the tools, create the hub and the context, start the channel:
+/// the agent without a loop thread (`main_loop_entry` starts one that does
+/// this itself). Logs `[mem] agent started`. On failure nothing is left
+/// allocated. With an agent already there: a warning, nothing else.
+#[no_mangle]
+pub extern "C" fn init_agent() {
+    ffi_fn!(failure = (), {
+        if AGENT
+            .transition(Lifecycle::Stopped, Lifecycle::Starting)
+            .is_err()
+        {
+            crate::log_w!("init_agent: the agent is already initialised");
+            return;
+        }
+        if build_agent(ptr::null_mut()) {
+            AGENT.set(Lifecycle::Running);
+        } else {
+            AGENT.set(Lifecycle::Stopped);
+        }
+        AGENT.owner.store(ptr::null_mut(), Ordering::SeqCst);
+    })
+}
+
+/// Stop the agent, whichever way it was started (the loop thread too), and
+/// free everything: channel, hub with whatever is still queued, context,
+/// tools. Logs `[mem] cleanup done`. Idempotent.
+#[no_mangle]
+pub extern "C" fn cleanup_agent() {
+    ffi_fn!(failure = (), {
+        if stop_agent() == StopOutcome::NotRunning {
+            log_memory("cleanup done");
+        }
+    })
+}
+
+#[derive(PartialEq, Eq)]
+enum StopOutcome {
+    Stopped,
+    NotRunning,
+    /// Asked from the loop's own thread (a tool): it cannot wait for itself.
+    Refused,
+}
+
+/// Stop the agent and wait until everything is freed; logs `[mem] cleanup
+/// done` when it stopped one.
+fn stop_agent() -> StopOutcome {
+    loop {
+        match AGENT.transition(Lifecycle::Running, Lifecycle::Stopping) {
+            Ok(()) => break,
+            Err(Lifecycle::Stopped) => return StopOutcome::NotRunning,
+            // Another stop is at work: return once it is done, so that every
+            // caller finds everything freed.
+            Err(Lifecycle::Stopping) => {
+                AGENT.wait_while(Lifecycle::Stopping);
+                return StopOutcome::Stopped;
+            }
+            Err(_) => {
+                AGENT.wait_while(Lifecycle::Starting);
+            }
+        }
+    }
+    let me = thread::current();
+    let (hub, loop_thread) = AGENT
+        .enter(|agent| (agent.hub, agent.loop_thread))
+        .unwrap_or((ptr::null_mut(), ptr::null_mut()));
+    if !loop_thread.is_null() && loop_thread == me {
+        crate::log_w!("the agent cannot be stopped from its own thread (a tool?)");
+        AGENT.set(Lifecycle::Running);
+        return StopOutcome::Refused;
+    }
+    if loop_thread.is_null() {
+        // An agent without a loop: this thread frees it.
+        AGENT.owner.store(me, Ordering::SeqCst);
+        tear_down_agent();
+    } else {
+        transport::request_cancel();
+        // The loop takes this sentinel, sees Stopping and tears the agent
+        // down; the hub lives until it has taken it.
+        // SAFETY: the hub is live until the loop has taken the sentinel sent
+        // here (the module comment); a full mailbox makes this wait.
+        unsafe { rt_mb_send_wait((*hub).input_mailbox, 0, RT_WAITING_FOREVER) };
+        // SAFETY: the loop thread uses `done` until its last release, which
+        // this take waits for; only then does this thread (the Stopping
+        // winner) write it.
+        unsafe {
+            if let Some(done) = AGENT.done() {
+                done.take(RT_WAITING_FOREVER);
+            }
+            *AGENT.done.get() = None;
+        }
+        wait_until_threads_freed();
+    }
+    log_memory("cleanup done");
+    transport::clear_cancel();
+    AGENT.owner.store(ptr::null_mut(), Ordering::SeqCst);
+    AGENT.set(Lifecycle::Stopped);
+    StopOutcome::Stopped
 }
 
 /// Wait (a bounded while) until the kernel has freed the finished loop and
@@ -290,71 +529,74 @@ fn release_agent() {
 fn wait_until_threads_freed() {
     for name in [LOOP_THREAD_NAME, super::channels::cli::CLI_THREAD_NAME] {
         for _ in 0..200 {
-            // SAFETY: plain kernel calls; the name is NUL-terminated and
-            // rt_thread_find only reads it.
-            unsafe {
-                if rt_thread_find(name.as_ptr() as *mut c_char).is_null() {
-                    break;
-                }
-                rt_thread_mdelay(10);
+            if !thread::exists(name) {
+                break;
             }
+            thread::sleep_ms(10);
         }
     }
 }
 
 unsafe extern "C" fn loop_thread(_parameter: *mut c_void) {
     ffi_fn!(failure = (), {
-        // Cleanup cancels the requests of this thread only, and the registry is
-        // this thread's until it ends.
-        // SAFETY: a kernel query about the calling thread, always valid here.
-        LOOP_THREAD.store(unsafe { rt_thread_self() }, Ordering::SeqCst);
-        // SAFETY: a kernel query about the calling thread, always valid here.
-        transport::cancel_on_thread(unsafe { rt_thread_self() });
-        init_agent();
-        let hub = HUB.load(Ordering::Acquire);
+        let me = thread::current();
+        // Cleanup cancels the requests of this thread only.
+        transport::cancel_on_thread(me);
+        let built = build_agent(me);
+        // SAFETY: `done` was set by main_loop_entry before this thread
+        // started and is written again only after this thread's last release.
+        let done = unsafe { AGENT.done() };
         // Tell main_loop_entry that start-up is over (the channel is ready).
-        let done = DONE.load(Ordering::Acquire);
-        if !done.is_null() {
-            // SAFETY: DONE is created by main_loop_entry before this thread
-            // starts and deleted only after this thread's last release of it.
-            unsafe { rt_sem_release(done) };
+        if let Some(done) = done {
+            done.release();
         }
-        if !hub.is_null() {
-            loop {
-                // SAFETY: `hub` was made by `init_agent` on this thread and is
-                // freed only by `release_agent` below, so it and its
-                // `input_mailbox` are live.
-                let msg = unsafe { message_hub_get(hub, (*hub).input_mailbox) };
-                if state() == Lifecycle::Stopping {
-                    // SAFETY: `msg` is NULL or a received set this thread now
-                    // owns; not used again.
-                    unsafe { messages_destroy(msg) };
-                    if msg.is_null() {
-                        break; // the stop sentinel: nobody sends to the hub any more
-                    }
-                    continue;
-                }
-                if msg.is_null() {
-                    continue;
-                }
-                // Tools appended from other threads meanwhile: no request is
-                // reading the registry now.
-                super::tools::register_queued();
-                // SAFETY: on the loop thread, with `hub` live (see above) and
-                // `msg` a non-NULL received set handed over.
-                unsafe { handle_user_message(hub, msg) };
-            }
+        if built {
+            AGENT.enter(|agent| {
+                // SAFETY: on the loop thread, inside the gate: the hub and the
+                // context are live and this thread's.
+                unsafe { serve(agent) }
+            });
+            tear_down_agent();
         }
-        release_agent();
         transport::cancel_on_thread(ptr::null_mut());
-        LOOP_THREAD.store(ptr::null_mut(), Ordering::SeqCst);
-        let done = DONE.load(Ordering::Acquire);
-        if !done.is_null() {
-            // SAFETY: DONE is deleted by whoever waits for this release, only
-            // after taking it, so it is still live here.
-            unsafe { rt_sem_release(done) };
+        // The last act: whoever waits deletes the semaphore after this.
+        if let Some(done) = done {
+            done.release();
         }
     })
+}
+
+/// Answer messages until the stop sentinel arrives.
+///
+/// # Safety
+/// On the loop thread, with `agent` the live agent it built.
+unsafe fn serve(agent: &Agent) {
+    loop {
+        // SAFETY: the hub is live while the agent is (this function's
+        // contract), and so is its `input_mailbox`.
+        let msg = unsafe { message_hub_get(agent.hub, (*agent.hub).input_mailbox) };
+        if AGENT.lifecycle() == Lifecycle::Stopping {
+            // SAFETY: `msg` is NULL or a received set this thread now owns;
+            // not used again.
+            unsafe { messages_destroy(msg) };
+            if msg.is_null() {
+                return; // the stop sentinel: nobody sends to the hub any more
+            }
+            continue;
+        }
+        if msg.is_null() {
+            continue;
+        }
+        // Tools appended from other threads meanwhile: no request is reading
+        // the registry now.
+        let queued = agent.shared.lock().map_or(ptr::null_mut(), |mut s| {
+            core::mem::replace(&mut s.queued_tools, ptr::null_mut())
+        });
+        super::tools::register_chain(queued);
+        // SAFETY: on the loop thread with the live agent; `msg` is a non-NULL
+        // received set, handed over.
+        unsafe { handle_user_message(agent, msg) };
+    }
 }
 
 /// Start the `AgentLoop` thread and return once the agent is initialised. A
@@ -364,10 +606,10 @@ unsafe extern "C" fn loop_thread(_parameter: *mut c_void) {
 pub extern "C" fn main_loop_entry() -> c_int {
     ffi_fn!(failure = -1, {
         loop {
-            match transition(Lifecycle::Stopped, Lifecycle::Starting) {
+            match AGENT.transition(Lifecycle::Stopped, Lifecycle::Starting) {
                 Ok(()) => break,
                 Err(Lifecycle::Stopping) => {
-                    wait_while(Lifecycle::Stopping);
+                    AGENT.wait_while(Lifecycle::Stopping);
                 }
                 Err(_) => {
                     crate::log_w!("the agent loop is already running");
@@ -376,97 +618,67 @@ pub extern "C" fn main_loop_entry() -> c_int {
             }
         }
         transport::clear_cancel();
-        // SAFETY: kernel calls; failures are checked and unwound.
-        unsafe {
-            let done = rt_sem_create(c"AgentDone".as_ptr(), 0, RT_IPC_FLAG_FIFO);
-            if done.is_null() {
-                set_state(Lifecycle::Stopped);
-                return -1;
-            }
-            DONE.store(done, Ordering::Release);
-            let cfg = board();
-            let stack = cfg.loop_stack_size.clamp(2048, 1 << 20) as u32;
-            let prio = cfg.loop_priority.clamp(0, 255) as u8;
-            let thread = rt_thread_create(
-                LOOP_THREAD_NAME.as_ptr(),
-                Some(loop_thread),
-                ptr::null_mut(),
-                stack,
-                prio,
-                10,
-            );
-            if thread.is_null() || rt_thread_startup(thread) != rt_eok() {
-                crate::log_e!("cannot start the AgentLoop thread");
-                if !thread.is_null() {
-                    rt_thread_delete(thread);
-                }
-                DONE.store(ptr::null_mut(), Ordering::Release);
-                rt_sem_delete(done);
-                set_state(Lifecycle::Stopped);
-                return -1;
-            }
-            // Return once the agent is up, so a command right after this one
-            // (agent_send_message in a script) finds the channel ready.
-            rt_sem_take(done, RT_WAITING_FOREVER);
-            if HUB.load(Ordering::Acquire).is_null() {
-                // init_agent failed: the thread is finishing; wait for it.
-                rt_sem_take(done, RT_WAITING_FOREVER);
-                DONE.store(ptr::null_mut(), Ordering::Release);
-                rt_sem_delete(done);
-                set_state(Lifecycle::Stopped);
-                return -1;
-            }
+        let Some(done) = Semaphore::create(c"AgentDone", 0) else {
+            AGENT.set(Lifecycle::Stopped);
+            return -1;
+        };
+        // SAFETY: this thread won the move to Starting and the loop thread
+        // does not exist yet: nobody else reaches `done`.
+        unsafe { *AGENT.done.get() = Some(done) };
+        let cfg = board();
+        let spec = thread::Spec {
+            name: LOOP_THREAD_NAME,
+            stack_size: cfg.loop_stack_size.clamp(2048, 1 << 20) as u32,
+            priority: cfg.loop_priority.clamp(0, 255) as u8,
+            tick: 10,
+        };
+        let forget_done = || {
+            // SAFETY: no loop thread uses `done` (none started, or it made
+            // its last release); this thread is the Starting winner.
+            unsafe { *AGENT.done.get() = None };
+            AGENT.set(Lifecycle::Stopped);
+        };
+        if thread::Thread::spawn(&spec, loop_thread).is_none() {
+            crate::log_e!("cannot start the AgentLoop thread");
+            forget_done();
+            return -1;
         }
-        set_state(Lifecycle::Running);
+        // Return once the agent is up, so a command right after this one
+        // (agent_send_message in a script) finds the channel ready.
+        // SAFETY: the loop thread only releases `done`; it is written again
+        // only by this thread below, after the loop's last release.
+        let done = unsafe { AGENT.done() };
+        if let Some(done) = done {
+            done.take(RT_WAITING_FOREVER);
+        }
+        if !AGENT.gate.is_open() {
+            // The agent could not be built: the thread is finishing.
+            if let Some(done) = done {
+                done.take(RT_WAITING_FOREVER);
+            }
+            wait_until_threads_freed();
+            forget_done();
+            return -1;
+        }
+        AGENT.set(Lifecycle::Running);
         0
     })
 }
 
 /// Stop the loop and wait until everything it owned is freed. Without a
-/// running loop: nothing to do. Returns 0.
+/// running agent: nothing to do. Returns 0; -1 when asked from the loop's
+/// own thread (a tool), which cannot wait for itself.
 #[no_mangle]
 pub extern "C" fn cleanup_agent_entry() -> c_int {
     ffi_fn!(failure = -1, {
-        loop {
-            match transition(Lifecycle::Running, Lifecycle::Stopping) {
-                Ok(()) => break,
-                Err(Lifecycle::Stopped) => {
-                    crate::log_i!("the agent loop is not running");
-                    return 0;
-                }
-                // Another cleanup is at work: return once it is done, so
-                // that every caller finds everything freed.
-                Err(Lifecycle::Stopping) => {
-                    wait_while(Lifecycle::Stopping);
-                    return 0;
-                }
-                Err(_) => {
-                    wait_while(Lifecycle::Starting);
-                }
+        match stop_agent() {
+            StopOutcome::Stopped => 0,
+            StopOutcome::NotRunning => {
+                crate::log_i!("the agent loop is not running");
+                0
             }
+            StopOutcome::Refused => -1,
         }
-        transport::request_cancel();
-        // SAFETY: the hub stays alive until the loop has taken the sentinel
-        // sent here (see the module comment); the semaphore until we delete it.
-        unsafe {
-            let hub = HUB.load(Ordering::Acquire);
-            if !hub.is_null() {
-                rt_mb_send_wait((*hub).input_mailbox, 0, RT_WAITING_FOREVER);
-            }
-            // The loop thread releases DONE as its last act; it is swapped
-            // out only after that, so the loop always finds it.
-            let done = DONE.load(Ordering::Acquire);
-            if !done.is_null() {
-                rt_sem_take(done, RT_WAITING_FOREVER);
-                DONE.store(ptr::null_mut(), Ordering::Release);
-                rt_sem_delete(done);
-            }
-        }
-        wait_until_threads_freed();
-        log_memory("cleanup done");
-        transport::clear_cancel();
-        set_state(Lifecycle::Stopped);
-        0
     })
 }
 
@@ -522,12 +734,15 @@ impl Reply {
 /// Answer one user message: rounds of chat() and tools, then one reply.
 ///
 /// # Safety
-/// On the loop thread only (CONTEXT is NULL or the context it owns); `hub`
-/// is the live hub and `msg` a live message set, handed over.
-unsafe fn handle_user_message(hub: MessageHub_t, msg: Messages_t) {
-    let ctx = CONTEXT.load(Ordering::Acquire);
+/// On the loop thread only, with `agent` the live agent it built (its
+/// context is this thread's); `msg` is a live message set, handed over.
+unsafe fn handle_user_message(agent: &Agent, msg: Messages_t) {
+    let ctx = agent.context;
     let mut reply = Reply::new();
-    LAST_REPLY_STREAMED.store(false, Ordering::Release);
+    let stream_to_console = agent.shared.lock().is_some_and(|mut shared| {
+        shared.last_reply_streamed = false;
+        shared.stream_to_console
+    });
     let appended = ctx.is_null()
         // SAFETY: `ctx` is non-NULL, the live context of this thread; its
         // method borrows `msg`, a live set.
@@ -540,7 +755,7 @@ unsafe fn handle_user_message(hub: MessageHub_t, msg: Messages_t) {
         );
     } else {
         // SAFETY: `ctx` is the non-NULL live context of this thread.
-        unsafe { run_rounds(ctx, &mut reply) };
+        unsafe { run_rounds(ctx, stream_to_console, &mut reply) };
         // SAFETY: `ctx` is live; `trim_context` is its own method.
         if let Some(trim) = unsafe { (*ctx).trim_context } {
             // SAFETY: the context's method, called with that context.
@@ -553,14 +768,20 @@ unsafe fn handle_user_message(hub: MessageHub_t, msg: Messages_t) {
         }
     }
     let mut out = reply.into_messages();
+    let mut shared = agent.shared.lock();
     if out.is_null() {
         crate::log_e!("no memory for the reply: sending the spare one");
-        out = SPARE_REPLY.swap(make_spare_reply(), Ordering::AcqRel);
+        if let Some(shared) = shared.as_mut() {
+            out = core::mem::replace(&mut shared.spare_reply, make_spare_reply());
+        }
     }
-    // SAFETY: `hub` is live (this function's contract); `out` is NULL or a
-    // set owned here, handed over.
-    unsafe { deliver(hub, out) };
-    ANSWERED.fetch_add(1, Ordering::Relaxed);
+    if let Some(shared) = shared.as_mut() {
+        shared.answered += 1;
+    }
+    drop(shared);
+    // SAFETY: the hub is live while the agent is (this function's
+    // contract); `out` is NULL or a set owned here, handed over.
+    unsafe { deliver(agent.hub, out) };
 }
 
 /// Put `reply` on the output mailbox, waiting (up to the reply timeout) while
@@ -578,21 +799,20 @@ unsafe fn deliver(hub: MessageHub_t, reply: Messages_t) {
     // SAFETY: `hub` is live (this function's contract), so its
     // `output_mailbox` is too; `reply` is a live set owned here.
     while unsafe { message_hub_put(hub, reply, (*hub).output_mailbox) } != rt_eok() {
-        if waited >= patience || state() == Lifecycle::Stopping {
+        if waited >= patience || AGENT.lifecycle() == Lifecycle::Stopping {
             crate::log_w!("the reply could not be delivered (output mailbox full); dropped");
             // SAFETY: not delivered, so still owned here; not used again.
             unsafe { messages_destroy(reply) };
             return;
         }
-        // SAFETY: a plain kernel sleep of the calling thread.
-        unsafe { rt_thread_mdelay(50) };
+        thread::sleep_ms(50);
         waited += 50;
     }
 }
 
 unsafe extern "C" fn print_context_streaming(text: *const c_char) {
     ffi_fn!(failure = (), {
-        LAST_REPLY_STREAMED.store(true, Ordering::Release);
+        AGENT.with_shared(|shared| shared.last_reply_streamed = true);
         // SAFETY: `chat()` passes each fragment as a NUL-terminated string,
         // which `print_context` only borrows.
         unsafe { super::utils::print_context(text) };
@@ -605,17 +825,16 @@ unsafe extern "C" fn print_context_streaming(text: *const c_char) {
 /// # Safety
 /// On the loop thread only (it owns the tool registry), with `ctx` its live
 /// context (non-NULL, `message` a live array).
-unsafe fn run_rounds(ctx: Context_t, reply: &mut Reply) {
+unsafe fn run_rounds(ctx: Context_t, stream_to_console: bool, reply: &mut Reply) {
     let rounds = board().max_tool_rounds.max(1) as usize;
     let max_tokens = board().max_tokens.clamp(1, c_int::MAX as isize) as c_int;
-    let on_context: Option<unsafe extern "C" fn(*const c_char)> =
-        if STREAM_TO_CONSOLE.load(Ordering::Acquire) {
-            Some(print_context_streaming)
-        } else {
-            None
-        };
+    let on_context: Option<unsafe extern "C" fn(*const c_char)> = if stream_to_console {
+        Some(print_context_streaming)
+    } else {
+        None
+    };
     for _round in 0..rounds {
-        if state() == Lifecycle::Stopping {
+        if AGENT.lifecycle() == Lifecycle::Stopping {
             reply.push_str("error: the agent is stopping");
             return;
         }

@@ -13,11 +13,11 @@
 //! offered to the model from the next message on. Without a running loop the
 //! caller owns the registry, as in the C package.
 
+use super::agent_loop::RegistryAccess;
 use super::messages::{messages_create, messages_destroy, Messages_t};
 use crate::cjson_sys::{cJSON, cJSON_CreateArray, cJSON_Delete};
 use crate::ffi_fn;
 use crate::json;
-use crate::rtt::sleep_lock::SleepLock;
 use crate::rtt::*;
 use core::ffi::{c_void, CStr};
 use core::mem::size_of;
@@ -127,29 +127,40 @@ pub unsafe extern "C" fn append_tool(
     execute_func: Option<unsafe extern "C" fn(param: *mut cJSON, node: *mut AgentToolList)>,
 ) -> rt_err_t {
     ffi_fn!(failure = rt_error(), {
-        if !super::agent_loop::registry_is_mine() {
-            return queue_tool(tool_obj, execute_func);
+        // Taken out of the caller's hands exactly once, by whichever path
+        // runs.
+        let tool = core::cell::Cell::new(Some((tool_obj, execute_func)));
+        let (access, queued) = super::agent_loop::registry_access(|chain| {
+            let (tool_obj, execute_func) = tool.take().unwrap_or((ptr::null_mut(), None));
+            queue_tool(chain, tool_obj, execute_func)
+        });
+        match (access, tool.take()) {
+            (RegistryAccess::Mine, Some((tool_obj, execute_func))) => {
+                register_now(tool_obj, execute_func)
+            }
+            _ => queued,
         }
-        register_now(tool_obj, execute_func)
     })
 }
 
-/// Tools appended from other threads while the loop runs, waiting for the
-/// loop (a chain through `next`; `execute_func` and `tool_obj` as given).
-static QUEUED: AtomicPtr<AgentToolList> = AtomicPtr::new(ptr::null_mut());
-static QUEUE_LOCK: SleepLock = SleepLock::new();
-
-fn queue_tool(tool_obj: *mut cJSON, execute_func: Option<ExecuteFn>) -> rt_err_t {
-    // SAFETY: a fresh NULL-checked allocation; the queue is changed only
-    // under QUEUE_LOCK; `tool_obj` is handed over by the caller.
+/// Put a tool on `chain` (newest first), for the loop to register later.
+fn queue_tool(
+    chain: &mut AgentToolNode_t,
+    tool_obj: *mut cJSON,
+    execute_func: Option<ExecuteFn>,
+) -> rt_err_t {
+    // SAFETY: a plain allocation, NULL-checked before use.
+    let node = unsafe { rt_malloc(size_of::<AgentToolList>()) } as AgentToolNode_t;
+    if node.is_null() {
+        crate::log_w!("append_tool: out of memory");
+        // SAFETY: `tool_obj` is NULL or a detached tree handed over by the
+        // caller (append_tool's contract).
+        unsafe { cJSON_Delete(tool_obj) };
+        return rt_error();
+    }
+    // SAFETY: `node` is a fresh block of the node's size; `*chain` is the
+    // caller's chain, which the new node now heads.
     unsafe {
-        let node = rt_malloc(size_of::<AgentToolList>()) as AgentToolNode_t;
-        if node.is_null() {
-            crate::log_w!("append_tool: out of memory");
-            cJSON_Delete(tool_obj);
-            return rt_error();
-        }
-        let _held = QUEUE_LOCK.lock();
         node.write(AgentToolList {
             tool_obj,
             ret: AgentToolRet {
@@ -157,35 +168,34 @@ fn queue_tool(tool_obj: *mut cJSON, execute_func: Option<ExecuteFn>) -> rt_err_t
                 messages: ptr::null_mut(),
             },
             execute_func,
-            next: QUEUED.load(Ordering::Acquire),
-        });
-        QUEUED.store(node, Ordering::Release);
-    }
+            next: *chain,
+        })
+    };
+    *chain = node;
     rt_eok()
 }
 
-/// Take the queue, oldest first (it is kept newest first).
-fn take_queue() -> AgentToolNode_t {
-    let _held = QUEUE_LOCK.lock();
-    let mut node = QUEUED.swap(ptr::null_mut(), Ordering::AcqRel);
-    let mut oldest_first: AgentToolNode_t = ptr::null_mut();
-    // SAFETY: the taken chain belongs to this thread now.
-    unsafe {
-        while !node.is_null() {
+/// Reverse a chain made by [`queue_tool`] (newest first) to oldest first.
+fn oldest_first(mut node: AgentToolNode_t) -> AgentToolNode_t {
+    let mut reversed: AgentToolNode_t = ptr::null_mut();
+    while !node.is_null() {
+        // SAFETY: a node of a chain handed over to the caller.
+        unsafe {
             let next = (*node).next;
-            (*node).next = oldest_first;
-            oldest_first = node;
+            (*node).next = reversed;
+            reversed = node;
             node = next;
         }
     }
-    oldest_first
+    reversed
 }
 
-/// Register the queued tools (the loop thread, between messages).
-pub(crate) fn register_queued() {
-    let mut node = take_queue();
+/// Register the tools of a queued chain in the order they were appended and
+/// free the chain (the loop thread, between messages).
+pub(crate) fn register_chain(chain: AgentToolNode_t) {
+    let mut node = oldest_first(chain);
     while !node.is_null() {
-        // SAFETY: queue nodes were allocated by queue_tool and are owned here.
+        // SAFETY: chain nodes were allocated by queue_tool and are owned here.
         unsafe {
             let next = (*node).next;
             register_now((*node).tool_obj, (*node).execute_func);
@@ -195,11 +205,11 @@ pub(crate) fn register_queued() {
     }
 }
 
-/// Drop the queued tools (the registry is being destroyed).
-fn discard_queued() {
-    let mut node = take_queue();
+/// Free a queued chain with its tool definitions (the agent is stopping).
+pub(crate) fn discard_chain(mut node: AgentToolNode_t) {
     while !node.is_null() {
-        // SAFETY: as in register_queued.
+        // SAFETY: chain nodes were allocated by queue_tool and are owned
+        // here, each with its detached definition.
         unsafe {
             let next = (*node).next;
             cJSON_Delete((*node).tool_obj);
@@ -349,7 +359,6 @@ pub unsafe extern "C" fn free_agent_tool_node(node: AgentToolNode_t) {
 #[no_mangle]
 pub extern "C" fn agent_tool_list_destroy() {
     ffi_fn!(failure = (), {
-        discard_queued();
         let head = HEAD.swap(ptr::null_mut(), Ordering::AcqRel);
         let array = TOOLS_ARRAY.swap(ptr::null_mut(), Ordering::AcqRel);
         if head.is_null() {
