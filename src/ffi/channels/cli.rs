@@ -16,11 +16,14 @@ use super::super::hub::{message_hub_get_timeout, message_hub_put, MessageHub_t};
 use super::super::messages::*;
 use crate::ffi_fn;
 use crate::line_editor::{Event, LineEditor};
+use crate::rtt::gate::Gate;
+use crate::rtt::ipc::{ticks_from_ms, Semaphore};
 use crate::rtt::log::console_print;
+use crate::rtt::thread;
 use crate::rtt::*;
+use core::cell::UnsafeCell;
 use core::ffi::{c_char, c_int, c_void, CStr};
-use core::ptr;
-use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, Ordering};
 
 extern "C" {
     fn rt_device_find(name: *const c_char) -> rt_device_t;
@@ -46,15 +49,52 @@ const PROMPT: &[u8] = b"you> ";
 pub const CLI_THREAD_NAME: &CStr = c"AgentCLI";
 const STACK: u32 = 4096;
 
-static HUB: AtomicPtr<super::super::hub::MessageHub> = AtomicPtr::new(ptr::null_mut());
-static DEVICE: AtomicPtr<rt_device> = AtomicPtr::new(ptr::null_mut());
-static RX: AtomicPtr<rt_semaphore> = AtomicPtr::new(ptr::null_mut());
-static EXITED: AtomicPtr<rt_semaphore> = AtomicPtr::new(ptr::null_mut());
-static STOP: AtomicBool = AtomicBool::new(false);
-/// The indicator that was on the console when the channel took it, as an
-/// address (0: none).
-static SAVED_RX: AtomicUsize = AtomicUsize::new(0);
-static ACTIVE: AtomicBool = AtomicBool::new(false);
+/// A running chat: made by [`agent_cli_channel`], freed by [`agent_cli_stop`]
+/// after the channel thread has left.
+struct Session {
+    hub: MessageHub_t,
+    device: rt_device_t,
+    /// Released by the receive indicator: something was typed.
+    rx: Semaphore,
+    /// Released by the channel thread as its last act.
+    exited: Semaphore,
+    /// Set by a stop: the thread leaves at its next look.
+    stop: AtomicBool,
+    /// The indicator that was on the console when the channel took it.
+    saved_rx: agent_rx_indicate_t,
+    /// It was put back (on Ctrl-D, or by the stop).
+    returned: AtomicBool,
+}
+
+/// The channel. `session` is written only by start and stop (one at a time,
+/// with `active` as the claim) while the gate is closed and empty; the
+/// channel thread and the receive indicator (from an interrupt) read it
+/// through the gate.
+struct Channel {
+    active: AtomicBool,
+    gate: Gate,
+    session: UnsafeCell<Option<Session>>,
+}
+
+// SAFETY: `session` is reached only under the rules on `Channel`; the rest
+// is atomic.
+unsafe impl Sync for Channel {}
+
+static CLI: Channel = Channel {
+    active: AtomicBool::new(false),
+    gate: Gate::closed(),
+    session: UnsafeCell::new(None),
+};
+
+impl Channel {
+    /// Run `f` with the running session, if there is one.
+    fn enter<R>(&self, f: impl FnOnce(&Session) -> R) -> Option<R> {
+        let _pass = self.gate.enter()?;
+        // SAFETY: inside the gate the session is complete and not written
+        // (see `Channel`); the pass holds a stop off until `f` returns.
+        unsafe { (*self.session.get()).as_ref() }.map(f)
+    }
+}
 
 #[no_mangle]
 pub static mut agent_cli_ops: AgentChannelOps = AgentChannelOps {
@@ -75,74 +115,92 @@ unsafe extern "C" fn cli_reset() {
 
 unsafe extern "C" fn on_rx(_dev: rt_device_t, _size: rt_size_t) -> rt_err_t {
     ffi_fn!(failure = -rt_error(), {
-        let sem = RX.load(Ordering::Acquire);
-        if !sem.is_null() {
-            // SAFETY: `on_rx` is installed only while the channel runs, and
-            // RX is deleted only after the thread has put the old indicator
-            // back, so a non-NULL RX is a live semaphore.
-            unsafe { rt_sem_release(sem) };
-        }
+        // From the driver, possibly in an interrupt: the gate is atomics
+        // only, and releasing a semaphore is allowed there.
+        CLI.enter(|session| session.rx.release());
         rt_eok()
     })
 }
 
 /// Start the chat on the console. Returns 0, or -1 without a console device,
-/// a hub or memory.
+/// a hub or memory, or when a chat runs already.
 #[no_mangle]
 pub unsafe extern "C" fn agent_cli_channel(
     message_hub: MessageHub_t,
     _context: Context_t,
 ) -> c_int {
     ffi_fn!(failure = -1, {
-        if message_hub.is_null() || ACTIVE.swap(true, Ordering::AcqRel) {
+        if message_hub.is_null() || CLI.active.swap(true, Ordering::AcqRel) {
             return -1;
         }
-        // SAFETY: kernel calls; every failure unwinds what was made.
-        unsafe {
-            let dev = rt_device_find(board().console_device);
-            let rx = rt_sem_create(c"AgentRx".as_ptr(), 0, RT_IPC_FLAG_FIFO);
-            let exited = rt_sem_create(c"AgentCliX".as_ptr(), 0, RT_IPC_FLAG_FIFO);
-            let fail = |rx: rt_sem_t, exited: rt_sem_t| {
-                if !rx.is_null() {
-                    rt_sem_delete(rx);
-                }
-                if !exited.is_null() {
-                    rt_sem_delete(exited);
-                }
-                ACTIVE.store(false, Ordering::Release);
-                -1
-            };
-            if dev.is_null() || rx.is_null() || exited.is_null() {
-                crate::log_e!("CLI channel: no console device or no memory");
-                return fail(rx, exited);
-            }
-            HUB.store(message_hub, Ordering::Release);
-            DEVICE.store(dev, Ordering::Release);
-            RX.store(rx, Ordering::Release);
-            EXITED.store(exited, Ordering::Release);
-            STOP.store(false, Ordering::Release);
-            take_console(dev);
-            let prio = board().loop_priority.clamp(0, 255) as u8;
-            let thread = rt_thread_create(
-                CLI_THREAD_NAME.as_ptr(),
-                Some(cli_thread),
-                ptr::null_mut(),
-                STACK,
-                prio,
-                10,
-            );
-            if thread.is_null() || rt_thread_startup(thread) != rt_eok() {
-                if !thread.is_null() {
-                    rt_thread_delete(thread);
-                }
-                give_console_back(dev);
-                RX.store(ptr::null_mut(), Ordering::Release);
-                EXITED.store(ptr::null_mut(), Ordering::Release);
-                return fail(rx, exited);
-            }
+        let unclaim = || {
+            CLI.active.store(false, Ordering::Release);
+            -1
+        };
+        // SAFETY: the board's console name, a static C string.
+        let device = unsafe { rt_device_find(board().console_device) };
+        let (Some(rx), Some(exited)) = (
+            Semaphore::create(c"AgentRx", 0),
+            Semaphore::create(c"AgentCliX", 0),
+        ) else {
+            crate::log_e!("CLI channel: no memory");
+            return unclaim();
+        };
+        if device.is_null() {
+            crate::log_e!("CLI channel: no console device");
+            return unclaim();
+        }
+        let session = Session {
+            hub: message_hub,
+            device,
+            rx,
+            exited,
+            stop: AtomicBool::new(false),
+            // SAFETY: `device` is a live device; the glue only reads its
+            // `rx_indicate` field.
+            saved_rx: unsafe { agent_glue_rx_indicate(device) },
+            returned: AtomicBool::new(false),
+        };
+        // SAFETY: claimed through `active`, with the gate closed and empty
+        // (the last stop emptied it): nobody else reaches `session`.
+        unsafe { *CLI.session.get() = Some(session) };
+        CLI.gate.open();
+        // SAFETY: `device` is live; `on_rx` has the indicator's C signature
+        // and lives for the program.
+        unsafe { rt_device_set_rx_indicate(device, Some(on_rx)) };
+        let spec = thread::Spec {
+            name: CLI_THREAD_NAME,
+            stack_size: STACK,
+            priority: board().loop_priority.clamp(0, 255) as u8,
+            tick: 10,
+        };
+        if thread::Thread::spawn(&spec, cli_thread).is_none() {
+            crate::log_e!("CLI channel: cannot start its thread");
+            close_session();
+            return unclaim();
         }
         0
     })
+}
+
+/// Give the console back and free the session (the channel thread is gone
+/// or never started).
+fn close_session() {
+    CLI.gate.close();
+    CLI.gate.wait_empty(|| {});
+    // SAFETY: the gate is closed and empty and this thread holds the claim:
+    // nobody else reaches `session`.
+    if let Some(session) = unsafe { (*CLI.session.get()).take() } {
+        give_back(&session);
+    }
+}
+
+/// Give the console back to whoever had it, once per session.
+fn give_back(session: &Session) {
+    if !session.returned.swap(true, Ordering::AcqRel) {
+        // SAFETY: the session's device is the live console it was made for.
+        unsafe { give_console_back(session.device, session.saved_rx) };
+    }
 }
 
 /// Stop the chat (if it runs), give the console back to the shell and wait
@@ -150,66 +208,31 @@ pub unsafe extern "C" fn agent_cli_channel(
 #[no_mangle]
 pub extern "C" fn agent_cli_stop() {
     ffi_fn!(failure = (), {
-        if !ACTIVE.load(Ordering::Acquire) {
+        if !CLI.active.load(Ordering::Acquire) {
             return;
         }
-        STOP.store(true, Ordering::Release);
-        // SAFETY: the semaphores live until this function deletes them, after
-        // the thread said it exited.
-        unsafe {
-            let rx = RX.load(Ordering::Acquire);
-            if !rx.is_null() {
-                rt_sem_release(rx);
-            }
-            // Loaded, not taken out: the thread releases it as its last act
-            // and must still find it (it would wait for ever otherwise).
-            let exited = EXITED.load(Ordering::Acquire);
-            if !exited.is_null() {
-                rt_sem_take(exited, RT_WAITING_FOREVER);
-                EXITED.store(ptr::null_mut(), Ordering::Release);
-                rt_sem_delete(exited);
-            }
-            let rx = RX.swap(ptr::null_mut(), Ordering::AcqRel);
-            if !rx.is_null() {
-                rt_sem_delete(rx);
-            }
+        let exited = CLI.enter(|session| {
+            session.stop.store(true, Ordering::Release);
+            session.rx.release();
+            // The thread's last act; counted, so a thread that left on
+            // Ctrl-D long ago is not waited for.
+            session.exited.take(RT_WAITING_FOREVER)
+        });
+        if exited.is_none() {
+            crate::log_w!("CLI channel: stopped without a session");
         }
-        HUB.store(ptr::null_mut(), Ordering::Release);
-        ACTIVE.store(false, Ordering::Release);
+        close_session();
+        CLI.active.store(false, Ordering::Release);
     })
 }
 
-/// Install the channel's receive indicator, saving the one in place.
+/// Put back the indicator that was on the console when the chat started,
+/// then call it once so whoever sleeps on it (the shell) reads what was
+/// typed in between.
 ///
 /// # Safety
-/// `dev` is the live console device (from `rt_device_find`).
-unsafe fn take_console(dev: rt_device_t) {
-    // SAFETY: `dev` is a live device (this function's contract); the glue
-    // only reads its `rx_indicate` field.
-    let saved = unsafe { agent_glue_rx_indicate(dev) };
-    SAVED_RX.store(saved.map_or(0, |f| f as usize), Ordering::Release);
-    // SAFETY: `dev` is a live device; `on_rx` has the indicator's C signature
-    // and lives for the program.
-    unsafe { rt_device_set_rx_indicate(dev, Some(on_rx)) };
-}
-
-/// Put back the indicator saved by [`take_console`], then call it once so
-/// whoever sleeps on it (the shell) reads what was typed in between.
-///
-/// # Safety
-/// `dev` is the live console device passed to [`take_console`].
-unsafe fn give_console_back(dev: rt_device_t) {
-    let saved = SAVED_RX.swap(0, Ordering::AcqRel);
-    let saved: agent_rx_indicate_t = if saved == 0 {
-        None
-    } else {
-        // SAFETY: stored by take_console from a function pointer of this type.
-        Some(unsafe {
-            core::mem::transmute::<usize, unsafe extern "C" fn(rt_device_t, rt_size_t) -> rt_err_t>(
-                saved,
-            )
-        })
-    };
+/// `dev` is the live console device the session was made for.
+unsafe fn give_console_back(dev: rt_device_t, saved: agent_rx_indicate_t) {
     // SAFETY: `dev` is the live console device (this function's contract);
     // `saved` is the indicator that was on it, or None.
     unsafe { rt_device_set_rx_indicate(dev, saved) };
@@ -221,36 +244,25 @@ unsafe fn give_console_back(dev: rt_device_t) {
 }
 
 /// One byte from the console, waiting in short slices so a stop is seen.
-///
-/// # Safety
-/// Only on the channel thread, while DEVICE and RX hold the live console
-/// device and receive semaphore (set before the thread starts, deleted only
-/// after it exits).
-unsafe fn next_byte() -> Option<u8> {
-    let dev = DEVICE.load(Ordering::Acquire);
-    let rx = RX.load(Ordering::Acquire);
+fn next_byte(session: &Session) -> Option<u8> {
     loop {
-        if STOP.load(Ordering::Acquire) {
+        if session.stop.load(Ordering::Acquire) {
             return None;
         }
         let mut b = 0u8;
-        // SAFETY: `dev` is the live console device (this function's
-        // contract); the buffer is the local `b`, 1 byte long.
-        if unsafe { rt_device_read(dev, -1, &mut b as *mut u8 as *mut c_void, 1) } == 1 {
+        // SAFETY: the session's device is the live console; the buffer is
+        // the local `b`, 1 byte long.
+        let n = unsafe { rt_device_read(session.device, -1, &mut b as *mut u8 as *mut c_void, 1) };
+        if n == 1 {
             return Some(b);
         }
-        // SAFETY: `rx` is the live receive semaphore (this function's
-        // contract); the tick conversion is a pure kernel call.
-        unsafe { rt_sem_take(rx, rt_tick_from_millisecond(100) as i32) };
+        session.rx.take(ticks_from_ms(100));
     }
 }
 
 /// Send a line and wait for its reply, still watching for a stop.
-///
-/// # Safety
-/// `hub` is the live hub the channel was started on (it outlives the
-/// channel thread).
-unsafe fn ask(hub: MessageHub_t, line: &[u8]) {
+fn ask(session: &Session, line: &[u8]) {
+    let hub = session.hub;
     let mut text: alloc::vec::Vec<u8> = alloc::vec::Vec::new();
     if text.try_reserve(line.len() + 1).is_err() {
         console_print(b"(out of memory)\r\n");
@@ -270,8 +282,9 @@ unsafe fn ask(hub: MessageHub_t, line: &[u8]) {
         console_print(b"(out of memory)\r\n");
         return;
     }
-    // SAFETY: `hub` is live (this function's contract), so its
-    // `input_mailbox` can be read; `msg` is a live set owned here.
+    // SAFETY: the session's hub outlives the session (the agent resets the
+    // channel before freeing it), so its `input_mailbox` can be read; `msg`
+    // is a live set owned here.
     if unsafe { message_hub_put(hub, msg, (*hub).input_mailbox) } != rt_eok() {
         // SAFETY: on failure the caller keeps ownership of `msg`; it is not
         // used again.
@@ -281,19 +294,13 @@ unsafe fn ask(hub: MessageHub_t, line: &[u8]) {
     }
     console_print(b"agent> ");
     loop {
-        if STOP.load(Ordering::Acquire) {
+        if session.stop.load(Ordering::Acquire) {
             return;
         }
-        // SAFETY: `hub` is live (this function's contract), so its
-        // `output_mailbox` can be read and received from; the tick conversion
-        // is a pure kernel call.
-        let reply = unsafe {
-            message_hub_get_timeout(
-                hub,
-                (*hub).output_mailbox,
-                rt_tick_from_millisecond(200) as i32,
-            )
-        };
+        // SAFETY: the hub is live (see above), so its `output_mailbox` can be
+        // read and received from.
+        let reply =
+            unsafe { message_hub_get_timeout(hub, (*hub).output_mailbox, ticks_from_ms(200)) };
         if reply.is_null() {
             continue;
         }
@@ -314,48 +321,41 @@ unsafe fn ask(hub: MessageHub_t, line: &[u8]) {
     }
 }
 
-unsafe extern "C" fn cli_thread(_parameter: *mut c_void) {
-    ffi_fn!(failure = (), {
-        let hub = HUB.load(Ordering::Acquire);
-        set_stream_to_console(true);
-        console_print(b"\r\nAgent chat: type a message and press Enter; Ctrl-D leaves.\r\n");
-        console_print(PROMPT);
-        let mut editor = LineEditor::new();
-        // SAFETY: this is the channel thread; `agent_cli_channel` set DEVICE
-        // and RX before starting it and `agent_cli_stop` deletes them only
-        // after EXITED is released below.
-        while let Some(b) = unsafe { next_byte() } {
-            match editor.feed(b, &mut |bytes| console_print(bytes)) {
-                Event::Pending => {}
-                Event::Submit(line) => {
-                    if !line.is_empty() {
-                        // SAFETY: `hub` is the live hub `agent_cli_channel`
-                        // stored before starting this thread; it outlives it.
-                        unsafe { ask(hub, &line) };
-                    }
-                    if STOP.load(Ordering::Acquire) {
-                        break;
-                    }
-                    console_print(PROMPT);
+/// The chat, until Ctrl-D or a stop.
+fn chat(session: &Session) {
+    set_stream_to_console(true);
+    console_print(b"\r\nAgent chat: type a message and press Enter; Ctrl-D leaves.\r\n");
+    console_print(PROMPT);
+    let mut editor = LineEditor::new();
+    while let Some(b) = next_byte(session) {
+        match editor.feed(b, &mut |bytes| console_print(bytes)) {
+            Event::Pending => {}
+            Event::Submit(line) => {
+                if !line.is_empty() {
+                    ask(session, &line);
                 }
-                Event::Leave => {
-                    console_print(b"\r\nleaving the agent chat (the agent keeps running; cleanup_agent_entry stops it)\r\n");
+                if session.stop.load(Ordering::Acquire) {
                     break;
                 }
+                console_print(PROMPT);
+            }
+            Event::Leave => {
+                console_print(b"\r\nleaving the agent chat (the agent keeps running; cleanup_agent_entry stops it)\r\n");
+                break;
             }
         }
-        set_stream_to_console(false);
-        // SAFETY: DEVICE is the live console device `take_console` was given
-        // when the channel started; it is cleared only after this thread exits.
-        unsafe { give_console_back(DEVICE.load(Ordering::Acquire)) };
-        drop(editor);
-        // Counted: after Ctrl-D nobody waits yet, and agent_cli_stop takes it
-        // at once later; it deletes the semaphore only after taking it.
-        let exited = EXITED.load(Ordering::Acquire);
-        if !exited.is_null() {
-            // SAFETY: EXITED is deleted by `agent_cli_stop` only after taking
-            // this release, so it is still a live semaphore here.
-            unsafe { rt_sem_release(exited) };
-        }
+    }
+    set_stream_to_console(false);
+    give_back(session);
+}
+
+unsafe extern "C" fn cli_thread(_parameter: *mut c_void) {
+    ffi_fn!(failure = (), {
+        // The session outlives this: a stop frees it only after taking
+        // `exited`, released here as the last act inside the gate.
+        CLI.enter(|session| {
+            chat(session);
+            session.exited.release();
+        });
     })
 }

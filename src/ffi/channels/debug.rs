@@ -16,22 +16,47 @@ use super::super::context::Context_t;
 use super::super::hub::{message_hub_get_timeout, message_hub_put, MessageHub_t};
 use super::super::messages::*;
 use crate::ffi_fn;
+use crate::rtt::gate::Gate;
+use crate::rtt::ipc::Locked;
 use crate::rtt::*;
+use core::cell::UnsafeCell;
 use core::ffi::{c_char, c_int, CStr};
 use core::ptr;
-use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicUsize, Ordering};
 
-static HUB: AtomicPtr<super::super::hub::MessageHub> = AtomicPtr::new(ptr::null_mut());
-static TURN: AtomicPtr<rt_mutex> = AtomicPtr::new(ptr::null_mut());
-static OPEN: AtomicBool = AtomicBool::new(false);
-/// Senders inside `send_message`. With OPEN it forms a Dekker pair (a sender
-/// counts itself in, then checks OPEN; reset clears OPEN, then waits for the
-/// count), so all four accesses are SeqCst.
-static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
+/// The channel while it is open: the hub it was started on and the senders'
+/// turn, a kernel mutex whose holder sends and waits for its reply.
+struct Open {
+    hub: MessageHub_t,
+    turn: Locked<Tickets>,
+}
+
 /// Messages sent to the loop and replies taken off the output mailbox since
-/// the channel started; only the sender holding TURN touches them.
-static SENT: AtomicUsize = AtomicUsize::new(0);
-static TAKEN: AtomicUsize = AtomicUsize::new(0);
+/// the channel opened: a reply's number is its message's.
+struct Tickets {
+    sent: usize,
+    taken: usize,
+}
+
+/// The channel: `open` is written by init (gate closed) and by reset (gate
+/// closed and empty) only, and read by senders through the gate.
+struct Channel {
+    gate: Gate,
+    open: UnsafeCell<Option<Open>>,
+}
+
+// SAFETY: `open` is reached only under the rules on `Channel`; the gate is
+// atomic.
+unsafe impl Sync for Channel {}
+// SAFETY: the hub handle is a live hub shared by design (its mailboxes are
+// kernel objects); moving it between threads is what the hub is for.
+unsafe impl Send for Open {}
+
+static CHANNEL: Channel = Channel {
+    gate: Gate::closed(),
+    open: UnsafeCell::new(None),
+};
+
 /// A reply timeout chosen at run time (tests, the simulator); 0: the board's
 /// PKG_AGENT_REPLY_TIMEOUT_MS.
 static REPLY_TIMEOUT_MS: AtomicUsize = AtomicUsize::new(0);
@@ -60,27 +85,27 @@ unsafe extern "C" fn agent_debug_reset_c() {
 }
 
 /// Start the channel on `hub` (the context is not needed). Returns 0, or -1
-/// without a hub or memory.
+/// without a hub or memory. A channel still open is closed first.
 #[no_mangle]
 pub unsafe extern "C" fn agent_debug_channel(
     message_hub: MessageHub_t,
     _context: Context_t,
 ) -> c_int {
     ffi_fn!(failure = -1, nonnull(message_hub), {
-        // SAFETY: plain kernel call.
-        let turn = unsafe { rt_mutex_create(c"AgentDbg".as_ptr(), RT_IPC_FLAG_FIFO) };
-        if turn.is_null() {
+        agent_debug_reset();
+        let tickets = Tickets { sent: 0, taken: 0 };
+        let Ok(turn) = Locked::create(c"AgentDbg", tickets) else {
             return -1;
-        }
-        let old = TURN.swap(turn, Ordering::AcqRel);
-        if !old.is_null() {
-            // SAFETY: a mutex left from a channel that was never reset.
-            unsafe { rt_mutex_delete(old) };
-        }
-        SENT.store(0, Ordering::SeqCst);
-        TAKEN.store(0, Ordering::SeqCst);
-        HUB.store(message_hub, Ordering::Release);
-        OPEN.store(true, Ordering::SeqCst);
+        };
+        // SAFETY: the gate is closed (reset above) and empty, so no sender
+        // reaches `open` (see `Channel`).
+        unsafe {
+            *CHANNEL.open.get() = Some(Open {
+                hub: message_hub,
+                turn,
+            })
+        };
+        CHANNEL.gate.open();
         0
     })
 }
@@ -90,27 +115,24 @@ pub unsafe extern "C" fn agent_debug_channel(
 #[no_mangle]
 pub extern "C" fn agent_debug_reset() {
     ffi_fn!(failure = (), {
-        if !OPEN.swap(false, Ordering::SeqCst) {
+        if !CHANNEL.gate.close() {
             return;
         }
-        let hub = HUB.load(Ordering::Acquire);
-        // SAFETY: the hub outlives the channel (cleanup_agent resets the
-        // channel before freeing it).
-        unsafe {
-            while IN_FLIGHT.load(Ordering::SeqCst) > 0 {
-                // A NULL sentinel wakes one waiting sender, which sees the
-                // channel closed and leaves.
-                if !hub.is_null() {
-                    rt_mb_send((*hub).output_mailbox, 0);
-                }
-                rt_thread_mdelay(5);
+        // SAFETY: written only by init, which cannot run now (the agent
+        // calls init and reset from one thread); the hub outlives the channel
+        // (the agent resets the channel before freeing it).
+        let hub = unsafe { (*CHANNEL.open.get()).as_ref() }.map_or(ptr::null_mut(), |o| o.hub);
+        CHANNEL.gate.wait_empty(|| {
+            // A NULL sentinel wakes one waiting sender, which sees the
+            // channel closed and leaves.
+            if !hub.is_null() {
+                // SAFETY: the live hub (see above); a NULL value is never
+                // owned by anyone.
+                unsafe { rt_mb_send((*hub).output_mailbox, 0) };
             }
-            let turn = TURN.swap(ptr::null_mut(), Ordering::AcqRel);
-            if !turn.is_null() {
-                rt_mutex_delete(turn);
-            }
-        }
-        HUB.store(ptr::null_mut(), Ordering::Release);
+        });
+        // SAFETY: the gate is closed and empty: nobody else reaches `open`.
+        unsafe { *CHANNEL.open.get() = None };
     })
 }
 
@@ -187,36 +209,20 @@ pub fn send_message(
     if content_nul.last() != Some(&0) {
         return Err("the content must end with a NUL");
     }
-    IN_FLIGHT.fetch_add(1, Ordering::SeqCst);
-    let result = if OPEN.load(Ordering::SeqCst) {
-        take_turn(kind, content_nul, on_reply)
-    } else {
-        Err("the debug channel is not running (start the agent with main_loop_entry)")
+    let Some(_pass) = CHANNEL.gate.enter() else {
+        return Err("the debug channel is not running (start the agent with main_loop_entry)");
     };
-    IN_FLIGHT.fetch_sub(1, Ordering::SeqCst);
-    result
-}
-
-fn take_turn(
-    kind: MessageType,
-    content_nul: &[u8],
-    on_reply: &mut dyn FnMut(&[u8]),
-) -> Result<(), &'static str> {
-    let turn = TURN.load(Ordering::Acquire);
-    let hub = HUB.load(Ordering::Acquire);
-    if turn.is_null() || hub.is_null() {
+    // SAFETY: inside the gate `open` is complete and not written (see
+    // `Channel`), and the pass keeps a reset waiting until this returns.
+    let Some(open) = (unsafe { (*CHANNEL.open.get()).as_ref() }) else {
         return Err("the debug channel is not running");
-    }
-    // SAFETY: the mutex and the hub stay alive while IN_FLIGHT > 0 (reset
-    // waits for it to reach 0).
-    unsafe {
-        if rt_mutex_take(turn, RT_WAITING_FOREVER) != rt_eok() {
-            return Err("the debug channel is closing");
-        }
-        let r = exchange(hub, kind, content_nul, on_reply);
-        rt_mutex_release(turn);
-        r
-    }
+    };
+    // The turn: one sender at a time sends and waits for its reply.
+    let Some(mut tickets) = open.turn.lock() else {
+        return Err("the debug channel is closing");
+    };
+    // SAFETY: the hub outlives the open channel; the pass keeps it open.
+    unsafe { exchange(open.hub, &mut tickets, kind, content_nul, on_reply) }
 }
 
 /// Send one message to the loop through `hub` and hand its reply to
@@ -227,11 +233,12 @@ fn take_turn(
 /// `content_nul` ends with a NUL.
 unsafe fn exchange(
     hub: MessageHub_t,
+    tickets: &mut Tickets,
     kind: MessageType,
     content_nul: &[u8],
     on_reply: &mut dyn FnMut(&[u8]),
 ) -> Result<(), &'static str> {
-    if !OPEN.load(Ordering::SeqCst) {
+    if !CHANNEL.gate.is_open() {
         return Err("the debug channel is closing");
     }
     let msg = messages_create(1);
@@ -254,7 +261,8 @@ unsafe fn exchange(
         return Err("the agent is busy (its input mailbox is full)");
     }
     // This message's number; its reply has the same one.
-    let ticket = SENT.fetch_add(1, Ordering::SeqCst);
+    let ticket = tickets.sent;
+    tickets.sent += 1;
     let ms = match REPLY_TIMEOUT_MS.load(Ordering::SeqCst) {
         0 => board().reply_timeout_ms.clamp(1, i32::MAX as isize) as i32,
         chosen => chosen.min(i32::MAX as usize) as i32,
@@ -275,12 +283,14 @@ unsafe fn exchange(
         let reply = unsafe { message_hub_get_timeout(hub, (*hub).output_mailbox, left) };
         if reply.is_null() {
             // A timeout, or reset's wake-up sentinel.
-            if !OPEN.load(Ordering::SeqCst) {
+            if !CHANNEL.gate.is_open() {
                 return Err("the agent stopped before answering");
             }
             continue;
         }
-        if TAKEN.fetch_add(1, Ordering::SeqCst) < ticket {
+        let number = tickets.taken;
+        tickets.taken += 1;
+        if number < ticket {
             // The answer to a sender that gave up waiting.
             // SAFETY: `reply` is non-NULL and owned here (a received
             // message); it is not used again.
