@@ -26,6 +26,75 @@ fn lifecycle_and_heap() {
     let _serial = lock();
     lifecycle_cycles_return_the_heap_to_its_baseline();
     cleanup_during_a_stalled_stream_and_odd_calls();
+    init_and_cleanup_without_a_loop_thread();
+}
+
+/// Run `f` on a thread of its own; fail if it takes longer than `limit`.
+fn within(limit: Duration, what: &str, f: impl FnOnce() + Send + 'static) {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let worker = std::thread::spawn(move || {
+        f();
+        let _ = tx.send(());
+    });
+    assert!(
+        rx.recv_timeout(limit).is_ok(),
+        "{what} did not return within {limit:?}"
+    );
+    worker.join().unwrap();
+}
+
+/// `init_agent` alone (no AgentLoop thread), with either channel, then
+/// `cleanup_agent` or `cleanup_agent_entry`: both stop it, free everything
+/// and return at once, however often.
+fn init_and_cleanup_without_a_loop_thread() {
+    use rtt_agent::ffi::agent_loop::{self, cleanup_agent, init_agent, is_running};
+    use rtt_agent::ffi::channels::{cli::agent_cli_ops, debug::agent_debug_ops};
+    // The console's capture buffer is on the heap too: the heap rounds run
+    // without it, the last round checks the log. One round first, outside
+    // the figures: the test's own helper thread allocates 48 bytes of std's
+    // lazily made state the first time (measured).
+    agent_loop::set_channel(std::ptr::addr_of!(agent_cli_ops));
+    init_agent();
+    within(Duration::from_secs(5), "cleanup_agent", || cleanup_agent());
+    let baseline = settled_used();
+    for round in 0..5 {
+        if round == 4 {
+            console::rt_host_console_capture(1);
+        }
+        let (ops, name) = if round % 2 == 0 {
+            (std::ptr::addr_of!(agent_cli_ops), "CLI")
+        } else {
+            (std::ptr::addr_of!(agent_debug_ops), "Debug")
+        };
+        agent_loop::set_channel(ops);
+        init_agent();
+        assert!(is_running(), "init_agent ({name} channel) made no agent");
+        init_agent(); // a second one is refused, nothing leaks
+        if round < 2 {
+            within(Duration::from_secs(5), "cleanup_agent", || cleanup_agent());
+        } else {
+            within(Duration::from_secs(5), "cleanup_agent_entry", || {
+                assert_eq!(cleanup_agent_entry(), 0);
+            });
+        }
+        assert!(!is_running());
+        cleanup_agent(); // idempotent
+        if round == 4 {
+            break;
+        }
+        assert_eq!(
+            settled_used(),
+            baseline,
+            "heap not back after init_agent/cleanup ({name} channel, round {round})"
+        );
+    }
+    let log = console::take_captured();
+    console::rt_host_console_capture(0);
+    assert!(
+        log.contains("init_agent: the agent is already initialised"),
+        "{log}"
+    );
+    assert!(log.contains("[mem] cleanup done"));
 }
 
 fn lifecycle_cycles_return_the_heap_to_its_baseline() {
