@@ -6,6 +6,8 @@
 //!   reassembly).
 //! - [`rtt`]: the few RT-Thread kernel bindings the library needs, the global
 //!   allocator over `rt_malloc`, and logging through the C glue.
+//! - [`fallible`]: `Vec`/`String` growth that returns out of memory instead
+//!   of aborting.
 //! - [`cjson_sys`]: our own declarations of the board's cJSON 1.7.x, plus a
 //!   thin helper layer ([`json`]).
 //! - `host` (feature `host`): the host port that serves the RT-Thread APIs on
@@ -19,6 +21,7 @@ extern crate alloc;
 
 pub mod chat;
 pub mod cjson_sys;
+pub mod fallible;
 pub mod ffi;
 pub mod json;
 pub mod line_editor;

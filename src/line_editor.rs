@@ -6,6 +6,7 @@
 //! Up/Down through the history, Home/End, Enter submits, Ctrl-D on an empty
 //! line leaves, Ctrl-C clears the line.
 
+use crate::fallible;
 use alloc::vec::Vec;
 
 /// Longest line accepted; more typing rings the bell.
@@ -162,24 +163,26 @@ impl LineEditor {
         if self.history.last().is_some_and(|l| l.as_slice() == line) {
             return;
         }
-        let mut copy = Vec::new();
-        if copy.try_reserve_exact(line.len()).is_err() || self.history.try_reserve(1).is_err() {
+        let Ok(copy) = fallible::copy_of(line) else {
             return; // no memory: simply not remembered
-        }
-        copy.extend_from_slice(line);
+        };
         if self.history.len() == HISTORY {
             self.history.remove(0);
         }
-        self.history.push(copy);
+        if fallible::push(&mut self.history, copy).is_err() {
+            return;
+        }
         self.browse = self.history.len();
     }
 
     fn insert(&mut self, b: u8, echo: &mut dyn FnMut(&[u8])) {
-        if self.line.len() >= MAX_LINE || self.line.try_reserve(1).is_err() {
+        if self.line.len() >= MAX_LINE || fallible::push(&mut self.line, b).is_err() {
             echo(b"\x07");
             return;
         }
-        self.line.insert(self.cursor, b);
+        if let Some(after) = self.line.get_mut(self.cursor..) {
+            after.rotate_right(1); // the new byte moves to the cursor
+        }
         self.cursor += 1;
         // Echo once a character is complete (a continuation byte completes
         // nothing on its own; the lead byte alone would show garbage).
@@ -230,10 +233,9 @@ impl LineEditor {
         self.back(width(&self.line[..self.cursor]), echo);
         let old_width = width(&self.line);
         self.line.clear();
-        if self.line.try_reserve(text.len()).is_err() {
+        if fallible::extend(&mut self.line, text).is_err() {
             return;
         }
-        self.line.extend_from_slice(text);
         self.cursor = self.line.len();
         echo(&self.line);
         let new_width = width(&self.line);
@@ -252,9 +254,8 @@ impl LineEditor {
             }
             if self.browse == self.history.len() {
                 self.draft.clear();
-                if self.draft.try_reserve(self.line.len()).is_ok() {
-                    self.draft.extend_from_slice(&self.line);
-                }
+                // Without memory the draft is simply lost.
+                let _ = fallible::extend(&mut self.draft, &self.line);
             }
             self.browse -= 1;
         } else {
@@ -266,7 +267,10 @@ impl LineEditor {
         let text = if self.browse == self.history.len() {
             core::mem::take(&mut self.draft)
         } else {
-            self.history[self.browse].clone()
+            match self.history.get(self.browse).map(|l| fallible::copy_of(l)) {
+                Some(Ok(copy)) => copy,
+                _ => return,
+            }
         };
         self.replace_line(&text, echo);
     }

@@ -697,10 +697,8 @@ impl Reply {
         }
     }
     fn push(&mut self, bytes: &[u8]) -> &mut Self {
-        if self.text.try_reserve(bytes.len() + 1).is_err() {
+        if crate::fallible::extend(&mut self.text, bytes).is_err() {
             self.oom = true;
-        } else {
-            self.text.extend_from_slice(bytes);
         }
         self
     }
@@ -718,12 +716,11 @@ impl Reply {
             // spare reply goes out).
             return make_spare_reply();
         }
-        if self.text.try_reserve(1).is_err() {
-            return ptr::null_mut();
-        }
         // Keep it a C string: a NUL inside the answer would cut it anyway.
         self.text.retain(|&b| b != 0);
-        self.text.push(0);
+        if crate::fallible::push(&mut self.text, 0).is_err() {
+            return ptr::null_mut();
+        }
         match CStr::from_bytes_with_nul(&self.text) {
             Ok(text) => text_reply(text),
             Err(_) => ptr::null_mut(),

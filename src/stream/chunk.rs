@@ -294,11 +294,7 @@ impl Chat {
         if take.len() < bytes.len() {
             self.ev_raw_cut = true;
         }
-        self.ev_raw
-            .try_reserve(take.len())
-            .map_err(|_| StreamError::OutOfMemory)?;
-        self.ev_raw.extend_from_slice(take);
-        Ok(())
+        crate::fallible::extend(&mut self.ev_raw, take).map_err(|_| StreamError::OutOfMemory)
     }
 
     pub(crate) fn error_event_json_failed(&mut self) {

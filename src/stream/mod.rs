@@ -215,12 +215,7 @@ impl From<StreamError> for Stop {
 
 /// Append without the abort that `push_str` would risk on allocation failure.
 pub(crate) fn append(buf: &mut String, text: &str) -> Result<(), StreamError> {
-    if !text.is_empty() {
-        buf.try_reserve(text.len())
-            .map_err(|_| StreamError::OutOfMemory)?;
-        buf.push_str(text);
-    }
-    Ok(())
+    crate::fallible::push_str(buf, text).map_err(|_| StreamError::OutOfMemory)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

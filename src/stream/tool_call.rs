@@ -164,14 +164,13 @@ impl Calls {
                 if self.list.len() >= caps.max_tool_calls {
                     return Err(StreamError::TooManyToolCalls);
                 }
-                self.list
-                    .try_reserve(1)
-                    .map_err(|_| StreamError::OutOfMemory)?;
-                self.list.push(ToolCall {
+                let call = ToolCall {
                     index,
                     seq: self.next_seq,
                     ..ToolCall::default()
-                });
+                };
+                crate::fallible::push(&mut self.list, call)
+                    .map_err(|_| StreamError::OutOfMemory)?;
                 self.next_seq = self.next_seq.saturating_add(1);
                 self.list.len().saturating_sub(1)
             }
@@ -239,30 +238,17 @@ impl Calls {
         let mut n = start as u64;
         loop {
             id.clear();
-            id.push_str("call_");
-            push_decimal(&mut id, n);
+            let mut digits = [0u8; 20];
+            // ASCII digits, so always UTF-8.
+            let decimal = core::str::from_utf8(crate::text::decimal(n, &mut digits)).unwrap_or("0");
+            crate::fallible::push_str(&mut id, "call_")
+                .and_then(|()| crate::fallible::push_str(&mut id, decimal))
+                .map_err(|_| StreamError::OutOfMemory)?;
             if !self.list.iter().any(|c| c.id == id) {
                 return Ok(id);
             }
             // At most `list.len()` ids can be taken, so this ends.
             n = n.saturating_add(1);
         }
-    }
-}
-
-/// Write `n` in decimal; `s` must have room for 20 more bytes.
-fn push_decimal(s: &mut String, mut n: u64) {
-    let mut digits = [0u8; 20];
-    let mut len = 0;
-    for d in digits.iter_mut() {
-        *d = b'0' + (n % 10) as u8;
-        n /= 10;
-        len += 1;
-        if n == 0 {
-            break;
-        }
-    }
-    for &d in digits.iter().take(len).rev() {
-        s.push(char::from(d));
     }
 }

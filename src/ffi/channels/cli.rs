@@ -264,12 +264,14 @@ fn next_byte(session: &Session) -> Option<u8> {
 fn ask(session: &Session, line: &[u8]) {
     let hub = session.hub;
     let mut text: alloc::vec::Vec<u8> = alloc::vec::Vec::new();
-    if text.try_reserve(line.len() + 1).is_err() {
+    let copied = crate::fallible::extend(&mut text, line);
+    if copied
+        .and_then(|()| crate::fallible::push(&mut text, 0))
+        .is_err()
+    {
         console_print(b"(out of memory)\r\n");
         return;
     }
-    text.extend_from_slice(line);
-    text.push(0);
     let msg = messages_create(1);
     if msg.is_null()
         // SAFETY: `msg` is the live set just created; `text` ends with the NUL

@@ -164,17 +164,18 @@ pub unsafe extern "C" fn agent_send_message(argc: c_int, argv: *mut *mut c_char)
         };
         let mut content: alloc::vec::Vec<u8> = alloc::vec::Vec::new();
         for i in 2..argc {
-            let word = args(i);
-            if content.try_reserve(word.len() + 2).is_err() {
+            let separator: &[u8] = if i > 2 { b" " } else { b"" };
+            let grown = crate::fallible::extend(&mut content, separator)
+                .and_then(|()| crate::fallible::extend(&mut content, args(i)));
+            if grown.is_err() {
                 say(b"agent_send_message: out of memory\n");
                 return -1;
             }
-            if i > 2 {
-                content.push(b' ');
-            }
-            content.extend_from_slice(word);
         }
-        content.push(0);
+        if crate::fallible::push(&mut content, 0).is_err() {
+            say(b"agent_send_message: out of memory\n");
+            return -1;
+        }
         send_and_wait(kind, &content)
     })
 }
