@@ -319,6 +319,14 @@ pub fn answered() -> usize {
     AGENT.with_shared(|shared| shared.answered).unwrap_or(0)
 }
 
+/// Is the running channel one of the library's (which free replies with
+/// `messages_destroy`, so the static out-of-memory reply is safe for them)?
+fn channel_is_ours() -> bool {
+    let ops = channel_ops().map_or(ptr::null(), |ops| ops as *const AgentChannelOps);
+    ptr::eq(ops, ptr::addr_of!(super::channels::debug::agent_debug_ops))
+        || ptr::eq(ops, ptr::addr_of!(super::channels::cli::agent_cli_ops))
+}
+
 fn channel_ops() -> Option<&'static AgentChannelOps> {
     let over = CHANNEL_OVERRIDE.load(Ordering::Acquire);
     // SAFETY: both are NULL or point to static channel tables.
@@ -771,6 +779,10 @@ unsafe fn handle_user_message(agent: &Agent, msg: Messages_t) {
         if let Some(shared) = shared.as_mut() {
             out = core::mem::replace(&mut shared.spare_reply, make_spare_reply());
         }
+    }
+    if out.is_null() && channel_is_ours() {
+        // Not even the spare: the static reply, which needs no memory.
+        out = super::messages::out_of_memory_reply();
     }
     if let Some(shared) = shared.as_mut() {
         shared.answered += 1;

@@ -111,6 +111,9 @@ pub unsafe extern "C" fn messages_append(
     content: *const c_char,
 ) -> rt_err_t {
     ffi_fn!(failure = rt_error(), nonnull(messages, content), {
+        if is_static(messages) {
+            return rt_error();
+        }
         // SAFETY: `messages` is a live array from messages_create (caller's
         // contract); `content` is NUL-terminated. The copy is made before the
         // array grows so that either failure leaves the array as it was.
@@ -150,11 +153,46 @@ pub unsafe extern "C" fn messages_append(
     })
 }
 
-/// Free every content string, the item array and the struct. NULL-safe.
-/// `messages` is invalid afterwards.
+/// A read-only value that may sit in a `static`: never written by anyone.
+#[repr(transparent)]
+struct ReadOnly<T>(T);
+
+// SAFETY: nothing ever writes through the pointers inside (the functions
+// below refuse to change the out-of-memory reply), so sharing is reading.
+unsafe impl<T> Sync for ReadOnly<T> {}
+
+static OUT_OF_MEMORY_ITEM: ReadOnly<MessageItem> = ReadOnly(MessageItem {
+    message_type: TYPE_TEXT,
+    content: c"error: out of memory while answering".as_ptr() as *mut c_char,
+});
+static OUT_OF_MEMORY_REPLY: ReadOnly<Messages> = ReadOnly(Messages {
+    message_ptr: &OUT_OF_MEMORY_ITEM.0 as *const MessageItem as *mut MessageItem,
+    max_size: 1,
+    current_size: 1,
+});
+
+/// The reply that needs no memory: a static message set saying "error: out
+/// of memory while answering". `messages_destroy` leaves it alone and
+/// `messages_append` refuses it, so the library's own channels can be handed
+/// it like any reply. (Not for a C channel that frees replies piecewise with
+/// `rt_free`, which the ABI allows: it would free a static.)
+pub fn out_of_memory_reply() -> Messages_t {
+    &OUT_OF_MEMORY_REPLY.0 as *const Messages as Messages_t
+}
+
+fn is_static(messages: Messages_t) -> bool {
+    ptr::eq(messages, out_of_memory_reply())
+}
+
+/// Free every content string, the item array and the struct. NULL-safe, and
+/// a no-op for the static out-of-memory reply. `messages` is invalid
+/// afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn messages_destroy(messages: Messages_t) {
     ffi_fn!(failure = (), nonnull(messages), {
+        if is_static(messages) {
+            return;
+        }
         // SAFETY: `messages` came from messages_create and is not used again by
         // the caller; only the first `current_size` items were ever written.
         unsafe {
@@ -219,4 +257,29 @@ pub extern "C" fn get_agent_content_type(message_type: MessageType) -> *mut c_ch
         };
         s.as_ptr() as *mut c_char
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_out_of_memory_reply_is_never_freed_or_changed() {
+        let reply = out_of_memory_reply();
+        // SAFETY: the static reply, a valid message set; the text is a
+        // static C string.
+        unsafe {
+            assert_eq!(
+                core::ffi::CStr::from_ptr(messages_get_content_idx(reply, 0)),
+                c"error: out of memory while answering"
+            );
+            assert_eq!(messages_get_type_idx(reply, 0), TYPE_TEXT);
+            assert_eq!(
+                messages_append(reply, TYPE_TEXT, c"more".as_ptr()),
+                rt_error()
+            );
+            messages_destroy(reply); // a no-op, or the next line reads freed memory
+            assert!(!messages_get_content_idx(reply, 0).is_null());
+        }
+    }
 }
