@@ -17,13 +17,31 @@ static void register_two_number_tool(const char *name, const char *desc,
     create_property(props, "a", "double", a_desc);
     create_property(props, "b", "double", b_desc);
 
+    /* Add items only to an array that exists: cJSON_AddItemToArray(NULL, x)
+     * does not free x (a NULL x is refused and leaks nothing). */
     cJSON *required = cJSON_CreateArray();
-    cJSON_AddItemToArray(required, cJSON_CreateString("a"));
-    cJSON_AddItemToArray(required, cJSON_CreateString("b"));
+    if (required)
+    {
+        cJSON_AddItemToArray(required, cJSON_CreateString("a"));
+        cJSON_AddItemToArray(required, cJSON_CreateString("b"));
+    }
 
+    /* Out of memory: register nothing rather than a tool missing part of its
+     * schema (cJSON_Delete accepts NULL). */
+    if (!props || !required || cJSON_GetArraySize(props) != 2 || cJSON_GetArraySize(required) != 2)
+    {
+        cJSON_Delete(props);
+        cJSON_Delete(required);
+        rt_kprintf("[agent] tool %s not registered: out of memory\n", name);
+        return;
+    }
+
+    /* From here each builder owns what it is given, even when it fails (and
+     * append_tool refuses a NULL definition). */
     cJSON *params = create_param_obj(props, required);
-    cJSON *func = create_tool_item(name, desc, params);
-    append_tool(func, execute);
+    cJSON *func = params ? create_tool_item(name, desc, params) : RT_NULL;
+    if (append_tool(func, execute) != RT_EOK)
+        rt_kprintf("[agent] tool %s not registered (out of memory, or a duplicate name)\n", name);
 }
 
 /*

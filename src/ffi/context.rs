@@ -332,13 +332,19 @@ unsafe extern "C" fn append_tool_message(
             // SAFETY: "" is a static C string, copied by cJSON.
             content = unsafe { cJSON_CreateString(c"".as_ptr()) };
         }
+        // Both adds run whatever the first one did: `content` already
+        // exists, and only `add_to_object` takes it over (or frees it), so
+        // short-circuiting past the second would leak it.
         // SAFETY: `msg` is live; `tool_call_id` is non-NULL and, per the
-        // method's contract, NUL-terminated (copied); `content` is NULL or
-        // detached; each new item is taken over.
-        if unsafe {
-            json::add_to_object(msg, c"tool_call_id", cJSON_CreateString(tool_call_id)).is_err()
-                || json::add_to_object(msg, c"content", content).is_err()
-        } {
+        // method's contract, NUL-terminated (copied); the new string is NULL
+        // or detached and is taken over.
+        let id_added =
+            unsafe { json::add_to_object(msg, c"tool_call_id", cJSON_CreateString(tool_call_id)) }
+                .is_ok();
+        // SAFETY: `msg` is live; `content` is NULL or a detached tree made
+        // above, taken over (freed on failure).
+        let content_added = unsafe { json::add_to_object(msg, c"content", content) }.is_ok();
+        if !id_added || !content_added {
             // SAFETY: `msg` is detached, owned here, not used again.
             unsafe { cJSON_Delete(msg) };
             return enomem();

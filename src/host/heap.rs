@@ -5,12 +5,45 @@
 //!
 //! Blocks come from libc `malloc` with a 16-byte header that records the
 //! size, so valgrind still sees every block.
+//!
+//! # Fault injection
+//!
+//! An *allocation point* is an `rt_malloc` (also through `rt_calloc`,
+//! `rt_malloc_align` and the Rust global allocator) or a growing
+//! `rt_realloc` of a counted block: the calls a board's heap may refuse.
+//! Two ways to refuse them on purpose:
+//!
+//! - **per thread** ([`rt_host_heap_fail_after`], the C tests' tool): after
+//!   `n` more successful allocation points of the calling thread, every one
+//!   of that thread fails until it is called again with `n < 0`;
+//! - **process-wide** ([`inject`], and its C forms [`rt_host_heap_fail_nth`],
+//!   [`rt_host_heap_fail_from`], [`rt_host_heap_count_allocs`]): allocation
+//!   points of every thread are numbered 0, 1, 2, ... from the moment it is
+//!   armed, in the order they happen, and the `k`-th alone fails
+//!   ([`Fault::FailNth`]), or every one from the `k`-th on
+//!   ([`Fault::FailFrom`]), or none ([`Fault::Count`]: only counted).
+//!   [`injection_report`] says how many points were numbered and how many
+//!   failed, so a test learns N from a counting run and walks k = 0..N
+//!   (a run with FailNth(k) that injected nothing made at most k points).
+//!
+//! Threads excluded with [`exclude_this_thread`] or [`exclude_thread_id`]
+//! (test servers sharing the process, the test harness's main thread) are
+//! neither counted nor failed. Code running inside
+//! [`without_injection`] is counted in `used` but its allocation points are
+//! neither numbered nor failed: it is for host-only machinery that has no
+//! counterpart on a board and cannot report an allocation failure (rustls,
+//! std's own thread bookkeeping), never for the library's code.
+//!
+//! Process-wide injection reaches every thread that is not excluded, the
+//! test harness's own included: a test arms it only around the code under
+//! test, from a thread that allocates nothing else meanwhile, and serialises
+//! against every other test of its process.
 
 use crate::rtt::rt_size_t;
 use core::cell::Cell;
 use core::ffi::c_void;
 use core::ptr;
-use core::sync::atomic::{AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 
 const HEADER: usize = 16;
 /// The simulated board's heap size.
@@ -27,23 +60,177 @@ thread_local! {
     /// server) marks its threads so their blocks are not counted: `used`
     /// then measures the firmware side alone.
     static EXCLUDED: Cell<bool> = const { Cell::new(false) };
+    /// Depth of [`without_injection`] scopes on this thread.
+    static IMMUNE: Cell<u32> = const { Cell::new(0) };
+    /// This thread's kernel id once looked up (0: not yet).
+    static TID: Cell<libc::pid_t> = const { Cell::new(0) };
+}
+
+/// Threads left out by their kernel id ([`exclude_thread_id`]); 0: a free
+/// slot.
+static EXCLUDED_TIDS: [AtomicI32; 4] = [const { AtomicI32::new(0) }; 4];
+static ANY_EXCLUDED_TID: AtomicBool = AtomicBool::new(false);
+
+/// Process-wide fault injection (see the module documentation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// Nothing numbered, nothing failed.
+    Off,
+    /// Number the allocation points, fail none.
+    Count,
+    /// Fail the allocation point numbered `k` (from 0), and only that one.
+    FailNth(u64),
+    /// Fail every allocation point from the one numbered `k` on.
+    FailFrom(u64),
+}
+
+const MODE_OFF: u8 = 0;
+const MODE_COUNT: u8 = 1;
+const MODE_NTH: u8 = 2;
+const MODE_FROM: u8 = 3;
+
+static MODE: AtomicU8 = AtomicU8::new(MODE_OFF);
+static TARGET: AtomicU64 = AtomicU64::new(0);
+/// Allocation points numbered since the mode was last set.
+static NUMBERED: AtomicU64 = AtomicU64::new(0);
+/// Of those, how many were failed on purpose.
+static INJECTED: AtomicU64 = AtomicU64::new(0);
+
+/// Set the process-wide injection. [`Fault::Off`] stops it and leaves the
+/// counts of the run that ends readable ([`injection_report`]); any other
+/// fault starts numbering again from 0. Set it while the threads under test
+/// are quiet (a thread inside `rt_malloc` at that moment may number its
+/// point against the old setting).
+pub fn inject(fault: Fault) {
+    // Off first, so that no thread numbers a point against a half-set
+    // target while the counters are reset.
+    MODE.store(MODE_OFF, Ordering::SeqCst);
+    let (mode, k) = match fault {
+        Fault::Off => return,
+        Fault::Count => (MODE_COUNT, 0),
+        Fault::FailNth(k) => (MODE_NTH, k),
+        Fault::FailFrom(k) => (MODE_FROM, k),
+    };
+    NUMBERED.store(0, Ordering::SeqCst);
+    INJECTED.store(0, Ordering::SeqCst);
+    TARGET.store(k, Ordering::SeqCst);
+    MODE.store(mode, Ordering::SeqCst);
+}
+
+/// What the process-wide injection saw since it was last set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InjectionReport {
+    /// Allocation points numbered (the failed ones included).
+    pub allocations: u64,
+    /// Allocation points failed on purpose.
+    pub injected: u64,
+}
+
+/// The counts of the current run, or of the last one once it was stopped
+/// with [`Fault::Off`].
+pub fn injection_report() -> InjectionReport {
+    InjectionReport {
+        allocations: NUMBERED.load(Ordering::SeqCst),
+        injected: INJECTED.load(Ordering::SeqCst),
+    }
+}
+
+/// Run `f` with this thread's allocation points left out of fault injection
+/// (still counted in `used`): for host-only machinery without a board
+/// counterpart that cannot report an allocation failure. Nests.
+pub fn without_injection<R>(f: impl FnOnce() -> R) -> R {
+    struct Leave;
+    impl Drop for Leave {
+        fn drop(&mut self) {
+            let _ = IMMUNE.try_with(|d| d.set(d.get().saturating_sub(1)));
+        }
+    }
+    let _ = IMMUNE.try_with(|d| d.set(d.get().saturating_add(1)));
+    let _leave = Leave;
+    f()
 }
 
 /// Second header word: the block is not counted in `used`.
 const NOT_COUNTED: usize = 1;
 
 fn excluded() -> bool {
-    EXCLUDED.try_with(|e| e.get()).unwrap_or(false)
+    if EXCLUDED.try_with(|e| e.get()).unwrap_or(false) {
+        return true;
+    }
+    if !ANY_EXCLUDED_TID.load(Ordering::Acquire) {
+        return false;
+    }
+    let tid = TID
+        .try_with(|t| {
+            if t.get() == 0 {
+                // SAFETY: gettid has no preconditions.
+                t.set(unsafe { libc::gettid() });
+            }
+            t.get()
+        })
+        .unwrap_or(0);
+    tid != 0
+        && EXCLUDED_TIDS
+            .iter()
+            .any(|s| s.load(Ordering::Acquire) == tid)
 }
 
-/// Leave this thread's allocations out of `used`/`max_used` (for test
-/// servers that share the process with the code under test).
+/// Leave this thread's allocations out of `used`/`max_used` and out of
+/// fault injection (for test servers that share the process with the code
+/// under test).
 pub fn exclude_this_thread(on: bool) {
     let _ = EXCLUDED.try_with(|e| e.set(on));
 }
 
-/// Should this allocation fail by injection? Counts down otherwise.
+/// [`exclude_this_thread`] for another thread, named by its kernel thread
+/// id: one a test cannot run code on, such as the test harness's main
+/// thread (on Linux its id is the process id), which may allocate at a
+/// moment of its own while a test has process-wide injection armed. For
+/// good (a few slots); false when they are all taken.
+pub fn exclude_thread_id(tid: libc::pid_t) -> bool {
+    if tid <= 0 {
+        return false;
+    }
+    let taken = EXCLUDED_TIDS.iter().any(|s| {
+        s.load(Ordering::Acquire) == tid
+            || s.compare_exchange(0, tid, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+    });
+    if taken {
+        ANY_EXCLUDED_TID.store(true, Ordering::Release);
+    }
+    taken
+}
+
+/// Should this allocation point fail by injection? Per thread first, then
+/// process-wide (which numbers it).
 fn injected_failure() -> bool {
+    if IMMUNE.try_with(|d| d.get() > 0).unwrap_or(false) {
+        return false;
+    }
+    thread_failure() || process_failure()
+}
+
+fn process_failure() -> bool {
+    let mode = MODE.load(Ordering::SeqCst);
+    if mode == MODE_OFF {
+        return false;
+    }
+    let n = NUMBERED.fetch_add(1, Ordering::SeqCst);
+    let k = TARGET.load(Ordering::SeqCst);
+    let fail = match mode {
+        MODE_NTH => n == k,
+        MODE_FROM => n >= k,
+        _ => false,
+    };
+    if fail {
+        INJECTED.fetch_add(1, Ordering::SeqCst);
+    }
+    fail
+}
+
+/// The per-thread countdown of [`rt_host_heap_fail_after`].
+fn thread_failure() -> bool {
     FAIL_AFTER
         .try_with(|left| {
             let n = left.get();
@@ -279,9 +466,56 @@ pub fn max_used() -> usize {
     MAX_USED.load(Ordering::Acquire)
 }
 
+/// Per-thread fault injection: after `n` more successful allocation points
+/// of the calling thread, every one of them fails until called again with
+/// `n < 0`. Other threads are not affected (see [`rt_host_heap_fail_nth`]).
 #[no_mangle]
 pub extern "C" fn rt_host_heap_fail_after(n: libc::c_long) {
     let _ = FAIL_AFTER.try_with(|left| left.set(n));
+}
+
+/// Process-wide: fail the allocation point numbered `k` (from 0, counted
+/// from this call on, every thread that is not excluded), and only that
+/// one; `k < 0` turns process-wide injection off (the counts stay
+/// readable).
+#[no_mangle]
+pub extern "C" fn rt_host_heap_fail_nth(k: libc::c_long) {
+    inject(if k < 0 {
+        Fault::Off
+    } else {
+        Fault::FailNth(k as u64)
+    });
+}
+
+/// Process-wide: fail every allocation point from the one numbered `k` on;
+/// `k < 0` turns process-wide injection off.
+#[no_mangle]
+pub extern "C" fn rt_host_heap_fail_from(k: libc::c_long) {
+    inject(if k < 0 {
+        Fault::Off
+    } else {
+        Fault::FailFrom(k as u64)
+    });
+}
+
+/// Process-wide: number allocation points from now on without failing any.
+#[no_mangle]
+pub extern "C" fn rt_host_heap_count_allocs() {
+    inject(Fault::Count);
+}
+
+/// Allocation points numbered since process-wide injection was last set
+/// (failed ones included), or by the last run once it was turned off.
+#[no_mangle]
+pub extern "C" fn rt_host_heap_alloc_count() -> libc::c_ulong {
+    injection_report().allocations as libc::c_ulong
+}
+
+/// Allocation points failed on purpose since process-wide injection was
+/// last set, or by the last run once it was turned off.
+#[no_mangle]
+pub extern "C" fn rt_host_heap_injected_count() -> libc::c_ulong {
+    injection_report().injected as libc::c_ulong
 }
 
 #[no_mangle]

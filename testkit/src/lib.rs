@@ -9,7 +9,9 @@
 //! - [`agent`]: running the agent on the debug channel in a test, the
 //!   one-agent-per-process lock, reading back recorded requests;
 //! - [`chat_call`]: calling `chat()` with JSON text;
-//! - [`webclient_client`]: thin wrappers over the host webclient's C API.
+//! - [`webclient_client`]: thin wrappers over the host webclient's C API;
+//! - [`alloc_walk`]: running a scenario with the k-th allocation of the
+//!   process failing, for every k, in a child process.
 //!
 //! In a test of the root crate (a dev-dependency there):
 //!
@@ -19,6 +21,7 @@
 //! ```
 
 pub mod agent;
+pub mod alloc_walk;
 pub mod arith_model;
 pub mod chat_call;
 pub mod llm_server;

@@ -18,12 +18,16 @@ const CHUNK_LINE: usize = 64;
 impl Inner {
     /// The first chunk's size line, read by `webclient_handle_response`
     /// when the head says `Transfer-Encoding: chunked` (`size` is the
-    /// header buffer's).
-    pub(super) fn start_chunked(&mut self, size: usize) {
+    /// header buffer's). False when the line buffer cannot be allocated.
+    pub(super) fn start_chunked(&mut self, size: usize) -> bool {
         // The package's rt_uint16_t len = header->size.
         let len = size as u16 as usize;
         let line = heap::rt_malloc(len) as *mut u8;
         self.chunk_sz = 0;
+        self.chunk_offset = 0;
+        if line.is_null() && len > 0 {
+            return false;
+        }
         if !line.is_null() {
             // SAFETY: a fresh block of len bytes (zeroed on the host:
             // the package reads it uninitialised after a failed read).
@@ -36,7 +40,7 @@ impl Inner {
             // SAFETY: `line` is our rt_malloc block; `l` is not used again.
             unsafe { heap::rt_free(line as *mut c_void) };
         }
-        self.chunk_offset = 0;
+        true
     }
 
     /// The package's `webclient_next_chunk`.

@@ -6,15 +6,17 @@
 use super::cstr::heap_cstr;
 use super::session::Inner;
 use super::tls::{handshake_failure, tls_session, Tls};
-use super::uri::{parse_uri, Target};
+use super::uri::parse_uri;
 use super::DEFAULT_TIMEOUT_SECS;
+use crate::host::heap;
+use crate::host::ipc::try_box;
 use crate::rtt::webclient::{
-    WEBCLIENT_CONNECT_FAILED, WEBCLIENT_DISCONNECT, WEBCLIENT_ERROR, WEBCLIENT_NOSOCKET,
-    WEBCLIENT_OK,
+    WEBCLIENT_CONNECT_FAILED, WEBCLIENT_DISCONNECT, WEBCLIENT_ERROR, WEBCLIENT_NOMEM,
+    WEBCLIENT_NOSOCKET, WEBCLIENT_OK,
 };
-use core::ffi::c_int;
+use core::ffi::{c_char, c_int};
 use std::io::{self, Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6, TcpStream};
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
@@ -38,17 +40,20 @@ impl Conn {
         }
     }
 
+    /// A plain socket read allocates nothing; rustls may (its record
+    /// buffers), infallibly, so it runs outside fault injection (see
+    /// `Inner::connect`).
     pub(super) fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
             Conn::Tcp(s) => s.read(buf),
-            Conn::Tls(t) => t.read(buf),
+            Conn::Tls(t) => heap::without_injection(|| t.read(buf)),
         }
     }
 
     pub(super) fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
             Conn::Tcp(s) => s.write(buf),
-            Conn::Tls(t) => t.write(buf),
+            Conn::Tls(t) => heap::without_injection(|| t.write(buf)),
         }
     }
 
@@ -73,17 +78,107 @@ fn set_errno(e: c_int) {
     unsafe { *libc::__errno_location() = e };
 }
 
+/// The addresses `getaddrinfo` resolved, freed when dropped.
+///
+/// The package resolves with `getaddrinfo` too (lwIP's, whose results come
+/// from lwIP's own pools, not from `rt_malloc`); libc's allocates from
+/// libc's heap, never from the accounting heap, so resolving cannot abort at
+/// an injected (or real) out-of-memory in the heap: it fails like any other
+/// resolver error. (std's `to_socket_addrs` would allocate through the
+/// global allocator, i.e. `rt_malloc`, and abort the process there.)
+struct Resolved(*mut libc::addrinfo);
+
+impl Drop for Resolved {
+    fn drop(&mut self) {
+        if !self.0.is_null() {
+            // SAFETY: a list from a successful getaddrinfo, freed once.
+            unsafe { libc::freeaddrinfo(self.0) };
+        }
+    }
+}
+
+impl Resolved {
+    /// `getaddrinfo(host, port)` for TCP; `-WEBCLIENT_ERROR` when it fails.
+    fn new(host: *const c_char, port: u16) -> Result<Resolved, c_int> {
+        if host.is_null() {
+            return Err(-WEBCLIENT_ERROR);
+        }
+        let mut digits = [0u8; 21];
+        let service = crate::text::decimal_cstr(u64::from(port), &mut digits);
+        // SAFETY: all-zero is a valid `addrinfo` (integers and NULL pointers).
+        let mut hints: libc::addrinfo = unsafe { core::mem::zeroed() };
+        hints.ai_family = libc::AF_UNSPEC;
+        hints.ai_socktype = libc::SOCK_STREAM;
+        hints.ai_protocol = libc::IPPROTO_TCP;
+        let mut list: *mut libc::addrinfo = core::ptr::null_mut();
+        // SAFETY: `host` and `service` are NUL-terminated strings that
+        // outlive the call, `hints` is initialised and `list` writable.
+        let rc = unsafe { libc::getaddrinfo(host, service.as_ptr(), &hints, &mut list) };
+        if rc != 0 || list.is_null() {
+            return Err(-WEBCLIENT_ERROR);
+        }
+        Ok(Resolved(list))
+    }
+
+    /// The addresses in order, as std's `SocketAddr` (no allocation).
+    fn addrs(&self) -> impl Iterator<Item = SocketAddr> + '_ {
+        let mut at = self.0 as *const libc::addrinfo;
+        core::iter::from_fn(move || {
+            while !at.is_null() {
+                // SAFETY: `at` is an entry of the live list owned by `self`.
+                let ai = unsafe { &*at };
+                at = ai.ai_next;
+                if let Some(addr) = socket_addr(ai) {
+                    return Some(addr);
+                }
+            }
+            None
+        })
+    }
+}
+
+/// One `getaddrinfo` entry as a socket address (IPv4 or IPv6 only).
+fn socket_addr(ai: &libc::addrinfo) -> Option<SocketAddr> {
+    if ai.ai_addr.is_null() {
+        return None;
+    }
+    let len = ai.ai_addrlen as usize;
+    match ai.ai_family {
+        libc::AF_INET if len >= core::mem::size_of::<libc::sockaddr_in>() => {
+            // SAFETY: getaddrinfo says `ai_addr` holds a sockaddr_in of
+            // `ai_addrlen` bytes (checked to be enough); read unaligned.
+            let sin = unsafe { (ai.ai_addr as *const libc::sockaddr_in).read_unaligned() };
+            Some(SocketAddr::V4(SocketAddrV4::new(
+                Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr)),
+                u16::from_be(sin.sin_port),
+            )))
+        }
+        libc::AF_INET6 if len >= core::mem::size_of::<libc::sockaddr_in6>() => {
+            // SAFETY: as above, a sockaddr_in6 of enough bytes.
+            let sin6 = unsafe { (ai.ai_addr as *const libc::sockaddr_in6).read_unaligned() };
+            Some(SocketAddr::V6(SocketAddrV6::new(
+                Ipv6Addr::from(sin6.sin6_addr.s6_addr),
+                u16::from_be(sin6.sin6_port),
+                sin6.sin6_flowinfo,
+                sin6.sin6_scope_id,
+            )))
+        }
+        _ => None,
+    }
+}
+
 /// Resolve and connect, trying each address in turn within the timeout.
+/// Nothing here allocates from the heap (std's connect and socket options
+/// do not allocate; their errors are OS codes or static).
 fn connect(
     slot: &AbortSlot,
-    target: &Target<'_>,
+    host: *const c_char,
+    port: u16,
     timeout: Option<Duration>,
 ) -> Result<TcpStream, c_int> {
-    let addrs = (target.host, target.port)
-        .to_socket_addrs()
-        .map_err(|_| -WEBCLIENT_ERROR)?;
+    let resolved = Resolved::new(host, port)?;
     let mut rc = -WEBCLIENT_ERROR;
-    for addr in addrs {
+    for addr in resolved.addrs() {
         if slot.is_aborted() {
             return Err(-WEBCLIENT_DISCONNECT);
         }
@@ -255,6 +350,14 @@ impl Inner {
 
     /// The package's `webclient_connect` (with its mbedTLS option for
     /// `https://`).
+    ///
+    /// Out of memory fails as on a board, with an error and nothing left
+    /// over: the host name and the request path (`web_strdup`) and the TLS
+    /// session's block (mbedTLS's context) come from the heap and are
+    /// checked; resolving and connecting allocate nothing from it. rustls
+    /// allocates infallibly inside, so its work runs outside fault injection
+    /// (counted in `used`, never failed on purpose): the TLS block below is
+    /// the point where a TLS connect meets out-of-memory.
     pub(super) fn connect(&mut self, slot: &AbortSlot, uri: &[u8]) -> c_int {
         let target = match parse_uri(uri) {
             Ok(t) => t,
@@ -267,16 +370,23 @@ impl Inner {
         self.content_length = -1;
         self.host = heap_cstr(target.host.as_bytes());
         if self.host.is_null() {
-            return -WEBCLIENT_ERROR;
+            return -WEBCLIENT_NOMEM;
         }
-        let tls = match https.then(|| tls_session(&target)).transpose() {
+        self.req_url = heap_cstr(target.path);
+        if self.req_url.is_null() {
+            return -WEBCLIENT_NOMEM;
+        }
+        let tls = match https
+            .then(|| heap::without_injection(|| tls_session(&target)))
+            .transpose()
+        {
             Ok(tls) => tls,
             Err(rc) => return rc,
         };
-        self.req_url = heap_cstr(target.path);
         let sock = match connect(
             slot,
-            &target,
+            self.host,
+            target.port,
             Some(Duration::from_secs(DEFAULT_TIMEOUT_SECS)),
         ) {
             Ok(s) => s,
@@ -284,15 +394,27 @@ impl Inner {
             Err(rc) if https && rc == -WEBCLIENT_ERROR => return -WEBCLIENT_CONNECT_FAILED,
             Err(rc) => return rc,
         };
-        if !slot.register(sock.as_raw_fd()) {
+        let conn = match tls {
+            Some(conn) => {
+                // Dropped (socket closed) on failure: not registered yet.
+                let boxed = try_box(Tls { conn, sock });
+                if boxed.is_null() {
+                    crate::log_e!("webclient: no memory for the TLS session");
+                    return -WEBCLIENT_NOMEM;
+                }
+                // SAFETY: `try_box` allocated it with `Layout::new::<Tls>()`
+                // through the global allocator and initialised it, exactly
+                // as `Box` allocates, so the Box owns and frees it.
+                Conn::Tls(unsafe { Box::from_raw(boxed) })
+            }
+            None => Conn::Tcp(sock),
+        };
+        if !slot.register(conn.tcp().as_raw_fd()) {
             return -WEBCLIENT_DISCONNECT;
         }
-        self.conn = Some(match tls {
-            Some(conn) => Conn::Tls(Box::new(Tls { conn, sock })),
-            None => Conn::Tcp(sock),
-        });
+        self.conn = Some(conn);
         if let Some(Conn::Tls(t)) = self.conn.as_mut() {
-            if let Err(e) = t.handshake() {
+            if let Err(e) = heap::without_injection(|| t.handshake()) {
                 let rc = if slot.is_aborted() {
                     -WEBCLIENT_DISCONNECT
                 } else {

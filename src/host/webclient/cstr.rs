@@ -21,6 +21,24 @@ pub(super) fn put(dst: &mut [u8], text: &[u8]) -> usize {
     text.len()
 }
 
+/// `snprintf(dst, dst.len(), "%s%s...", parts...)`: [`put`] of the parts
+/// joined, without joining them anywhere else first.
+pub(super) fn put_parts(dst: &mut [u8], parts: &[&[u8]]) -> usize {
+    let room = dst.len().saturating_sub(1);
+    let mut at = 0usize;
+    let mut wanted = 0usize;
+    for part in parts {
+        let n = part.len().min(room - at.min(room));
+        dst[at..at + n].copy_from_slice(&part[..n]);
+        at += n;
+        wanted += part.len();
+    }
+    if !dst.is_empty() {
+        dst[at] = 0;
+    }
+    wanted
+}
+
 /// `strtol(s, NULL, base)` on a bounded buffer (stops at a NUL).
 pub(super) fn strtol(s: &[u8], base: u32) -> i64 {
     let s = &s[..cstrnlen(s)];
@@ -86,6 +104,17 @@ pub(super) fn contains(hay: &[u8], needle: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn put_parts_is_snprintf_of_the_joined_parts() {
+        for size in 0..12 {
+            let mut a = vec![0xAAu8; size];
+            let mut b = vec![0xAAu8; size];
+            let whole = put(&mut a, b"GET /x HTTP");
+            let parts = put_parts(&mut b, &[b"GET ", b"/x", b"", b" HTTP"]);
+            assert_eq!((whole, &a), (parts, &b), "size {size}");
+        }
+    }
 
     #[test]
     fn c_number_parsing() {

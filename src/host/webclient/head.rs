@@ -8,7 +8,7 @@
 //! `Transfer-Encoding`.
 
 use super::conn::AbortSlot;
-use super::cstr::{atoi, contains, cstr_bytes, cstrnlen, heap_cstr, put, strtol};
+use super::cstr::{atoi, contains, cstr_bytes, cstrnlen, heap_cstr, put, put_parts, strtol};
 use super::session::Inner;
 use crate::host::heap;
 use crate::rtt::webclient::{WEBCLIENT_ERROR, WEBCLIENT_NOBUFFER, WEBCLIENT_NOMEM, WEBCLIENT_OK};
@@ -44,8 +44,9 @@ impl Inner {
     }
 
     /// `webclient_header_fields_add` after formatting: the package's
-    /// arithmetic on `header->length`, the refusal included.
-    pub(super) fn fields_add(&mut self, text: &[u8]) -> c_int {
+    /// arithmetic on `header->length`, the refusal included. The line is
+    /// the concatenation of `parts` (no copy is made to join them).
+    pub(super) fn fields_add(&mut self, parts: &[&[u8]]) -> c_int {
         let (length, size) = {
             let h = self.hdr();
             (h.length, h.size)
@@ -54,9 +55,9 @@ impl Inner {
         // wraps once `length` has run past `size`, writing beyond the
         // buffer); the host writes nothing then.
         let room = size.saturating_sub(length);
-        let n = put(
+        let n = put_parts(
             &mut self.buf()[length.min(size)..length.min(size) + room],
-            text,
+            parts,
         );
         let h = self.hdr();
         h.length += n;
@@ -67,29 +68,33 @@ impl Inner {
         n as c_int
     }
 
-    /// The package's `webclient_send_header` for GET and POST.
+    /// Does the head built so far (up to its first NUL) contain `needle`?
+    fn head_contains(&mut self, needle: &[u8]) -> bool {
+        let buf = self.buf();
+        let n = cstrnlen(buf);
+        contains(&buf[..n], needle)
+    }
+
+    /// The package's `webclient_send_header` for GET and POST. It builds
+    /// the head in the header buffer itself: the only heap block it takes is
+    /// the package's own copy of the caller's lines (checked).
     pub(super) fn send_header(&mut self, slot: &AbortSlot, post: bool) -> c_int {
-        let host = cstr_bytes(self.host).to_vec();
-        let url: Vec<u8> = if self.req_url.is_null() {
-            b"/".to_vec()
+        // Separate heap blocks of the session, unchanged during this call.
+        let host = cstr_bytes(self.host);
+        let url: &[u8] = if self.req_url.is_null() {
+            b"/"
         } else {
-            cstr_bytes(self.req_url).to_vec()
+            cstr_bytes(self.req_url)
         };
         if self.hdr().length == 0 && !post {
             // The default head of a plain GET.
-            let mut line = b"GET ".to_vec();
-            line.extend_from_slice(&url);
-            line.extend_from_slice(b" HTTP/1.1\r\n");
-            if self.fields_add(&line) < 0 {
+            if self.fields_add(&[b"GET ", url, b" HTTP/1.1\r\n"]) < 0 {
                 return -WEBCLIENT_NOMEM;
             }
-            let mut line = b"Host: ".to_vec();
-            line.extend_from_slice(&host);
-            line.extend_from_slice(b"\r\n");
-            if self.fields_add(&line) < 0 {
+            if self.fields_add(&[b"Host: ", host, b"\r\n"]) < 0 {
                 return -WEBCLIENT_NOMEM;
             }
-            if self.fields_add(b"User-Agent: RT-Thread HTTP Agent\r\n\r\n") < 0 {
+            if self.fields_add(&[b"User-Agent: RT-Thread HTTP Agent\r\n\r\n"]) < 0 {
                 return -WEBCLIENT_NOMEM;
             }
         } else {
@@ -102,36 +107,23 @@ impl Inner {
                     crate::log_e!("web: no memory for header buffer!");
                     return -WEBCLIENT_NOMEM;
                 }
-                let mut text = if post {
-                    b"POST ".to_vec()
-                } else {
-                    b"GET ".to_vec()
-                };
-                text.extend_from_slice(&url);
-                text.extend_from_slice(b" HTTP/1.1\r\n");
-                text.extend_from_slice(cstr_bytes(copy));
-                let n = put(self.buf(), &text);
+                let method: &[u8] = if post { b"POST " } else { b"GET " };
+                let n = put_parts(
+                    self.buf(),
+                    &[method, url, b" HTTP/1.1\r\n", cstr_bytes(copy)],
+                );
                 self.hdr().length = n;
                 // SAFETY: `copy` is heap_cstr's rt_malloc block; its bytes
-                // were copied into `text`, which no longer borrows it.
+                // were copied into the buffer and nothing borrows it now.
                 unsafe { heap::rt_free(copy as *mut c_void) };
             }
-            let now = |s: &mut Self| {
-                let n = cstrnlen(s.buf());
-                s.buf()[..n].to_vec()
-            };
-            if !contains(&now(self), b"Host:") {
-                let mut line = b"Host: ".to_vec();
-                line.extend_from_slice(&host);
-                line.extend_from_slice(b"\r\n");
-                if self.fields_add(&line) < 0 {
-                    return -WEBCLIENT_NOMEM;
-                }
-            }
-            if !contains(&now(self), b"User-Agent:") && self.fields_add(USER_AGENT) < 0 {
+            if !self.head_contains(b"Host:") && self.fields_add(&[b"Host: ", host, b"\r\n"]) < 0 {
                 return -WEBCLIENT_NOMEM;
             }
-            if !contains(&now(self), b"Accept:") && self.fields_add(b"Accept: */*\r\n") < 0 {
+            if !self.head_contains(b"User-Agent:") && self.fields_add(&[USER_AGENT]) < 0 {
+                return -WEBCLIENT_NOMEM;
+            }
+            if !self.head_contains(b"Accept:") && self.fields_add(&[b"Accept: */*\r\n"]) < 0 {
                 return -WEBCLIENT_NOMEM;
             }
             let (length, size) = (self.hdr().length, self.hdr().size);
@@ -147,10 +139,17 @@ impl Inner {
                 return -WEBCLIENT_NOBUFFER;
             }
         }
+        let (buffer, length) = {
+            let h = self.hdr();
+            (h.buffer as *const u8, h.length.min(h.size))
+        };
+        // SAFETY: the header buffer is the session's own heap block of
+        // `size` bytes (`length` is within it); `write` uses only the
+        // connection and errno, never the header, so the bytes stay valid
+        // and unchanged while borrowed.
+        let head = unsafe { core::slice::from_raw_parts(buffer, length) };
         // The package ignores what this write returns.
-        let length = self.hdr().length;
-        let head = self.buf()[..length].to_vec();
-        self.write(slot, &head);
+        self.write(slot, head);
         WEBCLIENT_OK
     }
 
@@ -190,10 +189,10 @@ impl Inner {
         None
     }
 
-    pub(super) fn field_value(&mut self, name: &[u8]) -> Option<Vec<u8>> {
+    /// Where a field's value lies in the header buffer: (start, length).
+    pub(super) fn field_span(&mut self, name: &[u8]) -> Option<(usize, usize)> {
         let at = self.field(name)?;
-        let buf = self.buf();
-        Some(buf[at..at + cstrnlen(&buf[at..])].to_vec())
+        Some((at, cstrnlen(&self.buf()[at..])))
     }
 
     /// The package's `webclient_handle_response`.
@@ -241,8 +240,8 @@ impl Inner {
         // SAFETY: `copy` is heap_cstr's rt_malloc block; `first` and `p`, which
         // borrow it, are not used after this.
         unsafe { heap::rt_free(copy as *mut c_void) };
-        if let Some(v) = self.field_value(b"Content-Length") {
-            self.content_length = atoi(&v);
+        if let Some((at, n)) = self.field_span(b"Content-Length") {
+            self.content_length = atoi(&self.buf()[at..at + n]);
         }
         self.content_remainder = if self.content_length != 0 {
             // (size_t) of an int, as on a 32-bit board.
@@ -250,8 +249,15 @@ impl Inner {
         } else {
             0xFFFF_FFFF
         };
-        if self.field_value(b"Transfer-Encoding").as_deref() == Some(b"chunked") {
-            self.start_chunked(size);
+        let chunked = self
+            .field_span(b"Transfer-Encoding")
+            .is_some_and(|(at, n)| &self.buf()[at..at + n] == b"chunked");
+        // The package reads the first size line into an unchecked
+        // rt_malloc; the host fails the response instead when that block
+        // is refused (reading the chunked framing as body would hand the
+        // caller garbage).
+        if chunked && !self.start_chunked(size) {
+            return -WEBCLIENT_NOMEM;
         }
         if rc < 0 {
             return rc;

@@ -37,6 +37,18 @@
 //! adds the host name and the request path (freed by `webclient_close`),
 //! and a request briefly allocates a copy of the header lines, of the
 //! status line and, for a chunked response, a `header_sz` line buffer.
+//! Those are the only heap blocks (the TLS session's aside), and every one
+//! is checked, as the package checks its `web_malloc`s: out of memory is an
+//! error return (`-WEBCLIENT_NOMEM`, or NULL from
+//! `webclient_session_create`) with nothing left allocated, never an abort.
+//! Heads are built in the header buffer itself; names are resolved with
+//! libc's `getaddrinfo`, whose memory is libc's (as lwIP's netdb uses its
+//! own pools), not the accounting heap's. Where the package's code would
+//! dereference a failed `rt_malloc` (the first chunk-size line), the host
+//! returns `-WEBCLIENT_NOMEM` instead. rustls allocates infallibly inside,
+//! so its calls run outside the heap's fault injection (still counted in
+//! `used`); the TLS session's own block is the checked allocation where an
+//! `https://` connect meets out-of-memory.
 //!
 //! # Aborting from another thread (host only)
 //! [`rt_host_webclient_abort`] shuts the session's socket down, so a
@@ -224,7 +236,7 @@ pub extern "C" fn rt_host_webclient_header_add(
         // SAFETY: `len` readable bytes (the C half's contract).
         unsafe { core::slice::from_raw_parts(text as *const u8, len) }
     };
-    s.fields_add(bytes)
+    s.fields_add(&[bytes])
 }
 
 #[no_mangle]
@@ -260,12 +272,12 @@ fn get(slot: &AbortSlot, s: &mut Inner, uri: &[u8], depth: u32) -> c_int {
     }
     let status = s.handle_response();
     if status == 301 || status == 302 {
-        if let Some(location) = s.field_value(b"Location") {
+        if let Some((at, n)) = s.field_span(b"Location") {
             if depth >= MAX_REDIRECTS {
                 return status;
             }
             // The package's web_strdup of the location.
-            let copy = heap_cstr(&location);
+            let copy = heap_cstr(&s.buf()[at..at + n]);
             if copy.is_null() {
                 return -WEBCLIENT_NOMEM;
             }

@@ -1,0 +1,434 @@
+//! Out of memory at every allocation: each walk runs its scenario once per
+//! allocation point k, with the k-th allocation of the whole process (every
+//! thread: the caller's, the agent loop's) failing, then with every
+//! allocation from the k-th on failing, for k = 0 up to the number of
+//! allocations the scenario makes. Each run must end (a bound per k), with
+//! an answer or an error and no crash, and leave the heap's `used` exactly
+//! where it was.
+//!
+//! - `walk_chat_with_tool_calls`: one `chat()` whose answer streams
+//!   reasoning, text and two tool calls (chunked), with every callback;
+//! - `walk_loop_conversation`: one user message through the Debug channel,
+//!   answered by the agent loop in three rounds (parallel tool calls, the
+//!   C tools, then the text);
+//! - `walk_init_and_cleanup`: `init_agent()` then `cleanup_agent()`;
+//! - `walk_main_loop_entry_and_cleanup`: `main_loop_entry()` then
+//!   `cleanup_agent_entry()` (the loop thread's start and stop).
+//!
+//! Each walk runs in a child process of this test binary (see
+//! `rtt_agent_testkit::alloc_walk`); its summary lines ("alloc walk: ...")
+//! say how many allocations it counted and how many k it tried.
+
+use rtt_agent::cjson_sys::*;
+use rtt_agent::ffi::agent_loop::{
+    cleanup_agent, cleanup_agent_entry, init_agent, main_loop_entry, set_channel,
+};
+use rtt_agent::ffi::channels::debug::{agent_debug_ops, send_message, set_reply_timeout_ms};
+use rtt_agent::ffi::chat::{agent_chat_last_error, chat, chat_response_free, set_overrides};
+use rtt_agent::ffi::chat::{ChatResponse, Overrides};
+use rtt_agent::ffi::config::agent_config_set;
+use rtt_agent::ffi::messages::TYPE_TEXT;
+use rtt_agent::ffi::tools::get_agent_tools;
+use rtt_agent::host::{console, heap};
+use rtt_agent_testkit::agent::{messages_of, Agent, Msg};
+use rtt_agent_testkit::alloc_walk::{in_child_process, walk, FixedText, Mode};
+use rtt_agent_testkit::arith_model;
+use rtt_agent_testkit::llm_server::*;
+use std::ffi::{c_char, CStr, CString};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Each walk's child process must be done within this.
+const CHILD_LIMIT: Duration = Duration::from_secs(300);
+const BOTH: &[Mode] = &[Mode::FailNth, Mode::FailFrom];
+
+/// A server whose threads stay out of the heap figures and out of fault
+/// injection (the test side of the process).
+fn server_with(
+    model: impl Fn(&RecordedRequest) -> ScriptedResponse + Send + Sync + 'static,
+) -> LlmServer {
+    heap::exclude_this_thread(true);
+    let server = LlmServer::with_model(model).expect("start the scripted server");
+    heap::exclude_this_thread(false);
+    server
+}
+
+fn point_at(server: &LlmServer) {
+    let url = CString::new(server.url()).unwrap();
+    // SAFETY: NUL-terminated strings that outlive the call, which copies them.
+    unsafe {
+        agent_config_set(
+            c"sk-walk-secret".as_ptr(),
+            c"walk-model".as_ptr(),
+            url.as_ptr(),
+        )
+    };
+}
+
+/// A short, classifying text: the first `max` characters.
+fn short(text: &str, max: usize) -> String {
+    text.chars().take(max).collect()
+}
+
+// ---- (a) one chat() with tool calls ----------------------------------------
+
+const MESSAGES: &str = r#"[{"role":"system","content":"You are terse."},{"role":"user","content":"add 2 and 3, multiply 6 by 7"},{"role":"assistant","content":"","tool_calls":[{"id":"c0","type":"function","function":{"name":"add","arguments":"{\"a\":1,\"b\":1}"}}]},{"role":"tool","tool_call_id":"c0","content":"1 + 1 = 2"}]"#;
+const TOOLS: &str = r#"[{"type":"function","function":{"name":"add","description":"a + b","parameters":{"type":"object","properties":{"a":{"type":"double","description":"x"},"b":{"type":"double","description":"y"}},"required":["a","b"]}}},{"type":"function","function":{"name":"mul","description":"a * b","parameters":{"type":"object","properties":{"a":{"type":"double","description":"x"},"b":{"type":"double","description":"y"}},"required":["a","b"]}}}]"#;
+
+const REASONING: &str = "Two operations: run both.";
+const CONTENT: &str = "Computing both.";
+const CALLS: [(&str, &str, &str); 2] = [
+    ("call_a", "add", r#"{"a":2,"b":3}"#),
+    ("call_m", "mul", r#"{"a":6,"b":7}"#),
+];
+
+fn chat_answer() -> ScriptedResponse {
+    let mut events = vec![sse_event(&chunk_json(
+        &format!(
+            r#"{{"role":"assistant","reasoning_content":{}}}"#,
+            json_string(REASONING)
+        ),
+        None,
+    ))];
+    events.extend(sse_content_events(&["Computing ", "both."]));
+    events.extend(sse_tool_call_events(&[
+        (CALLS[0].0, CALLS[0].1, &[r#"{"a":2,"#, r#""b":3}"#]),
+        (CALLS[1].0, CALLS[1].1, &[r#"{"a":6,"b":7}"#]),
+    ]));
+    events.push(sse_finish("tool_calls"));
+    events.push(sse_done());
+    ScriptedResponse::sse(events)
+}
+
+static REASONING_CALLS: AtomicUsize = AtomicUsize::new(0);
+static CONTENT_CALLS: AtomicUsize = AtomicUsize::new(0);
+static TOOL_CALL_CALLS: AtomicUsize = AtomicUsize::new(0);
+
+// The callbacks run while the fault is armed: they only count.
+unsafe extern "C" fn on_reasoning(_text: *const c_char) {
+    REASONING_CALLS.fetch_add(1, Ordering::SeqCst);
+}
+unsafe extern "C" fn on_content(_text: *const c_char) {
+    CONTENT_CALLS.fetch_add(1, Ordering::SeqCst);
+}
+unsafe extern "C" fn on_tool_call(_text: *const c_char) {
+    TOOL_CALL_CALLS.fetch_add(1, Ordering::SeqCst);
+}
+
+fn parse(json: &str) -> *mut cJSON {
+    let c = CString::new(json).unwrap();
+    // SAFETY: a NUL-terminated string.
+    let tree = unsafe { cJSON_Parse(c.as_ptr()) };
+    assert!(!tree.is_null(), "test JSON does not parse");
+    tree
+}
+
+/// (reasoning, content, [(id, name, arguments)]) of a response.
+///
+/// # Safety
+/// `resp` is a live response from `chat()`.
+unsafe fn read_response(resp: *const ChatResponse) -> (String, String, Vec<[String; 3]>) {
+    // SAFETY: the caller's contract: a live response; its strings are
+    // NUL-terminated and its tool_call array live.
+    unsafe {
+        let r = &*resp;
+        let s = |p: *const c_char| {
+            if p.is_null() {
+                "<NULL>".to_string()
+            } else {
+                CStr::from_ptr(p).to_string_lossy().into_owned()
+            }
+        };
+        let get = |o: *const cJSON, k: &CStr| {
+            let item = cJSON_GetObjectItemCaseSensitive(o, k.as_ptr());
+            if item.is_null() {
+                "<missing>".to_string()
+            } else {
+                s((*item).valuestring)
+            }
+        };
+        let mut calls = Vec::new();
+        for i in 0..cJSON_GetArraySize(r.tool_call) {
+            let call = cJSON_GetArrayItem(r.tool_call, i);
+            let f = cJSON_GetObjectItemCaseSensitive(call, c"function".as_ptr());
+            calls.push([get(call, c"id"), get(f, c"name"), get(f, c"arguments")]);
+        }
+        (s(r.reasoning), s(r.context), calls)
+    }
+}
+
+#[test]
+fn walk_chat_with_tool_calls() {
+    in_child_process("walk_chat_with_tool_calls", CHILD_LIMIT, || {
+        let server = server_with(|_| chat_answer());
+        point_at(&server);
+        set_overrides(Overrides {
+            retry_base_ms: Some(1),
+            timeout_ms: Some(3000),
+            ..Overrides::default()
+        });
+        let summary = walk(
+            "(a) chat() with tool calls",
+            2,
+            BOTH,
+            Duration::from_secs(30),
+            |armed| {
+                let messages = parse(MESSAGES);
+                let tools = parse(TOOLS);
+                for c in [&REASONING_CALLS, &CONTENT_CALLS, &TOOL_CALL_CALLS] {
+                    c.store(0, Ordering::SeqCst);
+                }
+                let resp = armed.run(|| {
+                    // SAFETY: trees parsed above, borrowed for the call; the
+                    // callbacks take NUL-terminated strings and only count.
+                    unsafe {
+                        chat(
+                            messages,
+                            tools,
+                            0,
+                            Some(on_reasoning),
+                            Some(on_tool_call),
+                            Some(on_content),
+                        )
+                    }
+                });
+                // SAFETY: the trees parsed above, deleted once.
+                unsafe {
+                    cJSON_Delete(messages);
+                    cJSON_Delete(tools);
+                }
+                if resp.is_null() {
+                    // SAFETY: a static, NUL-terminated text.
+                    let why = unsafe { CStr::from_ptr(agent_chat_last_error()) }
+                        .to_string_lossy()
+                        .into_owned();
+                    if why.is_empty() {
+                        return Err("chat() returned NULL and no error text".into());
+                    }
+                    return Ok(format!("error: {}", short(&why, 70)));
+                }
+                // SAFETY: a live response from chat(), freed once right after.
+                let (reasoning, content, calls) = unsafe { read_response(resp) };
+                // SAFETY: as above.
+                unsafe { chat_response_free(resp) };
+                let want: Vec<[String; 3]> = CALLS
+                    .iter()
+                    .map(|(i, n, a)| [i.to_string(), n.to_string(), a.to_string()])
+                    .collect();
+                if (reasoning.as_str(), content.as_str(), &calls) != (REASONING, CONTENT, &want) {
+                    return Err(format!(
+                        "chat() answered, but not what the server sent: reasoning {reasoning:?}, \
+                         content {content:?}, calls {calls:?}"
+                    ));
+                }
+                if REASONING_CALLS.load(Ordering::SeqCst) == 0
+                    || CONTENT_CALLS.load(Ordering::SeqCst) == 0
+                {
+                    return Err(
+                        "chat() answered without streaming the text to its callbacks".into(),
+                    );
+                }
+                Ok(match TOOL_CALL_CALLS.load(Ordering::SeqCst) {
+                    2 => "answered".to_string(),
+                    n => format!(
+                        "answered; on_tool_call saw {n} of 2 calls (no memory to print the others)"
+                    ),
+                })
+            },
+        );
+        drop(server);
+        set_overrides(Overrides::default());
+        assert!(summary.allocations > 50, "{summary:?}");
+        for (mode, tried, outcomes) in &summary.modes {
+            // One run per allocation point, each with an outcome.
+            assert_eq!(*tried, summary.allocations, "{mode:?}: {summary:?}");
+            assert_eq!(*tried, outcomes.values().sum::<usize>() as u64);
+            assert!(
+                outcomes.keys().any(|o| o.starts_with("error:")),
+                "{mode:?}: no run failed at all: {summary:?}"
+            );
+        }
+    });
+}
+
+// ---- (b) a three-round conversation through the Debug channel -------------
+
+const QUESTION: &[u8] = b"(2+3)*(4+1)\0";
+const ANSWER: &str = "The result is 25.";
+
+/// Every assistant message with tool calls is followed by exactly one tool
+/// message per call, in any order, before anything else; no tool message
+/// answers a call that was not made.
+fn well_formed(msgs: &[Msg]) -> Result<(), String> {
+    let mut open: Vec<&str> = Vec::new();
+    for (i, m) in msgs.iter().enumerate() {
+        match m.role.as_str() {
+            "tool" => match open.iter().position(|id| *id == m.tool_call_id) {
+                Some(at) => {
+                    open.remove(at);
+                }
+                None => return Err(format!("message {i}: a tool message for no open call")),
+            },
+            _ if !open.is_empty() => {
+                return Err(format!("message {i}: calls {open:?} got no tool message"));
+            }
+            "assistant" => open = m.calls.iter().map(String::as_str).collect(),
+            _ => {}
+        }
+    }
+    if open.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("the last calls {open:?} got no tool message"))
+    }
+}
+
+#[test]
+#[ignore = "fails at fail_nth k=136-139, 142-145, 156-159, 162-165, 249-252, 255-258 of N=290: when \
+            append_tool_message runs out of memory the call is left without its tool message and the \
+            next request goes out anyway (malformed: a real provider answers 400, for every later \
+            message too); needs a fix in src/ffi/agent_loop.rs (answer_tool_call, run_rounds)"]
+fn walk_loop_conversation() {
+    in_child_process("walk_loop_conversation", CHILD_LIMIT, || {
+        let server = Arc::new(server_with(arith_model::respond));
+        set_reply_timeout_ms(Some(15_000));
+        let srv = server.clone();
+        let summary = walk(
+            "(b) three-round agent-loop conversation (Debug channel)",
+            2,
+            BOTH,
+            Duration::from_secs(45),
+            move |armed| {
+                let seen = srv.requests().len();
+                let agent = Agent::start(
+                    &srv,
+                    Overrides {
+                        retry_base_ms: Some(1),
+                        ..Overrides::default()
+                    },
+                );
+                let mut reply = FixedText::default();
+                let sent = armed.run(|| send_message(TYPE_TEXT, QUESTION, &mut |r| reply.set(r)));
+                drop(agent);
+                for (i, req) in srv.requests().iter().enumerate().skip(seen) {
+                    well_formed(&messages_of(req))
+                        .map_err(|e| format!("request {} was malformed: {e}", i - seen))?;
+                }
+                let text = reply.text();
+                match sent {
+                    Ok(()) if reply.calls != 1 => Err(format!("{} replies", reply.calls)),
+                    Ok(()) if text == ANSWER => Ok("answered".into()),
+                    Ok(()) if text.starts_with("error:") => {
+                        Ok(format!("error reply: {}", short(&text, 90)))
+                    }
+                    // The loop told the model a tool failed (a tool without
+                    // memory for its result), and the model said so.
+                    Ok(()) if text.starts_with("A tool failed, so I stop here:") => {
+                        Ok(format!("model reply: {}", short(&text, 90)))
+                    }
+                    Ok(()) => Err(format!("an unexpected reply: {text:?}")),
+                    // No memory for the message itself: the sender is told.
+                    Err(why @ "out of memory") => Ok(format!("error return: {why}")),
+                    Err(why) => Err(format!("no reply: {why}")),
+                }
+            },
+        );
+        set_reply_timeout_ms(None);
+        assert!(summary.allocations > 100, "{summary:?}");
+    });
+}
+
+// ---- (c) init_agent/cleanup_agent and main_loop_entry/cleanup_agent_entry --
+
+/// A start that did not happen, as the log tells it.
+fn refused(log: &str) -> String {
+    if log.contains("out of memory") {
+        "refused: out of memory (logged)".into()
+    } else {
+        "refused (nothing logged)".into()
+    }
+}
+
+#[test]
+fn walk_init_and_cleanup() {
+    in_child_process("walk_init_and_cleanup", CHILD_LIMIT, || {
+        set_channel(std::ptr::addr_of!(agent_debug_ops));
+        let summary = walk(
+            "(c) init_agent() then cleanup_agent()",
+            2,
+            BOTH,
+            Duration::from_secs(30),
+            |armed| {
+                console::rt_host_console_capture(1);
+                let outcome = armed.run(|| {
+                    init_agent();
+                    // Checked under the fault too: reading allocates nothing.
+                    // SAFETY: the registry's array (NULL or live), only read.
+                    let tools = unsafe { cJSON_GetArraySize(get_agent_tools()) };
+                    cleanup_agent();
+                    tools
+                });
+                let log = console::take_captured();
+                console::rt_host_console_capture(0);
+                let started = log.contains("[mem] agent started");
+                if !log.contains("[mem] cleanup done") {
+                    return Err(format!("cleanup_agent logged no end: {log}"));
+                }
+                if !get_agent_tools().is_null() {
+                    return Err("tools still registered after cleanup_agent".into());
+                }
+                Ok(match (started, outcome) {
+                    (true, 3) => "answered".to_string(),
+                    (true, n) => format!("started with {n} of 3 tools (a registration failed)"),
+                    (false, _) => refused(&log),
+                })
+            },
+        );
+        set_channel(std::ptr::null());
+        assert!(summary.allocations > 20, "{summary:?}");
+    });
+}
+
+#[test]
+#[ignore = "aborts at fail_nth k=3 of N=153 (\"memory allocation of 48 bytes failed\"): \
+            rt_thread_startup spawns the OS thread with std, which allocates infallibly (Arc::new); \
+            needs a fix in src/host/thread.rs (the spawn inside heap::without_injection: a board's \
+            rt_thread_startup allocates nothing)"]
+fn walk_main_loop_entry_and_cleanup() {
+    in_child_process("walk_main_loop_entry_and_cleanup", CHILD_LIMIT, || {
+        set_channel(std::ptr::addr_of!(agent_debug_ops));
+        let summary = walk(
+            "(c) main_loop_entry() then cleanup_agent_entry()",
+            2,
+            BOTH,
+            Duration::from_secs(30),
+            |armed| {
+                console::rt_host_console_capture(1);
+                let (start, tools, stop) = armed.run(|| {
+                    let start = main_loop_entry();
+                    // SAFETY: the registry's array (NULL or live), only read.
+                    let tools = unsafe { cJSON_GetArraySize(get_agent_tools()) };
+                    (start, tools, cleanup_agent_entry())
+                });
+                let log = console::take_captured();
+                console::rt_host_console_capture(0);
+                if stop != 0 {
+                    return Err(format!("cleanup_agent_entry returned {stop}"));
+                }
+                match (start, log.contains("[mem] agent started")) {
+                    (0, true) if tools == 3 => Ok("answered".into()),
+                    (0, true) => Ok(format!(
+                        "started with {tools} of 3 tools (a registration failed)"
+                    )),
+                    // The thread ran, init_agent found no memory.
+                    (0, false) => Ok(refused(&log)),
+                    (-1, _) => Ok("error return: main_loop_entry -1".into()),
+                    (rc, _) => Err(format!("main_loop_entry returned {rc}")),
+                }
+            },
+        );
+        set_channel(std::ptr::null());
+        assert!(summary.allocations > 20, "{summary:?}");
+    });
+}
