@@ -285,10 +285,6 @@ fn well_formed(msgs: &[Msg]) -> Result<(), String> {
 }
 
 #[test]
-#[ignore = "fails at fail_nth k=136-139, 142-145, 156-159, 162-165, 249-252, 255-258 of N=290: when \
-            append_tool_message runs out of memory the call is left without its tool message and the \
-            next request goes out anyway (malformed: a real provider answers 400, for every later \
-            message too); needs a fix in src/ffi/agent_loop.rs (answer_tool_call, run_rounds)"]
 fn walk_loop_conversation() {
     in_child_process("walk_loop_conversation", CHILD_LIMIT, || {
         let server = Arc::new(server_with(arith_model::respond));
@@ -391,10 +387,6 @@ fn walk_init_and_cleanup() {
 }
 
 #[test]
-#[ignore = "aborts at fail_nth k=3 of N=153 (\"memory allocation of 48 bytes failed\"): \
-            rt_thread_startup spawns the OS thread with std, which allocates infallibly (Arc::new); \
-            needs a fix in src/host/thread.rs (the spawn inside heap::without_injection: a board's \
-            rt_thread_startup allocates nothing)"]
 fn walk_main_loop_entry_and_cleanup() {
     in_child_process("walk_main_loop_entry_and_cleanup", CHILD_LIMIT, || {
         set_channel(std::ptr::addr_of!(agent_debug_ops));

@@ -879,6 +879,10 @@ unsafe fn run_rounds(ctx: Context_t, stream_to_console: bool, reply: &mut Reply)
         // SAFETY: `tool_call` is a live array of the response (chat()'s
         // guarantee); `child` is read only once it is known to be an array.
         let has_calls = unsafe { json::is_array(r.tool_call) && !(*r.tool_call).child.is_null() };
+        // Where this round's messages start, to take them out again if the
+        // round cannot be recorded whole.
+        // SAFETY: `ctx` is live, its `message` NULL or a live array.
+        let round_start = unsafe { cJSON_GetArraySize((*ctx).message) };
         // The assistant message goes in first: tool results must follow the
         // message that called them, or the next request is rejected.
         // SAFETY: `ctx` is live; its method borrows the live `resp`.
@@ -907,15 +911,24 @@ unsafe fn run_rounds(ctx: Context_t, stream_to_console: bool, reply: &mut Reply)
             reply.push_str("error: out of memory while recording the model's tool calls");
             return;
         }
+        let mut recorded = true;
         // SAFETY: `tool_call` is the response's live array, unchanged while
         // iterating (the tools only see copies of the arguments).
         for call in unsafe { json::children(r.tool_call) } {
             // SAFETY: on the loop thread with `ctx` live; `call` is a live
             // element of the response.
-            unsafe { answer_tool_call(ctx, call) };
+            recorded &= unsafe { answer_tool_call(ctx, call) };
         }
         // SAFETY: `resp` is owned here and not used again.
         unsafe { chat_response_free(resp) };
+        if !recorded {
+            // A tool call without its tool message would make every later
+            // request of the conversation invalid: the round goes, whole.
+            // SAFETY: `ctx` is live; deleting needs no memory.
+            unsafe { drop_from(ctx, round_start) };
+            reply.push_str("error: out of memory while recording a tool result");
+            return;
+        }
     }
     reply
         .push_str("error: round limit reached (")
@@ -923,13 +936,28 @@ unsafe fn run_rounds(ctx: Context_t, stream_to_console: bool, reply: &mut Reply)
         .push_str(" tool rounds) before the model gave an answer");
 }
 
+/// Delete the context's messages from index `start` on.
+///
+/// # Safety
+/// `ctx` is the loop's live context.
+unsafe fn drop_from(ctx: Context_t, start: c_int) {
+    // SAFETY: `ctx` is live (this function's contract); its `message` is
+    // NULL or a live array whose items it owns.
+    unsafe {
+        while cJSON_GetArraySize((*ctx).message) > start.max(0) {
+            cJSON_DeleteItemFromArray((*ctx).message, start.max(0));
+        }
+    }
+}
+
 /// Run one tool call and append its `tool` message: the tool's text, or an
-/// error the model can act on (behaviour.md §2).
+/// error the model can act on (behaviour.md §2). Returns whether the tool
+/// message was appended.
 ///
 /// # Safety
 /// On the loop thread only (it owns the tool registry), with `ctx` its live
 /// context; `call` is NULL or a live tool call that outlives the call.
-unsafe fn answer_tool_call(ctx: Context_t, call: *mut cJSON) {
+unsafe fn answer_tool_call(ctx: Context_t, call: *mut cJSON) -> bool {
     // SAFETY: `call` is NULL or live for this whole function.
     let id = unsafe { json::get_str(call, c"id") }.unwrap_or(c"");
     // SAFETY: `call` is NULL or live.
@@ -1017,13 +1045,16 @@ unsafe fn answer_tool_call(ctx: Context_t, call: *mut cJSON) {
     };
     let content = if result.is_null() { own } else { result };
     // SAFETY: `ctx` is live (this function's contract).
-    if let Some(f) = unsafe { (*ctx).append_tool_message } {
+    let appended = match unsafe { (*ctx).append_tool_message } {
         // SAFETY: the context's method with that context; `id` is
         // NUL-terminated and `content` NULL or a live set, both borrowed.
-        if unsafe { f(ctx, id.as_ptr(), content) } != rt_eok() {
-            crate::log_e!("no memory for a tool result");
-        }
+        Some(f) => (unsafe { f(ctx, id.as_ptr(), content) }) == rt_eok(),
+        None => false,
+    };
+    if !appended {
+        crate::log_e!("no memory for a tool result");
     }
     // SAFETY: `own` is NULL or the set built here, owned; not used again.
     unsafe { messages_destroy(own) };
+    appended
 }

@@ -248,28 +248,33 @@ pub extern "C" fn rt_thread_startup(thread: rt_thread_t) -> rt_err_t {
     // thread starts and free it after the thread's record, so heap figures
     // read right after a thread ended would count it (on a board the name
     // lives in the control block). The name stays in the record.
-    let spawned = std::thread::Builder::new()
-        .stack_size(stack)
-        .spawn(move || {
-            let handoff = handoff;
-            let t = handoff.0;
-            CURRENT.with(|c| c.set(t));
-            // SAFETY: the record stays alive until freed below, by this thread
-            // (its only user from now on); calling `entry` with `parameter`
-            // here is what rt_thread_create's caller allowed.
-            unsafe {
-                let name = (*t).name;
-                let painted = paint_stack();
-                if let Some(entry) = (*t).entry {
-                    entry((*t).parameter);
+    // std's spawn allocates infallibly (an abort at out of memory); a
+    // board's rt_thread_startup allocates nothing, so injected failures
+    // must not land here (still counted in `used`).
+    let spawned = super::heap::without_injection(|| {
+        std::thread::Builder::new()
+            .stack_size(stack)
+            .spawn(move || {
+                let handoff = handoff;
+                let t = handoff.0;
+                CURRENT.with(|c| c.set(t));
+                // SAFETY: the record stays alive until freed below, by this thread
+                // (its only user from now on); calling `entry` with `parameter`
+                // here is what rt_thread_create's caller allowed.
+                unsafe {
+                    let name = (*t).name;
+                    let painted = paint_stack();
+                    if let Some(entry) = (*t).entry {
+                        entry((*t).parameter);
+                    }
+                    if let Some(p) = painted {
+                        record_high_water(&name, measure_stack(p));
+                    }
+                    CURRENT.with(|c| c.set(ptr::null_mut()));
+                    free_record(t);
                 }
-                if let Some(p) = painted {
-                    record_high_water(&name, measure_stack(p));
-                }
-                CURRENT.with(|c| c.set(ptr::null_mut()));
-                free_record(t);
-            }
-        });
+            })
+    });
     match spawned {
         Ok(handle) => {
             let mut slots = RUNNING.lock().unwrap_or_else(|e| e.into_inner());
