@@ -14,6 +14,13 @@ extern "C" {
 /* Heap fault injection for the calling thread: after `n` more successful
  * allocations every allocation fails until called again with n < 0. */
 void rt_host_heap_fail_after(long n);
+/* Process-wide fault injection (every thread not excluded): fail exactly the
+ * k-th allocation from now, or every one from the k-th on; count only. */
+void rt_host_heap_fail_nth(long k);
+void rt_host_heap_fail_from(long k);
+void rt_host_heap_count_allocs(void);
+unsigned long rt_host_heap_alloc_count(void);
+unsigned long rt_host_heap_injected_count(void);
 /* Forget the high-water mark: max_used becomes the current used. */
 void rt_host_heap_reset_max_used(void);
 
