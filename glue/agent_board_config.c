@@ -48,6 +48,9 @@
 #ifndef PKG_AGENT_HTTP_TIMEOUT_MS
 #define PKG_AGENT_HTTP_TIMEOUT_MS 30000
 #endif
+#ifndef PKG_AGENT_REQUEST_TIMEOUT_MS
+#define PKG_AGENT_REQUEST_TIMEOUT_MS 120000
+#endif
 #ifndef PKG_AGENT_HTTP_RETRIES
 #define PKG_AGENT_HTTP_RETRIES 3
 #endif
@@ -117,6 +120,7 @@ const struct agent_board_config agent_board_config = {
 #else
     .webclient_tls = 0,
 #endif
+    .request_timeout_ms = PKG_AGENT_REQUEST_TIMEOUT_MS,
 };
 
 /* The runtime configuration lives here, not in Rust, so that its alignment

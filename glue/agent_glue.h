@@ -49,6 +49,9 @@ struct agent_board_config
     rt_base_t reply_timeout_ms; /* agent_send_message's wait for the reply */
     const char *console_device; /* RT_CONSOLE_DEVICE_NAME */
     rt_base_t webclient_tls;    /* webclient built with TLS: https:// URLs work */
+    /* Added after the first release: keep new members at the end, so that
+     * struct_size tells the library which ones a glue provides. */
+    rt_base_t request_timeout_ms; /* PKG_AGENT_REQUEST_TIMEOUT_MS: one chat() in all */
 };
 
 extern const struct agent_board_config agent_board_config;

@@ -1,6 +1,10 @@
 //! The streamed chat client behind `chat()`: the request written from the
-//! caller's trees, the webclient transport with retries, and the response
-//! stream fed to the pure parser in [`crate::stream`].
+//! caller's trees, the webclient transport with its deadline and retries,
+//! and the response stream fed to the pure parser in [`crate::stream`].
+//! `docs/requests.md` says what is retried and how the deadline bounds a
+//! request.
 
+pub mod deadline;
 pub mod request;
+pub mod retry;
 pub mod transport;

@@ -1,16 +1,55 @@
-//! One chat request over the webclient API, with bounded retries.
+//! One chat request over the webclient API, under a deadline, with bounded
+//! retries.
 //!
 //! The same code runs on the device (the board's webclient package) and on
 //! the host (the host port's webclient over real TCP). The body is streamed
 //! from the caller's trees (see [`super::request`]); the response body is
 //! handed, read by read, to a [`ResponseSink`] (the SSE parser).
 //!
-//! Retried: connect and write failures, read failures and timeouts before
-//! any event was delivered, HTTP 429 and 5xx (honouring `Retry-After`).
-//! Never retried: other 4xx, and anything after the answer started to
-//! arrive (its fragments already reached the caller's callbacks).
+//! # The deadline
+//! One request in all (connect, every attempt, every wait between attempts,
+//! every byte) is bounded by `PKG_AGENT_REQUEST_TIMEOUT_MS`
+//! ([`Settings::request_timeout_ms`]), counted in kernel ticks from the
+//! call. webclient gives no way to interrupt one of its calls from outside,
+//! so the deadline is kept by making each call short and checking the time
+//! whenever one returns:
+//! - every socket timeout is the smaller of its own limit and the time left
+//!   (whole seconds, rounded up: webclient's unit);
+//! - a body without chunked framing is read in polls of one second (a
+//!   timeout there is resumable in webclient; silence is added up against
+//!   `PKG_AGENT_HTTP_TIMEOUT_MS`) and in pieces of at most one byte per
+//!   second left, since webclient keeps receiving until a read's buffer is
+//!   full: a server that drips bytes cannot hold one read past the deadline;
+//! - a chunked body is read one receive at a time (webclient's own rule);
+//! - a retry is made only when its wait ends before the deadline.
+//!
+//! What the deadline cannot shorten: webclient's own connect timeout (6 s in
+//! 2.x: the socket does not exist before `webclient_post`, so
+//! `webclient_set_timeout` cannot reach it), and a server that drips the
+//! framing itself (the status line and header lines, a chunk-size line, a
+//! TLS record), which webclient reads one byte per receive inside one call.
+//! Those are checked when the call returns.
+//!
+//! # Retries (docs/requests.md)
+//! Retried, while nothing has reached a caller's callback and time is left:
+//! connect and write failures (for `https://`, see below), a server that
+//! closes without answering, a head or body read that timed out or was cut,
+//! a stream the sink calls retryable (cut off, truncated or malformed, or
+//! an error the server sent inside it), HTTP 408, 429 and 5xx
+//! ([`super::retry::retryable_status`]). The wait is
+//! the server's `retry-after-ms` or `Retry-After` if it sent one, else
+//! `PKG_AGENT_RETRY_BASE_MS` doubled per retry.
+//! Never retried: other statuses, anything after text reached a callback
+//! (it would be delivered twice), the deadline, cancellation, no memory, and
+//! a TLS connect failure: webclient reports a failed handshake or a refused
+//! certificate as `-WEBCLIENT_CONNECT_FAILED` (its mbedTLS connect, and the
+//! host port alike), which a certificate never recovers from. For an
+//! `https://` URL that code is therefore final unless the connect waited out
+//! webclient's connect timeout (a silent network, not a certificate).
 
+use super::deadline::Deadline;
 use super::request::{body_length, write_body, ByteSink, ChatRequest, WriteError};
+use super::retry::{self, retryable_status, trim};
 use crate::rtt::webclient::*;
 use alloc::vec::Vec;
 use core::ffi::{c_char, c_int, c_void, CStr};
@@ -20,11 +59,18 @@ use core::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 const HEADER_BUFSZ: usize = 1024;
 /// How much of an error response body is kept to find its message.
 const ERROR_BODY_MAX: usize = 2048;
-/// Longest single wait between attempts.
+/// Longest wait of our own between attempts (a server's Retry-After is
+/// bounded by the deadline only).
 const MAX_BACKOFF_MS: u32 = 60_000;
 /// Largest read buffer, whatever PKG_AGENT_RESP_BUFSZ says: the parser is
 /// incremental, so a bigger buffer only costs heap.
 const MAX_READ_BUF: usize = 4096;
+/// Socket timeout of one poll of a body without chunked framing (webclient
+/// keeps the socket after such a timeout, so reading simply goes on).
+const BODY_POLL_MS: u32 = 1000;
+/// webclient 2.x's `WEBCLIENT_DEFAULT_TIMEO`: the socket timeout of a new
+/// connection, which bounds the connect and the TLS handshake.
+const CONNECT_TIMEOUT_S: u32 = 6;
 
 /// Longest socket timeout the transport sets, in seconds (keeps the
 /// conversion below in 32-bit arithmetic).
@@ -50,6 +96,15 @@ pub fn webclient_timeout_arg(seconds: u32, tick_per_second: u32) -> c_int {
     let whole = seconds.saturating_mul(1_000_000 / hz);
     let part = (seconds * (1_000_000 % hz)).div_ceil(hz);
     whole.saturating_add(part).min(i32::MAX as u32) as c_int
+}
+
+/// How many bytes one read of a body without chunked framing may ask for
+/// with `left_ms` before the deadline: webclient receives until the buffer
+/// is full, and a server may send one byte per poll of
+/// [`BODY_POLL_MS`], so at most one byte per poll left (at least 1, at most
+/// `buffer`).
+pub fn unframed_read_size(left_ms: u32, buffer: usize) -> usize {
+    ((left_ms / BODY_POLL_MS) as usize).clamp(1, buffer.max(1))
 }
 
 /// Cancellation of the agent loop's own request: set by the agent's cleanup,
@@ -87,10 +142,17 @@ pub trait ResponseSink {
     fn body(&mut self, bytes: &[u8]) -> Result<Flow, Self::Error>;
     /// The server closed the body.
     fn end(&mut self) -> Result<(), Self::Error>;
-    /// Has anything reached the caller yet (so a retry would repeat it)?
+    /// Has text reached the caller yet (a callback received some), so that
+    /// a retry would deliver it twice?
     fn delivered(&self) -> bool;
     /// Forget what an attempt fed in, before the next attempt starts.
     fn restart(&mut self);
+    /// Could the same request succeed if sent again after this error (a
+    /// stream cut off or garbled on the way), as opposed to an answer that
+    /// would fail the same way again?
+    fn retryable(&self, error: Self::Error) -> bool;
+    /// A short text for `error`.
+    fn describe(&self, error: Self::Error, text: &mut ErrorText);
 }
 
 /// Whether to keep reading.
@@ -105,8 +167,10 @@ pub enum Flow {
 pub enum Failure<E> {
     /// Could not connect or send the request.
     Connect,
-    /// A read timed out.
+    /// A read timed out (`PKG_AGENT_HTTP_TIMEOUT_MS` of silence).
     Timeout,
+    /// The whole request ran out of time (`PKG_AGENT_REQUEST_TIMEOUT_MS`).
+    Deadline,
     /// A read failed (connection reset, ...).
     Read,
     /// The server answered with this status; its message is in the
@@ -125,10 +189,13 @@ pub enum Failure<E> {
 pub struct Settings<'a> {
     pub url: &'a CStr,
     pub api_key: &'a CStr,
+    /// Longest silence of the server (`PKG_AGENT_HTTP_TIMEOUT_MS`).
     pub timeout_ms: u32,
     pub retries: u32,
     pub retry_base_ms: u32,
     pub read_buffer: usize,
+    /// The whole request's deadline (`PKG_AGENT_REQUEST_TIMEOUT_MS`).
+    pub request_timeout_ms: u32,
 }
 
 /// A short description of the last failure (status line, server message),
@@ -156,6 +223,10 @@ impl ErrorText {
     }
     pub fn set(&mut self, parts: &[&[u8]]) {
         self.len = 0;
+        self.append(parts);
+    }
+    /// Add to the text (cut where the buffer ends).
+    pub fn append(&mut self, parts: &[&[u8]]) {
         for p in parts {
             for &b in p.iter() {
                 if self.len == self.buf.len() {
@@ -175,18 +246,47 @@ impl Default for ErrorText {
     }
 }
 
+/// The kernel's tick now.
+fn now() -> u32 {
+    // SAFETY: rt_tick_get only reads the tick counter.
+    unsafe { crate::rtt::rt_tick_get() }
+}
+
+/// The board's tick rate, within bounds that fit rt_base_t on every board
+/// (u32::MAX as isize is -1 on a 32-bit one, and clamp(1, -1) panics); no
+/// kernel ticks faster.
+fn tick_rate() -> u32 {
+    crate::rtt::board().tick_per_second.clamp(1, 1_000_000) as u32
+}
+
+fn deadline_text(error: &mut ErrorText, deadline: &Deadline) {
+    let mut digits = [0u8; 20];
+    error.set(&[
+        b"the request timed out: no complete answer within ",
+        crate::text::decimal(u64::from(deadline.ms()), &mut digits),
+        b" ms (PKG_AGENT_REQUEST_TIMEOUT_MS)",
+    ]);
+}
+
 /// Buffers body bytes and writes them to the session in pieces.
-struct SessionWriter {
+struct SessionWriter<'a> {
     session: *mut webclient_session,
     buf: [u8; 512],
     len: usize,
+    deadline: &'a Deadline,
+    /// A write was refused because the deadline had passed.
+    late: bool,
 }
 
-impl SessionWriter {
+impl SessionWriter<'_> {
     fn flush(&mut self) -> Result<(), WriteError> {
         let mut off = 0;
         while off < self.len {
             if cancelled() {
+                return Err(WriteError::Sink);
+            }
+            if self.deadline.expired(now()) {
+                self.late = true;
                 return Err(WriteError::Sink);
             }
             // SAFETY: a live session; the pointer and length are within `buf`.
@@ -207,7 +307,7 @@ impl SessionWriter {
     }
 }
 
-impl ByteSink for SessionWriter {
+impl ByteSink for SessionWriter<'_> {
     fn put(&mut self, mut bytes: &[u8]) -> Result<(), WriteError> {
         while !bytes.is_empty() {
             let room = self.buf.len() - self.len;
@@ -246,8 +346,18 @@ enum Attempt<E> {
     },
 }
 
-/// Send the request and stream the answer into `sink`, retrying transient
-/// failures. `error` receives a description of the final failure.
+fn failed<E>(failure: Failure<E>, retryable: bool) -> Attempt<E> {
+    Attempt::Failed {
+        failure,
+        retryable,
+        retry_after_ms: None,
+    }
+}
+
+/// Send the request and stream the answer into `sink`, retrying what can be
+/// recovered, within the request's deadline. `error` receives a description
+/// of the final failure, and is empty after a success (whatever earlier
+/// attempts said).
 ///
 /// # Safety
 /// The trees in `req` stay alive and unmodified during the call.
@@ -258,6 +368,7 @@ pub unsafe fn send<S: ResponseSink>(
     error: &mut ErrorText,
 ) -> Result<(), Failure<S::Error>> {
     error.clear();
+    let deadline = Deadline::new(now(), settings.request_timeout_ms.max(1), tick_rate());
     if crate::rtt::board().webclient_tls == 0 && is_https(settings.url) {
         error.set(&[
             b"https:// needs TLS, and this firmware's webclient has none ",
@@ -273,12 +384,19 @@ pub unsafe fn send<S: ResponseSink>(
             error.set(&[b"cancelled"]);
             return Err(Failure::Cancelled);
         }
+        if deadline.expired(now()) {
+            deadline_text(error, &deadline);
+            return Err(Failure::Deadline);
+        }
         if attempt > 0 {
             sink.restart();
         }
         // SAFETY: the trees in `req` stay alive and unmodified (our contract).
-        match unsafe { attempt_once(settings, req, length, sink, error) } {
-            Attempt::Ok => return Ok(()),
+        match unsafe { attempt_once(settings, req, length, sink, error, &deadline) } {
+            Attempt::Ok => {
+                error.clear();
+                return Ok(());
+            }
             Attempt::Failed {
                 failure,
                 retryable,
@@ -291,7 +409,16 @@ pub unsafe fn send<S: ResponseSink>(
                     .retry_base_ms
                     .saturating_mul(1u32 << attempt.min(16))
                     .min(MAX_BACKOFF_MS);
-                let wait = retry_after_ms.map_or(backoff, |ra| ra.min(MAX_BACKOFF_MS));
+                let wait = retry_after_ms.unwrap_or(backoff);
+                if wait >= deadline.remaining_ms(now()) {
+                    crate::log_w!(
+                        "request failed ({}); no retry: waiting {} ms would pass the request's deadline",
+                        error.as_str(),
+                        wait
+                    );
+                    error.append(&[b" (no retry: the wait would pass the request deadline)"]);
+                    return Err(failure);
+                }
                 crate::log_w!(
                     "request failed ({}); retry {} of {} in {} ms",
                     error.as_str(),
@@ -325,6 +452,157 @@ fn sleep_unless_cancelled(ms: u32) -> bool {
     !cancelled()
 }
 
+/// Why reading stopped short of the body's end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stop {
+    Cancelled,
+    /// The request's deadline passed.
+    Deadline,
+    /// The server was silent for `PKG_AGENT_HTTP_TIMEOUT_MS`.
+    Timeout,
+    /// The connection failed or was cut.
+    Cut,
+}
+
+/// What one [`Io::read`] gave.
+enum ReadEnd {
+    Data(usize),
+    /// The body ended (webclient's 0).
+    End,
+    Stop(Stop),
+}
+
+/// A session's reads and socket timeouts under the deadline.
+struct Io<'a> {
+    session: *mut webclient_session,
+    deadline: &'a Deadline,
+    /// `PKG_AGENT_HTTP_TIMEOUT_MS`.
+    per_read_ms: u32,
+    hz: u32,
+    /// The body has chunked framing (webclient decodes it; a timeout inside
+    /// its framing closes the socket, so no short polls there).
+    chunked: bool,
+    /// The seconds last given to the socket (0: none yet).
+    socket_s: u32,
+    /// That timeout was cut short to the time left before the deadline.
+    capped: bool,
+    /// Ticks of silence so far, over the polls of an unframed body.
+    idle: u32,
+    /// The last read that returned data waited out its timeout (and
+    /// whether that one was capped): at the end of a chunk webclient reads
+    /// the next size line inside the same call, and a timeout there closes
+    /// the socket; the data still comes back, and only the next read fails,
+    /// at once, with a disconnect.
+    last_read_waited_out: bool,
+    last_read_capped: bool,
+}
+
+impl Io<'_> {
+    /// Give the socket the smaller of `limit_ms` and the time left; the
+    /// seconds set. Called before every webclient call that waits.
+    fn set_timeout(&mut self, limit_ms: u32) -> u32 {
+        let left = self.deadline.remaining_ms(now());
+        self.capped = left < limit_ms;
+        let seconds = socket_timeout_seconds(limit_ms.min(left));
+        if seconds != self.socket_s {
+            // SAFETY: `session` is a live, connected session (its socket
+            // exists once webclient_post has connected; before, this call
+            // changes nothing).
+            unsafe { webclient_set_timeout(self.session, webclient_timeout_arg(seconds, self.hz)) };
+            self.socket_s = seconds;
+        }
+        seconds
+    }
+
+    /// Did a call that started at `since` wait out the socket timeout?
+    fn waited_out(&self, since: u32) -> bool {
+        waited_out(since, self.socket_s, self.hz)
+    }
+
+    /// One read of the body into `buf`, within the deadline.
+    fn read(&mut self, buf: &mut [u8]) -> ReadEnd {
+        loop {
+            if cancelled() {
+                return ReadEnd::Stop(Stop::Cancelled);
+            }
+            let left = self.deadline.remaining_ms(now());
+            if left == 0 {
+                return ReadEnd::Stop(Stop::Deadline);
+            }
+            let (limit, len) = if self.chunked {
+                (self.per_read_ms, buf.len())
+            } else {
+                (
+                    self.per_read_ms.min(BODY_POLL_MS),
+                    unframed_read_size(left, buf.len()),
+                )
+            };
+            self.set_timeout(limit);
+            let asked_at = now();
+            // SAFETY: a live session; `buf` is writable for `len` <=
+            // `buf.len()` bytes.
+            let n = unsafe { webclient_read(self.session, buf.as_mut_ptr() as *mut c_void, len) };
+            let waited_out = self.waited_out(asked_at);
+            if n > 0 {
+                self.idle = 0;
+                self.last_read_waited_out = waited_out;
+                self.last_read_capped = self.capped;
+                // Never more than was asked for, whatever a webclient says.
+                return ReadEnd::Data((n as usize).min(len));
+            }
+            if n == 0 {
+                return ReadEnd::End;
+            }
+            let timeout = n == -WEBCLIENT_TIMEOUT || waited_out;
+            let late = n == -WEBCLIENT_DISCONNECT && self.last_read_waited_out;
+            if !timeout && !late {
+                return ReadEnd::Stop(Stop::Cut);
+            }
+            let capped = if timeout {
+                self.capped
+            } else {
+                self.last_read_capped
+            };
+            if capped || self.deadline.expired(now()) {
+                return ReadEnd::Stop(Stop::Deadline);
+            }
+            if self.chunked || n != -WEBCLIENT_TIMEOUT {
+                return ReadEnd::Stop(Stop::Timeout);
+            }
+            // A poll of an unframed body: webclient kept the socket, go on
+            // until the silence adds up to the read timeout (less a tenth
+            // of a second for the ticks each poll may come short by).
+            self.idle = self.idle.saturating_add(now().wrapping_sub(asked_at));
+            let limit = super::deadline::ms_to_ticks(self.per_read_ms, self.hz);
+            if self.idle >= limit.saturating_sub(self.hz / 10) {
+                return ReadEnd::Stop(Stop::Timeout);
+            }
+        }
+    }
+
+    /// The attempt's failure for `stop`, with its text.
+    fn fail<E>(&self, stop: Stop, error: &mut ErrorText) -> Attempt<E> {
+        match stop {
+            Stop::Cancelled => {
+                error.set(&[b"cancelled"]);
+                failed(Failure::Cancelled, false)
+            }
+            Stop::Deadline => {
+                deadline_text(error, self.deadline);
+                failed(Failure::Deadline, false)
+            }
+            Stop::Timeout => {
+                error.set(&[b"the server stopped sending (read timeout)"]);
+                failed(Failure::Timeout, true)
+            }
+            Stop::Cut => {
+                error.set(&[b"the connection was cut off while reading the answer"]);
+                failed(Failure::Read, true)
+            }
+        }
+    }
+}
+
 /// # Safety
 /// The trees in `req` stay alive and unmodified during the call, and `length`
 /// is [`body_length`] of `req`.
@@ -334,12 +612,9 @@ unsafe fn attempt_once<S: ResponseSink>(
     length: usize,
     sink: &mut S,
     error: &mut ErrorText,
+    deadline: &Deadline,
 ) -> Attempt<S::Error> {
-    let failed = |failure, retryable| Attempt::Failed {
-        failure,
-        retryable,
-        retry_after_ms: None,
-    };
+    let hz = tick_rate();
     // SAFETY: webclient_session_create takes only a size; NULL is handled below.
     let raw = unsafe { webclient_session_create(HEADER_BUFSZ) };
     if raw.is_null() {
@@ -378,32 +653,70 @@ unsafe fn attempt_once<S: ResponseSink>(
         return failed(Failure::NoMemory, false);
     }
 
+    let connect_at = now();
     // SAFETY: a live session and a NUL-terminated URL; NULL data of length 0
     // makes webclient_post send the head only.
-    if unsafe { webclient_post(session.0, settings.url.as_ptr(), core::ptr::null(), 0) } < 0 {
-        // Not the URL: some providers take the key as a query parameter.
+    let rc = unsafe { webclient_post(session.0, settings.url.as_ptr(), core::ptr::null(), 0) };
+    if rc < 0 {
+        if cancelled() {
+            error.set(&[b"cancelled"]);
+            return failed(Failure::Cancelled, false);
+        }
+        if rc == -WEBCLIENT_NOBUFFER {
+            error.set(&[b"the request head does not fit webclient's header buffer"]);
+            return failed(Failure::Connect, false);
+        }
+        if is_https(settings.url)
+            && rc == -WEBCLIENT_CONNECT_FAILED
+            && !waited_out(connect_at, CONNECT_TIMEOUT_S, hz)
+        {
+            // Not the URL: some providers take the key as a query parameter.
+            error.set(&[
+                b"cannot connect over TLS: the handshake or the server's ",
+                b"certificate check failed, or the host is unreachable ",
+                b"(not retried; check the URL, the CA and the clock)",
+            ]);
+            return failed(Failure::Connect, false);
+        }
         error.set(&[b"cannot connect to the server (check the URL and the network)"]);
         return failed(Failure::Connect, true);
     }
+    if deadline.expired(now()) {
+        deadline_text(error, deadline);
+        return failed(Failure::Deadline, false);
+    }
+    let mut io = Io {
+        session: session.0,
+        deadline,
+        per_read_ms: settings.timeout_ms,
+        hz,
+        chunked: false,
+        socket_s: 0,
+        capped: false,
+        idle: 0,
+        last_read_waited_out: false,
+        last_read_capped: false,
+    };
     // Only now: webclient_set_timeout sets the options of the session's
     // socket, which exists once webclient_post has connected; called before,
     // it changes nothing and webclient's 6 s default stays.
-    let seconds = socket_timeout_seconds(settings.timeout_ms);
-    // Bounds that fit rt_base_t on every board (u32::MAX as isize is -1 on
-    // a 32-bit one, and clamp(1, -1) panics); no kernel ticks faster.
-    let hz = crate::rtt::board().tick_per_second.clamp(1, 1_000_000) as u32;
-    // SAFETY: `session.0` is a live, connected session.
-    unsafe { webclient_set_timeout(session.0, webclient_timeout_arg(seconds, hz)) };
+    io.set_timeout(settings.timeout_ms);
     let mut writer = SessionWriter {
         session: session.0,
         buf: [0; 512],
         len: 0,
+        deadline,
+        late: false,
     };
     // SAFETY: the trees in `req` stay alive and unmodified (our contract).
     if let Err(e) = unsafe { write_body(req, &mut writer) }.and_then(|_| writer.flush()) {
         if cancelled() {
             error.set(&[b"cancelled"]);
             return failed(Failure::Cancelled, false);
+        }
+        if writer.late || deadline.expired(now()) {
+            deadline_text(error, deadline);
+            return failed(Failure::Deadline, false);
         }
         return match e {
             WriteError::Sink => {
@@ -416,15 +729,20 @@ unsafe fn attempt_once<S: ResponseSink>(
             }
         };
     }
-    // SAFETY: rt_tick_get only reads the tick counter.
-    let asked_at = unsafe { crate::rtt::rt_tick_get() };
+    // The head: the first byte may take the read timeout, or what is left.
+    let seconds = io.set_timeout(settings.timeout_ms);
+    let asked_at = now();
     // SAFETY: `session.0` is a live session whose request has been sent.
     let status = unsafe { webclient_handle_response(session.0) };
     if status < 0 {
         // webclient_handle_response passes recv()'s -1 through on a socket
         // timeout (only webclient_read maps it to -WEBCLIENT_TIMEOUT), so a
         // failure after waiting out the timeout is reported as one.
-        if status == -WEBCLIENT_TIMEOUT || waited_out(asked_at, seconds, hz) {
+        if status == -WEBCLIENT_TIMEOUT || io.waited_out(asked_at) {
+            if io.capped || deadline.expired(now()) {
+                deadline_text(error, deadline);
+                return failed(Failure::Deadline, false);
+            }
             let mut digits = [0u8; 20];
             error.set(&[
                 b"no answer from the server within ",
@@ -436,60 +754,44 @@ unsafe fn attempt_once<S: ResponseSink>(
         error.set(&[b"reading the response head failed"]);
         return failed(Failure::Read, true);
     }
+    if deadline.expired(now()) {
+        deadline_text(error, deadline);
+        return failed(Failure::Deadline, false);
+    }
     if status == 0 {
         // webclient_handle_response returns the status parsed so far: 0 when
         // the server closed the connection before sending a status line.
         error.set(&[b"the server closed the connection without answering"]);
         return failed(Failure::Read, true);
     }
+    // SAFETY: `session.0` is a live session with a response head read.
+    io.chunked = unsafe { is_chunked(session.0) };
     if status != 200 {
         // SAFETY: `session.0` is a live session with a response head read.
-        return unsafe { http_error(session.0, status, error) };
+        return unsafe { http_error(session.0, status, error, &mut io) };
     }
 
     let want = settings.read_buffer.clamp(64, MAX_READ_BUF);
     let mut buf: Vec<u8> = Vec::new();
-    if buf.try_reserve_exact(want).is_err() {
+    if crate::fallible::resize(&mut buf, want, 0).is_err() {
         error.set(&[b"no memory for the read buffer"]);
         return failed(Failure::NoMemory, false);
     }
-    buf.resize(want, 0);
-    // Did the last read wait out the timeout? At the end of a chunk
-    // webclient reads the next size line inside the same call; a timeout
-    // there closes the socket, the data still comes back, and only the next
-    // read fails, at once, with a disconnect.
-    let mut last_read_waited_out = false;
     loop {
-        if cancelled() {
-            error.set(&[b"cancelled"]);
-            return failed(Failure::Cancelled, false);
-        }
-        // SAFETY: rt_tick_get only reads the tick counter.
-        let asked_at = unsafe { crate::rtt::rt_tick_get() };
-        // SAFETY: a live session; `buf` is writable for `buf.len()` bytes.
-        let n = unsafe { webclient_read(session.0, buf.as_mut_ptr() as *mut c_void, buf.len()) };
-        if n > 0 {
-            last_read_waited_out = waited_out(asked_at, seconds, hz);
-            match sink.body(&buf[..n as usize]) {
+        let result = match io.read(&mut buf) {
+            ReadEnd::Data(n) => match sink.body(&buf[..n]) {
                 Ok(Flow::More) => continue,
                 Ok(Flow::Done) => return Attempt::Ok,
-                Err(e) => return failed(Failure::Stream(e), false),
-            }
-        } else if n == 0 {
-            return match sink.end() {
-                Ok(()) => Attempt::Ok,
-                Err(e) => failed(Failure::Stream(e), false),
-            };
-        } else if n == -WEBCLIENT_TIMEOUT
-            || waited_out(asked_at, seconds, hz)
-            || (n == -WEBCLIENT_DISCONNECT && last_read_waited_out)
-        {
-            error.set(&[b"the server stopped sending (read timeout)"]);
-            return failed(Failure::Timeout, true);
-        } else {
-            error.set(&[b"the connection was cut off while reading the answer"]);
-            return failed(Failure::Read, true);
-        }
+                Err(e) => e,
+            },
+            ReadEnd::End => match sink.end() {
+                Ok(()) => return Attempt::Ok,
+                Err(e) => e,
+            },
+            ReadEnd::Stop(stop) => return io.fail(stop, error),
+        };
+        sink.describe(result, error);
+        return failed(Failure::Stream(result), sink.retryable(result));
     }
 }
 
@@ -498,29 +800,82 @@ fn is_https(url: &CStr) -> bool {
     u.len() >= 8 && u[..8].eq_ignore_ascii_case(b"https://")
 }
 
-/// Did a call that started at `since` wait out the socket timeout (90 % of
-/// it, for tick granularity)? webclient does not always say "timeout".
-fn waited_out(since: crate::rtt::rt_tick_t, seconds: u32, hz: u32) -> bool {
-    // SAFETY: rt_tick_get only reads the tick counter.
-    let waited = unsafe { crate::rtt::rt_tick_get() }.wrapping_sub(since);
+/// Did a call that started at `since` wait out a socket timeout of
+/// `seconds` (90 % of it, for tick granularity)? webclient does not always
+/// say "timeout".
+fn waited_out(since: u32, seconds: u32, hz: u32) -> bool {
+    let waited = now().wrapping_sub(since);
     let timeout_ticks = seconds.saturating_mul(hz);
     waited >= timeout_ticks - timeout_ticks / 10
+}
+
+/// A response header's value, as webclient finds it: the first head line
+/// that starts with `name` in any case (so `name` ends with its `:` where
+/// a longer field could share its prefix: `Retry-After` is a prefix of
+/// `retry-after-ms`), after the first `:` and blanks.
+///
+/// # Safety
+/// `session` is a live session whose response head has been read; the
+/// value lives in its header buffer, and is used before the session changes.
+unsafe fn header<'s>(session: *mut webclient_session, name: &CStr) -> Option<&'s [u8]> {
+    // SAFETY: a live session (contract) and a NUL-terminated field name.
+    let v = unsafe { webclient_header_fields_get(session, name.as_ptr()) };
+    if v.is_null() {
+        return None;
+    }
+    // SAFETY: a non-NULL header value is a NUL-terminated string in the
+    // session's header buffer, alive while the session is (contract).
+    Some(unsafe { CStr::from_ptr(v) }.to_bytes())
+}
+
+/// Does webclient decode this body as chunked? It asks for the field the
+/// same way and compares with `strcmp`, so this is its own decision.
+///
+/// # Safety
+/// `session` is a live session whose response head has been read.
+unsafe fn is_chunked(session: *mut webclient_session) -> bool {
+    // SAFETY: a live session with a head (contract); used at once.
+    let value = unsafe { header(session, c"Transfer-Encoding") };
+    value == Some(b"chunked".as_slice())
+}
+
+/// How long the server asks us to wait before a retry: `retry-after-ms`,
+/// else `Retry-After` (seconds, or an HTTP-date measured against the
+/// response's `Date`); `None` when it says nothing usable.
+///
+/// # Safety
+/// `session` is a live session whose response head has been read.
+unsafe fn server_wait_ms(session: *mut webclient_session) -> Option<u32> {
+    // SAFETY: a live session with a head (contract); each value is used
+    // before the next call.
+    if let Some(ms) = unsafe { header(session, c"retry-after-ms:") }.and_then(retry::retry_after_ms)
+    {
+        return Some(ms);
+    }
+    // SAFETY: as above; `date` and `value` both point into the header
+    // buffer, which nothing changes between the two calls.
+    let date = unsafe { header(session, c"Date:") };
+    // SAFETY: as above.
+    let value = unsafe { header(session, c"Retry-After:") }?;
+    retry::retry_after(value, date)
 }
 
 /// Read the error body, keep its message, decide about retrying.
 ///
 /// # Safety
-/// `session` is a live session whose response head has been read.
+/// `session` is a live session whose response head has been read, and the
+/// one `io` reads.
 unsafe fn http_error<E>(
     session: *mut webclient_session,
     status: c_int,
     error: &mut ErrorText,
+    io: &mut Io<'_>,
 ) -> Attempt<E> {
     // On the heap: 2 KB is a fifth of the loop thread's stack on a board.
     // Without memory the status alone is reported.
     let mut body: Vec<u8> = Vec::new();
-    if body.try_reserve_exact(ERROR_BODY_MAX + 1).is_ok() {
-        body.resize(ERROR_BODY_MAX + 1, 0);
+    if crate::fallible::resize(&mut body, ERROR_BODY_MAX + 1, 0).is_err() {
+        body = Vec::new();
     }
     // An empty body (Content-Length: 0) is not read: webclient takes a zero
     // length for "unknown" and would wait for the socket timeout.
@@ -531,22 +886,20 @@ unsafe fn http_error<E>(
         body.len().saturating_sub(1)
     };
     let mut len = 0;
+    // What arrived before the body ended, stalled or the deadline came is
+    // enough for the message; the status decides the rest.
     while len < cap {
-        // SAFETY: a live session; `body[len..]` is writable for at least
-        // `cap - len` bytes (`cap` < `body.len()`).
-        let n =
-            unsafe { webclient_read(session, body[len..].as_mut_ptr() as *mut c_void, cap - len) };
-        if n <= 0 {
-            break;
+        match io.read(&mut body[len..cap]) {
+            ReadEnd::Data(n) => len += n,
+            ReadEnd::End | ReadEnd::Stop(_) => break,
         }
-        len += n as usize;
     }
     let nul = [0u8];
     let body: &[u8] = if body.is_empty() { &nul } else { &body[..=len] };
     let mut status_buf = [0u8; 20];
     let status_text = crate::text::decimal(status.max(0) as u64, &mut status_buf);
     // SAFETY: `body` ends with a NUL: `nul`, or `body[len]`, which the reads
-    // never reached (they stop at `cap`) and `resize` zeroed.
+    // never reached (they stop at `cap`) and the resize zeroed.
     let message = unsafe { error_message(body) };
     match message {
         Some(parsed) => {
@@ -567,25 +920,12 @@ unsafe fn http_error<E>(
     }
     crate::log_e!("{}", error.as_str());
     // SAFETY: `session` is a live session with a response head (contract).
-    let retry_after_ms = unsafe { retry_after(session) };
-    let retryable = status == 429 || (500..600).contains(&status);
+    let retry_after_ms = unsafe { server_wait_ms(session) };
     Attempt::Failed {
         failure: Failure::Status(status),
-        retryable,
+        retryable: retryable_status(status),
         retry_after_ms,
     }
-}
-
-fn trim(b: &[u8]) -> &[u8] {
-    let start = b
-        .iter()
-        .position(|c| !c.is_ascii_whitespace())
-        .unwrap_or(b.len());
-    let end = b
-        .iter()
-        .rposition(|c| !c.is_ascii_whitespace())
-        .map_or(start, |e| e + 1);
-    &b[start..end.max(start)]
 }
 
 /// `error.message` of a JSON error body, parsed with the board's cJSON.
@@ -632,24 +972,4 @@ unsafe fn error_message(body: &[u8]) -> Option<ParsedMessage> {
             None
         }
     }
-}
-
-/// `Retry-After` in whole seconds (HTTP dates are not supported: ignored).
-///
-/// # Safety
-/// `session` is a live session whose response head has been read.
-unsafe fn retry_after(session: *mut webclient_session) -> Option<u32> {
-    // SAFETY: a live session (contract) and a NUL-terminated field name.
-    let v = unsafe { webclient_header_fields_get(session, c"Retry-After".as_ptr()) };
-    if v.is_null() {
-        return None;
-    }
-    // SAFETY: a non-NULL header value is a NUL-terminated string in the
-    // session's header buffer, alive while `session` is.
-    let s = trim(unsafe { CStr::from_ptr(v) }.to_bytes());
-    if s.is_empty() || s.len() > 6 || !s.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    let secs = s.iter().fold(0u32, |acc, d| acc * 10 + u32::from(d - b'0'));
-    Some(secs.saturating_mul(1000))
 }

@@ -63,6 +63,8 @@ pub struct Overrides {
     pub timeout_ms: Option<usize>,
     pub retries: Option<usize>,
     pub retry_base_ms: Option<usize>,
+    /// `PKG_AGENT_REQUEST_TIMEOUT_MS`: the whole request's deadline.
+    pub request_timeout_ms: Option<usize>,
 }
 
 /// The slots of `OVERRIDES`.
@@ -75,11 +77,12 @@ enum Setting {
     TimeoutMs,
     Retries,
     RetryBaseMs,
+    RequestTimeoutMs,
 }
 
 const UNSET: usize = usize::MAX;
-static OVERRIDES: [core::sync::atomic::AtomicUsize; 7] =
-    [const { core::sync::atomic::AtomicUsize::new(UNSET) }; 7];
+static OVERRIDES: [core::sync::atomic::AtomicUsize; 8] =
+    [const { core::sync::atomic::AtomicUsize::new(UNSET) }; 8];
 
 /// Replace (or with `Overrides::default()`, restore) caps and network
 /// settings for the following `chat()` calls.
@@ -92,6 +95,7 @@ pub fn set_overrides(o: Overrides) {
         (Setting::TimeoutMs, o.timeout_ms),
         (Setting::Retries, o.retries),
         (Setting::RetryBaseMs, o.retry_base_ms),
+        (Setting::RequestTimeoutMs, o.request_timeout_ms),
     ];
     for (slot, v) in settings {
         OVERRIDES[slot as usize].store(v.unwrap_or(UNSET), core::sync::atomic::Ordering::Release);
@@ -147,33 +151,50 @@ type TextCallback = Option<unsafe extern "C" fn(text: *const c_char)>;
 struct Callbacks {
     on_reasoning: TextCallback,
     on_context: TextCallback,
+    /// A callback has received text: a retry would deliver it twice. Text
+    /// without a callback for it reached nobody, so it does not count.
     delivered: bool,
 }
 
-fn call_in_pieces(cb: TextCallback, text: &str) {
-    let Some(cb) = cb else { return };
-    let mut rest = text;
-    while !rest.is_empty() {
-        let mut cut = rest.len().min(127);
-        while !rest.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        let mut buf = [0u8; 128];
-        buf[..cut].copy_from_slice(&rest.as_bytes()[..cut]);
-        // SAFETY: a NUL-terminated stack buffer that outlives the call.
-        unsafe { cb(buf.as_ptr() as *const c_char) };
-        rest = &rest[cut..];
+/// Hand `text` to `cb` in pieces; whether it received any.
+fn call_in_pieces(cb: TextCallback, text: &str) -> bool {
+    let Some(cb) = cb else { return false };
+    if text.is_empty() {
+        return false;
     }
+    // NUL bytes are left out, as in the response's own copy of the text
+    // (`rt_strdup_parts`): a C string would end at the first one.
+    let mut buf = [0u8; 128];
+    let mut len = 0;
+    let mut delivered = false;
+    let mut flush = |buf: &mut [u8; 128], len: &mut usize| {
+        if *len > 0 {
+            buf[*len] = 0;
+            // SAFETY: a NUL-terminated stack buffer that outlives the call.
+            unsafe { cb(buf.as_ptr() as *const c_char) };
+            *len = 0;
+            delivered = true;
+        }
+    };
+    for ch in text.chars().filter(|&c| c != '\0') {
+        let mut utf8 = [0u8; 4];
+        let bytes = ch.encode_utf8(&mut utf8).as_bytes();
+        if len + bytes.len() > 127 {
+            flush(&mut buf, &mut len);
+        }
+        buf[len..len + bytes.len()].copy_from_slice(bytes);
+        len += bytes.len();
+    }
+    flush(&mut buf, &mut len);
+    delivered
 }
 
 impl StreamSink for Callbacks {
     fn content(&mut self, text: &str) {
-        self.delivered = true;
-        call_in_pieces(self.on_context, text);
+        self.delivered |= call_in_pieces(self.on_context, text);
     }
     fn reasoning(&mut self, text: &str) {
-        self.delivered = true;
-        call_in_pieces(self.on_reasoning, text);
+        self.delivered |= call_in_pieces(self.on_reasoning, text);
     }
 }
 
@@ -200,6 +221,40 @@ impl ResponseSink for Parser {
     fn restart(&mut self) {
         self.stream = ChatStream::new(self.caps);
     }
+    fn retryable(&self, error: StreamError) -> bool {
+        stream_error_retryable(error)
+    }
+    fn describe(&self, error: StreamError, text: &mut ErrorText) {
+        match error {
+            StreamError::ServerError => {
+                let msg = self.stream.error_message().unwrap_or("unknown");
+                text.set(&[b"the server reported an error: ", msg.as_bytes()]);
+            }
+            e => text.set(&[e.message().as_bytes()]),
+        }
+    }
+}
+
+/// Is a response that failed this way worth asking for again (when none
+/// of it reached a callback)? Yes for a stream cut off or garbled on the
+/// way, and for an error the server reported inside the stream (providers
+/// and gateways send "Overloaded", "rate limit exceeded, retry later",
+/// "upstream disconnected" that way, after a 200): the next answer is a new
+/// one. No when the answer broke this firmware's limits (too many tool
+/// calls, a field over `PKG_AGENT_STREAM_LINE_BUFSZ`, no memory): the same
+/// request would end the same way.
+pub fn stream_error_retryable(error: StreamError) -> bool {
+    match error {
+        StreamError::Truncated
+        | StreamError::ServerError
+        | StreamError::InvalidJson
+        | StreamError::InvalidUtf8
+        | StreamError::TooDeep
+        | StreamError::Unexpected => true,
+        StreamError::TokenTooLong | StreamError::TooManyToolCalls | StreamError::OutOfMemory => {
+            false
+        }
+    }
 }
 
 /// Send the conversation and stream the answer.
@@ -213,7 +268,11 @@ impl ResponseSink for Parser {
 /// Returns a response owned by the caller (free it with
 /// `chat_response_free`): `reasoning` and `context` never NULL, `tool_call` an
 /// array (possibly empty) in index order. `RT_NULL` on failure, with the
-/// reason in `agent_chat_last_error()`.
+/// reason in `agent_chat_last_error()` ("" after a success, retried
+/// attempts included).
+///
+/// The whole call is bounded by `PKG_AGENT_REQUEST_TIMEOUT_MS`; transient
+/// failures are retried while no text reached a callback (docs/requests.md).
 #[no_mangle]
 pub unsafe extern "C" fn chat(
     messages: *mut cJSON,
@@ -278,6 +337,8 @@ pub(crate) unsafe fn chat_with_error(
         retries: pick(Setting::Retries, cap(cfg.http_retries)).min(16) as u32,
         retry_base_ms: pick(Setting::RetryBaseMs, cap(cfg.retry_base_ms)).min(60_000) as u32,
         read_buffer: cap(cfg.resp_bufsz),
+        request_timeout_ms: pick(Setting::RequestTimeoutMs, cfg.request_timeout_ms())
+            .clamp(1, u32::MAX as usize) as u32,
     };
     let req = ChatRequest {
         model: config.model(),
@@ -309,7 +370,7 @@ pub(crate) unsafe fn chat_with_error(
     // the caller lends for this call (this function's contract) and nobody
     // modifies meanwhile.
     if let Err(failure) = unsafe { transport::send(&settings, &req, &mut parser, error) } {
-        describe_failure(failure, &parser.stream, error);
+        describe_failure(failure, error);
         crate::log_e!("chat failed: {}", error.as_str());
         return ptr::null_mut();
     }
@@ -339,17 +400,14 @@ pub(crate) unsafe fn chat_with_error(
     resp
 }
 
-fn describe_failure(failure: Failure<StreamError>, stream: &ChatStream, error: &mut ErrorText) {
+/// The text of a failure the transport did not describe itself (it does
+/// for all but the request-writing ones; stream errors through
+/// `Parser::describe`).
+fn describe_failure(failure: Failure<StreamError>, error: &mut ErrorText) {
     match failure {
-        Failure::Stream(StreamError::ServerError) => {
-            let msg = stream.error_message().unwrap_or("unknown");
-            error.set(&[b"the server reported an error: ", msg.as_bytes()]);
-        }
-        Failure::Stream(e) => error.set(&[e.message().as_bytes()]),
         Failure::Request(_) => {
             error.set(&[b"the request could not be written (no memory, or nested too deeply)"])
         }
-        // The transport already wrote the text for the others.
         _ => {
             if error.len == 0 {
                 error.set(&[b"the request failed"]);

@@ -193,9 +193,9 @@ pub fn snapshot() -> Option<ConfigSnapshot> {
     let mut text = Vec::new();
     text.try_reserve_exact(key.len() + model.len() + url.len())
         .ok()?;
-    text.extend_from_slice(key);
-    text.extend_from_slice(model);
-    text.extend_from_slice(url);
+    for part in [key, model, url] {
+        crate::fallible::extend(&mut text, part).ok()?;
+    }
     Some(ConfigSnapshot {
         model_at: key.len(),
         url_at: key.len() + model.len(),

@@ -39,6 +39,30 @@ pub struct BoardConfig {
     /// Whether the board's webclient speaks TLS (WEBCLIENT_USING_MBED_TLS or
     /// WEBCLIENT_USING_SAL_TLS): 1 or 0.
     pub webclient_tls: rt_base_t,
+    /// `PKG_AGENT_REQUEST_TIMEOUT_MS`: the deadline of one whole `chat()`
+    /// (connect, every attempt and wait, every byte). Read it through
+    /// [`BoardConfig::request_timeout_ms`].
+    pub request_timeout_ms: rt_base_t,
+}
+
+/// `PKG_AGENT_REQUEST_TIMEOUT_MS`'s default (the glue's and the Kconfig's).
+pub const DEFAULT_REQUEST_TIMEOUT_MS: usize = 120_000;
+
+impl BoardConfig {
+    /// The request deadline in ms: the board's value, or the default when
+    /// the glue's struct is older than the member (`struct_size` says so)
+    /// or the value is not positive.
+    pub fn request_timeout_ms(&self) -> usize {
+        let end = core::mem::offset_of!(BoardConfig, request_timeout_ms)
+            + core::mem::size_of::<rt_base_t>();
+        if self.struct_size < 0 || (self.struct_size as usize) < end {
+            return DEFAULT_REQUEST_TIMEOUT_MS;
+        }
+        match cap(self.request_timeout_ms) {
+            0 => DEFAULT_REQUEST_TIMEOUT_MS,
+            ms => ms,
+        }
+    }
 }
 
 // SAFETY: the glue defines it `const`; nothing ever writes to it.

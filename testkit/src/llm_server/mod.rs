@@ -19,18 +19,22 @@
 //! (the host simulator reuses it).
 //!
 //! Split by concern: [`response`] (what to answer: [`ScriptedResponse`] and
-//! its framing, splitting, stalls and cuts), [`sse`] (building
+//! its framing, splitting, stalls and cuts), [`hostile`] (servers that drip,
+//! stall, never end, or send far too much: the deadline's and the retries'
+//! adversaries), [`sse`] (building
 //! OpenAI-shaped SSE bodies), `server` (the listener, the connections, the
 //! records of what was received and sent) and `request` (parsing what the
 //! client sends). Everything public is re-exported here, so
 //! `use rtt_agent_testkit::llm_server::*;` brings all of it.
 
+pub mod hostile;
 pub mod response;
 pub mod sse;
 
 mod request;
 mod server;
 
+pub use hostile::*;
 pub use response::*;
 pub use server::*;
 pub use sse::*;

@@ -2,6 +2,7 @@
 //! is framed and written (splits, delays, stalls, cuts).
 
 use super::sse::{error_body, sse_text, sse_tool_calls};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// How the end of the response body is made known to the client.
@@ -67,6 +68,30 @@ pub struct Stall {
     pub resume: bool,
 }
 
+/// The piece `i` of a body made while it is sent (`None`: the body ends).
+pub type PieceFn = dyn Fn(u64) -> Option<Vec<u8>> + Send + Sync;
+
+/// More body after [`ScriptedResponse::body`], produced piece by piece as it
+/// is sent: endless streams, and bodies too large to build up front (see
+/// `hostile.rs` for the ready-made ones). Each piece is one write (one chunk
+/// when chunked; empty pieces are skipped); the chunked terminator follows
+/// the last piece. Stalls and cuts apply to the fixed body only, and a
+/// `Content-Length` must be set by hand (the length is not known).
+#[derive(Clone)]
+pub struct Generated {
+    pub next: Arc<PieceFn>,
+    /// Pause before each piece.
+    pub interval: Duration,
+}
+
+impl std::fmt::Debug for Generated {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Generated")
+            .field("interval", &self.interval)
+            .finish_non_exhaustive()
+    }
+}
+
 /// One scripted answer. Build it with the constructors and the chained
 /// setters; all fields are public for anything the setters do not cover.
 #[derive(Clone, Debug)]
@@ -95,6 +120,8 @@ pub struct ScriptedResponse {
     /// Close the connection after this response even when the client would
     /// keep it alive.
     pub close: bool,
+    /// Body produced after `body`, while sending.
+    pub generated: Option<Generated>,
 }
 
 impl ScriptedResponse {
@@ -115,6 +142,7 @@ impl ScriptedResponse {
             stall: None,
             cut: None,
             close: false,
+            generated: None,
         }
     }
 
@@ -284,7 +312,8 @@ impl ScriptedResponse {
             }
             ends.push(out.len());
         }
-        if self.transfer == Transfer::Chunked {
+        // A generated body follows: its sender writes the terminator.
+        if self.transfer == Transfer::Chunked && self.generated.is_none() {
             out.extend_from_slice(b"0\r\n\r\n");
             ends.push(out.len());
         }
@@ -336,6 +365,7 @@ fn reason_phrase(status: u16) -> &'static str {
         403 => "Forbidden",
         404 => "Not Found",
         408 => "Request Timeout",
+        409 => "Conflict",
         413 => "Payload Too Large",
         422 => "Unprocessable Entity",
         429 => "Too Many Requests",
@@ -343,6 +373,7 @@ fn reason_phrase(status: u16) -> &'static str {
         502 => "Bad Gateway",
         503 => "Service Unavailable",
         504 => "Gateway Timeout",
+        529 => "Site Overloaded",
         _ => "Status",
     }
 }

@@ -85,8 +85,10 @@ pub struct SentResponse {
     pub status: u16,
     /// Sizes of the writes of the status line and headers.
     pub head_writes: Vec<usize>,
-    /// Sizes of the body writes that succeeded.
+    /// Sizes of the body writes that succeeded (of the fixed body).
     pub body_writes: Vec<usize>,
+    /// Pieces of a generated body ([`super::Generated`]) written.
+    pub generated: u64,
     pub outcome: Outcome,
 }
 
@@ -108,6 +110,10 @@ struct State {
     workers: Vec<JoinHandle<()>>,
     next_conn: usize,
     shutting_down: bool,
+    /// The acceptor thread has started (see [`LlmServer::start`]).
+    accepting: bool,
+    /// Queued responses already served (kept until the server is dropped).
+    spent: Vec<ScriptedResponse>,
 }
 
 struct Shared {
@@ -194,6 +200,8 @@ impl LlmServer {
                 workers: Vec::new(),
                 next_conn: 0,
                 shutting_down: false,
+                accepting: false,
+                spent: Vec::new(),
             }),
             changed: Condvar::new(),
         });
@@ -203,6 +211,16 @@ impl LlmServer {
         // named server thread would move the heap figures by its name's
         // length at a moment of its own.
         let acceptor = thread::Builder::new().spawn(move || accept_loop(listener, sh))?;
+        // Return once the acceptor runs: as the new thread starts, std
+        // frees some of the spawn's bookkeeping, blocks this (counted)
+        // thread allocated, which would otherwise move a test's heap
+        // figures at a moment of its own (measured: 24 bytes, at random).
+        drop(
+            shared
+                .changed
+                .wait_while(shared.lock(), |s| !s.accepting)
+                .unwrap_or_else(|e| e.into_inner()),
+        );
         Ok(LlmServer {
             addr,
             shared,
@@ -302,6 +320,8 @@ impl Drop for LlmServer {
 
 fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
     rtt_agent::host::heap::exclude_this_thread(true);
+    shared.lock().accepting = true;
+    shared.changed.notify_all();
     for incoming in listener.incoming() {
         if shared.shutting_down() {
             return;
@@ -387,6 +407,7 @@ fn serve_connection(stream: TcpStream, conn: usize, shared: Arc<Shared>) {
             (index, st.queue.pop_front(), st.model.clone())
         };
         shared.changed.notify_all();
+        let queued = scripted.is_some();
         let resp = match (scripted, model) {
             (Some(r), _) => r,
             (None, Some(model)) => match catch_unwind(AssertUnwindSafe(|| model(&req))) {
@@ -406,6 +427,13 @@ fn serve_connection(stream: TcpStream, conn: usize, shared: Arc<Shared>) {
             shared.note_error(format!("conn {conn}: writing response: {e}"));
         }
         record_sent(&shared, sent);
+        if queued {
+            // Queued responses were built on the test's thread, so their
+            // blocks are counted in the heap: freed here, at a moment of
+            // this thread's choosing, they would move a test's heap
+            // figures. They go when the server does.
+            shared.lock().spent.push(resp);
+        }
         if !keep || shared.shutting_down() {
             break;
         }
@@ -453,6 +481,7 @@ fn send_response(
         status: resp.status,
         head_writes: Vec::new(),
         body_writes: Vec::new(),
+        generated: 0,
         outcome: Outcome::Complete,
     };
     let mut first_write = true;
@@ -525,7 +554,61 @@ fn send_response(
         sent.body_writes.push(end - pos);
         pos = end;
     }
+    if let Some(g) = &resp.generated {
+        send_generated(
+            shared,
+            out,
+            resp.transfer == Transfer::Chunked,
+            g,
+            &mut sent,
+        );
+    }
     sent
+}
+
+/// Writes a generated body piece by piece until it ends, the client goes
+/// away or the server shuts down.
+fn send_generated(
+    shared: &Shared,
+    out: &mut TcpStream,
+    chunked: bool,
+    g: &super::response::Generated,
+    sent: &mut SentResponse,
+) {
+    let mut i = 0u64;
+    loop {
+        if shared.shutting_down() {
+            sent.outcome = Outcome::Failed("server shutting down".into());
+            return;
+        }
+        let Some(piece) = (g.next)(i) else { break };
+        i += 1;
+        if piece.is_empty() {
+            continue;
+        }
+        if !g.interval.is_zero() && shared.sleep(Some(g.interval)) {
+            sent.outcome = Outcome::Failed("server shutting down".into());
+            return;
+        }
+        let written = if chunked {
+            let mut framed = format!("{:x}\r\n", piece.len()).into_bytes();
+            framed.extend_from_slice(&piece);
+            framed.extend_from_slice(b"\r\n");
+            write_flush(out, &framed)
+        } else {
+            write_flush(out, &piece)
+        };
+        if let Err(e) = written {
+            sent.outcome = Outcome::Failed(e.to_string());
+            return;
+        }
+        sent.generated += 1;
+    }
+    if chunked {
+        if let Err(e) = write_flush(out, b"0\r\n\r\n") {
+            sent.outcome = Outcome::Failed(e.to_string());
+        }
+    }
 }
 
 pub(super) fn write_flush(out: &mut TcpStream, bytes: &[u8]) -> io::Result<()> {

@@ -1,0 +1,186 @@
+//! What is retried, and how long to wait first: pure rules, no FFI (the
+//! transport applies them; `docs/requests.md` explains them).
+
+/// Is a request answered with HTTP `status` worth sending again?
+///
+/// - 408 Request Timeout: the server gave up waiting for the request (a
+///   slow link); the same request on a new connection usually gets through.
+/// - 429 Too Many Requests: a rate limit; it passes (the server often says
+///   when, see [`retry_after_ms`] and [`retry_after`]).
+/// - 5xx: the server or a gateway in front of it failed (500, 502, 503, 504,
+///   and providers' own such as 529 "overloaded"); transient by nature.
+///
+/// Every other status is an answer about the request itself (400 malformed,
+/// 401/403 key, 404 URL, 413 too large, 422 ...): sent again it would fail
+/// again, so it is reported at once. So are 1xx and 3xx, which webclient
+/// hands over as they are.
+pub fn retryable_status(status: i32) -> bool {
+    status == 408 || status == 429 || (500..600).contains(&status)
+}
+
+/// Strip leading and trailing blanks (webclient keeps trailing ones).
+pub fn trim(b: &[u8]) -> &[u8] {
+    let start = b
+        .iter()
+        .position(|c| !c.is_ascii_whitespace())
+        .unwrap_or(b.len());
+    let end = b
+        .iter()
+        .rposition(|c| !c.is_ascii_whitespace())
+        .map_or(start, |e| e + 1);
+    &b[start..end.max(start)]
+}
+
+/// Leading decimal digits as a number, saturating; `None` without digits.
+fn digits(b: &[u8]) -> Option<(u64, &[u8])> {
+    let n = b.iter().take_while(|c| c.is_ascii_digit()).count();
+    if n == 0 {
+        return None;
+    }
+    let value = b[..n].iter().fold(0u64, |acc, d| {
+        acc.saturating_mul(10).saturating_add(u64::from(d - b'0'))
+    });
+    Some((value, &b[n..]))
+}
+
+fn saturate_ms(ms: u64) -> u32 {
+    ms.min(u64::from(u32::MAX)) as u32
+}
+
+/// `retry-after-ms` (sent by OpenAI and Azure OpenAI next to
+/// `Retry-After`): milliseconds, an integer or a decimal fraction (rounded
+/// up). Anything else is ignored (`None`).
+pub fn retry_after_ms(value: &[u8]) -> Option<u32> {
+    let v = trim(value);
+    let (whole, rest) = digits(v)?;
+    let round_up = match rest {
+        [] => false,
+        [b'.', frac @ ..] if !frac.is_empty() && frac.iter().all(u8::is_ascii_digit) => {
+            frac.iter().any(|&d| d != b'0')
+        }
+        _ => return None,
+    };
+    Some(saturate_ms(whole.saturating_add(u64::from(round_up))))
+}
+
+/// `Retry-After` (RFC 9110 10.2.3) in milliseconds: delay-seconds, or an
+/// HTTP-date. A date needs "now": a board may have no clock at all, so the
+/// response's own `Date` header (`date`, which every origin server with a
+/// clock sends) is taken as the server's now, and the wait is the
+/// difference (0 when the date has passed). A date without a usable `Date`
+/// header, or a value that is neither, is ignored (`None`: the normal
+/// backoff applies).
+pub fn retry_after(value: &[u8], date: Option<&[u8]>) -> Option<u32> {
+    let v = trim(value);
+    if let Some((secs, [])) = digits(v) {
+        return Some(saturate_ms(secs.saturating_mul(1000)));
+    }
+    let when = http_date(v)?;
+    let now = http_date(trim(date?))?;
+    Some(saturate_ms(when.saturating_sub(now).saturating_mul(1000)))
+}
+
+const MONTHS: [&[u8; 3]; 12] = [
+    b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov", b"Dec",
+];
+
+fn month(b: &[u8]) -> Option<u32> {
+    MONTHS
+        .iter()
+        .position(|m| b.eq_ignore_ascii_case(&m[..]))
+        .map(|i| i as u32 + 1)
+}
+
+/// A number made of exactly `b`'s digits (1 to 4 of them).
+fn number(b: &[u8]) -> Option<u32> {
+    if b.is_empty() || b.len() > 4 || !b.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    Some(b.iter().fold(0u32, |acc, d| acc * 10 + u32::from(d - b'0')))
+}
+
+/// `HH:MM:SS` in seconds of the day.
+fn time_of_day(b: &[u8]) -> Option<u64> {
+    if b.len() != 8 || b[2] != b':' || b[5] != b':' {
+        return None;
+    }
+    let (h, m, s) = (number(&b[..2])?, number(&b[3..5])?, number(&b[6..])?);
+    // 60: a leap second, as RFC 5322 allows.
+    if h > 23 || m > 59 || s > 60 {
+        return None;
+    }
+    Some(u64::from(h * 3600 + m * 60 + s))
+}
+
+/// Days from 1970-01-01 to the given civil date (proleptic Gregorian).
+fn days_from_civil(year: u32, month: u32, day: u32) -> u64 {
+    let y = u64::from(if month <= 2 { year - 1 } else { year });
+    let era = y / 400;
+    let yoe = y - era * 400;
+    let mp = u64::from((month + 9) % 12);
+    let doy = (153 * mp + 2) / 5 + u64::from(day) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    (era * 146_097 + doe).saturating_sub(719_468)
+}
+
+fn days_in_month(year: u32, month: u32) -> u32 {
+    match month {
+        4 | 6 | 9 | 11 => 30,
+        2 if year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) => 29,
+        2 => 28,
+        _ => 31,
+    }
+}
+
+/// An HTTP-date (RFC 9110 5.6.7) in seconds since 1970: the IMF-fixdate
+/// `Sun, 06 Nov 1994 08:49:37 GMT`, and the two obsolete forms a recipient
+/// must accept, RFC 850 `Sunday, 06-Nov-94 08:49:37 GMT` (a two-digit year
+/// below 70 is 20xx) and asctime `Sun Nov  6 08:49:37 1994`. Dates before
+/// 1970 and anything malformed give `None`.
+pub fn http_date(b: &[u8]) -> Option<u64> {
+    // Up to 6 tokens separated by blanks, commas or dashes.
+    let mut tokens: [&[u8]; 6] = [&[]; 6];
+    let mut count = 0;
+    for t in b
+        .split(|&c| c == b' ' || c == b',' || c == b'-' || c == b'\t')
+        .filter(|t| !t.is_empty())
+    {
+        if count == tokens.len() {
+            return None;
+        }
+        tokens[count] = t;
+        count += 1;
+    }
+    if count < 5 || !tokens[0].iter().all(u8::is_ascii_alphabetic) {
+        return None;
+    }
+    let (day, mon, year, time) = if let Some(m) = month(tokens[1]) {
+        // asctime: weekday month day time year
+        if count != 5 {
+            return None;
+        }
+        (number(tokens[2])?, m, number(tokens[4])?, tokens[3])
+    } else {
+        if count != 6 || !tokens[5].eq_ignore_ascii_case(b"GMT") {
+            return None;
+        }
+        let year = match tokens[3].len() {
+            2 => {
+                let yy = number(tokens[3])?;
+                if yy < 70 {
+                    2000 + yy
+                } else {
+                    1900 + yy
+                }
+            }
+            4 => number(tokens[3])?,
+            _ => return None,
+        };
+        (number(tokens[1])?, month(tokens[2])?, year, tokens[4])
+    };
+    if year < 1970 || day == 0 || day > days_in_month(year, mon) {
+        return None;
+    }
+    let secs = time_of_day(time)?;
+    Some(days_from_civil(year, mon, day) * 86_400 + secs)
+}
