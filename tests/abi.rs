@@ -107,6 +107,7 @@ fn layout_facts() -> Vec<(String, usize)> {
     off!("struct agent_board_config", BoardConfig, api_key);
     off!("struct agent_board_config", BoardConfig, keep_reasoning);
     off!("struct agent_board_config", BoardConfig, reply_timeout_ms);
+    off!("struct agent_board_config", BoardConfig, request_timeout_ms);
     size!("cJSON", rtt_agent::cjson_sys::cJSON);
     off!("cJSON", rtt_agent::cjson_sys::cJSON, type_, "type");
     off!("cJSON", rtt_agent::cjson_sys::cJSON, valuestring);
