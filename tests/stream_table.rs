@@ -635,3 +635,36 @@ fn error_messages_are_distinct_and_nonempty() {
         assert!(all[..k].iter().all(|d| d.message() != e.message()));
     }
 }
+
+/// NULs (raw or `\u0000`) are left out of every string: the text ends up in
+/// C strings, and two ids that differ only by NULs would be one id there
+/// (found by the response fuzzer: two calls both named "call_zz" in C).
+#[test]
+fn nul_characters_are_left_out_of_strings() {
+    let chunk = |delta: &str| {
+        format!(
+            "data: {{\"choices\":[{{\"index\":0,\"delta\":{delta},\"finish_reason\":null}}]}}\n\n"
+        )
+    };
+    let mut body = Vec::new();
+    body.extend_from_slice(chunk(r#"{"content":"a\u0000b"}"#).as_bytes());
+    body.extend_from_slice(
+        chunk(r#"{"tool_calls":[{"index":0,"id":"call_zz","type":"function","function":{"name":"add","arguments":"{}"}}]}"#)
+            .as_bytes(),
+    );
+    // The second id holds raw NUL bytes and an escaped one.
+    let second = chunk(r#"{"tool_calls":[{"index":1,"id":"call@@_z\u0000z","type":"function","function":{"name":"mul","arguments":"{}"}}]}"#)
+        .replace('@', "\0");
+    body.extend_from_slice(second.as_bytes());
+    body.extend_from_slice(b"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n");
+    let whole = run_whole(&body, HOST);
+    let bytes: Vec<&[u8]> = body.chunks(1).collect();
+    assert_eq!(run(&bytes, HOST), whole, "1-byte reads");
+    assert_eq!(whole.error, None);
+    assert_eq!(whole.content, "ab");
+    assert_eq!(whole.sink_content, "ab");
+    // Without its NULs the second id is the first one: one call, as a
+    // repeated id always is (never two calls with one id).
+    assert_eq!(whole.calls.len(), 1, "{:?}", whole.calls);
+    assert_eq!(whole.calls[0].id, "call_zz");
+}

@@ -19,6 +19,9 @@
 //!   rule that joins multi-line data with `\n` could otherwise not be told
 //!   apart from a server's own mistake, and refusing gains nothing);
 //! - a lone UTF-16 surrogate escape becomes U+FFFD instead of an error;
+//! - NUL characters (raw, or escaped as `\u0000`) are left out of string
+//!   text: the text ends up in C strings, where a NUL would cut it, and two
+//!   ids that differ only by NULs would be one id there;
 //! - only strings whose text is delivered are checked for valid UTF-8 and
 //!   valid escapes; keys and unwanted strings are only scanned for their
 //!   end (their text is never used, and checking it would cost most of the
@@ -786,6 +789,13 @@ impl Tokenizer {
 
     /// Decoded text of the open string (key or wanted value).
     fn out_str<H: Handler>(&mut self, s: &str, h: &mut H) -> Result<(), Stop> {
+        if s.contains('\0') {
+            // Left out (see the module comment); the parts hold none.
+            for part in s.split('\0') {
+                self.out_str(part, h)?;
+            }
+            return Ok(());
+        }
         if self.in_key {
             self.key_bytes(s.as_bytes());
             return Ok(());
