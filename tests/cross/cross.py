@@ -342,6 +342,38 @@ def call_graph(prefix, elf):
     return {k: (v[0], v[1][0]) for k, v in graph.items()}
 
 
+# Rust's allocation-error path: `handle_alloc_error` and the handler it calls
+# (`__rust_alloc_error_handler`, `__rdl_alloc_error_handler`, `__rg_oom`). An
+# infallible `Vec`/`String`/`Box` growth reaches it; on a board it aborts.
+ALLOC_ERROR = re.compile(r'handle_alloc_error|alloc_error_handler|__rg_oom|__rust_oom')
+
+
+def alloc_error_paths(graph, roots):
+    """A shortest call path from a root to each allocation-error function still in the image."""
+    targets = {f for f in graph if ALLOC_ERROR.search(f)}
+    if not targets:
+        return []
+    parent = {r: None for r in roots if r in graph}
+    queue = list(parent)
+    while queue:
+        f = queue.pop(0)
+        for c in graph.get(f, ((), False))[0]:
+            if c in graph and c not in parent:
+                parent[c] = f
+                queue.append(c)
+    paths = []
+    for t in sorted(targets):
+        path, f = [], t
+        if t not in parent:
+            paths.append([t, '(no path found from the API: called indirectly?)'])
+            continue
+        while f is not None:
+            path.append(f)
+            f = parent[f]
+        paths.append(list(reversed(path)))
+    return paths
+
+
 def demangle(prefix, names):
     """Readable names (Rust v0 and legacy mangling, via binutils' c++filt), hashes dropped."""
     if not names:
@@ -437,6 +469,11 @@ def check_target(target, board, prefix, cflags, results, api_names):
             continue
         reachable.add(f)
         todo.extend(c for c in graph.get(f, ((), False))[0] if c in graph)
+    alloc_error = alloc_error_paths(graph, roots)
+    if alloc_error:
+        raise Failure('%s: the allocation-error handler (an abort on a board) is reachable from the C API:\n%s'
+                      % (target, '\n'.join('  ' + ' -> '.join(demangle(prefix, path)) for path in alloc_error)))
+    log('   allocation-error handler: unreachable from the %d exported and C functions' % len(roots))
     unknown = sorted(f for f in reachable if f not in frames)
     indirect = sorted(f for f in reachable if graph[f][1])
     shown = demangle(prefix, [c.replace(' (recursion)', '') for c in chain])
