@@ -22,6 +22,12 @@ fn text_char() -> impl Strategy<Value = char> {
     ]
 }
 
+/// What the parser makes of `s`: the same text without its NULs (they are
+/// left out of every string, see `src/stream/json.rs`).
+fn without_nul(s: &str) -> String {
+    s.replace('\0', "")
+}
+
 fn text() -> impl Strategy<Value = String> {
     prop::collection::vec(text_char(), 0..120).prop_map(|v| v.into_iter().collect())
 }
@@ -66,7 +72,7 @@ proptest! {
         let whole = run_whole(&body, HOST);
         prop_assert_eq!(whole.error, None);
         prop_assert_eq!(whole.calls.len(), 1);
-        prop_assert_eq!(&whole.calls[0].arguments, &args);
+        prop_assert_eq!(&whole.calls[0].arguments, &without_nul(&args));
         prop_assert_eq!(&whole.calls[0].id, "call_1");
         prop_assert_eq!(&whole.calls[0].name, "f");
         let reads = random_split(&body, seed);
@@ -88,6 +94,7 @@ proptest! {
         let reads = random_split(&body, seed);
         let got = run(&reads, HOST);
         prop_assert_eq!(got.error, None);
+        let content = without_nul(&content);
         prop_assert_eq!(&got.content, &content);
         prop_assert_eq!(&got.sink_content, &content);
     }
@@ -104,6 +111,7 @@ proptest! {
         let body = openai_text_body(&escaped);
         let caps = Caps { max_content: cap, ..HOST };
         let got = run(&random_split(&body, seed), caps);
+        let content = without_nul(&content);
         let mut end = cap.min(content.len());
         while !content.is_char_boundary(end) {
             end -= 1;
