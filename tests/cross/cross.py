@@ -61,7 +61,8 @@ CFLAGS_COMMON = ['-Os', '-ffunction-sections', '-fdata-sections', '-fstack-usage
 # Extra C flags for every target (e.g. CROSS_EXTRA_CFLAGS=-fno-short-enums to try a board that
 # overrides arm-none-eabi-gcc's default of short enums).
 CFLAGS_COMMON += os.environ.get('CROSS_EXTRA_CFLAGS', '').split()
-BUDGET_M4 = (8.1 * 1024, 1.1 * 1024)  # the C package's framework at -Os: text, data
+BUDGET_M4 = (8.1 * 1024, 1.1 * 1024)
+TOP_N = 25  # biggest symbols listed per target in the size report  # the C package's framework at -Os: text, data
 
 CARGO = os.environ.get('CARGO', '/usr/bin/cargo')
 RUSTC = os.environ.get('RUSTC', os.path.join(os.path.dirname(CARGO), 'rustc'))
@@ -449,6 +450,13 @@ def check_target(target, board, prefix, cflags, results, api_names):
         raise Failure('%s: undefined symbols outside the allowed list (rt_*, finsh_*, cJSON_*, webclient_*, '
                       'ulog_*, mem*, str*): %s' % (target, ' '.join(bad)))
     sizes = sizes_from_map(mapfile)
+    c_names, harness = set(), set()
+    for o in objs:
+        names = set(l.split()[-1] for l in run([prefix + 'nm', '--defined-only', o]).splitlines()
+                    if len(l.split()) == 3)
+        # The entry and the API references exist only in this test image.
+        (harness if os.path.basename(o).startswith(('target_cross', 'entry')) else c_names).update(names)
+    areas, top = attribute(prefix, elf, c_names, harness, set(funcs) | set(data))
     arm = prefix.startswith('arm')
     names = symbols(prefix, elf, arm)
     frames = c_stack_sizes(objdir)
@@ -482,7 +490,7 @@ def check_target(target, board, prefix, cflags, results, api_names):
     results.append(dict(target=target, board=board, sizes=sizes, stack=stack, chain=chain, cycles=cycles,
                         unknown=unknown, indirect=len(indirect), reachable=len(reachable),
                         rust_frames=len(rust_frames), build_s=t_build, total_s=time.time() - t0,
-                        undefined=undef))
+                        undefined=undef, areas=areas, top=top))
     log('   ok: linked, %d undefined symbols all allowed; %.0f s' % (len(undef), time.time() - t0))
 
 
@@ -568,6 +576,52 @@ def prebuilt_check(prefix):
                                        len(declared & NOT_YET), time.time() - t0))
 
 
+# Areas of the size attribution, by the symbol's (demangled) path; first match wins.
+AREAS = [
+    ('stream parser', r'rtt_agent::stream::'),
+    ('chat client', r'rtt_agent::chat::|^chat$|rtt_agent::ffi::chat::'),
+    ('CLI channel + line editor', r'rtt_agent::ffi::channels::cli|rtt_agent::line_editor|^agent_cli_'),
+    ('Debug channel', r'rtt_agent::ffi::channels::debug|^agent_debug_|^agent_send_message$'),
+    ('MSH commands', r'rtt_agent::ffi::commands|^agent_config$|^agent_status$'),
+    ('agent loop', r'rtt_agent::ffi::agent_loop|^main_loop_entry$|^cleanup_agent|^init_agent$'),
+    ('logging', r'rtt_agent::rtt::log'),
+    ('panic handler', r'^__rustc::|rtt_agent::rtt::allocator::panic'),
+    ('other C API (Rust)', r'rtt_agent::'),
+    ('core::fmt', r'^core::fmt|<.* as core::fmt::'),
+    ('outlined code (Rust, shared by several areas)', r'^OUTLINED_FUNCTION_'),
+    ('core + alloc', r'^<*(core|alloc)::|^<+(char|str|u8|usize|i32|u32|\[)'),
+    ('compiler helpers', r'compiler_builtins|^__aeabi|^__(add|sub|mul|div|mod|udiv|umod|ashl|lshr|fix|float|cmp|'
+                         r'lt|gt|le|ge|eq|ne|unord|extend|trunc|clz|ctz|pop|bswap)\w*$|^mem(cpy|move|set|cmp)$'),
+]
+
+
+def attribute(prefix, elf, c_names, harness, rust_api):
+    """Per-area flash sums and the biggest symbols, from the image's symbol table."""
+    listed = run([prefix + 'nm', '--size-sort', '-S', '--defined-only', elf])
+    raw = []
+    for line in listed.splitlines():
+        parts = line.split()
+        if len(parts) != 4 or parts[2].lower() not in 'trd' or parts[3] in harness:
+            continue
+        raw.append((int(parts[1], 16), parts[3]))
+    shown = demangle(prefix, [n for _, n in raw]) if raw else []
+    full = subprocess.run([prefix + 'c++filt'], input='\n'.join(n for _, n in raw) + '\n',
+                          stdout=subprocess.PIPE, universal_newlines=True).stdout.split('\n')
+    areas, symbols = {}, []
+    for (size, name), short, long_name in zip(raw, shown, full):
+        long_name = re.sub(r'\[[0-9a-f]{16}\]', '', long_name)
+        if name in c_names:
+            area = 'C glue and tools'
+        elif name in rust_api:
+            area = next((a for a, pat in AREAS if re.search(pat, name)), 'other C API (Rust)')
+        else:
+            area = next((a for a, pat in AREAS if re.search(pat, long_name)), 'other')
+        areas[area] = areas.get(area, 0) + size
+        symbols.append((size, short, area))
+    symbols.sort(key=lambda s: -s[0])
+    return areas, symbols
+
+
 def fmt_kb(n):
     return '%.1f' % (n / 1024.0)
 
@@ -594,6 +648,19 @@ def report(results, coexist_ok):
             lines.append('| %s | %s | %d | %d | %d | %d | %d |' % (
                 r['target'], name, v['text'], v['rodata'], v['data'], v['bss'],
                 v['text'] + v['rodata'] + v['data']))
+    lines += ['', 'Flash by area (sizes of the image\'s symbols; inlined code counts where it was inlined;',
+              'string constants without a symbol are in no area, so the sum is below the table above):', '']
+    names = [a for a, _ in AREAS] + ['C glue and tools', 'other']
+    lines.append('| area | ' + ' | '.join(r['target'] for r in results) + ' |')
+    lines.append('|---|' + '---:|' * len(results))
+    for a in names:
+        if any(r['areas'].get(a) for r in results):
+            lines.append('| %s | %s |' % (a, ' | '.join('%d' % r['areas'].get(a, 0) for r in results)))
+    lines.append('| sum of symbols | %s |' % ' | '.join('%d' % sum(r['areas'].values()) for r in results))
+    for r in results:
+        lines += ['', 'Biggest symbols, %s:' % r['target'], '', '| bytes | symbol | area |', '|---:|---|---|']
+        for size, name, area in r['top'][:TOP_N]:
+            lines.append('| %d | `%s` | %s |' % (size, name.replace('|', '\\|'), area))
     lines += ['', '| target | deepest stack (bytes) | chain (frame bytes) | functions reachable | '
               'with indirect calls | no stack data |', '|---|---:|---|---:|---:|---:|']
     for r in results:
