@@ -4,7 +4,8 @@
 For each target:
   1. build librtt_agent.a as the SConscript does (`cargo rustc --crate-type
      staticlib --release --no-default-features`, RT-Thread's RUSTFLAGS,
-     -Zbuild-std=core,alloc when the target's std is not installed), plus
+     -Zbuild-std=core,alloc -Zbuild-std-features=optimize_for_size when the
+     target's std is not installed), plus
      -Zemit-stack-sizes for the stack estimate;
   2. compile src/tools/*.c, src/tool_func.c, glue/*.c with the cross gcc and
      the board's flags against include/ and the stand-in board headers in
@@ -108,7 +109,7 @@ def cargo_build(target, manifest, extra_rustflags=(), crate_type_staticlib=True)
     else:
         cmd = [CARGO, 'build', '--release', '--target', target, '--manifest-path', manifest]
     if build_std:
-        cmd.append('-Zbuild-std=core,alloc')
+        cmd += ['-Zbuild-std=core,alloc', '-Zbuild-std-features=optimize_for_size']
     p = subprocess.run(cmd, env=env, cwd=os.path.dirname(manifest), stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, universal_newlines=True)
     if p.returncode != 0:

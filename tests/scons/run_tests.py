@@ -119,7 +119,7 @@ def check_success(r, target, build_std):
     want = ['rustc', '--lib', '--release', '--target', target, '--no-default-features',
             '--manifest-path', os.path.join(r.pkg, 'Cargo.toml'), '--crate-type', 'staticlib']
     if build_std:
-        want.append('-Zbuild-std=core,alloc')
+        want += ['-Zbuild-std=core,alloc', '-Zbuild-std-features=optimize_for_size']
     check(c['argv'] == want, 'cargo arguments: got %r, want %r' % (c['argv'], want), r)
     check(os.path.realpath(c['cwd']) == os.path.realpath(REPO), 'cargo runs in the package folder', r)
     flags = c['env'].get('RUSTFLAGS', '').split()
