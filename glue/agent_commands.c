@@ -21,10 +21,17 @@ const struct AgentChannelOps *agent_glue_channel_ops(void)
     return AGENT_CHANNEL_OPS;
 }
 
+/* Each command only when its part is built: the SConscript turns the same
+ * options into the library's cargo features (AGENT_ALL_PARTS: every part,
+ * as the host port builds it). */
 #ifdef RT_USING_FINSH
 MSH_CMD_EXPORT(main_loop_entry, start the agent loop);
 MSH_CMD_EXPORT(cleanup_agent_entry, stop the agent loop and free everything);
+#if defined(PKG_AGENT_DEBUG_CHANNEL) || defined(AGENT_ALL_PARTS)
 MSH_CMD_EXPORT(agent_send_message, agent_send_message <type 0 text/1 audio/2 image/3 video> <content>);
+#endif
+#if defined(PKG_AGENT_MSH_EXTRAS) || defined(AGENT_ALL_PARTS)
 MSH_CMD_EXPORT(agent_config, agent_config [key|model|url <value>]: show or set the LLM endpoint);
 MSH_CMD_EXPORT(agent_status, show the agent loop state and heap use);
+#endif
 #endif

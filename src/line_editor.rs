@@ -160,6 +160,9 @@ impl LineEditor {
     }
 
     fn remember(&mut self, line: &[u8]) {
+        if !cfg!(feature = "cli-history") {
+            return; // built without history (PKG_AGENT_CLI_HISTORY off): its code goes
+        }
         if self.history.last().is_some_and(|l| l.as_slice() == line) {
             return;
         }
@@ -248,6 +251,9 @@ impl LineEditor {
     }
 
     fn history_step(&mut self, up: bool, echo: &mut dyn FnMut(&[u8])) {
+        if !cfg!(feature = "cli-history") {
+            return;
+        }
         if up {
             if self.browse == 0 {
                 return;

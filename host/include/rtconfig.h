@@ -49,6 +49,11 @@
 #define PKG_AGENT_LOOP_STACK_SIZE 10240
 #define PKG_AGENT_LOOP_PRIORITY 20
 #define PKG_AGENT_CLI_CHANNEL
+/* The host port builds every optional part (cargo feature all-parts): both
+ * channels, the line editor's history, agent_config and agent_status. */
+#define AGENT_ALL_PARTS
+#define PKG_AGENT_CLI_HISTORY
+#define PKG_AGENT_MSH_EXTRAS
 #define PKG_AGENT_MULTIMODAL_DISABLE
 /* Multimodal options (used only with PKG_AGENT_MULTIMODAL_ENABLE). */
 #define PKG_AGENT_FILE_OP_THREAD_SIZE 4096

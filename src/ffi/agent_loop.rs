@@ -323,8 +323,16 @@ pub fn answered() -> usize {
 /// `messages_destroy`, so the static out-of-memory reply is safe for them)?
 fn channel_is_ours() -> bool {
     let ops = channel_ops().map_or(ptr::null(), |ops| ops as *const AgentChannelOps);
-    ptr::eq(ops, ptr::addr_of!(super::channels::debug::agent_debug_ops))
-        || ptr::eq(ops, ptr::addr_of!(super::channels::cli::agent_cli_ops))
+    #[cfg(feature = "channel-debug")]
+    if ptr::eq(ops, ptr::addr_of!(super::channels::debug::agent_debug_ops)) {
+        return true;
+    }
+    #[cfg(feature = "channel-cli")]
+    if ptr::eq(ops, ptr::addr_of!(super::channels::cli::agent_cli_ops)) {
+        return true;
+    }
+    let _ = ops;
+    false
 }
 
 fn channel_ops() -> Option<&'static AgentChannelOps> {
@@ -535,7 +543,12 @@ fn stop_agent() -> StopOutcome {
 /// its stack and control block are freed later, by the idle (or system)
 /// thread, after which its object can no longer be found.
 fn wait_until_threads_freed() {
-    for name in [LOOP_THREAD_NAME, super::channels::cli::CLI_THREAD_NAME] {
+    let names: &[&CStr] = &[
+        LOOP_THREAD_NAME,
+        #[cfg(feature = "channel-cli")]
+        super::channels::cli::CLI_THREAD_NAME,
+    ];
+    for &name in names {
         for _ in 0..200 {
             if !thread::exists(name) {
                 break;

@@ -58,6 +58,7 @@
 pub mod agent_loop;
 pub mod channels;
 pub mod chat;
+#[cfg(feature = "msh-extras")]
 pub mod commands;
 pub mod config;
 pub mod context;

@@ -93,7 +93,7 @@ def c_sources():
 
 # ------------------------------------------------------------------ building
 
-def cargo_build(target, manifest, extra_rustflags=(), crate_type_staticlib=True):
+def cargo_build(target, manifest, extra_rustflags=(), crate_type_staticlib=True, features=()):
     sysroot = run([RUSTC, '--print', 'sysroot']).strip()
     build_std = not os.path.isdir(os.path.join(sysroot, 'lib', 'rustlib', target, 'lib'))
     env = dict(os.environ)
@@ -106,6 +106,8 @@ def cargo_build(target, manifest, extra_rustflags=(), crate_type_staticlib=True)
     if crate_type_staticlib:
         cmd = [CARGO, 'rustc', '--lib', '--release', '--target', target, '--no-default-features',
                '--manifest-path', manifest, '--crate-type', 'staticlib']
+        if features:
+            cmd += ['--features', ','.join(features)]
     else:
         cmd = [CARGO, 'build', '--release', '--target', target, '--manifest-path', manifest]
     if build_std:
@@ -123,7 +125,7 @@ def has_libc_headers(prefix, cflags):
     return p.returncode == 0
 
 
-def compile_c(target, prefix, cflags, workdir):
+def compile_c(target, prefix, cflags, workdir, defines=()):
     includes = ['-I' + os.path.join(HERE, 'board')] + ['-I' + os.path.join(REPO, d) for d in
                                                       ('include', 'include/tools', 'include/channels', 'glue')]
     if not has_libc_headers(prefix, cflags):
@@ -140,7 +142,7 @@ def compile_c(target, prefix, cflags, workdir):
 
     def one(job):
         src, obj = job
-        cmd = [prefix + 'gcc'] + cflags.split() + CFLAGS_COMMON + includes + ['-c', src, '-o', obj]
+        cmd = [prefix + 'gcc'] + cflags.split() + CFLAGS_COMMON + list(defines) + includes + ['-c', src, '-o', obj]
         out = run(cmd, cwd=objdir)
         if out.strip():
             warnings.append(out)
@@ -425,12 +427,50 @@ def deepest(graph, frames, roots):
 
 # --------------------------------------------------------------------- main
 
+# Every optional part on (the "full" figure), as the host port builds it.
+FULL_FEATURES = ['all-parts']
+FULL_DEFINES = ['-DAGENT_ALL_PARTS']
+# The old C package's feature set: the CLI channel, no Debug channel, no extra
+# MSH commands, no line history (the default menuconfig choices).
+OLD_FEATURES = ['channel-cli']
+# Symbols of the parts the old feature set leaves out: none may be in its image.
+LEFT_OUT = re.compile(r'^(agent_send_message|agent_debug_\w+|agent_config|agent_status|__fsym_agent_(send_message|config|'
+                      r'status)\w*)$|channels..debug|ffi..commands|history_step')
+
+
+def old_feature_set(target, prefix, cflags):
+    """Build and link the old package's feature set; its sizes. Fails when a left-out part is in it."""
+    workdir = os.path.join(OUT, 'check', target + '-old-set')
+    os.makedirs(workdir, exist_ok=True)
+    libdir = cargo_build(target, os.path.join(REPO, 'Cargo.toml'), features=OLD_FEATURES)
+    lib = os.path.join(workdir, 'librtt_agent.a')
+    shutil.copy(os.path.join(libdir, 'librtt_agent.a'), lib)
+    funcs, data, _ = exported_api(prefix, lib)
+    write_api_refs(os.path.join(workdir, 'api_refs.c'), funcs, data)
+    objs, _, _ = compile_c(target, prefix, cflags, workdir)
+    elf = os.path.join(workdir, 'agent.elf')
+    mapfile = link(prefix, cflags, objs, [lib], elf)
+    defined = [l.split()[-1] for l in run([prefix + 'nm', '--defined-only', elf]).splitlines() if l.strip()]
+    shown = demangle(prefix, defined)
+    present = sorted(set(s for d, s in zip(defined, shown) if LEFT_OUT.search(d) or LEFT_OUT.search(s)))
+    if present:
+        raise Failure('%s: the old feature set (%s) still links parts it leaves out: %s'
+                      % (target, ','.join(OLD_FEATURES), ' '.join(present[:12])))
+    sizes = sizes_from_map(mapfile)
+    fw = sum(sizes[p][k] for p in ('rust', 'helpers', 'glue') for k in ('text', 'rodata', 'data'))
+    log('   old feature set (%s): %d bytes of flash, without the Debug channel, agent_config, agent_status, '
+        'history' % (','.join(OLD_FEATURES), fw))
+    return sizes
+
+
 def check_target(target, board, prefix, cflags, results, api_names):
     t0 = time.time()
     workdir = os.path.join(OUT, 'check', target)
     os.makedirs(workdir, exist_ok=True)
     log('== %s (%s)' % (target, board))
-    libdir = cargo_build(target, os.path.join(REPO, 'Cargo.toml'), ['-Z', 'emit-stack-sizes'])
+    old_sizes = old_feature_set(target, prefix, cflags)
+    libdir = cargo_build(target, os.path.join(REPO, 'Cargo.toml'), ['-Z', 'emit-stack-sizes'],
+                         features=FULL_FEATURES)
     lib = os.path.join(libdir, 'librtt_agent.a')
     t_build = time.time() - t0
     funcs, data, rust_named = exported_api(prefix, lib)
@@ -439,7 +479,7 @@ def check_target(target, board, prefix, cflags, results, api_names):
                       'would clash with RT_USING_RUST: %s' % (target, ' '.join(rust_named[:10])))
     api_names.update(funcs)
     write_api_refs(os.path.join(workdir, 'api_refs.c'), funcs, data)
-    objs, objdir, warnings = compile_c(target, prefix, cflags, workdir)
+    objs, objdir, warnings = compile_c(target, prefix, cflags, workdir, FULL_DEFINES)
     for w in warnings:
         log(w.rstrip())
     elf = os.path.join(workdir, 'agent.elf')
@@ -491,7 +531,7 @@ def check_target(target, board, prefix, cflags, results, api_names):
     results.append(dict(target=target, board=board, sizes=sizes, stack=stack, chain=chain, cycles=cycles,
                         unknown=unknown, indirect=len(indirect), reachable=len(reachable),
                         rust_frames=len(rust_frames), build_s=t_build, total_s=time.time() - t0,
-                        undefined=undef, areas=areas, top=top))
+                        undefined=undef, areas=areas, top=top, old_sizes=old_sizes))
     log('   ok: linked, %d undefined symbols all allowed; %.0f s' % (len(undef), time.time() - t0))
 
 
@@ -555,7 +595,7 @@ def prebuilt_check(prefix):
     log('== prebuilt archive (tools/prebuilt-lib %s), read with %snm' % (target, prefix))
     out = os.path.join(OUT, 'prebuilt', target, 'librtt_agent.a')
     env = dict(os.environ, CARGO=CARGO, RUSTC=RUSTC)
-    p = subprocess.run([os.path.join(REPO, 'tools', 'prebuilt-lib'), target, out], env=env,
+    p = subprocess.run([os.path.join(REPO, 'tools', 'prebuilt-lib'), target, out, ','.join(FULL_FEATURES)], env=env,
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
     if p.returncode != 0:
         raise Failure('tools/prebuilt-lib failed:\n%s' % p.stdout)
@@ -649,6 +689,19 @@ def report(results, coexist_ok):
             lines.append('| %s | %s | %d | %d | %d | %d | %d |' % (
                 r['target'], name, v['text'], v['rodata'], v['data'], v['bss'],
                 v['text'] + v['rodata'] + v['data']))
+    lines += ['', 'Flash of the framework (Rust + helpers + glue, text + rodata + data) with every optional part',
+              '(`%s`) and with the old C package\'s feature set (`%s`: the CLI channel; no Debug channel,'
+              % (','.join(FULL_FEATURES), ','.join(OLD_FEATURES)),
+              'no agent_config/agent_status, no line history), against the old package\'s own 9 127 bytes',
+              '(Cortex-M4, -Os; the goals are: full <= 12 288, old set <= 9 127):', '',
+              '| target | every part | old feature set | old package |', '|---|---:|---:|---:|']
+    for r in results:
+        full = sum(r['sizes'][p][k] for p in ('rust', 'helpers', 'glue') for k in ('text', 'rodata', 'data'))
+        old = sum(r['old_sizes'][p][k] for p in ('rust', 'helpers', 'glue') for k in ('text', 'rodata', 'data'))
+        m4 = r['target'] == 'thumbv7em-none-eabihf'
+        lines.append('| %s | %d%s | %d%s | %s |' % (
+            r['target'], full, (' (goal %s)' % ('met' if full <= 12288 else 'not met')) if m4 else '',
+            old, (' (goal %s)' % ('met' if old <= 9127 else 'not met')) if m4 else '', '9 127' if m4 else '–'))
     lines += ['', 'Flash by area (sizes of the image\'s symbols; inlined code counts where it was inlined;',
               'string constants without a symbol are in no area, so the sum is below the table above):', '']
     names = [a for a, _ in AREAS] + ['C glue and tools', 'other']

@@ -114,14 +114,11 @@ if [ -z "$skip_build" ]; then
             build_bsp "$b" cli "$st" "$(ls "$rtt/bsp/$first"/build/rtt_agent/*/release/librtt_agent.a | head -1)"
         fi
     done
-    # The Debug channel is a menuconfig choice (AGENT_CHANNEL_OPS is a macro
-    # of the C glue), so it needs its own firmware. The Rust library does not
-    # depend on the choice: this firmware links the one just built
-    # (PKG_AGENT_PREBUILT_LIB, also checking that option), and only its C is
-    # compiled.
-    lib="$(ls "$rtt/bsp/$first"/build/rtt_agent/*/release/librtt_agent.a | head -1)"
-    [ -f "$lib" ] || fail "no librtt_agent.a under $rtt/bsp/$first/build/rtt_agent"
-    build_bsp agent-debug debug on "$lib"
+    # The Debug channel is a menuconfig choice, and the SConscript builds the
+    # library with the chosen channel only (cargo feature channel-debug), so
+    # this firmware builds its own. (The second CLI firmware above links the
+    # first one's library: PKG_AGENT_PREBUILT_LIB.)
+    build_bsp agent-debug debug on
 fi
 
 step "scripted server"

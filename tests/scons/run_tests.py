@@ -112,12 +112,14 @@ def check(cond, what, r=None):
         raise AssertionError(what + detail)
 
 
-def check_success(r, target, build_std):
+def check_success(r, target, build_std, features=('channel-cli',)):
     check(r.rc == 0, 'scons failed', r)
     check(len(r.calls) == 1, 'cargo should run exactly once', r)
     c = r.calls[0]
     want = ['rustc', '--lib', '--release', '--target', target, '--no-default-features',
             '--manifest-path', os.path.join(r.pkg, 'Cargo.toml'), '--crate-type', 'staticlib']
+    if features:
+        want += ['--features', ','.join(features)]
     if build_std:
         want += ['-Zbuild-std=core,alloc', '-Zbuild-std-features=optimize_for_size']
     check(c['argv'] == want, 'cargo arguments: got %r, want %r' % (c['argv'], want), r)
@@ -167,6 +169,27 @@ def test_riscv32_imac_build_std():
     c = check_success(r, 'riscv32imac-unknown-none-elf', build_std=True)
     check(c['env']['RUSTFLAGS'].split()[-4:-2] == ['-C', 'code-model=medium'], 'RISC-V code model', r)
     cleanup(r)
+
+
+def test_kconfig_choices_become_cargo_features():
+    """Each optional part chosen in menuconfig reaches cargo as its feature, in Cargo.toml's order;
+    the defaults (the C package's choices) give the CLI channel alone."""
+    cases = [
+        ({}, (), ('channel-cli',)),
+        ({'PKG_AGENT_CLI_HISTORY': '', 'PKG_AGENT_MSH_EXTRAS': ''}, (),
+         ('channel-cli', 'cli-history', 'msh-extras')),
+        ({'PKG_AGENT_DEBUG_CHANNEL': ''}, ('PKG_AGENT_CLI_CHANNEL',), ('channel-debug',)),
+        ({'PKG_AGENT_DEBUG_CHANNEL': '', 'PKG_AGENT_MSH_EXTRAS': ''}, ('PKG_AGENT_CLI_CHANNEL',),
+         ('channel-debug', 'msh-extras')),
+        ({}, ('PKG_AGENT_CLI_CHANNEL',), ()),
+    ]
+    cargo_toml = open(os.path.join(REPO, 'Cargo.toml')).read()
+    for config, drop, features in cases:
+        for f in features:
+            check(('\n%s = ' % f) in cargo_toml, 'Cargo.toml declares the feature %s' % f)
+        r = scons('stm32f407-m4f', config=config, drop=drop, installed=['thumbv7em-none-eabihf'])
+        check_success(r, 'thumbv7em-none-eabihf', build_std=False, features=features)
+        cleanup(r)
 
 
 def test_user_rustflags_are_kept():
@@ -268,7 +291,8 @@ def test_prebuilt_library_skips_cargo():
 def test_rt_using_rust_links_side_by_side():
     r = scons('stm32f407-m4f', config={'RT_USING_RUST': ''}, installed=['thumbv7em-none-eabihf'])
     c = check_success(r, 'thumbv7em-none-eabihf', build_std=False)
-    check('--features' not in c['argv'], 'no feature: the staticlib keeps its runtime internal', r)
+    features = c['argv'][c['argv'].index('--features') + 1].split(',') if '--features' in c['argv'] else []
+    check('rt-rust-runtime' not in features, 'not rt-rust-runtime: the staticlib keeps its runtime internal', r)
     check('RT_USING_RUST is on' in r.out, 'the build says what happens with RT_USING_RUST', r)
     cleanup(r)
 
@@ -393,6 +417,10 @@ def test_kconfig_options_and_defaults():
         check(kconf.syms['PKG_AGENT_PREBUILT_LIB'].str_value == '', 'no prebuilt library by default')
         check(kconf.syms['PKG_AGENT_DROP_REASONING'].str_value == 'n', 'reasoning kept by default')
         check(kconf.syms['PKG_AGENT_CLI_CHANNEL'].str_value == 'y', 'CLI channel by default')
+        # The optional parts are off by default: the C package had none of them.
+        for s in ('PKG_AGENT_CLI_HISTORY', 'PKG_AGENT_MSH_EXTRAS'):
+            check(kconf.syms[s].str_value == 'n', '%s off by default' % s)
+            check(kconf.syms[s].set_value(2), '%s selectable' % s)
         check(kconf.syms['PKG_AGENT_MULTIMODAL_DISABLE'].str_value == 'y', 'multimodal off by default')
         check(kconf.syms['PKG_AGENT_VER'].str_value != '', 'a version is chosen')
         # TLS: mbedTLS and the two root CAs by default, as the C package had
