@@ -412,19 +412,25 @@ pub unsafe fn send<S: ResponseSink>(
                 let wait = retry_after_ms.unwrap_or(backoff);
                 if wait >= deadline.remaining_ms(now()) {
                     crate::log_w!(
-                        "request failed ({}); no retry: waiting {} ms would pass the request's deadline",
+                        "request failed (",
                         error.as_str(),
-                        wait
+                        "); no retry: waiting ",
+                        wait,
+                        " ms would pass the request's deadline"
                     );
                     error.append(&[b" (no retry: the wait would pass the request deadline)"]);
                     return Err(failure);
                 }
                 crate::log_w!(
-                    "request failed ({}); retry {} of {} in {} ms",
+                    "request failed (",
                     error.as_str(),
+                    "); retry ",
                     attempt + 1,
+                    " of ",
                     settings.retries,
-                    wait
+                    " in ",
+                    wait,
+                    " ms"
                 );
                 if !sleep_unless_cancelled(wait) {
                     error.set(&[b"cancelled"]);
@@ -918,7 +924,7 @@ unsafe fn http_error<E>(
             }
         }
     }
-    crate::log_e!("{}", error.as_str());
+    crate::log_e!(error.as_str());
     // SAFETY: `session` is a live session with a response head (contract).
     let retry_after_ms = unsafe { server_wait_ms(session) };
     Attempt::Failed {

@@ -351,10 +351,13 @@ fn log_memory(what: &str) {
     // SAFETY: three writable locals.
     unsafe { rt_memory_info(&mut total, &mut used, &mut max_used) };
     crate::log_i!(
-        "[mem] {}: used {} max_used {} total {}",
+        "[mem] ",
         what,
+        ": used ",
         used,
+        " max_used ",
         max_used,
+        " total ",
         total
     );
 }

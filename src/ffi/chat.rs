@@ -320,13 +320,13 @@ pub(crate) unsafe fn chat_with_error(
     // next request, never this one.
     let Some(config) = super::config::snapshot() else {
         error.set(&[b"no memory for the request's configuration"]);
-        crate::log_e!("chat: {}", error.as_str());
+        crate::log_e!("chat: ", error.as_str());
         return ptr::null_mut();
     };
     let url = config.url();
     if url.is_empty() {
         error.set(&[b"no API URL configured (PKG_AGENT_API_URL or agent_config url)"]);
-        crate::log_e!("chat: {}", error.as_str());
+        crate::log_e!("chat: ", error.as_str());
         return ptr::null_mut();
     }
     let settings = Settings {
@@ -371,14 +371,14 @@ pub(crate) unsafe fn chat_with_error(
     // modifies meanwhile.
     if let Err(failure) = unsafe { transport::send(&settings, &req, &mut parser, error) } {
         describe_failure(failure, error);
-        crate::log_e!("chat failed: {}", error.as_str());
+        crate::log_e!("chat failed: ", error.as_str());
         return ptr::null_mut();
     }
     // SAFETY: `build_response` only reads the finished stream and allocates.
     let resp = unsafe { build_response(&parser.stream) };
     if resp.is_null() {
         error.set(&[b"out of memory while building the response"]);
-        crate::log_e!("chat failed: {}", error.as_str());
+        crate::log_e!("chat failed: ", error.as_str());
         return resp;
     }
     if let Some(cb) = on_tool_call {

@@ -56,10 +56,13 @@ fn store(field: &mut [c_char], value: &CStr, what: &str) -> bool {
     let bytes = value.to_bytes();
     if bytes.len() >= field.len() {
         crate::log_w!(
-            "agent_config_set: {} is {} bytes, the limit is {}; not changed",
+            "agent_config_set: ",
             what,
+            " is ",
             bytes.len(),
-            field.len() - 1
+            " bytes, the limit is ",
+            field.len() - 1,
+            "; not changed"
         );
         return false;
     }

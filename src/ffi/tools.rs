@@ -225,7 +225,7 @@ fn register_now(tool_obj: *mut cJSON, execute_func: Option<ExecuteFn>) -> rt_err
         // nodes come from the registry's own allocations.
         unsafe {
             let refuse = |why: &str| {
-                crate::log_w!("append_tool: {}", why);
+                crate::log_w!("append_tool: ", why);
                 cJSON_Delete(tool_obj);
                 rt_error()
             };
@@ -240,10 +240,7 @@ fn register_now(tool_obj: *mut cJSON, execute_func: Option<ExecuteFn>) -> rt_err
                 return refuse("tool definition has no function.name");
             };
             if nodes().any(|n| function_name((*n).tool_obj) == Some(name)) {
-                crate::log_w!(
-                    "append_tool: tool '{}' is already registered",
-                    name.to_str().unwrap_or("?")
-                );
+                crate::log_w!("append_tool: tool '", name, "' is already registered");
                 cJSON_Delete(tool_obj);
                 return rt_error();
             }

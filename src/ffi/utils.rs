@@ -79,7 +79,7 @@ pub unsafe extern "C" fn print_reasoning(text: *const c_char) {
     ffi_fn!(failure = (), {
         // SAFETY: NULL or NUL-terminated.
         if let Some(t) = unsafe { super::cstr_arg(text) } {
-            crate::log_d!("[reasoning] {}", t.to_str().unwrap_or("<not UTF-8>"));
+            crate::log_d!("[reasoning] ", t);
         }
     })
 }
@@ -90,7 +90,7 @@ pub unsafe extern "C" fn print_tool_call(text: *const c_char) {
     ffi_fn!(failure = (), {
         // SAFETY: NULL or NUL-terminated.
         if let Some(t) = unsafe { super::cstr_arg(text) } {
-            crate::log_i!("[tool_call] {}", t.to_str().unwrap_or("<not UTF-8>"));
+            crate::log_i!("[tool_call] ", t);
         }
     })
 }

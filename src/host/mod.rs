@@ -5,6 +5,29 @@
 //! (`host/port/*.c`): the variadic printf family, klibc, start-up hooks.
 //! Headers for C code: `host/include/`.
 
+/// The host port's own log lines, formatted with `core::fmt` (the host has
+/// it anyway; the device's lines are built from pieces, see `rtt::log`).
+#[macro_export]
+macro_rules! host_log_e { ($($a:tt)*) => { $crate::host::log_fmt($crate::rtt::log::Level::Error, format_args!($($a)*)) } }
+#[macro_export]
+macro_rules! host_log_w { ($($a:tt)*) => { $crate::host::log_fmt($crate::rtt::log::Level::Warning, format_args!($($a)*)) } }
+#[macro_export]
+macro_rules! host_log_i { ($($a:tt)*) => { $crate::host::log_fmt($crate::rtt::log::Level::Info, format_args!($($a)*)) } }
+
+/// Format and log a line through the same writer as the library's lines.
+pub fn log_fmt(level: crate::rtt::log::Level, args: core::fmt::Arguments<'_>) {
+    struct Adapter(crate::rtt::log::LineWriter);
+    impl core::fmt::Write for Adapter {
+        fn write_str(&mut self, s: &str) -> core::fmt::Result {
+            self.0.write_bytes(s.as_bytes());
+            Ok(())
+        }
+    }
+    let mut line = Adapter(crate::rtt::log::LineWriter::new(level));
+    let _ = core::fmt::write(&mut line, args);
+    line.0.finish();
+}
+
 pub mod console;
 pub mod heap;
 pub mod ipc;

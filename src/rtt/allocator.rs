@@ -101,13 +101,21 @@ extern "C" {
 #[cfg(all(not(feature = "std"), not(feature = "rt-rust-runtime")))]
 #[panic_handler]
 fn panic(info: &core::panic::PanicInfo) -> ! {
-    use core::fmt::Write;
     let mut line = super::log::LineWriter::new(super::log::Level::Error);
-    let _ = write!(line, "panic: {}", info.message());
+    line.write_bytes(b"panic: ");
+    // Only a message without arguments: formatting one would pull
+    // core::fmt into every image for a path that should never run.
+    match info.message().as_str() {
+        Some(text) => line.write_bytes(text.as_bytes()),
+        None => line.write_bytes(b"(a formatted message)"),
+    }
     let (file, number) = info
         .location()
         .map_or(("?", 0), |loc| (loc.file(), loc.line()));
-    let _ = write!(line, " at {file}:{number}");
+    line.write_bytes(b" at ");
+    line.write_bytes(file.as_bytes());
+    line.write_bytes(b":");
+    super::log::Piece::from(number).write_to(&mut line);
     line.finish();
     // SAFETY: a static NUL-terminated string; the glue hands it to the
     // kernel's assert entry point (which may not return) when the board has

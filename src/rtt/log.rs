@@ -5,7 +5,6 @@
 //! allows (the glue works that out from rtconfig.h), never cut.
 
 use core::ffi::{c_char, c_int};
-use core::fmt;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(i32)]
@@ -121,11 +120,77 @@ impl LineWriter {
     }
 }
 
-impl fmt::Write for LineWriter {
-    fn write_str(&mut self, s: &str) -> fmt::Result {
-        self.write_bytes(s.as_bytes());
-        Ok(())
+/// One part of a log line: text as it is, or a number in decimal. Lines are
+/// built from parts rather than with `core::fmt`, so no formatter is linked
+/// for them.
+#[derive(Clone, Copy)]
+pub enum Piece<'a> {
+    Text(&'a [u8]),
+    Number(u64),
+    Negative(u64),
+}
+
+impl Piece<'_> {
+    pub fn write_to(&self, line: &mut LineWriter) {
+        let mut digits = [0u8; 20];
+        match *self {
+            Piece::Text(t) => line.write_bytes(t),
+            Piece::Number(n) => line.write_bytes(crate::text::decimal(n, &mut digits)),
+            Piece::Negative(n) => {
+                line.write_bytes(b"-");
+                line.write_bytes(crate::text::decimal(n, &mut digits));
+            }
+        }
     }
+}
+
+impl<'a> From<&'a str> for Piece<'a> {
+    fn from(t: &'a str) -> Self {
+        Piece::Text(t.as_bytes())
+    }
+}
+impl<'a> From<&'a [u8]> for Piece<'a> {
+    fn from(t: &'a [u8]) -> Self {
+        Piece::Text(t)
+    }
+}
+impl<'a> From<&'a core::ffi::CStr> for Piece<'a> {
+    fn from(t: &'a core::ffi::CStr) -> Self {
+        Piece::Text(t.to_bytes())
+    }
+}
+macro_rules! unsigned_piece {
+    ($($t:ty),*) => {$(
+        impl From<$t> for Piece<'_> {
+            fn from(n: $t) -> Self {
+                Piece::Number(n as u64)
+            }
+        }
+    )*};
+}
+unsigned_piece!(u8, u16, u32, usize);
+macro_rules! signed_piece {
+    ($($t:ty),*) => {$(
+        impl From<$t> for Piece<'_> {
+            fn from(n: $t) -> Self {
+                if n < 0 {
+                    Piece::Negative(n.unsigned_abs() as u64)
+                } else {
+                    Piece::Number(n as u64)
+                }
+            }
+        }
+    )*};
+}
+signed_piece!(i32, isize);
+
+/// Log the pieces as one line (split into ulog lines as needed).
+pub fn log_line(level: Level, pieces: &[Piece<'_>]) {
+    let mut line = LineWriter::new(level);
+    for p in pieces {
+        p.write_to(&mut line);
+    }
+    line.finish();
 }
 
 /// Log `parts` as one line (split into pieces as needed).
@@ -137,22 +202,16 @@ pub fn log_parts(level: Level, parts: &[&[u8]]) {
     line.finish();
 }
 
-/// Format and log a line.
-pub fn log_fmt(level: Level, args: fmt::Arguments<'_>) {
-    let mut line = LineWriter::new(level);
-    let _ = fmt::write(&mut line, args);
-    line.finish();
-}
-
+/// `log_e!("text ", value, " more")`: the pieces (strings, byte strings, C
+/// strings, integers) of one line at that level, without `core::fmt`.
 #[macro_export]
-macro_rules! log_e { ($($a:tt)*) => { $crate::rtt::log::log_fmt($crate::rtt::log::Level::Error, format_args!($($a)*)) } }
+macro_rules! log_e { ($($p:expr),+ $(,)?) => { $crate::rtt::log::log_line($crate::rtt::log::Level::Error, &[$($crate::rtt::log::Piece::from($p)),+]) } }
 #[macro_export]
-macro_rules! log_w { ($($a:tt)*) => { $crate::rtt::log::log_fmt($crate::rtt::log::Level::Warning, format_args!($($a)*)) } }
+macro_rules! log_w { ($($p:expr),+ $(,)?) => { $crate::rtt::log::log_line($crate::rtt::log::Level::Warning, &[$($crate::rtt::log::Piece::from($p)),+]) } }
 #[macro_export]
-macro_rules! log_i { ($($a:tt)*) => { $crate::rtt::log::log_fmt($crate::rtt::log::Level::Info, format_args!($($a)*)) } }
+macro_rules! log_i { ($($p:expr),+ $(,)?) => { $crate::rtt::log::log_line($crate::rtt::log::Level::Info, &[$($crate::rtt::log::Piece::from($p)),+]) } }
 #[macro_export]
-macro_rules! log_d { ($($a:tt)*) => { $crate::rtt::log::log_fmt($crate::rtt::log::Level::Debug, format_args!($($a)*)) } }
-
+macro_rules! log_d { ($($p:expr),+ $(,)?) => { $crate::rtt::log::log_line($crate::rtt::log::Level::Debug, &[$($crate::rtt::log::Piece::from($p)),+]) } }
 /// Print text on the console as is. `rt_kprintf` cuts its output at the
 /// kernel's console buffer (RT_CONSOLEBUF_SIZE), so the text goes out in
 /// pieces that always fit.

@@ -112,7 +112,7 @@ impl Inner {
                     break;
                 }
                 if self.timed_out() {
-                    crate::log_e!("web: receive data timeout.");
+                    crate::host_log_e!("web: receive data timeout.");
                     return -WEBCLIENT_TIMEOUT;
                 }
                 self.close_socket(slot);

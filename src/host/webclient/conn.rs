@@ -399,7 +399,7 @@ impl Inner {
                 // Dropped (socket closed) on failure: not registered yet.
                 let boxed = try_box(Tls { conn, sock });
                 if boxed.is_null() {
-                    crate::log_e!("webclient: no memory for the TLS session");
+                    crate::host_log_e!("webclient: no memory for the TLS session");
                     return -WEBCLIENT_NOMEM;
                 }
                 // SAFETY: `try_box` allocated it with `Layout::new::<Tls>()`
@@ -419,7 +419,7 @@ impl Inner {
                     -WEBCLIENT_DISCONNECT
                 } else {
                     // Host and port only: the path may carry a key.
-                    crate::log_e!(
+                    crate::host_log_e!(
                         "webclient: TLS to {}:{} failed: {}",
                         target.host,
                         target.port,

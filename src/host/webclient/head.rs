@@ -62,7 +62,7 @@ impl Inner {
         let h = self.hdr();
         h.length += n;
         if h.length >= h.size {
-            crate::log_e!("web: not enough header buffer size({})!", h.size);
+            crate::host_log_e!("web: not enough header buffer size({})!", h.size);
             return -WEBCLIENT_ERROR;
         }
         n as c_int
@@ -104,7 +104,7 @@ impl Inner {
                 let lines_len = cstrnlen(self.buf());
                 let copy = heap_cstr(&self.buf()[..lines_len]);
                 if copy.is_null() {
-                    crate::log_e!("web: no memory for header buffer!");
+                    crate::host_log_e!("web: no memory for header buffer!");
                     return -WEBCLIENT_NOMEM;
                 }
                 let method: &[u8] = if post { b"POST " } else { b"GET " };
@@ -132,7 +132,7 @@ impl Inner {
             }
             self.hdr().length += 2;
             if self.hdr().length > size {
-                crate::log_e!(
+                crate::host_log_e!(
                     "web: send header failed, not enough header buffer size({})!",
                     size
                 );

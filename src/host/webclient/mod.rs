@@ -161,7 +161,7 @@ pub extern "C" fn webclient_session_create(header_sz: usize) -> *mut webclient_s
         }),
     });
     if session.is_null() {
-        crate::log_e!("web: webclient create failed, no memory for webclient session!");
+        crate::host_log_e!("web: webclient create failed, no memory for webclient session!");
         return core::ptr::null_mut();
     }
     let header = try_box(Header {
@@ -172,13 +172,13 @@ pub extern "C" fn webclient_session_create(header_sz: usize) -> *mut webclient_s
     // SAFETY: `session` is ours until returned.
     let free_session = || unsafe { free_box(session) };
     if header.is_null() {
-        crate::log_e!("web: webclient create failed, no memory for session header!");
+        crate::host_log_e!("web: webclient create failed, no memory for session header!");
         free_session();
         return core::ptr::null_mut();
     }
     let buffer = heap::rt_calloc(1, header_sz) as *mut u8;
     if buffer.is_null() {
-        crate::log_e!("web: webclient create failed, no memory for session header buffer!");
+        crate::host_log_e!("web: webclient create failed, no memory for session header buffer!");
         // SAFETY: made just above.
         unsafe { free_box(header) };
         free_session();
@@ -316,7 +316,7 @@ pub extern "C" fn webclient_post(
         return -WEBCLIENT_ERROR;
     };
     if !post_data.is_null() && data_len == 0 {
-        crate::log_e!("web: input post data length failed");
+        crate::host_log_e!("web: input post data length failed");
         return -WEBCLIENT_ERROR;
     }
     with_session(session, |slot, s| {

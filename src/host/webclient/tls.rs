@@ -147,14 +147,14 @@ fn build_tls_config() -> Option<Arc<ClientConfig>> {
                 let certs: Vec<_> = certs.filter_map(Result::ok).collect();
                 let (added, _) = roots.add_parsable_certificates(certs);
                 if added == 0 {
-                    crate::log_e!("webclient: no usable certificate in {CA_FILE_ENV}={shown}");
+                    crate::host_log_e!("webclient: no usable certificate in {CA_FILE_ENV}={shown}");
                 }
             }
-            Err(e) => crate::log_e!("webclient: cannot read {CA_FILE_ENV}={shown}: {e}"),
+            Err(e) => crate::host_log_e!("webclient: cannot read {CA_FILE_ENV}={shown}: {e}"),
         }
     }
     if roots.is_empty() {
-        crate::log_e!(
+        crate::host_log_e!(
             "webclient: no trusted root certificates: install ca-certificates or set {CA_FILE_ENV}"
         );
     }
@@ -163,7 +163,7 @@ fn build_tls_config() -> Option<Arc<ClientConfig>> {
         match ClientConfig::builder_with_provider(provider).with_safe_default_protocol_versions() {
             Ok(b) => b.with_root_certificates(roots).with_no_client_auth(),
             Err(e) => {
-                crate::log_e!("webclient: TLS set-up failed: {e}");
+                crate::host_log_e!("webclient: TLS set-up failed: {e}");
                 return None;
             }
         };
@@ -212,11 +212,11 @@ pub(super) fn handshake_failure(e: &io::Error) -> &'static str {
 pub(super) fn tls_session(target: &Target<'_>) -> Result<ClientConnection, c_int> {
     let config = tls_config().ok_or(-WEBCLIENT_ERROR)?;
     let name = ServerName::try_from(target.host.to_owned()).map_err(|_| {
-        crate::log_e!("webclient: not a valid TLS server name: {}", target.host);
+        crate::host_log_e!("webclient: not a valid TLS server name: {}", target.host);
         -WEBCLIENT_ERROR
     })?;
     ClientConnection::new(config, name).map_err(|e| {
-        crate::log_e!("webclient: TLS set-up failed: {e}");
+        crate::host_log_e!("webclient: TLS set-up failed: {e}");
         -WEBCLIENT_ERROR
     })
 }
