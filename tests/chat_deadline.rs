@@ -13,92 +13,23 @@
 //! and the test harness allocates while other tests run.
 
 use rtt_agent::ffi::chat::{set_overrides, Overrides};
-use rtt_agent::ffi::config::agent_config_set;
-use rtt_agent::host::heap;
-use rtt_agent_testkit::chat_call::{chat_json, Answer};
+use rtt_agent_testkit::chat_call::chat_json;
+use rtt_agent_testkit::deadline_run::{DeadlineRun, GRACE, HI};
 use rtt_agent_testkit::llm_server::*;
-use std::ffi::CString;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-const HI: &str = r#"[{"role":"user","content":"hi"}]"#;
 /// The deadline of every request here.
 const DEADLINE: Duration = Duration::from_millis(2000);
-/// How late after the deadline a request may end: webclient's socket
-/// timeouts have whole seconds, and one read may be under way.
-const GRACE: Duration = Duration::from_millis(1200);
-/// Heap a request may take above its baseline here: the session and its
-/// 1 KB header buffer, the 4 KB read buffer (or the 2 KB error body), the
-/// stream's state, the answer and one tool call's arguments up to their
-/// caps (4 KB each, see `overrides`), with room to spare (measured: 1.6 to
-/// 11.7 KB). Nothing grows with how long or how much a server sends.
-const HEAP_BOUND: usize = 24 * 1024;
-
-fn overrides(retries: usize) -> Overrides {
-    Overrides {
-        // Longer than the deadline: only the deadline can end these.
-        timeout_ms: Some(10_000),
-        retries: Some(retries),
-        retry_base_ms: Some(10),
-        request_timeout_ms: Some(DEADLINE.as_millis() as usize),
-        max_content: Some(4096),
-        max_reasoning: Some(4096),
-        max_tool_args: Some(4096),
-        max_token: Some(1024),
-    }
-}
-
-fn point_at(server: &LlmServer) {
-    let url = CString::new(server.url()).unwrap();
-    // SAFETY: NUL-terminated strings that outlive the call, which copies them.
-    unsafe { agent_config_set(c"sk-deadline".as_ptr(), c"m".as_ptr(), url.as_ptr()) };
-}
-
-/// One `chat()` against `server`, its outcome and duration handed to
-/// `check`; fails if the heap went more than [`HEAP_BOUND`] above its
-/// baseline meanwhile, or is not back at it once `check` is done.
-fn run(
-    what: &str,
-    server: &LlmServer,
-    retries: usize,
-    check: impl FnOnce(Result<Answer, String>, Duration),
-) {
-    point_at(server);
-    set_overrides(overrides(retries));
-    let baseline = heap::used();
-    heap::rt_host_heap_reset_max_used();
-    let t0 = Instant::now();
-    let outcome = chat_json(HI, None);
-    let took = t0.elapsed();
-    let peak = heap::max_used() - baseline;
-    // Straight to stderr: the harness's capture of `eprintln!` grows a
-    // buffer on this thread's heap, inside the figures.
-    let mut err = std::io::stderr();
-    let _ = match &outcome {
-        Ok(a) => writeln!(
-            err,
-            "{what}: {took:?}, heap peak +{peak} B, answered ({} bytes)",
-            a.content.len()
-        ),
-        Err(e) => writeln!(err, "{what}: {took:?}, heap peak +{peak} B, error: {e}"),
-    };
-    assert!(peak < HEAP_BOUND, "{what}: heap peak +{peak} B");
-    check(outcome, took);
-    assert_eq!(heap::used(), baseline, "{what}: heap back at its baseline");
-}
+static RUN: DeadlineRun = DeadlineRun {
+    deadline: DEADLINE,
+    key: c"sk-deadline",
+};
 
 #[test]
 fn too_much_at_once_and_retries_stay_within_the_deadline() {
     let _serial = rtt_agent_testkit::agent::lock();
-    // Warm up: anything allocated once per process is allocated now.
-    let warm = LlmServer::start(vec![ScriptedResponse::text(&["warm"])]).unwrap();
-    point_at(&warm);
-    set_overrides(overrides(0));
-    assert_eq!(
-        chat_json(HI, None).map(|a| a.content).as_deref(),
-        Ok("warm")
-    );
-    drop(warm);
+    RUN.warm_up();
     let quick = Duration::from_millis(1000);
 
     // A million tool calls: refused at the 33rd, not retried.
@@ -107,7 +38,7 @@ fn too_much_at_once_and_retries_stay_within_the_deadline() {
         ScriptedResponse::text(&["never asked for"]),
     ])
     .unwrap();
-    run("a million tool calls", &server, 3, |outcome, took| {
+    RUN.run("a million tool calls", &server, 3, |outcome, took| {
         let err = outcome.unwrap_err();
         assert!(err.contains("too many tool calls"), "{err}");
         assert!(took < quick, "{took:?}");
@@ -120,7 +51,7 @@ fn too_much_at_once_and_retries_stay_within_the_deadline() {
         ScriptedResponse::text(&["Hello ", "world"]).claimed_length_then_close(2_000_000_000)
     ])
     .unwrap();
-    run(
+    RUN.run(
         "Content-Length 2 GB, then close",
         &server,
         3,
@@ -134,7 +65,7 @@ fn too_much_at_once_and_retries_stay_within_the_deadline() {
     let cut = ScriptedResponse::sse(sse_content_events(&["Hel"]))
         .claimed_length_then_close(2_000_000_000);
     let server = LlmServer::start(vec![cut.clone(), cut.clone(), cut]).unwrap();
-    run("Content-Length 2 GB, cut", &server, 2, |outcome, took| {
+    RUN.run("Content-Length 2 GB, cut", &server, 2, |outcome, took| {
         let err = outcome.unwrap_err();
         assert!(err.contains("cut off"), "{err}");
         assert!(took < quick, "{took:?}");
@@ -153,7 +84,7 @@ fn too_much_at_once_and_retries_stay_within_the_deadline() {
             .transfer(framing)
             .huge_header(2 << 20);
         let server = LlmServer::start(vec![script.clone(), script.clone(), script]).unwrap();
-        run(&what, &server, 2, |outcome, took| {
+        RUN.run(&what, &server, 2, |outcome, took| {
             match outcome {
                 Ok(a) => assert_eq!(a.content, "Hello world"),
                 Err(e) => assert!(e.contains("the request timed out"), "{e}"),
@@ -171,7 +102,7 @@ fn too_much_at_once_and_retries_stay_within_the_deadline() {
         .header("Content-Length", &length.to_string())
         .huge_header(2 << 20);
     let server = LlmServer::start(vec![script.clone(), script.clone(), script]).unwrap();
-    run(what, &server, 2, |outcome, took| {
+    RUN.run(what, &server, 2, |outcome, took| {
         let err = outcome.unwrap_err();
         assert!(err.contains("cut off"), "{err}");
         assert!(took < quick, "{took:?}");
@@ -184,11 +115,11 @@ fn too_much_at_once_and_retries_stay_within_the_deadline() {
         ScriptedResponse::error(500, "still broken", "server_error", None)
     })
     .unwrap();
-    point_at(&server);
+    RUN.point_at(&server);
     set_overrides(Overrides {
         retries: Some(10),
         retry_base_ms: Some(300),
-        ..overrides(10)
+        ..RUN.overrides(10)
     });
     let t0 = Instant::now();
     let err = chat_json(HI, None).unwrap_err();
@@ -211,7 +142,7 @@ fn too_much_at_once_and_retries_stay_within_the_deadline() {
         ScriptedResponse::text(&["Hello ", "world"]),
     ])
     .unwrap();
-    run(
+    RUN.run(
         "cut after 0 events, retried",
         &server,
         3,

@@ -24,5 +24,6 @@ pub mod agent;
 pub mod alloc_walk;
 pub mod arith_model;
 pub mod chat_call;
+pub mod deadline_run;
 pub mod llm_server;
 pub mod webclient_client;
