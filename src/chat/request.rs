@@ -62,7 +62,7 @@ pub struct ChatRequest<'a> {
 /// # Safety
 /// `messages` and `tools` are NULL or live cJSON trees not modified during
 /// the call.
-pub unsafe fn write_body(req: &ChatRequest<'_>, out: &mut impl ByteSink) -> Result<(), WriteError> {
+pub unsafe fn write_body(req: &ChatRequest<'_>, out: &mut dyn ByteSink) -> Result<(), WriteError> {
     out.put(b"{\"model\":")?;
     write_string(req.model.to_bytes(), out)?;
     out.put(b",\"messages\":")?;
@@ -117,7 +117,7 @@ unsafe fn write_value(
     item: *const cJSON,
     map_types: bool,
     depth: usize,
-    out: &mut impl ByteSink,
+    out: &mut dyn ByteSink,
 ) -> Result<(), WriteError> {
     if depth > MAX_DEPTH {
         return Err(WriteError::TooDeep);
@@ -211,7 +211,7 @@ unsafe fn cstr_bytes<'a>(p: *const core::ffi::c_char) -> Option<&'a [u8]> {
 /// `p` is NULL or NUL-terminated and valid during the call.
 unsafe fn write_cstr(
     p: *const core::ffi::c_char,
-    out: &mut impl ByteSink,
+    out: &mut dyn ByteSink,
 ) -> Result<(), WriteError> {
     // SAFETY: `p` is NULL or NUL-terminated and valid during the call (contract).
     write_string(unsafe { cstr_bytes(p) }.unwrap_or(b""), out)
@@ -219,7 +219,7 @@ unsafe fn write_cstr(
 
 /// A JSON string: quotes, backslashes and control characters escaped,
 /// everything else (UTF-8 included) as is, in runs.
-pub fn write_string(s: &[u8], out: &mut impl ByteSink) -> Result<(), WriteError> {
+pub fn write_string(s: &[u8], out: &mut dyn ByteSink) -> Result<(), WriteError> {
     out.put(b"\"")?;
     let mut start = 0;
     for (i, &b) in s.iter().enumerate() {
@@ -255,7 +255,7 @@ pub fn write_string(s: &[u8], out: &mut impl ByteSink) -> Result<(), WriteError>
     out.put(b"\"")
 }
 
-pub fn write_integer(v: i64, out: &mut impl ByteSink) -> Result<(), WriteError> {
+pub fn write_integer(v: i64, out: &mut dyn ByteSink) -> Result<(), WriteError> {
     if v < 0 {
         out.put(b"-")?;
     }
@@ -268,7 +268,7 @@ pub fn write_integer(v: i64, out: &mut impl ByteSink) -> Result<(), WriteError> 
 ///
 /// # Safety
 /// `item` is non-NULL and a live cJSON number item.
-unsafe fn write_number(item: *const cJSON, out: &mut impl ByteSink) -> Result<(), WriteError> {
+unsafe fn write_number(item: *const cJSON, out: &mut dyn ByteSink) -> Result<(), WriteError> {
     // SAFETY: `item` is non-NULL and live (contract).
     let v = unsafe { (*item).valuedouble };
     const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
