@@ -229,30 +229,27 @@ impl AgentCell {
     }
 }
 
-/// What `append_tool` may do with the registry on the calling thread.
-pub(crate) enum RegistryAccess {
-    /// Change it now: no agent, an agent without a loop thread, or its own
-    /// thread.
-    Mine,
-    /// The loop owns it: the tool was queued for it.
-    Queued,
-}
-
-/// Decide `append_tool`'s path: [`RegistryAccess::Mine`], or queue the tool
-/// with `queue` (under the agent's lock) for the loop to register before its
-/// next message. While a start or a stop is under way on another thread, it
-/// waits until that is over.
-pub(crate) fn registry_access(
-    queue: impl Fn(&mut AgentToolNode_t) -> rt_err_t,
-) -> (RegistryAccess, rt_err_t) {
+/// For `append_tool`: `None` when the calling thread may change the registry
+/// now (no agent, an agent without a loop thread, or the loop's own thread);
+/// otherwise the loop owns it, and `queue` puts the tool on the agent's queue
+/// (under its lock) for the loop to register before its next message, and
+/// its result is returned. While a start or a stop is under way on another
+/// thread, this waits until it is over.
+pub(crate) fn queue_unless_mine(
+    queue: impl FnOnce(&mut AgentToolNode_t) -> rt_err_t,
+) -> Option<rt_err_t> {
+    let mut queue = Some(queue);
     loop {
         let owner = AGENT.owner.load(Ordering::SeqCst);
         if owner.is_null() || owner == thread::current() {
-            return (RegistryAccess::Mine, rt_eok());
+            return None;
         }
-        let queued = AGENT.with_shared(|shared| queue(&mut shared.queued_tools));
-        if let Some(result) = queued {
-            return (RegistryAccess::Queued, result);
+        // `queue` is taken only when it runs, so a refused try keeps it.
+        let queued = AGENT
+            .with_shared(|shared| queue.take().map(|q| q(&mut shared.queued_tools)))
+            .flatten();
+        if queued.is_some() {
+            return queued;
         }
         // Starting or stopping: the owner changes when that is over.
         thread::sleep_ms(10);

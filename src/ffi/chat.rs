@@ -163,29 +163,24 @@ fn call_in_pieces(cb: TextCallback, text: &str) -> bool {
         return false;
     }
     // NUL bytes are left out, as in the response's own copy of the text
-    // (`rt_strdup_parts`): a C string would end at the first one.
-    let mut buf = [0u8; 128];
-    let mut len = 0;
+    // (`rt_strdup_parts`): a C string would end at the first one. (The
+    // tokenizer drops them already; this keeps the callback's contract on
+    // its own.)
     let mut delivered = false;
-    let mut flush = |buf: &mut [u8; 128], len: &mut usize| {
-        if *len > 0 {
-            buf[*len] = 0;
+    for mut rest in text.split('\0') {
+        while !rest.is_empty() {
+            let mut cut = rest.len().min(127);
+            while !rest.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            let mut buf = [0u8; 128];
+            buf[..cut].copy_from_slice(&rest.as_bytes()[..cut]);
             // SAFETY: a NUL-terminated stack buffer that outlives the call.
             unsafe { cb(buf.as_ptr() as *const c_char) };
-            *len = 0;
             delivered = true;
+            rest = &rest[cut..];
         }
-    };
-    for ch in text.chars().filter(|&c| c != '\0') {
-        let mut utf8 = [0u8; 4];
-        let bytes = ch.encode_utf8(&mut utf8).as_bytes();
-        if len + bytes.len() > 127 {
-            flush(&mut buf, &mut len);
-        }
-        buf[len..len + bytes.len()].copy_from_slice(bytes);
-        len += bytes.len();
     }
-    flush(&mut buf, &mut len);
     delivered
 }
 

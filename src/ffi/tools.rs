@@ -13,7 +13,6 @@
 //! offered to the model from the next message on. Without a running loop the
 //! caller owns the registry, as in the C package.
 
-use super::agent_loop::RegistryAccess;
 use super::messages::{messages_create, messages_destroy, Messages_t};
 use crate::cjson_sys::{cJSON, cJSON_CreateArray, cJSON_Delete};
 use crate::ffi_fn;
@@ -127,19 +126,9 @@ pub unsafe extern "C" fn append_tool(
     execute_func: Option<unsafe extern "C" fn(param: *mut cJSON, node: *mut AgentToolList)>,
 ) -> rt_err_t {
     ffi_fn!(failure = rt_error(), {
-        // Taken out of the caller's hands exactly once, by whichever path
-        // runs.
-        let tool = core::cell::Cell::new(Some((tool_obj, execute_func)));
-        let (access, queued) = super::agent_loop::registry_access(|chain| {
-            let (tool_obj, execute_func) = tool.take().unwrap_or((ptr::null_mut(), None));
-            queue_tool(chain, tool_obj, execute_func)
-        });
-        match (access, tool.take()) {
-            (RegistryAccess::Mine, Some((tool_obj, execute_func))) => {
-                register_now(tool_obj, execute_func)
-            }
-            _ => queued,
-        }
+        let queued =
+            super::agent_loop::queue_unless_mine(|chain| queue_tool(chain, tool_obj, execute_func));
+        queued.unwrap_or_else(|| register_now(tool_obj, execute_func))
     })
 }
 
