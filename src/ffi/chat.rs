@@ -167,18 +167,26 @@ fn call_in_pieces(cb: TextCallback, text: &str) -> bool {
     // tokenizer drops them already; this keeps the callback's contract on
     // its own.)
     let mut delivered = false;
-    for mut rest in text.split('\0') {
-        while !rest.is_empty() {
-            let mut cut = rest.len().min(127);
-            while !rest.is_char_boundary(cut) {
-                cut -= 1;
-            }
+    let mut rest = text.as_bytes();
+    while !rest.is_empty() {
+        // Up to 127 bytes, ending before a NUL and on a character boundary.
+        let mut cut = rest.len().min(127);
+        if let Some(nul) = rest[..cut].iter().position(|&b| b == 0) {
+            cut = nul;
+        }
+        while cut > 0 && cut < rest.len() && rest[cut] & 0xC0 == 0x80 {
+            cut -= 1;
+        }
+        if cut > 0 {
             let mut buf = [0u8; 128];
-            buf[..cut].copy_from_slice(&rest.as_bytes()[..cut]);
+            buf[..cut].copy_from_slice(&rest[..cut]);
             // SAFETY: a NUL-terminated stack buffer that outlives the call.
             unsafe { cb(buf.as_ptr() as *const c_char) };
             delivered = true;
-            rest = &rest[cut..];
+        }
+        rest = &rest[cut..];
+        if rest.first() == Some(&0) {
+            rest = &rest[1..];
         }
     }
     delivered
