@@ -13,16 +13,28 @@ const MAX_TICKS: u32 = i32::MAX as u32;
 
 /// `ms` milliseconds in ticks of a `hz` tick, rounded up, at most
 /// [`MAX_TICKS`] (`hz` 0 is taken as 1).
+///
+/// In `u32` steps (whole seconds, then the rest), exact for any tick rate
+/// below 4 MHz: a 32-bit board has no 64-bit divide, and the compiler's
+/// helper for one costs flash.
 pub fn ms_to_ticks(ms: u32, hz: u32) -> u32 {
-    let hz = u64::from(hz.max(1));
-    let ticks = (u64::from(ms) * hz).div_ceil(1000);
-    ticks.min(u64::from(MAX_TICKS)) as u32
+    let hz = hz.max(1);
+    let whole = (ms / 1000).checked_mul(hz);
+    let part = ((ms % 1000).saturating_mul(hz)).div_ceil(1000);
+    whole
+        .and_then(|w| w.checked_add(part))
+        .map_or(MAX_TICKS, |t| t.min(MAX_TICKS))
 }
 
-/// `ticks` of a `hz` tick in milliseconds, rounded down (saturating).
+/// `ticks` of a `hz` tick in milliseconds, rounded down (saturating); `u32`
+/// steps as in [`ms_to_ticks`].
 pub fn ticks_to_ms(ticks: u32, hz: u32) -> u32 {
-    let hz = u64::from(hz.max(1));
-    (u64::from(ticks) * 1000 / hz).min(u64::from(u32::MAX)) as u32
+    let hz = hz.max(1);
+    let whole = (ticks / hz).checked_mul(1000);
+    let part = (ticks % hz).saturating_mul(1000) / hz;
+    whole
+        .and_then(|w| w.checked_add(part))
+        .unwrap_or(u32::MAX)
 }
 
 /// A point in time `ms` after `start`, on a `hz` tick.

@@ -263,6 +263,34 @@ pub fn write_integer(v: i64, out: &mut dyn ByteSink) -> Result<(), WriteError> {
     out.put(crate::text::decimal(v.unsigned_abs(), &mut buf))
 }
 
+/// `v`'s value when it is a whole number of magnitude at most 2^53 (where
+/// every integer is exact), read from its IEEE 754 bits: no float arithmetic,
+/// which a board without a double-precision FPU pays for in helper code.
+pub fn whole_number(v: f64) -> Option<i64> {
+    let bits = v.to_bits();
+    let negative = bits >> 63 != 0;
+    let exponent = ((bits >> 52) & 0x7ff) as i32 - 1023;
+    let fraction = bits & ((1u64 << 52) - 1);
+    let magnitude = match exponent {
+        // +0.0 and -0.0 (and subnormals, which are not whole unless zero).
+        -1023 if fraction == 0 => 0,
+        0..=52 => {
+            let point = 52 - exponent as u32;
+            if fraction & ((1u64 << point) - 1) != 0 {
+                return None;
+            }
+            (fraction | 1 << 52) >> point
+        }
+        53 if fraction == 0 => 1 << 53,
+        _ => return None,
+    };
+    Some(if negative {
+        -(magnitude as i64)
+    } else {
+        magnitude as i64
+    })
+}
+
 /// Whole numbers as integers; anything else printed by cJSON itself, so the
 /// library carries no float formatting code.
 ///
@@ -271,9 +299,8 @@ pub fn write_integer(v: i64, out: &mut dyn ByteSink) -> Result<(), WriteError> {
 unsafe fn write_number(item: *const cJSON, out: &mut dyn ByteSink) -> Result<(), WriteError> {
     // SAFETY: `item` is non-NULL and live (contract).
     let v = unsafe { (*item).valuedouble };
-    const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
-    if v.is_finite() && v == (v as i64) as f64 && v.abs() <= EXACT {
-        return write_integer(v as i64, out);
+    if let Some(n) = whole_number(v) {
+        return write_integer(n, out);
     }
     // SAFETY: `item` is a live cJSON item (contract).
     let printed = unsafe { cJSON_PrintUnformatted(item) };
@@ -286,4 +313,53 @@ unsafe fn write_number(item: *const cJSON, out: &mut dyn ByteSink) -> Result<(),
     // SAFETY: `printed` came from cJSON's allocator and is freed once, here.
     unsafe { cJSON_free(printed as *mut core::ffi::c_void) };
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::whole_number;
+
+    /// The float arithmetic `whole_number` replaces, as the reference.
+    fn by_float(v: f64) -> Option<i64> {
+        const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
+        (v.is_finite() && v == (v as i64) as f64 && v.abs() <= EXACT).then_some(v as i64)
+    }
+
+    #[test]
+    fn whole_numbers_read_from_the_bits() {
+        let exact = 9_007_199_254_740_992.0;
+        for v in [
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            0.5,
+            -2.5,
+            3.0,
+            1e15,
+            123_456_789.0,
+            exact,
+            -exact,
+            exact + 2.0,
+            exact - 1.0,
+            1e300,
+            f64::MIN_POSITIVE,
+            f64::MIN_POSITIVE / 4.0,
+            f64::EPSILON,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            4_294_967_296.0,
+            4_294_967_295.5,
+        ] {
+            assert_eq!(whole_number(v), by_float(v), "{v:e}");
+        }
+        // Every power of two and its neighbours.
+        for e in -60..70 {
+            let p = 2f64.powi(e);
+            for v in [p, p + 1.0, p - 1.0, p * 3.0, -p, p + 0.5] {
+                assert_eq!(whole_number(v), by_float(v), "{v:e}");
+            }
+        }
+    }
 }

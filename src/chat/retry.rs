@@ -32,19 +32,18 @@ pub fn trim(b: &[u8]) -> &[u8] {
 }
 
 /// Leading decimal digits as a number, saturating; `None` without digits.
-fn digits(b: &[u8]) -> Option<(u64, &[u8])> {
+///
+/// All of this file's arithmetic is `u32`: a 32-bit board has no 64-bit
+/// divide instruction, and the compiler's helper for one costs flash.
+fn digits(b: &[u8]) -> Option<(u32, &[u8])> {
     let n = b.iter().take_while(|c| c.is_ascii_digit()).count();
     if n == 0 {
         return None;
     }
-    let value = b[..n].iter().fold(0u64, |acc, d| {
-        acc.saturating_mul(10).saturating_add(u64::from(d - b'0'))
+    let value = b[..n].iter().fold(0u32, |acc, d| {
+        acc.saturating_mul(10).saturating_add(u32::from(d - b'0'))
     });
     Some((value, &b[n..]))
-}
-
-fn saturate_ms(ms: u64) -> u32 {
-    ms.min(u64::from(u32::MAX)) as u32
 }
 
 /// `retry-after-ms` (sent by OpenAI and Azure OpenAI next to
@@ -60,7 +59,7 @@ pub fn retry_after_ms(value: &[u8]) -> Option<u32> {
         }
         _ => return None,
     };
-    Some(saturate_ms(whole.saturating_add(u64::from(round_up))))
+    Some(whole.saturating_add(u32::from(round_up)))
 }
 
 /// `Retry-After` (RFC 9110 10.2.3) in milliseconds: delay-seconds, or an
@@ -73,11 +72,11 @@ pub fn retry_after_ms(value: &[u8]) -> Option<u32> {
 pub fn retry_after(value: &[u8], date: Option<&[u8]>) -> Option<u32> {
     let v = trim(value);
     if let Some((secs, [])) = digits(v) {
-        return Some(saturate_ms(secs.saturating_mul(1000)));
+        return Some(secs.saturating_mul(1000));
     }
     let when = http_date(v)?;
     let now = http_date(trim(date?))?;
-    Some(saturate_ms(when.saturating_sub(now).saturating_mul(1000)))
+    Some(when.saturating_sub(now).saturating_mul(1000))
 }
 
 const MONTHS: [&[u8; 3]; 12] = [
@@ -100,7 +99,7 @@ fn number(b: &[u8]) -> Option<u32> {
 }
 
 /// `HH:MM:SS` in seconds of the day.
-fn time_of_day(b: &[u8]) -> Option<u64> {
+fn time_of_day(b: &[u8]) -> Option<u32> {
     if b.len() != 8 || b[2] != b':' || b[5] != b':' {
         return None;
     }
@@ -109,16 +108,17 @@ fn time_of_day(b: &[u8]) -> Option<u64> {
     if h > 23 || m > 59 || s > 60 {
         return None;
     }
-    Some(u64::from(h * 3600 + m * 60 + s))
+    Some(h * 3600 + m * 60 + s)
 }
 
-/// Days from 1970-01-01 to the given civil date (proleptic Gregorian).
-fn days_from_civil(year: u32, month: u32, day: u32) -> u64 {
-    let y = u64::from(if month <= 2 { year - 1 } else { year });
+/// Days from 1970-01-01 to the given civil date (proleptic Gregorian; a
+/// 4-digit year keeps every step far below `u32::MAX`).
+fn days_from_civil(year: u32, month: u32, day: u32) -> u32 {
+    let y = if month <= 2 { year - 1 } else { year };
     let era = y / 400;
     let yoe = y - era * 400;
-    let mp = u64::from((month + 9) % 12);
-    let doy = (153 * mp + 2) / 5 + u64::from(day) - 1;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
     let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
     (era * 146_097 + doe).saturating_sub(719_468)
 }
@@ -136,8 +136,9 @@ fn days_in_month(year: u32, month: u32) -> u32 {
 /// `Sun, 06 Nov 1994 08:49:37 GMT`, and the two obsolete forms a recipient
 /// must accept, RFC 850 `Sunday, 06-Nov-94 08:49:37 GMT` (a two-digit year
 /// below 70 is 20xx) and asctime `Sun Nov  6 08:49:37 1994`. Dates before
-/// 1970 and anything malformed give `None`.
-pub fn http_date(b: &[u8]) -> Option<u64> {
+/// 1970, after 2106 (beyond `u32` seconds) and anything malformed give
+/// `None`.
+pub fn http_date(b: &[u8]) -> Option<u32> {
     // Up to 6 tokens separated by blanks, commas or dashes.
     let mut tokens: [&[u8]; 6] = [&[]; 6];
     let mut count = 0;
@@ -182,5 +183,7 @@ pub fn http_date(b: &[u8]) -> Option<u64> {
         return None;
     }
     let secs = time_of_day(time)?;
-    Some(days_from_civil(year, mon, day) * 86_400 + secs)
+    days_from_civil(year, mon, day)
+        .checked_mul(86_400)?
+        .checked_add(secs)
 }

@@ -16,7 +16,10 @@ For each target:
      helpers), leaving the board's symbols unresolved;
   4. check every undefined symbol is one a board provides (rt_*, cJSON_*,
      webclient_*, ulog_*, the C library's mem*/str*);
-  5. measure text/rodata/data/bss per part from the link map, and the deepest
+  5. measure text/rodata/data/bss per part from the link map (the framework's
+     figures from a second image without the C tools, so compiler helpers
+     only the tools need, such as double arithmetic, count as the tools'),
+     and the deepest
      stack from .stack_sizes (Rust), .su files (C) and a call graph read off
      the disassembly.
 Then, once: link a stand-in of RT-Thread's own Rust runtime (tests/cross/
@@ -35,6 +38,10 @@ import shutil
 import subprocess
 import sys
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                                'tools'))
+import board_mem  # noqa: E402  (tools/board_mem.py: mem* from the board's C library)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -57,7 +64,8 @@ RUSTFLAGS = ['-C', 'opt-level=z', '-C', 'panic=abort', '-C', 'relocation-model=s
 SIZE_FLAGS_BUILD_STD = ['-Zlocation-detail=none', '-Zfmt-debug=none']
 # What a board provides: the kernel (rt_*), finsh (the shell, for MSH commands and the CLI
 # channel), cJSON, webclient, ulog, and the C library's mem*/str*.
-ALLOWED_UNDEFINED = re.compile(r'^(rt_\w+|finsh_\w+|cJSON_\w+|webclient_\w+|ulog_\w+|mem[a-z]+|str[a-z]+)$')
+ALLOWED_UNDEFINED = re.compile(r'^(rt_\w+|finsh_\w+|cJSON_\w+|webclient_\w+|ulog_\w+|mem[a-z]+|str[a-z]+|bcmp|'
+                               r'__aeabi_mem(cpy|move|set|clr)[48]?)$')
 CFLAGS_COMMON = ['-Os', '-ffunction-sections', '-fdata-sections', '-fstack-usage', '-Wall', '-Wextra']
 # Extra C flags for every target (e.g. CROSS_EXTRA_CFLAGS=-fno-short-enums to try a board that
 # overrides arm-none-eabi-gcc's default of short enums).
@@ -189,6 +197,25 @@ def write_api_refs(path, funcs, data, extra_calls=()):
         for n in extra_calls:
             f.write('    agent_api_sink = (const void *)(unsigned long)%s();\n' % n)
         f.write('}\n')
+
+
+def board_lib(prefix, libdir, workdir):
+    """A copy of the built archive as the SConscript links it: memcpy and its kin
+    left to the board's C library (tools/board_mem.py)."""
+    lib = os.path.join(workdir, 'librtt_agent.a')
+    board_mem.localize(prefix + 'objcopy', os.path.join(libdir, 'librtt_agent.a'), lib)
+    return lib
+
+
+def is_tool_object(obj):
+    return os.path.basename(obj).startswith('src_')
+
+
+def framework_image(prefix, cflags, objs, lib, workdir):
+    """Link the image again without the C tools; (sizes, elf) of that image."""
+    elf = os.path.join(workdir, 'framework.elf')
+    mapfile = link(prefix, cflags, [o for o in objs if not is_tool_object(o)], [lib], elf)
+    return sizes_from_map(mapfile), elf
 
 
 def link(prefix, cflags, objs, libs, elf):
@@ -443,20 +470,17 @@ def old_feature_set(target, prefix, cflags):
     workdir = os.path.join(OUT, 'check', target + '-old-set')
     os.makedirs(workdir, exist_ok=True)
     libdir = cargo_build(target, os.path.join(REPO, 'Cargo.toml'), features=OLD_FEATURES)
-    lib = os.path.join(workdir, 'librtt_agent.a')
-    shutil.copy(os.path.join(libdir, 'librtt_agent.a'), lib)
+    lib = board_lib(prefix, libdir, workdir)
     funcs, data, _ = exported_api(prefix, lib)
     write_api_refs(os.path.join(workdir, 'api_refs.c'), funcs, data)
     objs, _, _ = compile_c(target, prefix, cflags, workdir)
-    elf = os.path.join(workdir, 'agent.elf')
-    mapfile = link(prefix, cflags, objs, [lib], elf)
+    sizes, elf = framework_image(prefix, cflags, objs, lib, workdir)
     defined = [l.split()[-1] for l in run([prefix + 'nm', '--defined-only', elf]).splitlines() if l.strip()]
     shown = demangle(prefix, defined)
     present = sorted(set(s for d, s in zip(defined, shown) if LEFT_OUT.search(d) or LEFT_OUT.search(s)))
     if present:
         raise Failure('%s: the old feature set (%s) still links parts it leaves out: %s'
                       % (target, ','.join(OLD_FEATURES), ' '.join(present[:12])))
-    sizes = sizes_from_map(mapfile)
     fw = sum(sizes[p][k] for p in ('rust', 'helpers', 'glue') for k in ('text', 'rodata', 'data'))
     log('   old feature set (%s): %d bytes of flash, without the Debug channel, agent_config, agent_status, '
         'history' % (','.join(OLD_FEATURES), fw))
@@ -471,7 +495,7 @@ def check_target(target, board, prefix, cflags, results, api_names):
     old_sizes = old_feature_set(target, prefix, cflags)
     libdir = cargo_build(target, os.path.join(REPO, 'Cargo.toml'), ['-Z', 'emit-stack-sizes'],
                          features=FULL_FEATURES)
-    lib = os.path.join(libdir, 'librtt_agent.a')
+    lib = board_lib(prefix, libdir, workdir)
     t_build = time.time() - t0
     funcs, data, rust_named = exported_api(prefix, lib)
     if rust_named:
@@ -490,14 +514,18 @@ def check_target(target, board, prefix, cflags, results, api_names):
     if bad:
         raise Failure('%s: undefined symbols outside the allowed list (rt_*, finsh_*, cJSON_*, webclient_*, '
                       'ulog_*, mem*, str*): %s' % (target, ' '.join(bad)))
-    sizes = sizes_from_map(mapfile)
+    with_tools = sizes_from_map(mapfile)
+    sizes, framework_elf = framework_image(prefix, cflags, objs, lib, workdir)
+    sizes['tools'] = with_tools['tools']
+    # Compiler helpers only the tools pull in (double arithmetic for their sums).
+    tool_helpers = sum(with_tools['helpers'][k] - sizes['helpers'][k] for k in ('text', 'rodata', 'data'))
     c_names, harness = set(), set()
     for o in objs:
         names = set(l.split()[-1] for l in run([prefix + 'nm', '--defined-only', o]).splitlines()
                     if len(l.split()) == 3)
         # The entry and the API references exist only in this test image.
         (harness if os.path.basename(o).startswith(('target_cross', 'entry')) else c_names).update(names)
-    areas, top = attribute(prefix, elf, c_names, harness, set(funcs) | set(data))
+    areas, top = attribute(prefix, framework_elf, c_names, harness, set(funcs) | set(data))
     arm = prefix.startswith('arm')
     names = symbols(prefix, elf, arm)
     frames = c_stack_sizes(objdir)
@@ -531,7 +559,7 @@ def check_target(target, board, prefix, cflags, results, api_names):
     results.append(dict(target=target, board=board, sizes=sizes, stack=stack, chain=chain, cycles=cycles,
                         unknown=unknown, indirect=len(indirect), reachable=len(reachable),
                         rust_frames=len(rust_frames), build_s=t_build, total_s=time.time() - t0,
-                        undefined=undef, areas=areas, top=top, old_sizes=old_sizes))
+                        undefined=undef, areas=areas, top=top, old_sizes=old_sizes, tool_helpers=tool_helpers))
     log('   ok: linked, %d undefined symbols all allowed; %.0f s' % (len(undef), time.time() - t0))
 
 
@@ -675,13 +703,17 @@ def report(results, coexist_ok):
              'included). Bytes. *Rust* is the library\'s own code (core/alloc included,',
              'after LTO); *helpers* are compiler_builtins routines it pulls in (libgcc',
              'provides most of them in any firmware); *glue* is glue/*.c; *tools* is',
-             'src/tools/*.c and src/tool_func.c (user-editable, compiled -Os).', '']
+             'src/tools/*.c and src/tool_func.c (user-editable, compiled -Os). The framework\'s',
+             'parts come from the image linked without the tools, so helpers only the tools',
+             'need (double arithmetic) are theirs: the *tools\' helpers* row. memcpy and its',
+             'kin are the board\'s C library\'s (tools/board_mem.py), as on a firmware.', '']
     lines.append('| target | part | text | rodata | data | bss | flash (text+rodata+data) |')
     lines.append('|---|---|---:|---:|---:|---:|---:|')
     for r in results:
         s = r['sizes']
         fw = {k: s['rust'][k] + s['helpers'][k] + s['glue'][k] for k in ('text', 'rodata', 'data', 'bss')}
         rows = [('Rust', s['rust']), ('helpers', s['helpers']), ('C glue', s['glue']), ('C tools', s['tools']),
+                ('tools\' helpers', dict(text=r['tool_helpers'], rodata=0, data=0, bss=0)),
                 ('**framework** (Rust+helpers+glue)', fw)]
         if any(s['libgcc'].values()):
             rows.append(('libgcc (already in firmware)', s['libgcc']))

@@ -74,6 +74,7 @@ def scons(board, config=None, drop=(), env=None, args=(), path=None, installed=(
         json.dump(cfg, f)
     r.record_path = os.path.join(r.tmp, 'record.json')
     r.cargo_log = os.path.join(r.tmp, 'cargo.jsonl')
+    r.objcopy_log = os.path.join(r.tmp, 'objcopy.jsonl')
     sysroot = make_sysroot(os.path.join(r.tmp, 'sysroot'), installed, rust_src)
 
     e = {k: v for k, v in os.environ.items()
@@ -85,6 +86,8 @@ def scons(board, config=None, drop=(), env=None, args=(), path=None, installed=(
         'RTT_STANDIN_CONFIG': r.config_path,
         'RTT_STANDIN_RECORD': r.record_path,
         'FAKE_CARGO_LOG': r.cargo_log,
+        'FAKE_OBJCOPY_LOG': r.objcopy_log,
+        'RTT_EXEC_PATH': FAKE_BIN,
         'FAKE_RUSTC_SYSROOT': sysroot,
         'PYTHONDONTWRITEBYTECODE': '1',
     })
@@ -94,6 +97,7 @@ def scons(board, config=None, drop=(), env=None, args=(), path=None, installed=(
     r.rc, r.out, r.err = p.returncode, p.stdout, p.stderr
     r.records = json.load(open(r.record_path)) if os.path.exists(r.record_path) else []
     r.calls = [json.loads(l) for l in open(r.cargo_log)] if os.path.exists(r.cargo_log) else []
+    r.objcopy = [json.loads(l) for l in open(r.objcopy_log)] if os.path.exists(r.objcopy_log) else []
     if VERBOSE:
         print('--- scons %s rc=%d\n%s%s' % (board, r.rc, r.out, r.err))
     return r
@@ -145,7 +149,15 @@ def check_success(r, target, build_std, features=('channel-cli',)):
     check(p.get('CPPPATH') == [os.path.join(r.pkg, d) for d in ('include', 'include/tools', 'include/channels', 'glue')],
           'CPPPATH %r' % p.get('CPPPATH'), r)
     check(p.get('LIBS') == ['rtt_agent'], 'LIBS %r' % p.get('LIBS'), r)
-    check(p.get('LIBPATH') == [os.path.join(target_dir, target, 'release')], 'LIBPATH %r' % p.get('LIBPATH'), r)
+    # The linked archive is a copy whose mem* symbols the board's C library
+    # provides (tools/board_mem.py), made with the board's own objcopy.
+    board_mem = os.path.join(target_dir, target, 'board-mem')
+    check(p.get('LIBPATH') == [board_mem], 'LIBPATH %r' % p.get('LIBPATH'), r)
+    prefix = 'riscv64-unknown-elf-' if target.startswith('riscv') else 'arm-none-eabi-'
+    check(len(r.objcopy) == 1 and r.objcopy[0][0] == prefix + 'objcopy', 'objcopy calls %r' % r.objcopy, r)
+    check('--localize-symbol=memcpy' in r.objcopy[0] and '--localize-symbol=strlen' in r.objcopy[0]
+          and r.objcopy[0][-1] == os.path.join(board_mem, 'librtt_agent.a'), 'objcopy arguments %r' % r.objcopy, r)
+    check(os.path.isfile(os.path.join(board_mem, 'librtt_agent.a')), 'the copy exists', r)
     return c
 
 
@@ -286,6 +298,20 @@ def test_prebuilt_library_skips_cargo():
     cleanup(r)
     shutil.rmtree(tmp)
     os.rmdir(empty)
+
+
+def test_without_objcopy_the_archive_is_linked_as_built():
+    bin_dir = tempfile.mkdtemp(prefix='rtt-agent-bin-')
+    for tool in ('cargo', 'rustc'):
+        os.symlink(os.path.join(FAKE_BIN, tool), os.path.join(bin_dir, tool))
+    r = scons('stm32f407-m4f', installed=['thumbv7em-none-eabihf'], path=bin_dir, env={'RTT_EXEC_PATH': bin_dir})
+    check(r.rc == 0 and not r.objcopy, 'builds without objcopy', r)
+    check('keeps its own memcpy' in r.out, 'says the library keeps its own mem* functions', r)
+    g = [g for g in r.records if g['name'] == 'Agent'][0]
+    check(g['parameters']['LIBPATH'] == [os.path.join(r.bsp, 'build', 'rtt_agent', 'thumbv7em-none-eabihf',
+                                                      'release')], 'LIBPATH %r' % g['parameters']['LIBPATH'], r)
+    shutil.rmtree(bin_dir, ignore_errors=True)
+    cleanup(r)
 
 
 def test_rt_using_rust_links_side_by_side():

@@ -2,6 +2,10 @@
  * agent_format_number: decimal text for a double without %f. RT-Thread's
  * default rt_vsnprintf prints nothing for %f (RT_KLIBC_USING_VSNPRINTF_STANDARD
  * enables it), so tools that report numbers use this instead.
+ *
+ * It lives with the tools, not the glue: only tools call it, and its double
+ * arithmetic (software helpers on a board without a double-precision FPU)
+ * is what a tool that sums doubles pays anyway.
  */
 #include <rtthread.h>
 #include "utils.h"
