@@ -1,7 +1,75 @@
-//! Decimal text without `core::fmt` (which costs flash on a board): the one
-//! integer formatter of the library.
+//! Text helpers small enough for a board: decimal without `core::fmt` (the
+//! one integer formatter of the library) and the one UTF-8 check (core's
+//! `from_utf8` is several times larger).
 
 use core::ffi::CStr;
+
+/// Where and how bytes stop being UTF-8, as core's `Utf8Error` tells it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Utf8Stop {
+    /// Length of the longest valid prefix.
+    pub valid_up_to: usize,
+    /// Bytes of the invalid sequence there; `None`: the input ends inside a
+    /// sequence that could still be completed.
+    pub error_len: Option<u8>,
+}
+
+/// `b` as text when it is well-formed UTF-8 (RFC 3629: no overlong forms,
+/// no surrogates, nothing above U+10FFFF), else where it stops being so.
+pub fn utf8(b: &[u8]) -> Result<&str, Utf8Stop> {
+    let mut i = 0;
+    while let Some(&lead) = b.get(i) {
+        if lead < 0x80 {
+            i += 1;
+            continue;
+        }
+        // Width and the range of the second byte (RFC 3629, section 4).
+        let (width, low, high) = match lead {
+            0xC2..=0xDF => (2, 0x80, 0xBF),
+            0xE0 => (3, 0xA0, 0xBF),
+            0xE1..=0xEC | 0xEE..=0xEF => (3, 0x80, 0xBF),
+            0xED => (3, 0x80, 0x9F),
+            0xF0 => (4, 0x90, 0xBF),
+            0xF1..=0xF3 => (4, 0x80, 0xBF),
+            0xF4 => (4, 0x80, 0x8F),
+            _ => {
+                return Err(Utf8Stop {
+                    valid_up_to: i,
+                    error_len: Some(1),
+                })
+            }
+        };
+        let mut k = 1;
+        while k < width {
+            let Some(&c) = b.get(i + k) else {
+                return Err(Utf8Stop {
+                    valid_up_to: i,
+                    error_len: None,
+                });
+            };
+            let (lo, hi) = if k == 1 { (low, high) } else { (0x80, 0xBF) };
+            if c < lo || c > hi {
+                return Err(Utf8Stop {
+                    valid_up_to: i,
+                    error_len: Some(k as u8),
+                });
+            }
+            k += 1;
+        }
+        i += width;
+    }
+    // SAFETY: the loop above checked every byte of `b` against RFC 3629's
+    // table of well-formed sequences, which is exactly what `str` requires.
+    Ok(unsafe { core::str::from_utf8_unchecked(b) })
+}
+
+/// The longest valid UTF-8 prefix of `b` as text.
+pub fn utf8_prefix(b: &[u8]) -> &str {
+    match utf8(b) {
+        Ok(s) => s,
+        Err(stop) => utf8(b.get(..stop.valid_up_to).unwrap_or_default()).unwrap_or_default(),
+    }
+}
 
 /// `n` in decimal, written at the end of `buf`; returns the digits.
 ///
@@ -39,6 +107,57 @@ pub fn decimal_cstr(n: u64, buf: &mut [u8; 21]) -> &CStr {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `utf8` says what core's `from_utf8` says, for every input tried.
+    fn same_as_core(b: &[u8]) {
+        let want = core::str::from_utf8(b).map_err(|e| Utf8Stop {
+            valid_up_to: e.valid_up_to(),
+            error_len: e.error_len().map(|n| n as u8),
+        });
+        assert_eq!(utf8(b), want, "{b:02x?}");
+    }
+
+    #[test]
+    fn utf8_agrees_with_core() {
+        // Every one- and two-byte input, and every lead byte with each
+        // second byte and a third and fourth continuation (or none).
+        for a in 0..=255u8 {
+            same_as_core(&[a]);
+            for b in 0..=255u8 {
+                same_as_core(&[a, b]);
+                same_as_core(&[a, b, 0x80]);
+                same_as_core(&[a, b, 0xBF, 0x80]);
+                same_as_core(&[b'x', a, b, 0x8F, 0x41]);
+            }
+        }
+        // Random mixtures of text and noise.
+        let mut seed = 0x2545_f491_u32;
+        for _ in 0..20_000 {
+            let mut buf = [0u8; 12];
+            for byte in buf.iter_mut() {
+                seed ^= seed << 13;
+                seed ^= seed >> 17;
+                seed ^= seed << 5;
+                *byte = match seed % 4 {
+                    0 => b'a',
+                    1 => 0x80 | (seed >> 8) as u8 & 0x3F,
+                    _ => (seed >> 16) as u8,
+                };
+            }
+            same_as_core(&buf);
+        }
+        for s in [
+            "",
+            "plain",
+            "h\u{e9}llo",
+            "\u{20ac}",
+            "\u{1F600}!",
+            "\u{10FFFF}",
+        ] {
+            same_as_core(s.as_bytes());
+        }
+        assert_eq!(utf8_prefix(b"ab\xE2\x82"), "ab");
+    }
 
     #[test]
     fn decimal_table() {

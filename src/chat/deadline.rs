@@ -32,9 +32,7 @@ pub fn ticks_to_ms(ticks: u32, hz: u32) -> u32 {
     let hz = hz.max(1);
     let whole = (ticks / hz).checked_mul(1000);
     let part = (ticks % hz).saturating_mul(1000) / hz;
-    whole
-        .and_then(|w| w.checked_add(part))
-        .unwrap_or(u32::MAX)
+    whole.and_then(|w| w.checked_add(part)).unwrap_or(u32::MAX)
 }
 
 /// A point in time `ms` after `start`, on a `hz` tick.

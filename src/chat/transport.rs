@@ -216,10 +216,7 @@ impl ErrorText {
         self.len = 0;
     }
     pub fn as_str(&self) -> &str {
-        match core::str::from_utf8(&self.buf[..self.len]) {
-            Ok(s) => s,
-            Err(e) => core::str::from_utf8(&self.buf[..e.valid_up_to()]).unwrap_or(""),
-        }
+        crate::text::utf8_prefix(self.buf.get(..self.len).unwrap_or_default())
     }
     pub fn set(&mut self, parts: &[&[u8]]) {
         self.len = 0;

@@ -324,13 +324,10 @@ impl Chat {
             return Ok(());
         }
         let raw = core::mem::take(&mut self.ev_raw);
-        let text = match core::str::from_utf8(&raw) {
-            Ok(s) => s,
-            // Cut by the cap inside a character, or not text at all.
-            Err(e) => core::str::from_utf8(raw.get(..e.valid_up_to()).unwrap_or_default())
-                .unwrap_or_default(),
-        };
-        let result = self.push_message(text.trim());
+        // Cut by the cap inside a character, or not text at all: the valid
+        // part. ASCII blanks trimmed (str::trim would link Unicode's table).
+        let text = crate::text::utf8_prefix(&raw);
+        let result = self.push_message(text.trim_ascii());
         if result.is_ok() && self.ev_raw_cut && !self.error_cut && !self.error_message.is_empty() {
             self.error_cut = true;
             append(&mut self.error_message, "\u{2026}")?;

@@ -825,7 +825,7 @@ impl Tokenizer {
             return Ok(());
         }
         // Only whole characters are gathered, so this always succeeds.
-        match core::str::from_utf8(self.pend.get(..len).unwrap_or_default()) {
+        match crate::text::utf8(self.pend.get(..len).unwrap_or_default()) {
             Ok(s) => h.str_chunk(s),
             Err(_) => Err(BAD_UTF8),
         }
@@ -855,21 +855,21 @@ impl Tokenizer {
             let len = usize::from(self.utf8_len);
             self.utf8_len = 0;
             // Re-checked whole: catches overlong forms and surrogates.
-            match core::str::from_utf8(buf.get(..len).unwrap_or_default()) {
+            match crate::text::utf8(buf.get(..len).unwrap_or_default()) {
                 Ok(s) => self.out_str(s, h)?,
                 Err(_) => return Err(BAD_UTF8),
             }
         }
-        match core::str::from_utf8(run) {
+        match crate::text::utf8(run) {
             Ok(s) => self.out_str(s, h),
             Err(e) => {
-                let valid = e.valid_up_to();
+                let valid = e.valid_up_to;
                 let head = run.get(..valid).unwrap_or_default();
                 let tail = run.get(valid..).unwrap_or_default();
-                if let Ok(s) = core::str::from_utf8(head) {
+                if let Ok(s) = crate::text::utf8(head) {
                     self.out_str(s, h)?;
                 }
-                if e.error_len().is_some() || !at_end {
+                if e.error_len.is_some() || !at_end {
                     return Err(BAD_UTF8);
                 }
                 // A valid but incomplete sequence (1 to 3 bytes) at the end.

@@ -240,7 +240,7 @@ impl Calls {
             id.clear();
             let mut digits = [0u8; 20];
             // ASCII digits, so always UTF-8.
-            let decimal = core::str::from_utf8(crate::text::decimal(n, &mut digits)).unwrap_or("0");
+            let decimal = crate::text::utf8_prefix(crate::text::decimal(n, &mut digits));
             crate::fallible::push_str(&mut id, "call_")
                 .and_then(|()| crate::fallible::push_str(&mut id, decimal))
                 .map_err(|_| StreamError::OutOfMemory)?;

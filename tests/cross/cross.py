@@ -101,13 +101,13 @@ def c_sources():
 
 # ------------------------------------------------------------------ building
 
-def cargo_build(target, manifest, extra_rustflags=(), crate_type_staticlib=True, features=()):
+def cargo_build(target, manifest, extra_rustflags=(), crate_type_staticlib=True, features=(), out=OUT):
     sysroot = run([RUSTC, '--print', 'sysroot']).strip()
     build_std = not os.path.isdir(os.path.join(sysroot, 'lib', 'rustlib', target, 'lib'))
     env = dict(os.environ)
     size_flags = SIZE_FLAGS_BUILD_STD if build_std else []
     env['RUSTFLAGS'] = ' '.join(env.get('RUSTFLAGS', '').split() + RUSTFLAGS + list(extra_rustflags) + size_flags)
-    env['CARGO_TARGET_DIR'] = OUT
+    env['CARGO_TARGET_DIR'] = out
     env['RUSTC'] = RUSTC
     env['RUSTC_BOOTSTRAP'] = '1'
     env['PATH'] = os.path.dirname(CARGO) + os.pathsep + env.get('PATH', '')
@@ -124,7 +124,7 @@ def cargo_build(target, manifest, extra_rustflags=(), crate_type_staticlib=True,
                        stderr=subprocess.STDOUT, universal_newlines=True)
     if p.returncode != 0:
         raise Failure('cargo failed for %s:\n%s' % (target, p.stdout))
-    return os.path.join(OUT, target, 'release')
+    return os.path.join(out, target, 'release')
 
 
 def has_libc_headers(prefix, cflags):
@@ -487,12 +487,38 @@ def old_feature_set(target, prefix, cflags):
     return sizes
 
 
+# PKG_AGENT_PANIC_ABORT: the SConscript's extra RUSTFLAGS.
+PANIC_ABORT_FLAGS = ['-Zunstable-options', '-C', 'panic=immediate-abort']
+
+
+def panic_abort_figure(target, prefix, cflags):
+    """Flash of the framework with every part and PKG_AGENT_PANIC_ABORT (its own target folder, so
+    the other builds stay cached)."""
+    workdir = os.path.join(OUT, 'check', target + '-panic-abort')
+    os.makedirs(workdir, exist_ok=True)
+    libdir = cargo_build(target, os.path.join(REPO, 'Cargo.toml'), PANIC_ABORT_FLAGS, features=FULL_FEATURES,
+                         out=os.path.join(OUT, 'panic-abort'))
+    lib = board_lib(prefix, libdir, workdir)
+    funcs, data, _ = exported_api(prefix, lib)
+    write_api_refs(os.path.join(workdir, 'api_refs.c'), funcs, data)
+    objs, _, _ = compile_c(target, prefix, cflags, workdir, FULL_DEFINES)
+    sizes, elf = framework_image(prefix, cflags, objs, lib, workdir)
+    defined = set(l.split()[-1] for l in run([prefix + 'nm', '--defined-only', elf]).splitlines() if l.strip())
+    fmt = sorted(d for d in defined if 'core3fmt' in d)
+    if fmt:
+        raise Failure('%s: with PKG_AGENT_PANIC_ABORT the image still has core::fmt: %s' % (target, ' '.join(fmt[:6])))
+    fw = sum(sizes[p][k] for p in ('rust', 'helpers', 'glue') for k in ('text', 'rodata', 'data'))
+    log('   every part with PKG_AGENT_PANIC_ABORT: %d bytes of flash, no core::fmt' % fw)
+    return fw
+
+
 def check_target(target, board, prefix, cflags, results, api_names):
     t0 = time.time()
     workdir = os.path.join(OUT, 'check', target)
     os.makedirs(workdir, exist_ok=True)
     log('== %s (%s)' % (target, board))
     old_sizes = old_feature_set(target, prefix, cflags)
+    panic_abort = panic_abort_figure(target, prefix, cflags) if target == COEXIST_TARGET else None
     libdir = cargo_build(target, os.path.join(REPO, 'Cargo.toml'), ['-Z', 'emit-stack-sizes'],
                          features=FULL_FEATURES)
     lib = board_lib(prefix, libdir, workdir)
@@ -559,7 +585,8 @@ def check_target(target, board, prefix, cflags, results, api_names):
     results.append(dict(target=target, board=board, sizes=sizes, stack=stack, chain=chain, cycles=cycles,
                         unknown=unknown, indirect=len(indirect), reachable=len(reachable),
                         rust_frames=len(rust_frames), build_s=t_build, total_s=time.time() - t0,
-                        undefined=undef, areas=areas, top=top, old_sizes=old_sizes, tool_helpers=tool_helpers))
+                        undefined=undef, areas=areas, top=top, old_sizes=old_sizes, tool_helpers=tool_helpers,
+                        panic_abort=panic_abort))
     log('   ok: linked, %d undefined symbols all allowed; %.0f s' % (len(undef), time.time() - t0))
 
 
@@ -734,6 +761,11 @@ def report(results, coexist_ok):
         lines.append('| %s | %d%s | %d%s | %s |' % (
             r['target'], full, (' (goal %s)' % ('met' if full <= 12288 else 'not met')) if m4 else '',
             old, (' (goal %s)' % ('met' if old <= 9127 else 'not met')) if m4 else '', '9 127' if m4 else '–'))
+    for r in results:
+        if r.get('panic_abort'):
+            lines += ['', 'With `PKG_AGENT_PANIC_ABORT` (a panic stops the CPU without a message: core built with',
+                      '`-Cpanic=immediate-abort`, no core::fmt in the image), every part, %s: **%d** bytes.'
+                      % (r['target'], r['panic_abort'])]
     lines += ['', 'Flash by area (sizes of the image\'s symbols; inlined code counts where it was inlined;',
               'string constants without a symbol are in no area, so the sum is below the table above):', '']
     names = [a for a, _ in AREAS] + ['C glue and tools', 'other']
