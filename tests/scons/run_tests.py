@@ -116,7 +116,7 @@ def check(cond, what, r=None):
         raise AssertionError(what + detail)
 
 
-def check_success(r, target, build_std, features=('channel-cli',)):
+def check_success(r, target, build_std, features=('channel-cli',), extra_flags=()):
     check(r.rc == 0, 'scons failed', r)
     check(len(r.calls) == 1, 'cargo should run exactly once', r)
     c = r.calls[0]
@@ -130,9 +130,11 @@ def check_success(r, target, build_std, features=('channel-cli',)):
     check(os.path.realpath(c['cwd']) == os.path.realpath(REPO), 'cargo runs in the package folder', r)
     flags = c['env'].get('RUSTFLAGS', '').split()
     size_flags = ['-Zlocation-detail=none', '-Zfmt-debug=none'] if build_std else []
-    tail = len(RUSTFLAGS_BASE) + (2 if target.startswith('riscv') else 0) + len(size_flags)
+    tail = len(RUSTFLAGS_BASE) + (2 if target.startswith('riscv') else 0) + len(extra_flags) + len(size_flags)
     check(flags[-tail:][:len(RUSTFLAGS_BASE)] == RUSTFLAGS_BASE, 'RUSTFLAGS %r lack %r' % (flags, RUSTFLAGS_BASE), r)
     check(flags[len(flags) - len(size_flags):] == size_flags, 'size flags only with -Zbuild-std: %r' % flags, r)
+    check(flags[len(flags) - len(size_flags) - len(extra_flags):len(flags) - len(size_flags)] == list(extra_flags),
+          'RUSTFLAGS %r lack %r' % (flags, extra_flags), r)
     target_dir = os.path.join(r.bsp, 'build', 'rtt_agent')
     check(c['env'].get('CARGO_TARGET_DIR') == target_dir, 'CARGO_TARGET_DIR is under the BSP build folder', r)
     if build_std:
@@ -208,6 +210,21 @@ def test_user_rustflags_are_kept():
     r = scons('stm32f407-m4f', env={'RUSTFLAGS': '-C debuginfo=1'}, installed=['thumbv7em-none-eabihf'])
     c = check_success(r, 'thumbv7em-none-eabihf', build_std=False)
     check(c['env']['RUSTFLAGS'].split()[:2] == ['-C', 'debuginfo=1'], 'user RUSTFLAGS first', r)
+    cleanup(r)
+
+
+def test_panic_abort_builds_core_with_immediate_abort():
+    # An installed target too: core must be rebuilt with the panic strategy.
+    r = scons('stm32f407-m4f', config={'PKG_AGENT_PANIC_ABORT': ''}, installed=['thumbv7em-none-eabihf'])
+    c = check_success(r, 'thumbv7em-none-eabihf', build_std=True,
+                      extra_flags=['-Zunstable-options', '-C', 'panic=immediate-abort'])
+    flags = c['env']['RUSTFLAGS'].split()
+    check(flags.index('panic=immediate-abort') > flags.index('panic=abort'), 'the later -C panic wins', r)
+    cleanup(r)
+    r = scons('stm32f407-m4f', config={'PKG_AGENT_PANIC_ABORT': ''}, installed=['thumbv7em-none-eabihf'],
+              rust_src=False)
+    check(r.rc != 0 and 'PKG_AGENT_PANIC_ABORT' in r.err and 'rust-src' in r.err,
+          'without the library sources: a clear error', r)
     cleanup(r)
 
 
@@ -448,6 +465,10 @@ def test_kconfig_options_and_defaults():
             check(kconf.syms[s].str_value == 'n', '%s off by default' % s)
             check(kconf.syms[s].set_value(2), '%s selectable' % s)
         check(kconf.syms['PKG_AGENT_MULTIMODAL_DISABLE'].str_value == 'y', 'multimodal off by default')
+        check(kconf.syms['PKG_AGENT_PANIC_LOG'].str_value == 'y', 'a panic is logged by default')
+        check(kconf.syms['PKG_AGENT_PANIC_ABORT'].set_value(2), 'immediate abort selectable')
+        check(kconf.syms['PKG_AGENT_PANIC_LOG'].str_value == 'n', 'one panic strategy at a time')
+        check(kconf.syms['PKG_AGENT_PANIC_LOG'].set_value(2), 'logged panics selectable again')
         check(kconf.syms['PKG_AGENT_VER'].str_value != '', 'a version is chosen')
         # TLS: mbedTLS and the two root CAs by default, as the C package had
         # them; 'None' for plain http:// endpoints pulls in none of them.
