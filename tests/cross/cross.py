@@ -512,6 +512,11 @@ def panic_abort_figure(target, prefix, cflags):
     return fw
 
 
+# Thread entry functions (mangled-name suffix) and the stack each thread gets by default.
+THREAD_ENTRIES = [('agent_loop11loop_thread', 'agent loop thread (PKG_AGENT_LOOP_STACK_SIZE, 6144 by default)'),
+                  ('cli10cli_thread', 'CLI channel thread')]
+
+
 def check_target(target, board, prefix, cflags, results, api_names):
     t0 = time.time()
     workdir = os.path.join(OUT, 'check', target)
@@ -562,8 +567,27 @@ def check_target(target, board, prefix, cflags, results, api_names):
     for su in glob.glob(os.path.join(objdir, '*.su')):
         if not os.path.basename(su).startswith(('entry', 'api_refs')):
             c_funcs.update(l.split('\t')[0].rsplit(':', 1)[-1] for l in open(su))
-    roots = sorted(set(funcs) | c_funcs)
+    # Thread entries are only passed as pointers (rt_thread_create), so no call
+    # reaches them: they are roots of their own. The loop runs the C tools
+    # through their execute pointers: every function of the tool objects is
+    # taken as a possible callee of the loop's indirect calls.
+    tool_funcs = set()
+    for su in glob.glob(os.path.join(objdir, 'src_*.su')):
+        tool_funcs.update(l.split('\t')[0].rsplit(':', 1)[-1] for l in open(su))
+    for f, (callees, indirect) in graph.items():
+        if indirect and 'agent_loop' in f:
+            callees.update(t for t in tool_funcs if t in graph)
+    entries = {}
+    for name, label in THREAD_ENTRIES:
+        found = [f for f in graph if f.endswith(name)]
+        if found:
+            entries[label] = found[0]
+    roots = sorted(set(funcs) | c_funcs | set(entries.values()))
     (stack, chain), cycles = deepest(graph, frames, roots)
+    thread_stacks = {}
+    for label, f in sorted(entries.items()):
+        (depth, path), _ = deepest(graph, frames, [f])
+        thread_stacks[label] = (depth, demangle(prefix, [c.replace(' (recursion)', '') for c in path])[:4])
     reachable = set()
     todo = [r for r in roots if r in graph]
     while todo:
@@ -585,7 +609,7 @@ def check_target(target, board, prefix, cflags, results, api_names):
     results.append(dict(target=target, board=board, sizes=sizes, stack=stack, chain=chain, cycles=cycles,
                         unknown=unknown, indirect=len(indirect), reachable=len(reachable),
                         rust_frames=len(rust_frames), build_s=t_build, total_s=time.time() - t0,
-                        undefined=undef, areas=areas, top=top, old_sizes=old_sizes, tool_helpers=tool_helpers,
+                        undefined=undef, areas=areas, top=top, old_sizes=old_sizes, tool_helpers=tool_helpers, thread_stacks=thread_stacks,
                         panic_abort=panic_abort))
     log('   ok: linked, %d undefined symbols all allowed; %.0f s' % (len(undef), time.time() - t0))
 
@@ -785,6 +809,13 @@ def report(results, coexist_ok):
         chain = ' → '.join('`%s`' % c for c in r['chain'][:10]) + (' → …' if len(r['chain']) > 10 else '')
         lines.append('| %s | %d | %s | %d | %d | %d |' % (r['target'], r['stack'], chain.replace('|', '\\|'),
                                                         r['reachable'], r['indirect'], len(r['unknown'])))
+    lines += ['', 'Deepest stack from each thread\'s entry (the loop\'s indirect calls taken to reach any C tool',
+              'function; the channel callbacks and the kernel below rt_* are not counted):', '',
+              '| target | thread | deepest stack (bytes) | chain starts |', '|---|---|---:|---|']
+    for r in results:
+        for label, (depth, path) in sorted(r['thread_stacks'].items()):
+            lines.append('| %s | %s | %d | %s |' % (r['target'], label, depth,
+                                                    ' → '.join('`%s`' % c for c in path).replace('|', '\\|')))
     m4 = next((r for r in results if r['target'] == 'thumbv7em-none-eabihf'), None)
     if m4:
         s = m4['sizes']
