@@ -827,11 +827,12 @@ def report(results, coexist_ok):
                              'within budget' if code <= BUDGET_M4[0] and ram <= BUDGET_M4[1] else 'OVER budget')]
     lines += ['', 'Stack method: Rust frames from `-Z emit-stack-sizes` (.stack_sizes), C frames from gcc',
               '`-fstack-usage`; call edges from direct calls and tail calls in the disassembly of the linked',
-              'image; the deepest chain from any exported function, MSH command or C tool. Calls through',
-              'function pointers and trait objects (core::fmt, callbacks) are not followed and functions',
+              'image; the deepest chain from any exported function, MSH command, C tool or thread entry. The',
+              'agent loop\'s calls through function pointers are taken to reach every C tool function; other',
+              'calls through pointers (channel callbacks, trait objects) are not followed, and functions',
               'without stack data (libgcc, compiler_builtins) count 0, so this is a lower bound: keep a margin.',
-              '', 'Link check: every undefined symbol of each image is rt_*, finsh_*, cJSON_*, webclient_*, ulog_*',
-              'or the C library\'s mem*/str*. RT_USING_RUST: %s.' % (
+              '', 'Link check: every undefined symbol of each image is rt_*, finsh_*, cJSON_*, webclient_*, ulog_*,',
+              'or the C library\'s mem*/str*/bcmp/__aeabi_mem*. RT_USING_RUST: %s.' % (
                   'a second Rust runtime with its own allocator and panic handler links into the same image'
                   if coexist_ok else 'not checked')]
     extra = os.environ.get('CROSS_EXTRA_CFLAGS', '').strip()
