@@ -87,12 +87,14 @@ pub fn decimal(n: u64, buf: &mut [u8; 20]) -> &[u8] {
             rem = cur % 10;
         }
         i -= 1;
-        buf[i] = b'0' + rem as u8;
+        if let Some(digit) = buf.get_mut(i) {
+            *digit = b'0' + rem as u8;
+        }
         if limbs == [0; 4] {
             break;
         }
     }
-    &buf[i..]
+    buf.get(i..).unwrap_or_default()
 }
 
 /// `n` in decimal as a C string (for a `"%s"` argument).

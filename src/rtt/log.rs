@@ -67,11 +67,15 @@ impl LineWriter {
                 self.send_full_piece();
                 continue;
             }
-            let take = (piece - len).min(rest.len());
-            let (head, tail) = rest.split_at(take);
-            self.buf[len..len + take].copy_from_slice(head);
+            // `get`s and a zip rather than indexing: no bounds-check panic
+            // path is left for the compiler to keep.
+            let free = self.buf.get_mut(len..piece).unwrap_or_default();
+            let take = free.len().min(rest.len());
+            for (d, s) in free.iter_mut().zip(rest) {
+                *d = *s;
+            }
             self.len = len + take;
-            rest = tail;
+            rest = rest.get(take..).unwrap_or_default();
         }
     }
 
@@ -97,8 +101,16 @@ impl LineWriter {
             }
         }
         self.send(cut);
-        self.buf.copy_within(cut..len, 0);
-        self.len = len - cut;
+        // The at most 3 bytes of a cut character move to the front, through
+        // `get`s: no range check to fail.
+        let keep = len.saturating_sub(cut);
+        for k in 0..keep {
+            let byte = self.buf.get(cut + k).copied().unwrap_or(0);
+            if let Some(d) = self.buf.get_mut(k) {
+                *d = byte;
+            }
+        }
+        self.len = keep;
     }
 
     fn send(&mut self, upto: usize) {
