@@ -36,7 +36,12 @@ fn valgrind_available() -> bool {
 
 /// Run the program; it prints "N passed, M failed" and exits 0 when M is 0.
 fn run(exe: &Path) {
-    let out = Command::new(exe).output().expect("run C test");
+    run_with(exe, &[]);
+}
+
+/// [`run`] with arguments, for both runs.
+fn run_with(exe: &Path, args: &[&str]) {
+    let out = Command::new(exe).args(args).output().expect("run C test");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -65,6 +70,7 @@ fn run(exe: &Path) {
             "--error-exitcode=99",
         ])
         .arg(exe)
+        .args(args)
         .output()
         .expect("run valgrind");
     let vg_err = String::from_utf8_lossy(&vg.stderr);
@@ -116,4 +122,23 @@ fn c_builders_roles_and_config() {
 #[test]
 fn c_context_messages_and_trimming() {
     run(&host_cc("test_context", &["tests/c/test_context.c"], &[]));
+}
+
+#[test]
+fn c_runtime_api_through_a_real_turn() {
+    use rtt_agent_testkit::llm_server::{LlmServer, ScriptedResponse};
+    use std::time::Duration;
+    // Two runs (plain, then under valgrind when installed), each one turn:
+    // a delayed tool call of the C test's `probe`, then the answer.
+    let mut script = Vec::new();
+    for _ in 0..2 {
+        script.push(
+            ScriptedResponse::tool_calls(&[("call_1", "probe", &["{}"])])
+                .first_byte_after(Duration::from_millis(300)),
+        );
+        script.push(ScriptedResponse::text(&["state ", "checked"]));
+    }
+    let server = LlmServer::start(script).unwrap();
+    let exe = host_cc("test_runtime", &["tests/c/test_runtime.c"], &[]);
+    run_with(&exe, &[&server.url()]);
 }

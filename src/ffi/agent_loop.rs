@@ -40,7 +40,7 @@ use alloc::vec::Vec;
 use core::cell::UnsafeCell;
 use core::ffi::{c_char, c_int, c_void, CStr};
 use core::ptr;
-use core::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU8, Ordering};
 
 /// `AgentChannelOps` (channels/AgentChannel.h).
 #[repr(C)]
@@ -103,6 +103,9 @@ struct AgentCell {
     /// start-up is over and when it has freed everything.
     done: UnsafeCell<Option<Semaphore>>,
     agent: UnsafeCell<Option<Agent>>,
+    /// A turn is in progress: set by the loop thread when it takes a user
+    /// message, cleared when the reply is out (`agent_is_busy`).
+    busy: AtomicBool,
 }
 
 // SAFETY: `agent` and `done` are reached only under the rules on
@@ -116,6 +119,7 @@ static AGENT: AgentCell = AgentCell {
     owner: AtomicPtr::new(ptr::null_mut()),
     done: UnsafeCell::new(None),
     agent: UnsafeCell::new(None),
+    busy: AtomicBool::new(false),
 };
 
 /// Everything a started agent owns; dropping it frees all of it.
@@ -309,6 +313,29 @@ pub fn is_running() -> bool {
 
 pub fn lifecycle() -> Lifecycle {
     AGENT.lifecycle()
+}
+
+/// The running loop's hub (`agent_get_message_hub`): NULL unless the
+/// lifecycle is Running with a loop thread (an agent made by `init_agent`
+/// alone has a hub that nobody reads).
+pub fn running_hub() -> MessageHub_t {
+    if AGENT.lifecycle() != Lifecycle::Running {
+        return ptr::null_mut();
+    }
+    AGENT
+        .enter(|agent| {
+            if agent.loop_thread.is_null() {
+                ptr::null_mut()
+            } else {
+                agent.hub
+            }
+        })
+        .unwrap_or(ptr::null_mut())
+}
+
+/// Is a turn (the request and its tools) in progress on the loop thread?
+pub fn is_busy() -> bool {
+    AGENT.busy.load(Ordering::SeqCst)
 }
 
 /// User messages answered since the agent started (0 without one).
@@ -614,9 +641,11 @@ unsafe fn serve(agent: &Agent) {
             core::mem::replace(&mut s.queued_tools, ptr::null_mut())
         });
         super::tools::register_chain(queued);
+        AGENT.busy.store(true, Ordering::SeqCst);
         // SAFETY: on the loop thread with the live agent; `msg` is a non-NULL
         // received set, handed over.
         unsafe { handle_user_message(agent, msg) };
+        AGENT.busy.store(false, Ordering::SeqCst);
     }
 }
 

@@ -65,6 +65,7 @@ pub mod context;
 pub mod hub;
 pub mod messages;
 pub mod prompt;
+pub mod runtime;
 pub mod tools;
 pub mod utils;
 

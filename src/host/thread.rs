@@ -59,8 +59,19 @@ fn stack_bounds() -> Option<(usize, usize)> {
 
 /// Fill the unused part of this thread's stack (below the caller's frame)
 /// with a pattern.
+///
+/// Not under valgrind: memcheck marks stack memory a thread has popped as
+/// inaccessible, so reading the pattern back after a deep call (the agent
+/// loop's) would be reported as invalid reads. Valgrind's preload library in
+/// `LD_PRELOAD` tells it is there.
 #[inline(never)]
 fn paint_stack() -> Option<(usize, usize)> {
+    static UNDER_VALGRIND: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let valgrind = *UNDER_VALGRIND
+        .get_or_init(|| std::env::var("LD_PRELOAD").is_ok_and(|v| v.contains("vgpreload")));
+    if valgrind {
+        return None;
+    }
     let (low, high) = stack_bounds()?;
     let marker = 0u8;
     let sp = &marker as *const u8 as usize;

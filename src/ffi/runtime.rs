@@ -1,0 +1,54 @@
+//! `AgentRuntime.h`: what other modules (an MQTT client, a sensor driver)
+//! ask about the running agent before they put a message on its hub.
+//!
+//! All three read the agent's one state (`agent_loop`): the lifecycle and
+//! the busy flag are atomics, and the hub is read through the agent's gate,
+//! so a call racing `cleanup_agent` returns NULL or the hub, never freed
+//! memory. The hub itself stays valid until the agent is cleaned up: a
+//! module that keeps it must stop using it before it calls (or lets anyone
+//! call) `cleanup_agent_entry`, as with the C package.
+
+use super::agent_loop;
+use super::hub::MessageHub_t;
+use crate::ffi_fn;
+use crate::rtt::{rt_bool_t, RT_FALSE, RT_TRUE};
+use core::ptr;
+
+fn to_bool(b: bool) -> rt_bool_t {
+    if b {
+        RT_TRUE
+    } else {
+        RT_FALSE
+    }
+}
+
+/// The running agent's hub: put user messages on its `input_mailbox`
+/// (`message_hub_put`); the agent loop answers each on the output mailbox,
+/// which the agent's channel reads. `RT_NULL` while no agent loop is running
+/// (not started, starting, stopping, or made by `init_agent` alone, which
+/// has no loop to read it).
+///
+/// Ownership: the hub belongs to the agent; do not destroy it. Valid until
+/// the agent is cleaned up.
+#[no_mangle]
+pub extern "C" fn agent_get_message_hub() -> MessageHub_t {
+    ffi_fn!(failure = ptr::null_mut(), { agent_loop::running_hub() })
+}
+
+/// `RT_TRUE` while the agent loop runs (from the end of `main_loop_entry` to
+/// the start of `cleanup_agent_entry`), else `RT_FALSE`.
+#[no_mangle]
+pub extern "C" fn agent_is_running() -> rt_bool_t {
+    ffi_fn!(failure = RT_FALSE, {
+        to_bool(!agent_loop::running_hub().is_null())
+    })
+}
+
+/// `RT_TRUE` while the loop is in a turn: from taking a user message to
+/// sending its reply, the request to the model and every tool it calls
+/// included; `RT_FALSE` while it waits for a message, or when no loop runs.
+/// A module that injects messages can wait for `RT_FALSE` to space them out.
+#[no_mangle]
+pub extern "C" fn agent_is_busy() -> rt_bool_t {
+    ffi_fn!(failure = RT_FALSE, { to_bool(agent_loop::is_busy()) })
+}

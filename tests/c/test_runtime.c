@@ -1,0 +1,116 @@
+/*
+ * AgentRuntime.h from C, as a module that injects messages uses it: the hub
+ * and the state before, during and after a turn of the real agent loop,
+ * against the scripted model at argv[1] (one tool call, then the answer).
+ */
+#include <rtthread.h>
+#include <rt_host.h>
+#include "AgentLoop.h"
+#include "AgentConfig.h"
+#include "AgentRuntime.h"
+#include "MessageHub.h"
+#include "tool_base.h"
+#include "utils.h"
+#include "check.h"
+
+static volatile rt_bool_t busy_in_tool = RT_FALSE;
+static volatile rt_bool_t running_in_tool = RT_FALSE;
+static MessageHub_t volatile hub_in_tool = RT_NULL;
+
+/* The tool the scripted model calls: records what a tool sees. */
+static void probe(cJSON *args, AgentToolNode_t node)
+{
+    (void)args;
+    busy_in_tool = agent_is_busy();
+    running_in_tool = agent_is_running();
+    hub_in_tool = agent_get_message_hub();
+    if (node->ret.messages)
+        messages_destroy(node->ret.messages);
+    node->ret.messages = messages_create(1);
+    node->ret.ret = node->ret.messages && messages_append(node->ret.messages, TYPE_TEXT, "probed") == RT_EOK
+                        ? RT_EOK
+                        : RT_ERROR;
+}
+
+static void register_probe(void)
+{
+    cJSON *params = create_param_obj(cJSON_CreateObject(), cJSON_CreateArray());
+    cJSON *item = create_tool_item("probe", "Reports the agent's state.", params);
+    CHECK(item != RT_NULL);
+    CHECK(append_tool(item, probe) == RT_EOK);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2)
+    {
+        fprintf(stderr, "usage: %s MODEL_URL\n", argv[0]);
+        return 2;
+    }
+    rt_size_t baseline = heap_used();
+
+    /* No agent: nothing to inject into. */
+    CHECK(agent_get_message_hub() == RT_NULL);
+    CHECK(agent_is_running() == RT_FALSE);
+    CHECK(agent_is_busy() == RT_FALSE);
+
+    /* An agent made by init_agent alone has no loop to read its hub. */
+    init_agent();
+    CHECK(agent_get_message_hub() == RT_NULL);
+    CHECK(agent_is_running() == RT_FALSE);
+    cleanup_agent();
+
+    agent_config_set("sk-test", "scripted", argv[1]);
+    CHECK(main_loop_entry() == 0);
+    /* From this thread while the loop owns the registry: queued, and
+     * registered by the loop before it takes the next message. */
+    register_probe();
+    MessageHub_t hub = agent_get_message_hub();
+    CHECK(hub != RT_NULL);
+    CHECK(agent_is_running() == RT_TRUE);
+    CHECK(agent_is_busy() == RT_FALSE);
+
+    /* Inject a user message the way an MQTT module would. */
+    Messages_t msg = messages_create(1);
+    CHECK(msg && messages_append(msg, TYPE_TEXT, "what is your state?") == RT_EOK);
+    CHECK(hub && message_hub_put(hub, msg, hub->input_mailbox) == RT_EOK);
+
+    /* The model answers after a delay: the turn is visible from here. */
+    int seen_busy = 0;
+    for (int i = 0; i < 500 && !seen_busy; i++)
+    {
+        seen_busy = agent_is_busy() == RT_TRUE;
+        if (!seen_busy)
+            rt_thread_mdelay(10);
+    }
+    CHECK(seen_busy);
+
+    Messages_t reply = hub ? message_hub_get_timeout(hub, hub->output_mailbox, rt_tick_from_millisecond(20000))
+                           : RT_NULL;
+    CHECK(reply != RT_NULL);
+    if (reply)
+    {
+        CHECK_STR(messages_get_content_idx(reply, 0), "state checked");
+        messages_destroy(reply);
+    }
+    /* Inside the tool, the turn was in progress and the hub the same. */
+    CHECK(busy_in_tool == RT_TRUE);
+    CHECK(running_in_tool == RT_TRUE);
+    CHECK(hub_in_tool == hub);
+    /* The reply is out: the loop waits again. */
+    int idle = 0;
+    for (int i = 0; i < 500 && !idle; i++)
+    {
+        idle = agent_is_busy() == RT_FALSE;
+        if (!idle)
+            rt_thread_mdelay(10);
+    }
+    CHECK(idle);
+
+    CHECK(cleanup_agent_entry() == 0);
+    CHECK(agent_get_message_hub() == RT_NULL);
+    CHECK(agent_is_running() == RT_FALSE);
+    CHECK(agent_is_busy() == RT_FALSE);
+    CHECK(heap_used() == baseline);
+    return CHECK_DONE();
+}
