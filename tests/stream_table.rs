@@ -386,10 +386,10 @@ fn surrogates() {
 
 #[test]
 fn nesting_is_bounded() {
-    let deep = format!("{{\"x\":{}{}}}", "[".repeat(70), "]".repeat(70));
+    let deep = format!("{{\"x\":{}{}}}", "[".repeat(40), "]".repeat(40));
     let got = outcome_of(&[&deep, STOP]);
     assert_eq!(got.error, Some(StreamError::TooDeep));
-    let ok = format!("{{\"x\":{}{}}}", "[".repeat(60), "]".repeat(60));
+    let ok = format!("{{\"x\":{}{}}}", "[".repeat(30), "]".repeat(30));
     let got = outcome_of(&[&ok, STOP]);
     assert_eq!(got.error, None);
 }

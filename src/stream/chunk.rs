@@ -513,13 +513,10 @@ impl<S: StreamSink + ?Sized> Handler for Sem<'_, S> {
         let c = &mut *self.chat;
         match (c.slot(), value) {
             (Slot::Top, _) => Err(Stop::Fail(StreamError::Unexpected)),
-            (Slot::Index, Scalar::Number(Some(n))) => match u32::try_from(n) {
-                Ok(n) => {
-                    c.frag.index = Some(n);
-                    Ok(())
-                }
-                Err(_) => Err(Stop::Fail(StreamError::Unexpected)),
-            },
+            (Slot::Index, Scalar::Number(Some(n))) => {
+                c.frag.index = Some(n);
+                Ok(())
+            }
             (Slot::Index | Slot::Arguments, Scalar::Null) => Ok(()),
             (Slot::Index | Slot::Arguments, _) => Err(Stop::Fail(StreamError::Unexpected)),
             (Slot::Error, Scalar::Null | Scalar::Bool(false)) => Ok(()),

@@ -4,7 +4,7 @@
 //! structure and string text to a [`Handler`] as soon as the bytes are there,
 //! so no value has to be held whole: string text arrives in pieces that
 //! always end on a character boundary, escapes already decoded. It owns no
-//! heap memory: nesting is a bit stack in a `u64`, keys are kept in a small
+//! heap memory: nesting is a bit stack in a `u32`, keys are kept in a small
 //! inline buffer (the handler only matches short keys), numbers are checked
 //! as they go and only their value as an unsigned integer is kept.
 //!
@@ -35,8 +35,9 @@ use super::{Stop, StreamError};
 
 /// Deepest nesting accepted. Chat chunks nest 7 levels (root, choices,
 /// choice, delta, tool_calls, call, function) and rarely more than 10 with
-/// provider extras; a bound keeps the bracket stack in one word.
-const MAX_DEPTH: u8 = 64;
+/// provider extras (tool arguments nest inside a string, not here); a bound
+/// keeps the bracket stack in one 32-bit word.
+const MAX_DEPTH: u8 = 32;
 /// Longest key kept for matching. Longer keys are reported as unknown: no
 /// key the chat layer looks for is longer than `reasoning_content` (17).
 pub(crate) const KEY_MAX: usize = 24;
@@ -54,8 +55,9 @@ pub(crate) enum Scalar {
     Null,
     Bool(bool),
     /// A valid JSON number; `Some` when it is a non-negative integer that
-    /// fits a `u64` (the only numbers the chat layer reads are indexes).
-    Number(Option<u64>),
+    /// fits a `u32` (the only numbers the chat layer reads are indexes;
+    /// 32-bit arithmetic is what a 32-bit board does in one instruction).
+    Number(Option<u32>),
 }
 
 /// Receives what the tokenizer finds, in document order. Returning an error
@@ -206,7 +208,7 @@ pub(crate) struct Tokenizer {
     state: State,
     depth: u8,
     /// Bit `d` set: the container at depth `d + 1` is an object.
-    stack: u64,
+    stack: u32,
     /// Non-zero: inside a declined container that opened at this depth;
     /// nothing is reported until it closes.
     skip: u8,
@@ -227,7 +229,7 @@ pub(crate) struct Tokenizer {
     utf8_len: u8,
     utf8_need: u8,
     /// The value of the number being read (see [`Scalar::Number`]).
-    num: Option<u64>,
+    num: Option<u32>,
 }
 
 #[inline]
@@ -474,7 +476,7 @@ impl Tokenizer {
                                 self.num = self
                                     .num
                                     .and_then(|v| v.checked_mul(10))
-                                    .and_then(|v| v.checked_add(u64::from(d - b'0')));
+                                    .and_then(|v| v.checked_add(u32::from(d - b'0')));
                             }
                         }
                         i = i.saturating_add(n);
@@ -576,7 +578,7 @@ impl Tokenizer {
     #[inline]
     fn in_object(&self) -> bool {
         match self.depth.checked_sub(1) {
-            Some(d) => self.stack & (1u64 << d) != 0,
+            Some(d) => self.stack & (1u32 << d) != 0,
             None => false,
         }
     }
@@ -676,7 +678,7 @@ impl Tokenizer {
                 self.state = State::Number(Num::Minus);
             }
             b'0'..=b'9' => {
-                self.num = Some(u64::from(b - b'0'));
+                self.num = Some(u32::from(b - b'0'));
                 self.state = State::Number(if b == b'0' { Num::Zero } else { Num::Int });
             }
             _ => {
@@ -699,7 +701,7 @@ impl Tokenizer {
         if self.depth >= MAX_DEPTH {
             return Err(Stop::Fail(StreamError::TooDeep));
         }
-        let bit = 1u64 << self.depth;
+        let bit = 1u32 << self.depth;
         if object {
             self.stack |= bit;
         } else {
