@@ -33,9 +33,13 @@ def localize(objcopy, src, dst):
     """Write `src` with the mem* symbols made local to `dst` (may be `src`)."""
     if os.path.abspath(src) != os.path.abspath(dst):
         shutil.copyfile(src, dst)
-    cmd = [objcopy] + ['--localize-symbol=' + s for s in SYMBOLS] + [dst]
+    # -D: deterministic member headers, so an unchanged library gives a
+    # byte-identical copy and the firmware is not relinked for nothing.
+    cmd = [objcopy, '-D'] + ['--localize-symbol=' + s for s in SYMBOLS] + [dst]
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
-    if p.returncode != 0:
+    # Any message counts as a failure: an objcopy for another architecture
+    # says "Unable to recognise the format" for each member and exits 0.
+    if p.returncode != 0 or p.stdout.strip():
         raise RuntimeError('%s failed (%d): %s' % (objcopy, p.returncode, p.stdout.strip()))
 
 

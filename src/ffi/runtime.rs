@@ -47,7 +47,9 @@ pub extern "C" fn agent_is_running() -> rt_bool_t {
 /// `RT_TRUE` while the loop is in a turn: from taking a user message to
 /// sending its reply, the request to the model and every tool it calls
 /// included; `RT_FALSE` while it waits for a message, or when no loop runs.
-/// A module that injects messages can wait for `RT_FALSE` to space them out.
+/// A message put but not yet taken does not count (as in the upstream
+/// package): a module spacing its messages out waits for the reply, or for
+/// `RT_TRUE` and then `RT_FALSE`, before the next put.
 #[no_mangle]
 pub extern "C" fn agent_is_busy() -> rt_bool_t {
     ffi_fn!(failure = RT_FALSE, { to_bool(agent_loop::is_busy()) })

@@ -222,6 +222,10 @@ def test_panic_abort_builds_core_with_immediate_abort():
     check(flags.index('panic=immediate-abort') > flags.index('panic=abort'), 'the later -C panic wins', r)
     cleanup(r)
     r = scons('stm32f407-m4f', config={'PKG_AGENT_PANIC_ABORT': ''}, installed=['thumbv7em-none-eabihf'],
+              env={'FAKE_RUSTC_OLD': '1'})
+    check(r.rc != 0 and not r.calls and 'Rust 1.92' in r.err, 'a rustc without immediate-abort: a clear error', r)
+    cleanup(r)
+    r = scons('stm32f407-m4f', config={'PKG_AGENT_PANIC_ABORT': ''}, installed=['thumbv7em-none-eabihf'],
               rust_src=False)
     check(r.rc != 0 and 'PKG_AGENT_PANIC_ABORT' in r.err and 'rust-src' in r.err,
           'without the library sources: a clear error', r)
@@ -323,11 +327,21 @@ def test_without_objcopy_the_archive_is_linked_as_built():
         os.symlink(os.path.join(FAKE_BIN, tool), os.path.join(bin_dir, tool))
     r = scons('stm32f407-m4f', installed=['thumbv7em-none-eabihf'], path=bin_dir, env={'RTT_EXEC_PATH': bin_dir})
     check(r.rc == 0 and not r.objcopy, 'builds without objcopy', r)
-    check('keeps its own memcpy' in r.out, 'says the library keeps its own mem* functions', r)
+    check('keeps its own' in r.out and 'memcpy' in r.out, 'says the library keeps its own mem* functions', r)
     g = [g for g in r.records if g['name'] == 'Agent'][0]
     check(g['parameters']['LIBPATH'] == [os.path.join(r.bsp, 'build', 'rtt_agent', 'thumbv7em-none-eabihf',
                                                       'release')], 'LIBPATH %r' % g['parameters']['LIBPATH'], r)
     shutil.rmtree(bin_dir, ignore_errors=True)
+    cleanup(r)
+
+
+def test_an_objcopy_that_cannot_read_the_archive_changes_nothing():
+    r = scons('stm32f407-m4f', installed=['thumbv7em-none-eabihf'], env={'FAKE_OBJCOPY_FOREIGN': '1'})
+    check(r.rc == 0 and len(r.objcopy) == 1, 'builds, objcopy tried once', r)
+    check('could not hand memcpy' in r.out, 'says so', r)
+    g = [g for g in r.records if g['name'] == 'Agent'][0]
+    check(g['parameters']['LIBPATH'] == [os.path.join(r.bsp, 'build', 'rtt_agent', 'thumbv7em-none-eabihf',
+                                                      'release')], 'the archive as built: %r' % g['parameters'], r)
     cleanup(r)
 
 
