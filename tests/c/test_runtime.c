@@ -32,6 +32,18 @@ static void probe(cJSON *args, AgentToolNode_t node)
                         : RT_ERROR;
 }
 
+/* Poll agent_is_busy() for up to 5 s; whether it read `want`. */
+static int busy_becomes(rt_bool_t want)
+{
+    for (int i = 0; i < 500; i++)
+    {
+        if (agent_is_busy() == want)
+            return 1;
+        rt_thread_mdelay(10);
+    }
+    return 0;
+}
+
 static void register_probe(void)
 {
     cJSON *params = create_param_obj(cJSON_CreateObject(), cJSON_CreateArray());
@@ -76,14 +88,7 @@ int main(int argc, char **argv)
     CHECK(hub && message_hub_put(hub, msg, hub->input_mailbox) == RT_EOK);
 
     /* The model answers after a delay: the turn is visible from here. */
-    int seen_busy = 0;
-    for (int i = 0; i < 500 && !seen_busy; i++)
-    {
-        seen_busy = agent_is_busy() == RT_TRUE;
-        if (!seen_busy)
-            rt_thread_mdelay(10);
-    }
-    CHECK(seen_busy);
+    CHECK(busy_becomes(RT_TRUE));
 
     Messages_t reply = hub ? message_hub_get_timeout(hub, hub->output_mailbox, rt_tick_from_millisecond(20000))
                            : RT_NULL;
@@ -98,14 +103,7 @@ int main(int argc, char **argv)
     CHECK(running_in_tool == RT_TRUE);
     CHECK(hub_in_tool == hub);
     /* The reply is out: the loop waits again. */
-    int idle = 0;
-    for (int i = 0; i < 500 && !idle; i++)
-    {
-        idle = agent_is_busy() == RT_FALSE;
-        if (!idle)
-            rt_thread_mdelay(10);
-    }
-    CHECK(idle);
+    CHECK(busy_becomes(RT_FALSE));
 
     CHECK(cleanup_agent_entry() == 0);
     CHECK(agent_get_message_hub() == RT_NULL);
