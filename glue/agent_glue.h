@@ -78,4 +78,8 @@ const struct AgentChannelOps *agent_glue_channel_ops(void);
 typedef rt_err_t (*agent_rx_indicate_t)(rt_device_t dev, rt_size_t size);
 agent_rx_indicate_t agent_glue_rx_indicate(rt_device_t dev);
 
+/* How many values wait in `mb` now (0 for RT_NULL): agent_is_busy counts a
+ * message put but not yet taken. */
+rt_uint16_t agent_glue_mailbox_entries(rt_mailbox_t mb);
+
 #endif /* RTT_AGENT_GLUE_H */

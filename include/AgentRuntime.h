@@ -24,11 +24,9 @@ MessageHub_t agent_get_message_hub(void);
 rt_bool_t agent_is_running(void);
 
 /* RT_TRUE while the loop answers a message (the model request and its tool
- * calls); RT_FALSE while it waits for one, or when no loop runs. It turns
- * RT_TRUE when the loop takes the message from the input mailbox, not when
- * it is put there: right after a put from a thread of the loop's priority or
- * higher it can still read RT_FALSE. To space messages out, wait for the
- * reply (or for RT_TRUE, then RT_FALSE) before the next put. */
+ * calls) or a message waits in its input mailbox; RT_FALSE while it waits
+ * for one with nothing queued, or when no loop runs. A module that spaces
+ * its messages out puts the next one when this reads RT_FALSE. */
 rt_bool_t agent_is_busy(void);
 
 #ifdef __cplusplus

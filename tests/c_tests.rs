@@ -128,8 +128,9 @@ fn c_context_messages_and_trimming() {
 fn c_runtime_api_through_a_real_turn() {
     use rtt_agent_testkit::llm_server::{LlmServer, ScriptedResponse};
     use std::time::Duration;
-    // Two runs (plain, then under valgrind when installed), each one turn:
-    // a delayed tool call of the C test's `probe`, then the answer.
+    // Two runs (plain, then under valgrind when installed), each two turns:
+    // a delayed tool call of the C test's `probe`, then the answer; then a
+    // second message queued meanwhile, answered after a delay.
     let mut script = Vec::new();
     for _ in 0..2 {
         script.push(
@@ -137,6 +138,10 @@ fn c_runtime_api_through_a_real_turn() {
                 .first_byte_after(Duration::from_millis(300)),
         );
         script.push(ScriptedResponse::text(&["state ", "checked"]));
+        // The second message, answered after a delay: the moment between
+        // the two turns must not read idle.
+        script
+            .push(ScriptedResponse::text(&["again"]).first_byte_after(Duration::from_millis(200)));
     }
     let server = LlmServer::start(script).unwrap();
     let exe = host_cc("test_runtime", &["tests/c/test_runtime.c"], &[]);

@@ -81,6 +81,12 @@ typedef struct rt_thread *rt_thread_t;
 typedef struct rt_semaphore *rt_sem_t;
 typedef struct rt_mutex *rt_mutex_t;
 typedef struct rt_mailbox *rt_mailbox_t;
+/* The member code outside the kernel reads (the glue, for agent_is_busy):
+ * how many values wait. The host port's mailbox starts with it. */
+struct rt_mailbox
+{
+    rt_uint16_t entry;
+};
 typedef struct rt_messagequeue *rt_mq_t;
 typedef struct rt_device *rt_device_t;
 /* The members of a device that code outside the kernel reads: the real

@@ -333,9 +333,20 @@ pub fn running_hub() -> MessageHub_t {
         .unwrap_or(ptr::null_mut())
 }
 
-/// Is a turn (the request and its tools) in progress on the loop thread?
+/// Is the running loop in a turn (the request and its tools), or is a user
+/// message waiting for it (put, not yet taken)?
 pub fn is_busy() -> bool {
+    if AGENT.lifecycle() != Lifecycle::Running {
+        return false;
+    }
     AGENT.busy.load(Ordering::SeqCst)
+        || AGENT
+            .enter(|agent| {
+                // SAFETY: inside the gate the hub and its mailboxes are live.
+                !agent.loop_thread.is_null()
+                    && unsafe { crate::rtt::ipc::mailbox_entries((*agent.hub).input_mailbox) } > 0
+            })
+            .unwrap_or(false)
 }
 
 /// User messages answered since the agent started (0 without one).

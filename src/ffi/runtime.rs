@@ -44,12 +44,13 @@ pub extern "C" fn agent_is_running() -> rt_bool_t {
     })
 }
 
-/// `RT_TRUE` while the loop is in a turn: from taking a user message to
+/// `RT_TRUE` while the loop is in a turn (from taking a user message to
 /// sending its reply, the request to the model and every tool it calls
-/// included; `RT_FALSE` while it waits for a message, or when no loop runs.
-/// A message put but not yet taken does not count (as in the upstream
-/// package): a module spacing its messages out waits for the reply, or for
-/// `RT_TRUE` and then `RT_FALSE`, before the next put.
+/// included) and while a message waits in its input mailbox; `RT_FALSE`
+/// while it waits with nothing queued, or when no loop runs. Counting the
+/// queued message closes the window upstream's flag leaves between a put
+/// and the loop taking it, so a module that puts only on `RT_FALSE` never
+/// queues a second message behind the first.
 #[no_mangle]
 pub extern "C" fn agent_is_busy() -> rt_bool_t {
     ffi_fn!(failure = RT_FALSE, { to_bool(agent_loop::is_busy()) })

@@ -125,7 +125,13 @@ struct MbState {
     waiters: usize,
 }
 
+/// `repr(C)` with `entry` first: the host headers declare `struct
+/// rt_mailbox` as that one member, which the glue reads as on a board.
+#[repr(C)]
 pub struct HostMailbox {
+    /// How many values wait (the real mailbox's `entry`), kept equal to the
+    /// queue's length under the state lock.
+    entry: core::sync::atomic::AtomicU16,
     state: Mutex<MbState>,
     cond: Condvar,
 }
@@ -148,6 +154,7 @@ pub extern "C" fn rt_mb_create(
         return core::ptr::null_mut();
     }
     let mb = HostMailbox {
+        entry: core::sync::atomic::AtomicU16::new(0),
         state: Mutex::new(MbState {
             queue,
             size,
@@ -202,6 +209,8 @@ fn mb_send(mb: rt_mailbox_t, value: rt_ubase_t, timeout: rt_int32_t) -> rt_err_t
         return mailbox_error(e);
     }
     g.queue.push_back(value);
+    m.entry
+        .store(g.queue.len() as u16, core::sync::atomic::Ordering::Release);
     m.cond.notify_all();
     rt_eok()
 }
@@ -249,6 +258,8 @@ pub unsafe extern "C" fn rt_mb_recv(
         return mailbox_error(e);
     }
     let v = g.queue.pop_front().unwrap_or(0);
+    m.entry
+        .store(g.queue.len() as u16, core::sync::atomic::Ordering::Release);
     if !value.is_null() {
         // SAFETY: `value` is non-NULL and writable (our contract).
         unsafe { *value = v };

@@ -183,6 +183,21 @@ impl Drop for Semaphore {
 /// them ([`Mailbox::from_raw`]).
 pub struct Mailbox(NonNull<rt_mailbox>);
 
+extern "C" {
+    fn agent_glue_mailbox_entries(mb: rt_mailbox_t) -> rt_uint16_t;
+}
+
+/// How many values wait in `mb` now (a snapshot; 0 for NULL). The glue reads
+/// the kernel's count, whose place in `struct rt_mailbox` depends on the
+/// board.
+///
+/// # Safety
+/// `mb` is NULL or a live mailbox.
+pub unsafe fn mailbox_entries(mb: rt_mailbox_t) -> u16 {
+    // SAFETY: NULL or live (this function's contract); the glue only reads.
+    unsafe { agent_glue_mailbox_entries(mb) }
+}
+
 // SAFETY: a kernel mailbox is made to be used from any thread; the wrapper
 // only holds its handle.
 unsafe impl Send for Mailbox {}

@@ -13,6 +13,7 @@ pub type rt_ssize_t = isize;
 pub type rt_int32_t = i32;
 pub type rt_uint32_t = u32;
 pub type rt_uint8_t = u8;
+pub type rt_uint16_t = u16;
 pub type rt_tick_t = rt_uint32_t;
 pub type rt_bool_t = c_int;
 

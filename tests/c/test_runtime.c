@@ -89,6 +89,11 @@ int main(int argc, char **argv)
 
     /* The model answers after a delay: the turn is visible from here. */
     CHECK(busy_becomes(RT_TRUE));
+    /* A second message queued behind the turn keeps the agent busy until
+     * it is answered too: no moment in between reads idle. */
+    Messages_t second = messages_create(1);
+    CHECK(second && messages_append(second, TYPE_TEXT, "and again?") == RT_EOK);
+    CHECK(hub && message_hub_put(hub, second, hub->input_mailbox) == RT_EOK);
 
     Messages_t reply = hub ? message_hub_get_timeout(hub, hub->output_mailbox, rt_tick_from_millisecond(20000))
                            : RT_NULL;
@@ -97,6 +102,15 @@ int main(int argc, char **argv)
     {
         CHECK_STR(messages_get_content_idx(reply, 0), "state checked");
         messages_destroy(reply);
+    }
+    CHECK(agent_is_busy() == RT_TRUE);
+    Messages_t reply2 = hub ? message_hub_get_timeout(hub, hub->output_mailbox, rt_tick_from_millisecond(20000))
+                            : RT_NULL;
+    CHECK(reply2 != RT_NULL);
+    if (reply2)
+    {
+        CHECK_STR(messages_get_content_idx(reply2, 0), "again");
+        messages_destroy(reply2);
     }
     /* Inside the tool, the turn was in progress and the hub the same. */
     CHECK(busy_in_tool == RT_TRUE);
