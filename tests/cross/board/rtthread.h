@@ -82,6 +82,15 @@ struct rt_device
     rt_err_t (*tx_complete)(rt_device_t dev, void *buffer);
     void *user_data;
 };
+/* The mailbox members up to the one the glue reads, as RT-Thread 5.3 lays
+ * them out (the IPC object stands in as its size on a 32-bit board). */
+struct rt_mailbox
+{
+    char parent[28];
+    rt_ubase_t *msg_pool;
+    rt_uint16_t size;
+    rt_uint16_t entry;
+};
 
 rt_tick_t rt_tick_get(void);
 rt_tick_t rt_tick_from_millisecond(rt_int32_t ms);
