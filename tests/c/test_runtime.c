@@ -44,6 +44,27 @@ static int busy_becomes(rt_bool_t want)
     return 0;
 }
 
+/* Put a one-item text message on the hub's input mailbox. */
+static void put_text(MessageHub_t hub, const char *text)
+{
+    Messages_t m = messages_create(1);
+    CHECK(m && messages_append(m, TYPE_TEXT, text) == RT_EOK);
+    CHECK(hub && message_hub_put(hub, m, hub->input_mailbox) == RT_EOK);
+}
+
+/* The next reply on the output mailbox (20 s at most) says `want`. */
+static void expect_reply(MessageHub_t hub, const char *want)
+{
+    Messages_t reply = hub ? message_hub_get_timeout(hub, hub->output_mailbox, rt_tick_from_millisecond(20000))
+                           : RT_NULL;
+    CHECK(reply != RT_NULL);
+    if (reply)
+    {
+        CHECK_STR(messages_get_content_idx(reply, 0), want);
+        messages_destroy(reply);
+    }
+}
+
 static void register_probe(void)
 {
     cJSON *params = create_param_obj(cJSON_CreateObject(), cJSON_CreateArray());
@@ -83,35 +104,17 @@ int main(int argc, char **argv)
     CHECK(agent_is_busy() == RT_FALSE);
 
     /* Inject a user message the way an MQTT module would. */
-    Messages_t msg = messages_create(1);
-    CHECK(msg && messages_append(msg, TYPE_TEXT, "what is your state?") == RT_EOK);
-    CHECK(hub && message_hub_put(hub, msg, hub->input_mailbox) == RT_EOK);
+    put_text(hub, "what is your state?");
 
     /* The model answers after a delay: the turn is visible from here. */
     CHECK(busy_becomes(RT_TRUE));
     /* A second message queued behind the turn keeps the agent busy until
      * it is answered too: no moment in between reads idle. */
-    Messages_t second = messages_create(1);
-    CHECK(second && messages_append(second, TYPE_TEXT, "and again?") == RT_EOK);
-    CHECK(hub && message_hub_put(hub, second, hub->input_mailbox) == RT_EOK);
+    put_text(hub, "and again?");
 
-    Messages_t reply = hub ? message_hub_get_timeout(hub, hub->output_mailbox, rt_tick_from_millisecond(20000))
-                           : RT_NULL;
-    CHECK(reply != RT_NULL);
-    if (reply)
-    {
-        CHECK_STR(messages_get_content_idx(reply, 0), "state checked");
-        messages_destroy(reply);
-    }
+    expect_reply(hub, "state checked");
     CHECK(agent_is_busy() == RT_TRUE);
-    Messages_t reply2 = hub ? message_hub_get_timeout(hub, hub->output_mailbox, rt_tick_from_millisecond(20000))
-                            : RT_NULL;
-    CHECK(reply2 != RT_NULL);
-    if (reply2)
-    {
-        CHECK_STR(messages_get_content_idx(reply2, 0), "again");
-        messages_destroy(reply2);
-    }
+    expect_reply(hub, "again");
     /* Inside the tool, the turn was in progress and the hub the same. */
     CHECK(busy_in_tool == RT_TRUE);
     CHECK(running_in_tool == RT_TRUE);
