@@ -17,6 +17,27 @@ pub struct Utf8Stop {
 /// `b` as text when it is well-formed UTF-8 (RFC 3629: no overlong forms,
 /// no surrogates, nothing above U+10FFFF), else where it stops being so.
 pub fn utf8(b: &[u8]) -> Result<&str, Utf8Stop> {
+    match utf8_split(b) {
+        (text, None) => Ok(text),
+        (_, Some(stop)) => Err(stop),
+    }
+}
+
+/// The longest valid UTF-8 prefix of `b` as text.
+pub fn utf8_prefix(b: &[u8]) -> &str {
+    utf8_split(b).0
+}
+
+/// The longest well-formed prefix of `b` as text, and where and how the
+/// rest stops being UTF-8 (`None`: all of `b` is text). One pass: the
+/// prefix is not checked again.
+pub fn utf8_split(b: &[u8]) -> (&str, Option<Utf8Stop>) {
+    let valid = |upto: usize| {
+        // SAFETY: every byte of `b` before `upto` was checked against RFC
+        // 3629's table of well-formed sequences below, which is exactly what
+        // `str` requires; `upto` never exceeds `b.len()`.
+        unsafe { core::str::from_utf8_unchecked(b.get(..upto).unwrap_or_default()) }
+    };
     let mut i = 0;
     while let Some(&lead) = b.get(i) {
         if lead < 0x80 {
@@ -33,42 +54,35 @@ pub fn utf8(b: &[u8]) -> Result<&str, Utf8Stop> {
             0xF1..=0xF3 => (4, 0x80, 0xBF),
             0xF4 => (4, 0x80, 0x8F),
             _ => {
-                return Err(Utf8Stop {
+                let stop = Utf8Stop {
                     valid_up_to: i,
                     error_len: Some(1),
-                })
+                };
+                return (valid(i), Some(stop));
             }
         };
         let mut k = 1;
         while k < width {
-            let Some(&c) = b.get(i + k) else {
-                return Err(Utf8Stop {
-                    valid_up_to: i,
-                    error_len: None,
-                });
+            let error_len = match b.get(i + k) {
+                None => None,
+                Some(&c) => {
+                    let (lo, hi) = if k == 1 { (low, high) } else { (0x80, 0xBF) };
+                    if (lo..=hi).contains(&c) {
+                        k += 1;
+                        continue;
+                    }
+                    Some(k as u8)
+                }
             };
-            let (lo, hi) = if k == 1 { (low, high) } else { (0x80, 0xBF) };
-            if c < lo || c > hi {
-                return Err(Utf8Stop {
-                    valid_up_to: i,
-                    error_len: Some(k as u8),
-                });
-            }
-            k += 1;
+            let stop = Utf8Stop {
+                valid_up_to: i,
+                error_len,
+            };
+            return (valid(i), Some(stop));
         }
         i += width;
     }
-    // SAFETY: the loop above checked every byte of `b` against RFC 3629's
-    // table of well-formed sequences, which is exactly what `str` requires.
-    Ok(unsafe { core::str::from_utf8_unchecked(b) })
-}
-
-/// The longest valid UTF-8 prefix of `b` as text.
-pub fn utf8_prefix(b: &[u8]) -> &str {
-    match utf8(b) {
-        Ok(s) => s,
-        Err(stop) => utf8(b.get(..stop.valid_up_to).unwrap_or_default()).unwrap_or_default(),
-    }
+    (valid(b.len()), None)
 }
 
 /// `n` in decimal, written at the end of `buf`; returns the digits.

@@ -315,38 +315,32 @@ pub fn lifecycle() -> Lifecycle {
     AGENT.lifecycle()
 }
 
-/// The running loop's hub (`agent_get_message_hub`): NULL unless the
-/// lifecycle is Running with a loop thread (an agent made by `init_agent`
-/// alone has a hub that nobody reads).
-pub fn running_hub() -> MessageHub_t {
+/// Run `f` with the agent if its loop runs: the lifecycle is Running and it
+/// has a loop thread (an agent made by `init_agent` alone has a hub that
+/// nobody reads).
+fn with_running_loop<R>(f: impl FnOnce(&Agent) -> R) -> Option<R> {
     if AGENT.lifecycle() != Lifecycle::Running {
-        return ptr::null_mut();
+        return None;
     }
     AGENT
-        .enter(|agent| {
-            if agent.loop_thread.is_null() {
-                ptr::null_mut()
-            } else {
-                agent.hub
-            }
-        })
-        .unwrap_or(ptr::null_mut())
+        .enter(|agent| (!agent.loop_thread.is_null()).then(|| f(agent)))
+        .flatten()
+}
+
+/// The running loop's hub (`agent_get_message_hub`), or NULL.
+pub fn running_hub() -> MessageHub_t {
+    with_running_loop(|agent| agent.hub).unwrap_or(ptr::null_mut())
 }
 
 /// Is the running loop in a turn (the request and its tools), or is a user
 /// message waiting for it (put, not yet taken)?
 pub fn is_busy() -> bool {
-    if AGENT.lifecycle() != Lifecycle::Running {
-        return false;
-    }
-    AGENT.busy.load(Ordering::SeqCst)
-        || AGENT
-            .enter(|agent| {
-                // SAFETY: inside the gate the hub and its mailboxes are live.
-                !agent.loop_thread.is_null()
-                    && unsafe { crate::rtt::ipc::mailbox_entries((*agent.hub).input_mailbox) } > 0
-            })
-            .unwrap_or(false)
+    with_running_loop(|agent| {
+        // SAFETY: inside the gate the hub and its mailboxes are live.
+        AGENT.busy.load(Ordering::SeqCst)
+            || unsafe { crate::rtt::ipc::mailbox_entries((*agent.hub).input_mailbox) } > 0
+    })
+    .unwrap_or(false)
 }
 
 /// User messages answered since the agent started (0 without one).

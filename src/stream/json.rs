@@ -862,15 +862,11 @@ impl Tokenizer {
                 Err(_) => return Err(BAD_UTF8),
             }
         }
-        match crate::text::utf8(run) {
-            Ok(s) => self.out_str(s, h),
-            Err(e) => {
-                let valid = e.valid_up_to;
-                let head = run.get(..valid).unwrap_or_default();
-                let tail = run.get(valid..).unwrap_or_default();
-                if let Ok(s) = crate::text::utf8(head) {
-                    self.out_str(s, h)?;
-                }
+        match crate::text::utf8_split(run) {
+            (s, None) => self.out_str(s, h),
+            (head, Some(e)) => {
+                let tail = run.get(e.valid_up_to..).unwrap_or_default();
+                self.out_str(head, h)?;
                 if e.error_len.is_some() || !at_end {
                     return Err(BAD_UTF8);
                 }

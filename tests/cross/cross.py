@@ -465,25 +465,36 @@ LEFT_OUT = re.compile(r'^(agent_send_message|agent_debug_\w+|agent_config|agent_
                       r'status)\w*)$|channels..debug|ffi..commands|history_step')
 
 
-def old_feature_set(target, prefix, cflags):
-    """Build and link the old package's feature set; its sizes. Fails when a left-out part is in it."""
-    workdir = os.path.join(OUT, 'check', target + '-old-set')
+def variant_image(target, prefix, cflags, name, features, rustflags=(), defines=(), out=OUT):
+    """Build the library as a board with `features` would, link it with the glue (no tools) in
+    check/<target>-<name>; (sizes, the symbols the image defines)."""
+    workdir = os.path.join(OUT, 'check', '%s-%s' % (target, name))
     os.makedirs(workdir, exist_ok=True)
-    libdir = cargo_build(target, os.path.join(REPO, 'Cargo.toml'), features=OLD_FEATURES)
+    libdir = cargo_build(target, os.path.join(REPO, 'Cargo.toml'), rustflags, features=features, out=out)
     lib = board_lib(prefix, libdir, workdir)
     funcs, data, _ = exported_api(prefix, lib)
     write_api_refs(os.path.join(workdir, 'api_refs.c'), funcs, data)
-    objs, _, _ = compile_c(target, prefix, cflags, workdir)
+    objs, _, _ = compile_c(target, prefix, cflags, workdir, defines)
     sizes, elf = framework_image(prefix, cflags, objs, lib, workdir)
     defined = [l.split()[-1] for l in run([prefix + 'nm', '--defined-only', elf]).splitlines() if l.strip()]
+    return sizes, defined
+
+
+def framework_flash(sizes):
+    """Flash of the framework: Rust + helpers + glue, text + rodata + data."""
+    return sum(sizes[p][k] for p in ('rust', 'helpers', 'glue') for k in ('text', 'rodata', 'data'))
+
+
+def old_feature_set(target, prefix, cflags):
+    """Build and link the old package's feature set; its sizes. Fails when a left-out part is in it."""
+    sizes, defined = variant_image(target, prefix, cflags, 'old-set', OLD_FEATURES)
     shown = demangle(prefix, defined)
     present = sorted(set(s for d, s in zip(defined, shown) if LEFT_OUT.search(d) or LEFT_OUT.search(s)))
     if present:
         raise Failure('%s: the old feature set (%s) still links parts it leaves out: %s'
                       % (target, ','.join(OLD_FEATURES), ' '.join(present[:12])))
-    fw = sum(sizes[p][k] for p in ('rust', 'helpers', 'glue') for k in ('text', 'rodata', 'data'))
     log('   old feature set (%s): %d bytes of flash, without the Debug channel, agent_config, agent_status, '
-        'history' % (','.join(OLD_FEATURES), fw))
+        'history' % (','.join(OLD_FEATURES), framework_flash(sizes)))
     return sizes
 
 
@@ -494,20 +505,12 @@ PANIC_ABORT_FLAGS = ['-Zunstable-options', '-C', 'panic=immediate-abort']
 def panic_abort_figure(target, prefix, cflags):
     """Flash of the framework with every part and PKG_AGENT_PANIC_ABORT (its own target folder, so
     the other builds stay cached)."""
-    workdir = os.path.join(OUT, 'check', target + '-panic-abort')
-    os.makedirs(workdir, exist_ok=True)
-    libdir = cargo_build(target, os.path.join(REPO, 'Cargo.toml'), PANIC_ABORT_FLAGS, features=FULL_FEATURES,
-                         out=os.path.join(OUT, 'panic-abort'))
-    lib = board_lib(prefix, libdir, workdir)
-    funcs, data, _ = exported_api(prefix, lib)
-    write_api_refs(os.path.join(workdir, 'api_refs.c'), funcs, data)
-    objs, _, _ = compile_c(target, prefix, cflags, workdir, FULL_DEFINES)
-    sizes, elf = framework_image(prefix, cflags, objs, lib, workdir)
-    defined = set(l.split()[-1] for l in run([prefix + 'nm', '--defined-only', elf]).splitlines() if l.strip())
-    fmt = sorted(d for d in defined if 'core3fmt' in d)
+    sizes, defined = variant_image(target, prefix, cflags, 'panic-abort', FULL_FEATURES, PANIC_ABORT_FLAGS,
+                                   FULL_DEFINES, out=os.path.join(OUT, 'panic-abort'))
+    fmt = sorted(set(d for d in defined if 'core3fmt' in d))
     if fmt:
         raise Failure('%s: with PKG_AGENT_PANIC_ABORT the image still has core::fmt: %s' % (target, ' '.join(fmt[:6])))
-    fw = sum(sizes[p][k] for p in ('rust', 'helpers', 'glue') for k in ('text', 'rodata', 'data'))
+    fw = framework_flash(sizes)
     log('   every part with PKG_AGENT_PANIC_ABORT: %d bytes of flash, no core::fmt' % fw)
     return fw
 
@@ -779,8 +782,7 @@ def report(results, coexist_ok):
               '(Cortex-M4, -Os; the goals are: full <= 12 288, old set <= 9 127):', '',
               '| target | every part | old feature set | old package |', '|---|---:|---:|---:|']
     for r in results:
-        full = sum(r['sizes'][p][k] for p in ('rust', 'helpers', 'glue') for k in ('text', 'rodata', 'data'))
-        old = sum(r['old_sizes'][p][k] for p in ('rust', 'helpers', 'glue') for k in ('text', 'rodata', 'data'))
+        full, old = framework_flash(r['sizes']), framework_flash(r['old_sizes'])
         m4 = r['target'] == 'thumbv7em-none-eabihf'
         lines.append('| %s | %d%s | %d%s | %s |' % (
             r['target'], full, (' (goal %s)' % ('met' if full <= 12288 else 'not met')) if m4 else '',
