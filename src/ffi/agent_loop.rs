@@ -139,8 +139,9 @@ struct Shared {
     /// Tools appended from other threads, for the loop to register before
     /// its next message (a chain through `next`, newest first).
     queued_tools: AgentToolNode_t,
-    /// The channel prints answers as they stream in (the CLI).
-    stream_to_console: bool,
+    /// Where the fragments of an answer go as they stream in (the CLI prints
+    /// them, the WebNet channel sends them to the browser).
+    stream: StreamHooks,
     /// The last reply's text was printed while it streamed.
     last_reply_streamed: bool,
     /// User messages answered since the agent started (`agent_status`).
@@ -294,10 +295,54 @@ pub fn set_channel(ops: *const AgentChannelOps) {
     CHANNEL_OVERRIDE.store(ops as *mut AgentChannelOps, Ordering::Release);
 }
 
+/// A function handed one NUL-terminated fragment, which it only borrows.
+pub type TextHook = Option<unsafe extern "C" fn(text: *const c_char)>;
+
+/// What the loop does with the pieces of a turn as they happen: the
+/// reasoning and answer fragments and the tool calls `chat()` reports, and
+/// each tool's result.
+#[derive(Clone, Copy)]
+pub struct StreamHooks {
+    pub on_reasoning: TextHook,
+    pub on_tool_call: TextHook,
+    pub on_context: TextHook,
+    pub on_tool_result: TextHook,
+}
+
+/// Without a channel that shows them: reasoning and tool calls are logged.
+pub const LOG_HOOKS: StreamHooks = StreamHooks {
+    on_reasoning: Some(print_reasoning),
+    on_tool_call: Some(print_tool_call),
+    on_context: None,
+    on_tool_result: None,
+};
+
+const CONSOLE_HOOKS: StreamHooks = StreamHooks {
+    on_context: Some(print_context_streaming),
+    ..LOG_HOOKS
+};
+
+/// Send the pieces of every turn to `hooks` (`None`: back to logging them).
+/// No effect without a running agent; a channel sets them after `init_agent`
+/// has built the agent (from its init) and they go with the agent.
+pub fn set_stream_hooks(hooks: Option<StreamHooks>) {
+    AGENT.with_shared(|shared| shared.stream = hooks.unwrap_or(LOG_HOOKS));
+}
+
 /// Ask the loop to print answers on the console as they stream in (the CLI
 /// channel, while its chat runs). No effect without a running agent.
 pub fn set_stream_to_console(on: bool) {
-    AGENT.with_shared(|shared| shared.stream_to_console = on);
+    set_stream_hooks(on.then_some(CONSOLE_HOOKS));
+}
+
+/// Clear the conversation (back to the system prompt) before the loop
+/// answers its next message. The context belongs to the loop thread, so
+/// other threads ask rather than touch it.
+static CONVERSATION_RESET: AtomicBool = AtomicBool::new(false);
+
+/// See [`CONVERSATION_RESET`]; the next message starts a new conversation.
+pub fn request_conversation_reset() {
+    CONVERSATION_RESET.store(true, Ordering::SeqCst);
 }
 
 /// Was the last reply's text already printed while it streamed?
@@ -396,6 +441,7 @@ fn log_memory(what: &str) {
 /// channel. On failure nothing is left allocated. Logs `[mem] agent started`.
 fn build_agent(loop_thread: rt_thread_t) -> bool {
     AGENT.owner.store(thread::current(), Ordering::SeqCst);
+    CONVERSATION_RESET.store(false, Ordering::SeqCst);
     // SAFETY: C function of the package (the user-editable tool_func.c).
     unsafe { init_tools() };
     let hub = message_hub_create();
@@ -404,7 +450,7 @@ fn build_agent(loop_thread: rt_thread_t) -> bool {
     let shared = Shared {
         spare_reply,
         queued_tools: ptr::null_mut(),
-        stream_to_console: false,
+        stream: LOG_HOOKS,
         last_reply_streamed: false,
         answered: 0,
     };
@@ -791,10 +837,22 @@ impl Reply {
 unsafe fn handle_user_message(agent: &Agent, msg: Messages_t) {
     let ctx = agent.context;
     let mut reply = Reply::new();
-    let stream_to_console = agent.shared.lock().is_some_and(|mut shared| {
+    let hooks = agent.shared.lock().map_or(LOG_HOOKS, |mut shared| {
         shared.last_reply_streamed = false;
-        shared.stream_to_console
+        shared.stream
     });
+    if CONVERSATION_RESET.swap(false, Ordering::SeqCst) && !ctx.is_null() {
+        // SAFETY: `ctx` is the non-NULL live context of this thread; its own
+        // methods, called with it.
+        unsafe {
+            if let Some(clear) = (*ctx).clear_message {
+                clear(ctx);
+            }
+            if let Some(build) = (*ctx).build_system_prompt {
+                build(ctx);
+            }
+        }
+    }
     let appended = ctx.is_null()
         // SAFETY: `ctx` is non-NULL, the live context of this thread; its
         // method borrows `msg`, a live set.
@@ -807,7 +865,7 @@ unsafe fn handle_user_message(agent: &Agent, msg: Messages_t) {
         );
     } else {
         // SAFETY: `ctx` is the non-NULL live context of this thread.
-        unsafe { run_rounds(ctx, stream_to_console, &mut reply) };
+        unsafe { run_rounds(ctx, &hooks, &mut reply) };
         // SAFETY: `ctx` is live; `trim_context` is its own method.
         if let Some(trim) = unsafe { (*ctx).trim_context } {
             // SAFETY: the context's method, called with that context.
@@ -881,14 +939,9 @@ unsafe extern "C" fn print_context_streaming(text: *const c_char) {
 /// # Safety
 /// On the loop thread only (it owns the tool registry), with `ctx` its live
 /// context (non-NULL, `message` a live array).
-unsafe fn run_rounds(ctx: Context_t, stream_to_console: bool, reply: &mut Reply) {
+unsafe fn run_rounds(ctx: Context_t, hooks: &StreamHooks, reply: &mut Reply) {
     let rounds = board().max_tool_rounds.max(1) as usize;
     let max_tokens = board().max_tokens.clamp(1, c_int::MAX as isize) as c_int;
-    let on_context: Option<unsafe extern "C" fn(*const c_char)> = if stream_to_console {
-        Some(print_context_streaming)
-    } else {
-        None
-    };
     for _round in 0..rounds {
         if AGENT.lifecycle() == Lifecycle::Stopping {
             reply.push_str("error: the agent is stopping");
@@ -903,9 +956,9 @@ unsafe fn run_rounds(ctx: Context_t, stream_to_console: bool, reply: &mut Reply)
                 (*ctx).message,
                 get_agent_tools(),
                 max_tokens,
-                Some(print_reasoning),
-                Some(print_tool_call),
-                on_context,
+                hooks.on_reasoning,
+                hooks.on_tool_call,
+                hooks.on_context,
                 &mut error,
             )
         };
@@ -964,7 +1017,7 @@ unsafe fn run_rounds(ctx: Context_t, stream_to_console: bool, reply: &mut Reply)
         for call in unsafe { json::children(r.tool_call) } {
             // SAFETY: on the loop thread with `ctx` live; `call` is a live
             // element of the response.
-            recorded &= unsafe { answer_tool_call(ctx, call) };
+            recorded &= unsafe { answer_tool_call(ctx, call, hooks.on_tool_result) };
         }
         // SAFETY: `resp` is owned here and not used again.
         unsafe { chat_response_free(resp) };
@@ -1004,7 +1057,7 @@ unsafe fn drop_from(ctx: Context_t, start: c_int) {
 /// # Safety
 /// On the loop thread only (it owns the tool registry), with `ctx` its live
 /// context; `call` is NULL or a live tool call that outlives the call.
-unsafe fn answer_tool_call(ctx: Context_t, call: *mut cJSON) -> bool {
+unsafe fn answer_tool_call(ctx: Context_t, call: *mut cJSON, on_result: TextHook) -> bool {
     // SAFETY: `call` is NULL or live for this whole function.
     let id = unsafe { json::get_str(call, c"id") }.unwrap_or(c"");
     // SAFETY: `call` is NULL or live.
@@ -1091,6 +1144,16 @@ unsafe fn answer_tool_call(ctx: Context_t, call: *mut cJSON) -> bool {
         ptr::null_mut()
     };
     let content = if result.is_null() { own } else { result };
+    if let Some(show) = on_result {
+        // SAFETY: `content` is NULL or a live set; its text is borrowed
+        // for the call only.
+        let shown = unsafe { super::messages::messages_get_content_idx(content, 0) };
+        if !shown.is_null() {
+            // SAFETY: the channel's hook, handed a NUL-terminated string it
+            // only borrows.
+            unsafe { show(shown) };
+        }
+    }
     // SAFETY: `ctx` is live (this function's contract).
     let appended = match unsafe { (*ctx).append_tool_message } {
         // SAFETY: the context's method with that context; `id` is

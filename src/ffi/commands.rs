@@ -21,43 +21,12 @@ fn number(n: usize, buf: &mut [u8; 20]) -> &[u8] {
     crate::text::decimal(n as u64, buf)
 }
 
-/// The key as shown to people: its first 3 and last 2 characters and its
-/// length, never the whole key.
-pub fn masked_key(key: &[u8], out: &mut [u8; 48]) -> usize {
-    if key.is_empty() {
-        let s = b"(none)";
-        out[..s.len()].copy_from_slice(s);
-        return s.len();
-    }
-    let mut n = 0;
-    let mut put = |bytes: &[u8], n: &mut usize| {
-        for &b in bytes {
-            if *n < out.len() {
-                out[*n] = b;
-                *n += 1;
-            }
-        }
-    };
-    if key.len() >= 12 {
-        put(&key[..3], &mut n);
-        put(b"...", &mut n);
-        put(&key[key.len() - 2..], &mut n);
-    } else {
-        put(b"***", &mut n);
-    }
-    let mut digits = [0u8; 20];
-    put(b" (", &mut n);
-    put(number(key.len(), &mut digits), &mut n);
-    put(b" characters)", &mut n);
-    n
-}
-
 fn show_config() {
     // SAFETY: the getters return NUL-terminated strings that live on.
     unsafe {
         let key = CStr::from_ptr(get_dynamic_agent_api_key()).to_bytes();
         let mut masked = [0u8; 48];
-        let n = masked_key(key, &mut masked);
+        let n = super::config::masked_key(key, &mut masked);
         let origin: &[u8] = if (*agent_config_get()).is_configured != 0 {
             b"set at run time"
         } else {

@@ -26,4 +26,5 @@ pub mod arith_model;
 pub mod chat_call;
 pub mod deadline_run;
 pub mod llm_server;
+pub mod web;
 pub mod webclient_client;
