@@ -264,12 +264,14 @@ fn the_configuration_needs_the_token_and_never_shows_the_key() {
         r#"{"token":"board-token-1x","modelName":"m2"}"#,
     ] {
         let r = post(a, "/cgi-bin/config", bad);
-        assert_eq!(r.status, 401, "{bad}: {}", r.text());
+        assert_eq!(r.status, 403, "{bad}: {}", r.text());
+        assert!(r.text().contains("a valid token is required"));
+        assert!(r.header("WWW-Authenticate").is_none());
     }
-    assert_eq!(request(a, "GET", "/cgi-bin/get_config", None).status, 401);
+    assert_eq!(request(a, "GET", "/cgi-bin/get_config", None).status, 403);
     assert_eq!(
         request(a, "GET", "/cgi-bin/get_config?token=nope", None).status,
-        401
+        403
     );
 
     let r = request(a, "GET", "/cgi-bin/get_config?token=board-token-1", None);

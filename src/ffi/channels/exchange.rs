@@ -110,6 +110,7 @@ impl Exchange {
         Ok(())
     }
 
+    #[cfg_attr(not(feature = "channel-webnet"), allow(dead_code))]
     pub fn is_open(&self) -> bool {
         self.gate.is_open()
     }

@@ -334,7 +334,6 @@ fn reason(code: c_int) -> &'static CStr {
     match code {
         200 => c"OK",
         400 => c"Bad Request",
-        401 => c"Unauthorized",
         403 => c"Forbidden",
         405 => c"Method Not Allowed",
         413 => c"Payload Too Large",
@@ -676,7 +675,9 @@ fn authorized(session: *mut WebSession, given: Option<&CStr>) -> bool {
         differ |= t ^ given.get(i).copied().unwrap_or(0);
     }
     if differ != 0 {
-        fail(session, 401, "a valid token is required");
+        // Not 401: WebNet adds "WWW-Authenticate: Basic" to every 401, and
+        // a browser would then ask for a user name and password.
+        fail(session, 403, "a valid token is required");
         return false;
     }
     true
