@@ -195,6 +195,7 @@ def test_kconfig_choices_become_cargo_features():
         ({'PKG_AGENT_DEBUG_CHANNEL': ''}, ('PKG_AGENT_CLI_CHANNEL',), ('channel-debug',)),
         ({'PKG_AGENT_DEBUG_CHANNEL': '', 'PKG_AGENT_MSH_EXTRAS': ''}, ('PKG_AGENT_CLI_CHANNEL',),
          ('channel-debug', 'msh-extras')),
+        ({'PKG_AGENT_WEBNET_CHANNEL': ''}, ('PKG_AGENT_CLI_CHANNEL',), ('channel-webnet',)),
         ({}, ('PKG_AGENT_CLI_CHANNEL',), ()),
     ]
     cargo_toml = open(os.path.join(REPO, 'Cargo.toml')).read()
@@ -254,7 +255,7 @@ def test_missing_cargo_is_a_clear_error():
 
 
 def test_unimplemented_options_are_a_clear_error():
-    for option in ('PKG_AGENT_WEBNET_CHANNEL', 'PKG_AGENT_MULTIMODAL_ENABLE'):
+    for option in ('PKG_AGENT_MULTIMODAL_ENABLE',):
         r = scons('stm32f407-m4f', config={option: True}, installed=['thumbv7em-none-eabihf'])
         check(r.rc != 0, 'scons must stop for %s' % option, r)
         check('rtt-agent: error:' in r.err and option in r.err, 'clear message naming %s' % option, r)
@@ -499,6 +500,9 @@ def test_kconfig_options_and_defaults():
         check(kconf.syms['PKG_AGENT_CLI_CHANNEL'].str_value == 'n', 'one channel at a time')
         check(kconf.syms['PKG_AGENT_WEBNET_CHANNEL'].set_value(2), 'webnet channel selectable')
         check(kconf.syms['PKG_USING_WEBNET'].str_value == 'y', 'webnet channel selects webnet')
+        check(kconf.syms['WEBNET_USING_CGI'].str_value == 'y', 'webnet channel selects its CGI module')
+        check(kconf.syms['PKG_AGENT_WEB_TOKEN'].visibility == 2, 'web token offered with the webnet channel')
+        check(kconf.syms['PKG_AGENT_WEB_TOKEN'].str_value == '', 'web token empty (configuration refused) by default')
         check(kconf.syms['PKG_AGENT_MULTIMODAL_ENABLE'].set_value(2), 'multimodal selectable')
         for name in ('PKG_AGENT_FILE_OP_THREAD_SIZE', 'PKG_AGENT_UPLOAD_URL', 'PKG_AGENT_DOWNLOAD_URL'):
             check(kconf.syms[name].visibility == 2, '%s offered with multimodal' % name)
@@ -513,7 +517,7 @@ def test_kconfig_options_and_defaults():
             if name == 'PKG_AGENT_DROP_REASONING':
                 continue  # a bool: absent when off
             check('#define %s ' % name in text, 'rtconfig.h defines %s' % name)
-        for name in ('PKG_USING_AGENT', 'PKG_AGENT_WEBNET_CHANNEL', 'PKG_AGENT_MULTIMODAL_ENABLE',
+        for name in ('PKG_USING_AGENT', 'PKG_AGENT_WEBNET_CHANNEL', 'PKG_AGENT_WEB_TOKEN', 'PKG_AGENT_MULTIMODAL_ENABLE',
                      'PKG_AGENT_FILE_OP_THREAD_SIZE', 'PKG_AGENT_UPLOAD_URL', 'PKG_AGENT_DOWNLOAD_URL'):
             check(re.search(r'#define %s\b' % name, text), 'rtconfig.h defines %s' % name)
     finally:
