@@ -166,10 +166,25 @@ fn a_stopped_agent_answers_unavailable() {
         r#"{"message":"anyone?","stream":true}"#,
     );
     assert_eq!(r.status, 503, "{}", r.text());
-    // The page is still there.
+    // The page is still there, gzipped.
     let page = request(addr, "GET", "/cgi-bin/agent", None);
     assert_eq!(page.status, 200);
-    assert!(page.text().contains("/cgi-bin/chat"));
+    assert_eq!(page.header("Content-Encoding"), Some("gzip"));
+    assert_eq!(
+        page.header("Content-Length"),
+        Some(page.body.len().to_string().as_str())
+    );
+    let mut html = String::new();
+    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&page.body[..]), &mut html)
+        .unwrap();
+    assert_eq!(
+        html,
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/web/agent.html")).unwrap()
+    );
+    assert_eq!(
+        request(addr, "POST", "/cgi-bin/agent", Some("{}")).status,
+        405
+    );
 }
 
 #[test]

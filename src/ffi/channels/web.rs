@@ -66,8 +66,11 @@ const STREAM_CAP: usize = 8192;
 /// How often a streaming request sends what has arrived.
 const STREAM_POLL_MS: u32 = 50;
 
-/// The page, served from flash by `GET /cgi-bin/agent`.
-static PAGE_HTML: &[u8] = include_bytes!("../../../web/agent.html");
+/// The page (`web/agent.html`, gzipped by build.rs), served from flash by
+/// `GET /cgi-bin/agent`. A named static (not a bare constant), so the size
+/// report can find it.
+static PAGE_GZ: [u8; include_bytes!(concat!(env!("OUT_DIR"), "/agent.html.gz")).len()] =
+    *include_bytes!(concat!(env!("OUT_DIR"), "/agent.html.gz"));
 
 extern "C" {
     fn agent_glue_web_start() -> c_int;
@@ -388,21 +391,26 @@ fn page(session: *mut WebSession, method: c_int) {
     if method != GET {
         return fail(session, 405, "use GET");
     }
+    // The head is written here, not by webnet_session_set_header, which has
+    // no way to add Content-Encoding.
+    let mut len = [0u8; 20];
+    let mut out = SessionSink::new(session);
+    for part in [
+        &b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Encoding: gzip\r\nContent-Length: "[..],
+        crate::text::decimal(PAGE_GZ.len() as u64, &mut len),
+        b"\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n",
+    ] {
+        let _ = out.put(part);
+    }
+    out.flush();
     // SAFETY: the live session; the page is static.
     unsafe {
-        agent_glue_web_header(
-            session,
-            c"text/html; charset=utf-8".as_ptr(),
-            200,
-            c"OK".as_ptr(),
-            PAGE_HTML.len() as c_int,
-        );
         agent_glue_web_write(
             session,
-            PAGE_HTML.as_ptr() as *const c_char,
-            PAGE_HTML.len() as rt_size_t,
-        );
-    }
+            PAGE_GZ.as_ptr() as *const c_char,
+            PAGE_GZ.len() as rt_size_t,
+        )
+    };
 }
 
 /// A parsed JSON body, deleted when dropped.
