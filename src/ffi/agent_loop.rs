@@ -1050,6 +1050,70 @@ unsafe fn drop_from(ctx: Context_t, start: c_int) {
     }
 }
 
+/// Why the arguments do not fit the tool's registered parameters, if they
+/// do not (`PKG_AGENT_CHECK_TOOL_ARGS`).
+#[cfg(feature = "tool-arg-check")]
+fn check_arguments(
+    node: AgentToolNode_t,
+    args: *const cJSON,
+) -> Result<(), crate::tool_args::Mismatch<'static>> {
+    // SAFETY: `node` is a live registry node of this thread (the caller's
+    // lookup); its tool object and the parsed `args` stay alive and
+    // unchanged until the mismatch has been described.
+    unsafe {
+        let parameters = json::get(json::get((*node).tool_obj, c"function"), c"parameters");
+        crate::tool_args::check(parameters, args)
+    }
+}
+
+#[cfg(not(feature = "tool-arg-check"))]
+fn check_arguments(
+    _node: AgentToolNode_t,
+    _args: *const cJSON,
+) -> Result<(), core::convert::Infallible> {
+    Ok(())
+}
+
+#[cfg(feature = "tool-arg-check")]
+fn describe_mismatch(text: &mut Reply, why: crate::tool_args::Mismatch<'_>) {
+    use crate::tool_args::Mismatch;
+    match why {
+        Mismatch::Missing(p) => {
+            text.push_str("the required property \"")
+                .push(p)
+                .push_str("\" is missing");
+        }
+        Mismatch::Type(p, want, got) => {
+            text.push_str("\"")
+                .push(p)
+                .push_str("\" should be ")
+                .push(want)
+                .push_str(", not ")
+                .push(got);
+        }
+        Mismatch::NotInEnum(p, allowed) => {
+            text.push_str("\"").push(p).push_str("\" should be one of ");
+            // SAFETY: the schema's live enum array (see check_arguments).
+            let shown = unsafe { cJSON_PrintUnformatted(allowed) };
+            if shown.is_null() {
+                text.push_str("its enum values");
+            } else {
+                // SAFETY: a NUL-terminated string cJSON just printed, freed
+                // once below with cJSON's allocator.
+                unsafe {
+                    text.push(CStr::from_ptr(shown).to_bytes());
+                    cJSON_free(shown as *mut c_void);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(not(feature = "tool-arg-check"))]
+fn describe_mismatch(_text: &mut Reply, why: core::convert::Infallible) {
+    match why {}
+}
+
 /// Run one tool call and append its `tool` message: the tool's text, or an
 /// error the model can act on (behaviour.md §2). Returns whether the tool
 /// message was appended.
@@ -1108,6 +1172,14 @@ unsafe fn answer_tool_call(ctx: Context_t, call: *mut cJSON, on_result: TextHook
             text.push_str("error: the arguments for \"")
                 .push(name)
                 .push_str("\" are not a valid JSON object; the tool was not run");
+        } else if let Err(why) = check_arguments(node, args) {
+            // SAFETY: `args` is the parsed tree, owned here, not used again.
+            unsafe { cJSON_Delete(args) };
+            text.push_str("error: the arguments for \"")
+                .push(name)
+                .push_str("\" do not fit its parameters: ");
+            describe_mismatch(&mut text, why);
+            text.push_str("; the tool was not run");
         } else {
             // SAFETY: `node` is a non-NULL node of the registry, which only
             // this thread changes.

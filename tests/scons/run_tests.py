@@ -187,7 +187,7 @@ def test_riscv32_imac_build_std():
 
 def test_kconfig_choices_become_cargo_features():
     """Each optional part chosen in menuconfig reaches cargo as its feature, in Cargo.toml's order;
-    the defaults (the C package's choices) give the CLI channel alone."""
+    the C package's choices give the CLI channel alone (menuconfig's default adds the argument check)."""
     cases = [
         ({}, (), ('channel-cli',)),
         ({'PKG_AGENT_CLI_HISTORY': '', 'PKG_AGENT_MSH_EXTRAS': ''}, (),
@@ -196,6 +196,7 @@ def test_kconfig_choices_become_cargo_features():
         ({'PKG_AGENT_DEBUG_CHANNEL': '', 'PKG_AGENT_MSH_EXTRAS': ''}, ('PKG_AGENT_CLI_CHANNEL',),
          ('channel-debug', 'msh-extras')),
         ({'PKG_AGENT_WEBNET_CHANNEL': ''}, ('PKG_AGENT_CLI_CHANNEL',), ('channel-webnet',)),
+        ({'PKG_AGENT_CHECK_TOOL_ARGS': ''}, (), ('channel-cli', 'tool-arg-check')),
         ({}, ('PKG_AGENT_CLI_CHANNEL',), ()),
     ]
     cargo_toml = open(os.path.join(REPO, 'Cargo.toml')).read()
@@ -479,6 +480,10 @@ def test_kconfig_options_and_defaults():
         for s in ('PKG_AGENT_CLI_HISTORY', 'PKG_AGENT_MSH_EXTRAS'):
             check(kconf.syms[s].str_value == 'n', '%s off by default' % s)
             check(kconf.syms[s].set_value(2), '%s selectable' % s)
+        # A fix the C package lacked, on by default, and it can be turned off.
+        check(kconf.syms['PKG_AGENT_CHECK_TOOL_ARGS'].str_value == 'y', 'tool arguments checked by default')
+        check(kconf.syms['PKG_AGENT_CHECK_TOOL_ARGS'].set_value(0), 'the check can be turned off')
+        check(kconf.syms['PKG_AGENT_CHECK_TOOL_ARGS'].set_value(2), 'and on again')
         check(kconf.syms['PKG_AGENT_MULTIMODAL_DISABLE'].str_value == 'y', 'multimodal off by default')
         check(kconf.syms['PKG_AGENT_PANIC_LOG'].str_value == 'y', 'a panic is logged by default')
         check(kconf.syms['PKG_AGENT_PANIC_ABORT'].set_value(2), 'immediate abort selectable')
