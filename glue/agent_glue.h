@@ -91,6 +91,9 @@ void agent_glue_web_write(struct webnet_session *session, const char *data, rt_s
 /* The library's handler for every CGI (endpoint: AGENT_WEB_CHAT...). */
 void agent_web_cgi(struct webnet_session *session, int endpoint);
 
+/* PKG_AGENT_SUMMARY_MAX_LEN with PKG_AGENT_SUMMARY, else 0 (agent_memory.c). */
+int agent_glue_summary_max_len(void);
+
 /* The channel chosen in menuconfig (AGENT_CHANNEL_OPS), or RT_NULL. */
 struct AgentChannelOps;
 const struct AgentChannelOps *agent_glue_channel_ops(void);

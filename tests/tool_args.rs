@@ -32,7 +32,9 @@ const LED: &str = r#"{"type":"object","properties":{
 #[test]
 fn the_checks_table() {
     let schema = parse(LED);
-    let cases: &[(&str, Result<(), (&str, &str)>)] = &[
+    /// (arguments, Ok or the kind of mismatch and what it names)
+    type Case = (&'static str, Result<(), (&'static str, &'static str)>);
+    let cases: &[Case] = &[
         (r#"{"pin":3,"state":"on"}"#, Ok(())),
         (
             r#"{"pin":3,"state":"off","level":2,"blink":false,"note":null,"free":[1],"extra":{}}"#,

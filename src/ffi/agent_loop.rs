@@ -866,8 +866,11 @@ unsafe fn handle_user_message(agent: &Agent, msg: Messages_t) {
     } else {
         // SAFETY: `ctx` is the non-NULL live context of this thread.
         unsafe { run_rounds(ctx, &hooks, &mut reply) };
+        // With the summary on, the context is trimmed after the reply went
+        // out (below): the summary request must not delay it.
         // SAFETY: `ctx` is live; `trim_context` is its own method.
-        if let Some(trim) = unsafe { (*ctx).trim_context } {
+        let trim = unsafe { (*ctx).trim_context }.filter(|_| !summary_on());
+        if let Some(trim) = trim {
             // SAFETY: the context's method, called with that context.
             unsafe {
                 trim(
@@ -896,7 +899,30 @@ unsafe fn handle_user_message(agent: &Agent, msg: Messages_t) {
     // SAFETY: the hub is live while the agent is (this function's
     // contract); `out` is NULL or a set owned here, handed over.
     unsafe { deliver(agent.hub, out) };
+    if !ctx.is_null() && appended && summary_on() {
+        let keep = board().message_trim.clamp(0, c_int::MAX as isize) as c_int;
+        // SAFETY: `ctx` is this thread's live context (non-NULL: appended).
+        unsafe { fold_and_trim(ctx, keep) };
+    }
 }
+
+/// Is the summary before trimming on (`PKG_AGENT_SUMMARY`)?
+#[cfg(feature = "memory-summary")]
+fn summary_on() -> bool {
+    super::memory::enabled()
+}
+#[cfg(not(feature = "memory-summary"))]
+fn summary_on() -> bool {
+    false
+}
+
+#[cfg(feature = "memory-summary")]
+unsafe fn fold_and_trim(ctx: Context_t, keep: c_int) {
+    // SAFETY: forwarded (the caller's contract is this one's).
+    unsafe { super::memory::fold_and_trim(ctx, keep) };
+}
+#[cfg(not(feature = "memory-summary"))]
+unsafe fn fold_and_trim(_ctx: Context_t, _keep: c_int) {}
 
 /// Put `reply` on the output mailbox, waiting (up to the reply timeout) while
 /// it is full rather than dropping it, unless the agent is stopping.

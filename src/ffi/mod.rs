@@ -63,6 +63,8 @@ pub mod commands;
 pub mod config;
 pub mod context;
 pub mod hub;
+#[cfg(feature = "memory-summary")]
+pub mod memory;
 pub mod messages;
 pub mod prompt;
 pub mod runtime;
