@@ -91,8 +91,10 @@ void agent_glue_web_write(struct webnet_session *session, const char *data, rt_s
 /* The library's handler for every CGI (endpoint: AGENT_WEB_CHAT...). */
 void agent_web_cgi(struct webnet_session *session, int endpoint);
 
-/* PKG_AGENT_SUMMARY_MAX_LEN with PKG_AGENT_SUMMARY, else 0 (agent_memory.c). */
+/* agent_options.c: PKG_AGENT_SUMMARY_MAX_LEN with PKG_AGENT_SUMMARY, else
+ * 0; 1 with PKG_AGENT_TOOLS_TEXT, else 0. */
 int agent_glue_summary_max_len(void);
+int agent_glue_tools_text(void);
 
 /* The channel chosen in menuconfig (AGENT_CHANNEL_OPS), or RT_NULL. */
 struct AgentChannelOps;

@@ -20,7 +20,9 @@
 //! agent without a loop thread; `cleanup_agent` (or `cleanup_agent_entry`)
 //! frees it on the calling thread.
 
-use super::chat::{chat_response_free, chat_with_error, ChatResponse, TOO_LONG_KEY};
+use super::chat::{
+    chat_response_free, chat_with_error, ChatResponse, ChatResponse_t, TOO_LONG_KEY,
+};
 use super::context::Context_t;
 use super::hub::{
     message_hub_create, message_hub_destroy, message_hub_get, message_hub_put, MessageHub_t,
@@ -841,6 +843,11 @@ unsafe fn handle_user_message(agent: &Agent, msg: Messages_t) {
         shared.last_reply_streamed = false;
         shared.stream
     });
+    #[cfg(feature = "tools-text")]
+    if !ctx.is_null() {
+        // SAFETY: this thread's live context.
+        unsafe { super::tools_text::refresh_system_prompt(ctx) };
+    }
     if CONVERSATION_RESET.swap(false, Ordering::SeqCst) && !ctx.is_null() {
         // SAFETY: `ctx` is the non-NULL live context of this thread; its own
         // methods, called with it.
@@ -904,6 +911,47 @@ unsafe fn handle_user_message(agent: &Agent, msg: Messages_t) {
         // SAFETY: `ctx` is this thread's live context (non-NULL: appended).
         unsafe { fold_and_trim(ctx, keep) };
     }
+}
+
+/// Tools for models without function calling (`PKG_AGENT_TOOLS_TEXT`).
+#[cfg(feature = "tools-text")]
+fn text_tools_on() -> bool {
+    super::tools_text::text_mode()
+}
+#[cfg(not(feature = "tools-text"))]
+fn text_tools_on() -> bool {
+    false
+}
+#[cfg(feature = "tools-text")]
+fn filtered_context(hook: TextHook) -> TextHook {
+    super::tools_text::filtered(hook)
+}
+#[cfg(not(feature = "tools-text"))]
+fn filtered_context(hook: TextHook) -> TextHook {
+    hook
+}
+#[cfg(feature = "tools-text")]
+fn finish_filtered() {
+    super::tools_text::finish_filtered()
+}
+#[cfg(not(feature = "tools-text"))]
+fn finish_filtered() {}
+#[cfg(feature = "tools-text")]
+unsafe fn answer_text_calls(
+    ctx: Context_t,
+    resp: ChatResponse_t,
+    hooks: &StreamHooks,
+) -> Option<bool> {
+    // SAFETY: forwarded (the caller's contract is this one's).
+    unsafe { super::tools_text::answer_calls(ctx, resp, hooks.on_tool_call, hooks.on_tool_result) }
+}
+#[cfg(not(feature = "tools-text"))]
+unsafe fn answer_text_calls(
+    _ctx: Context_t,
+    _resp: ChatResponse_t,
+    _hooks: &StreamHooks,
+) -> Option<bool> {
+    None
 }
 
 /// Is the summary before trimming on (`PKG_AGENT_SUMMARY`)?
@@ -974,20 +1022,31 @@ unsafe fn run_rounds(ctx: Context_t, hooks: &StreamHooks, reply: &mut Reply) {
             return;
         }
         let mut error = transport::ErrorText::new();
+        let text_tools = text_tools_on();
+        // In text mode the request has no tools, and the answer's calls are
+        // kept from the channel.
+        let (tools, on_context) = if text_tools {
+            (ptr::null_mut(), filtered_context(hooks.on_context))
+        } else {
+            (get_agent_tools(), hooks.on_context)
+        };
         // SAFETY: `ctx` is live (this function's contract) and its array and
         // the registry's tools array (NULL or live, this thread's) are not
         // modified during the call, which only borrows them.
         let resp = unsafe {
             chat_with_error(
                 (*ctx).message,
-                get_agent_tools(),
+                tools,
                 max_tokens,
                 hooks.on_reasoning,
                 hooks.on_tool_call,
-                hooks.on_context,
+                on_context,
                 &mut error,
             )
         };
+        if text_tools {
+            finish_filtered();
+        }
         if resp.is_null() {
             let why = error.as_str().as_bytes();
             reply
@@ -1009,6 +1068,26 @@ unsafe fn run_rounds(ctx: Context_t, hooks: &StreamHooks, reply: &mut Reply) {
         // round cannot be recorded whole.
         // SAFETY: `ctx` is live, its `message` NULL or a live array.
         let round_start = unsafe { cJSON_GetArraySize((*ctx).message) };
+        // Text-mode calls (tools for models without function calling).
+        if !has_calls && text_tools {
+            // SAFETY: on the loop thread with `ctx` live; `resp` is live.
+            match unsafe { answer_text_calls(ctx, resp, hooks) } {
+                Some(true) => {
+                    // SAFETY: `resp` is owned here and not used again.
+                    unsafe { chat_response_free(resp) };
+                    continue;
+                }
+                Some(false) => {
+                    // SAFETY: as above.
+                    unsafe { chat_response_free(resp) };
+                    // SAFETY: `ctx` is live; deleting needs no memory.
+                    unsafe { drop_from(ctx, round_start) };
+                    reply.push_str("error: out of memory while recording a tool result");
+                    return;
+                }
+                None => {}
+            }
+        }
         // The assistant message goes in first: tool results must follow the
         // message that called them, or the next request is rejected.
         // SAFETY: `ctx` is live; its method borrows the live `resp`.
@@ -1150,6 +1229,44 @@ fn describe_mismatch(_text: &mut Reply, why: core::convert::Infallible) {
 unsafe fn answer_tool_call(ctx: Context_t, call: *mut cJSON, on_result: TextHook) -> bool {
     // SAFETY: `call` is NULL or live for this whole function.
     let id = unsafe { json::get_str(call, c"id") }.unwrap_or(c"");
+    // SAFETY: on the loop thread; `call` NULL or live (this function's
+    // contract).
+    let answer = unsafe { run_tool_call(call, on_result) };
+    // SAFETY: `ctx` is live (this function's contract).
+    let appended = match unsafe { (*ctx).append_tool_message } {
+        // SAFETY: the context's method with that context; `id` is
+        // NUL-terminated and the content NULL or a live set, both borrowed.
+        Some(f) => (unsafe { f(ctx, id.as_ptr(), answer.content) }) == rt_eok(),
+        None => false,
+    };
+    if !appended {
+        crate::log_e!("no memory for a tool result");
+    }
+    appended
+}
+
+/// A tool call's answer: the tool's own result set (the node's, borrowed),
+/// or a text made here (`own`, freed on drop).
+pub(super) struct ToolAnswer {
+    pub content: Messages_t,
+    own: Messages_t,
+}
+
+impl Drop for ToolAnswer {
+    fn drop(&mut self) {
+        // SAFETY: `own` is NULL or the set built for this answer, owned.
+        unsafe { messages_destroy(self.own) };
+    }
+}
+
+/// Run one tool call through the registry (unknown tool, too long or invalid
+/// arguments, the schema check, the tool itself) and show its result to
+/// `on_result`.
+///
+/// # Safety
+/// On the loop thread only (it owns the tool registry); `call` is NULL or a
+/// live tool call that outlives the answer.
+pub(super) unsafe fn run_tool_call(call: *mut cJSON, on_result: TextHook) -> ToolAnswer {
     // SAFETY: `call` is NULL or live.
     let function = unsafe { json::get(call, c"function") };
     // SAFETY: `function` is NULL or a live child of `call`.
@@ -1252,17 +1369,5 @@ unsafe fn answer_tool_call(ctx: Context_t, call: *mut cJSON, on_result: TextHook
             unsafe { show(shown) };
         }
     }
-    // SAFETY: `ctx` is live (this function's contract).
-    let appended = match unsafe { (*ctx).append_tool_message } {
-        // SAFETY: the context's method with that context; `id` is
-        // NUL-terminated and `content` NULL or a live set, both borrowed.
-        Some(f) => (unsafe { f(ctx, id.as_ptr(), content) }) == rt_eok(),
-        None => false,
-    };
-    if !appended {
-        crate::log_e!("no memory for a tool result");
-    }
-    // SAFETY: `own` is NULL or the set built here, owned; not used again.
-    unsafe { messages_destroy(own) };
-    appended
+    ToolAnswer { content, own }
 }

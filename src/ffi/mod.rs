@@ -69,6 +69,8 @@ pub mod messages;
 pub mod prompt;
 pub mod runtime;
 pub mod tools;
+#[cfg(feature = "tools-text")]
+pub mod tools_text;
 pub mod utils;
 
 /// The body of every function handed to C (see the module documentation):

@@ -198,6 +198,7 @@ def test_kconfig_choices_become_cargo_features():
         ({'PKG_AGENT_WEBNET_CHANNEL': ''}, ('PKG_AGENT_CLI_CHANNEL',), ('channel-webnet',)),
         ({'PKG_AGENT_CHECK_TOOL_ARGS': ''}, (), ('channel-cli', 'tool-arg-check')),
         ({'PKG_AGENT_SUMMARY': ''}, (), ('channel-cli', 'memory-summary')),
+        ({'PKG_AGENT_TOOLS_TEXT': '', 'PKG_AGENT_MSH_EXTRAS': ''}, (), ('channel-cli', 'msh-extras', 'tools-text')),
         ({}, ('PKG_AGENT_CLI_CHANNEL',), ()),
     ]
     cargo_toml = open(os.path.join(REPO, 'Cargo.toml')).read()
@@ -490,6 +491,8 @@ def test_kconfig_options_and_defaults():
         check(kconf.syms['PKG_AGENT_SUMMARY'].set_value(2), 'summary selectable')
         check(kconf.syms['PKG_AGENT_SUMMARY_MAX_LEN'].str_value == '600', 'note length default')
         check(kconf.syms['PKG_AGENT_SUMMARY'].set_value(0), 'summary off again')
+        check(kconf.syms['PKG_AGENT_TOOLS_TEXT'].str_value == 'n', 'native function calling by default')
+        check(kconf.syms['PKG_AGENT_TOOLS_TEXT'].set_value(2), 'tools as text selectable')
         check(kconf.syms['PKG_AGENT_MULTIMODAL_DISABLE'].str_value == 'y', 'multimodal off by default')
         check(kconf.syms['PKG_AGENT_PANIC_LOG'].str_value == 'y', 'a panic is logged by default')
         check(kconf.syms['PKG_AGENT_PANIC_ABORT'].set_value(2), 'immediate abort selectable')
