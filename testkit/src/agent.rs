@@ -23,22 +23,22 @@ pub fn lock() -> MutexGuard<'static, ()> {
 /// everything freed) when dropped.
 pub struct Agent;
 
+/// Point the agent at `server` with `key` and `model`, and the tests' short
+/// retry wait and timeout unless `overrides` chose others.
+pub fn configure(server: &LlmServer, key: &CStr, model: &CStr, overrides: Overrides) {
+    let url = CString::new(server.url()).unwrap();
+    // SAFETY: three NUL-terminated strings that outlive the call (it copies).
+    unsafe { agent_config_set(key.as_ptr(), model.as_ptr(), url.as_ptr()) };
+    set_overrides(Overrides {
+        retry_base_ms: overrides.retry_base_ms.or(Some(10)),
+        timeout_ms: overrides.timeout_ms.or(Some(3000)),
+        ..overrides
+    });
+}
+
 impl Agent {
     pub fn start(server: &LlmServer, overrides: Overrides) -> Agent {
-        let url = CString::new(server.url()).unwrap();
-        // SAFETY: three NUL-terminated strings that outlive the call (it copies).
-        unsafe {
-            agent_config_set(
-                c"sk-loop-secret-456".as_ptr(),
-                c"loop-model".as_ptr(),
-                url.as_ptr(),
-            )
-        };
-        set_overrides(Overrides {
-            retry_base_ms: overrides.retry_base_ms.or(Some(10)),
-            timeout_ms: overrides.timeout_ms.or(Some(3000)),
-            ..overrides
-        });
+        configure(server, c"sk-loop-secret-456", c"loop-model", overrides);
         agent_loop::set_channel(std::ptr::addr_of!(agent_debug_ops));
         assert_eq!(main_loop_entry(), 0);
         Agent

@@ -6,8 +6,6 @@ use crate::llm_server::LlmServer;
 use rtt_agent::ffi::agent_loop::{self, cleanup_agent_entry, main_loop_entry};
 use rtt_agent::ffi::channels::web::agent_webnet_ops;
 use rtt_agent::ffi::chat::{set_overrides, Overrides};
-use rtt_agent::ffi::config::agent_config_set;
-use std::ffi::CString;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
@@ -33,20 +31,7 @@ pub struct WebAgent {
 
 impl WebAgent {
     pub fn start(server: &LlmServer, overrides: Overrides) -> WebAgent {
-        let url = CString::new(server.url()).unwrap();
-        // SAFETY: three NUL-terminated strings that outlive the call (it copies).
-        unsafe {
-            agent_config_set(
-                c"sk-web-secret-789".as_ptr(),
-                c"web-model".as_ptr(),
-                url.as_ptr(),
-            )
-        };
-        set_overrides(Overrides {
-            retry_base_ms: overrides.retry_base_ms.or(Some(10)),
-            timeout_ms: overrides.timeout_ms.or(Some(3000)),
-            ..overrides
-        });
+        crate::agent::configure(server, c"sk-web-secret-789", c"web-model", overrides);
         if web_addr().is_none() {
             // SAFETY: before webnet_init (WebNet asserts that); port 0: any.
             unsafe { webnet_set_port(0) };
