@@ -726,6 +726,13 @@ unsafe fn attempt_once<S: ResponseSink>(
                 error.set(&[b"sending the request failed"]);
                 failed(Failure::Connect, true)
             }
+            WriteError::File => {
+                error.set(&[
+                    b"a file of the message could not be read while sending ",
+                    b"(removed or shortened since the message was added)",
+                ]);
+                failed(Failure::Request(e), false)
+            }
             other => {
                 error.set(&[b"the request could not be written"]);
                 failed(Failure::Request(other), false)

@@ -64,6 +64,8 @@ pub mod config;
 pub mod context;
 pub mod hub;
 pub mod messages;
+#[cfg(feature = "multimodal")]
+pub mod multimodal;
 pub mod prompt;
 pub mod runtime;
 pub mod tools;

@@ -61,10 +61,25 @@ pub extern "C" fn create_content_array() -> *mut cJSON {
 
 /// The `content` of a user or tool message built from `messages`: a JSON
 /// string holding the first message's text. `RT_NULL` when there is none.
-/// Borrows `messages`; the result is owned by the caller.
+/// With multimodal messages on (`PKG_AGENT_MULTIMODAL_ENABLE`), an array
+/// with one part per item: `{"type":"text","text":...}`, or for an
+/// audio/image/video item (a file path) `{"type":"image_url","image_url":
+/// {"url":...}}` (`audio_url`, `video_url`), the file uploaded or sent
+/// inline (see `src/ffi/multimodal.rs`); `RT_NULL` (the reason logged) when
+/// a file cannot be sent or there is no item. Borrows `messages`; the result
+/// is owned by the caller.
 #[no_mangle]
 pub unsafe extern "C" fn to_content(messages: Messages_t) -> *mut cJSON {
     ffi_fn!(failure = ptr::null_mut(), {
+        #[cfg(feature = "multimodal")]
+        {
+            let mode = super::multimodal::mode();
+            if mode != super::multimodal::Mode::Off {
+                // SAFETY: `messages` is NULL or a live set, borrowed (this
+                // export's contract, which content_parts shares).
+                return unsafe { super::multimodal::to_content(messages, mode) };
+            }
+        }
         // SAFETY: `messages` is NULL or a live `Messages_t` (this export's
         // contract), which `messages_get_content_idx` accepts; it is borrowed.
         let text = unsafe { messages_get_content_idx(messages, 0) };

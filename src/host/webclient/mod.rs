@@ -97,7 +97,8 @@ mod uri;
 use crate::host::ipc::{free_box, try_box};
 use crate::host::{heap, thread};
 use crate::rtt::webclient::{
-    webclient_session, WEBCLIENT_DISCONNECT, WEBCLIENT_ERROR, WEBCLIENT_NOMEM, WEBCLIENT_OK,
+    webclient_session, WEBCLIENT_DISCONNECT, WEBCLIENT_ERROR, WEBCLIENT_FILE_ERROR,
+    WEBCLIENT_NOMEM, WEBCLIENT_OK,
 };
 use conn::AbortSlot;
 use core::cell::UnsafeCell;
@@ -437,4 +438,53 @@ pub extern "C" fn rt_host_webclient_abort(session: *mut webclient_session) -> c_
     let slot = unsafe { &(*(session as *const HostSession)).abort };
     slot.abort();
     WEBCLIENT_OK
+}
+
+/// `webclient_get_file` (webclient 2.3.0, with `WEBCLIENT_USING_FILE_DOWMLOAD`,
+/// which `PKG_AGENT_MULTIMODAL_ENABLE` selects): GET `uri` into the file
+/// `filename`, created or truncated. As the package: a status other than
+/// 200 is `-WEBCLIENT_ERROR` (no file made), a file that cannot be opened
+/// `-WEBCLIENT_FILE_ERROR`; the body is read in 1024-byte pieces
+/// (`WEBCLIENT_RESPONSE_BUFSZ`) until it ends or a read fails, and the
+/// result is `WEBCLIENT_OK` (0) however much of it arrived.
+///
+/// # Safety
+/// `uri` and `filename` are NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn webclient_get_file(uri: *const c_char, filename: *const c_char) -> c_int {
+    use std::io::Write;
+    if filename.is_null() {
+        return -WEBCLIENT_FILE_ERROR;
+    }
+    let session = webclient_session_create(4096);
+    if session.is_null() {
+        return -WEBCLIENT_NOMEM;
+    }
+    let rc = (|| {
+        if webclient_get(session, uri) != 200 {
+            return -WEBCLIENT_ERROR;
+        }
+        // SAFETY: `filename` is non-NULL and, as the package's contract
+        // says, NUL-terminated.
+        let name = unsafe { core::ffi::CStr::from_ptr(filename) };
+        let Ok(name) = name.to_str() else {
+            return -WEBCLIENT_FILE_ERROR;
+        };
+        let Ok(mut file) = std::fs::File::create(name) else {
+            return -WEBCLIENT_FILE_ERROR;
+        };
+        let mut buf = [0u8; 1024];
+        loop {
+            let n = webclient_read(session, buf.as_mut_ptr() as *mut c_void, buf.len());
+            if n <= 0 {
+                break;
+            }
+            if file.write_all(&buf[..n as usize]).is_err() {
+                break;
+            }
+        }
+        WEBCLIENT_OK
+    })();
+    webclient_close(session);
+    rc
 }
