@@ -76,6 +76,37 @@ pub fn set_overrides(o: Overrides) {
     *OVERRIDES.lock().unwrap_or_else(|e| e.into_inner()) = Some(o);
 }
 
+/// Host only, for the C tests (`rt_host.h`): [`set_overrides`] from C.
+/// `mode` 0 off, 1 upload, 2 inline; NULL URLs and `max_bytes <= 0` keep
+/// the build's value; `mode < 0` restores every setting. Copies the strings.
+#[cfg(feature = "host")]
+#[no_mangle]
+pub unsafe extern "C" fn rt_host_multimodal_set(
+    mode: c_int,
+    upload_url: *const c_char,
+    download_url: *const c_char,
+    max_bytes: core::ffi::c_long,
+) {
+    ffi_fn!(failure = (), {
+        if mode < 0 {
+            set_overrides(Overrides::default());
+            return;
+        }
+        // SAFETY: NULL or NUL-terminated (this function's contract); copied.
+        let copy = |p: *const c_char| unsafe { super::cstr_arg(p) }.map(alloc::ffi::CString::from);
+        set_overrides(Overrides {
+            mode: Some(match mode {
+                1 => Mode::Upload,
+                2 => Mode::Inline,
+                _ => Mode::Off,
+            }),
+            upload_url: copy(upload_url),
+            download_url: copy(download_url),
+            max_bytes: (max_bytes > 0).then_some(max_bytes as usize),
+        });
+    })
+}
+
 #[cfg(feature = "host")]
 fn overrides() -> Overrides {
     OVERRIDES
@@ -593,6 +624,9 @@ fn upload_to(
     }
     let mut left = size as usize;
     while sent && left > 0 {
+        if crate::chat::transport::cancelled() {
+            return fail(error, &[b"cancelled (the agent is stopping)"]);
+        }
         let want = left.min(buf.len());
         match f.read_full(&mut buf[..want]) {
             Ok(got) if got == want => sent = send_all(session.0, &buf[..want]),
