@@ -155,6 +155,7 @@ fn multimodal_messages() {
     upload_then_the_request_carries_the_download_url();
     heap_neutral("upload", upload_then_the_request_carries_the_download_url);
     heap_neutral("inline", inline_data_url_streamed_from_the_file);
+    heap_neutral("tool rounds", tool_rounds_reuse_the_upload);
     heap_neutral("missing file", a_missing_file_is_answered);
     heap_neutral("upload failures", failed_uploads_are_answered);
     heap_neutral("size cap and type", the_cap_and_unknown_types_are_answered);
@@ -249,6 +250,10 @@ fn inline_data_url_streamed_from_the_file() {
 
     let reqs = llm.requests();
     assert_eq!(reqs.len(), 2, "the third turn reached the model");
+    // A message of one text item stays a plain string.
+    let later = messages_of(&reqs[1]);
+    assert_eq!(roles(&later), ["system", "user", "assistant", "user"]);
+    assert_eq!(later[3].content, "and now?");
     for req in &reqs {
         assert_eq!(
             req.header("content-length").and_then(|v| v.parse().ok()),
@@ -271,6 +276,43 @@ fn inline_data_url_streamed_from_the_file() {
             bytes.len()
         );
     }
+}
+
+/// A message with an image and a tool round: the image is uploaded once,
+/// every request of the turn carries its URL, and the tool's result stays a
+/// plain string.
+fn tool_rounds_reuse_the_upload() {
+    let (image, _) = write_file("sum.png", 900);
+    let files = FileServer::start(vec![]).unwrap();
+    set_mode(Mode::Upload, Some(&files), None);
+    let llm = uncounted_server(|| {
+        vec![
+            ScriptedResponse::tool_calls(&[("t1", "add", &["{\"a\":2,\"b\":3}"])]),
+            ScriptedResponse::text(&["The picture says 5."]),
+        ]
+    });
+    let agent = Agent::start(&llm, Overrides::default());
+    let reply = ask_items(&[(TYPE_TEXT, "add what you see"), (TYPE_IMAGE, &image)]);
+    drop(agent);
+    assert_eq!(reply, "The picture says 5.");
+    let uploads = files.uploads();
+    assert_eq!(uploads.len(), 1, "uploaded more than once");
+    let url = format!(
+        "{}/{}",
+        files.download_url(),
+        uploads[0].file_id.as_deref().unwrap()
+    );
+    let reqs = llm.requests();
+    assert_eq!(reqs.len(), 2);
+    for req in &reqs {
+        assert_eq!(user_parts(req)[1], ("image_url".to_string(), url.clone()));
+    }
+    let second = messages_of(&reqs[1]);
+    assert_eq!(roles(&second), ["system", "user", "assistant", "tool"]);
+    assert_eq!(
+        (second[3].tool_call_id.as_str(), second[3].content.as_str()),
+        ("t1", "2 + 3 = 5")
+    );
 }
 
 fn a_missing_file_is_answered() {

@@ -805,6 +805,9 @@ unsafe fn handle_user_message(agent: &Agent, msg: Messages_t) {
         shared.last_reply_streamed = false;
         shared.stream_to_console
     });
+    // Forget a reason left by an earlier content (a tool result's).
+    #[cfg(feature = "multimodal")]
+    super::multimodal::take_content_error(&mut transport::ErrorText::new());
     let appended = ctx.is_null()
         // SAFETY: `ctx` is non-NULL, the live context of this thread; its
         // method borrows `msg`, a live set.

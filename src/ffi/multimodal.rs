@@ -438,6 +438,20 @@ pub unsafe fn content_parts(messages: Messages_t, mode: Mode, error: &mut ErrorT
     arr
 }
 
+/// Does `messages` need content parts: a file item, or more than one item?
+///
+/// # Safety
+/// `messages` is NULL or a live `Messages_t`, borrowed.
+pub unsafe fn needs_parts(messages: Messages_t) -> bool {
+    if messages.is_null() {
+        return false;
+    }
+    // SAFETY: a live set (contract); only its count is read.
+    let count = unsafe { (*messages).current_size };
+    // SAFETY: `messages` is live; the getter checks the index.
+    count > 1 || (count == 1 && unsafe { messages_get_type_idx(messages, 0) } != TYPE_TEXT)
+}
+
 /// `to_content` with multimodal on (see [`content_parts`]); a failure is
 /// logged and kept for [`take_content_error`].
 ///

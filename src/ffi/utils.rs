@@ -80,12 +80,45 @@ pub unsafe extern "C" fn to_content(messages: Messages_t) -> *mut cJSON {
                 return unsafe { super::multimodal::to_content(messages, mode) };
             }
         }
-        // SAFETY: `messages` is NULL or a live `Messages_t` (this export's
-        // contract), which `messages_get_content_idx` accepts; it is borrowed.
-        let text = unsafe { messages_get_content_idx(messages, 0) };
-        // SAFETY: a live message's content is NUL-terminated.
-        unsafe { json::new_string(text) }
+        // SAFETY: our contract is text_content's.
+        unsafe { text_content(messages) }
     })
+}
+
+/// The first item's text as a JSON string (`to_content` without
+/// multimodal); NULL when there is none.
+///
+/// # Safety
+/// `messages` is NULL or a live `Messages_t`, borrowed.
+unsafe fn text_content(messages: Messages_t) -> *mut cJSON {
+    // SAFETY: `messages` is NULL or a live `Messages_t` (contract), which
+    // `messages_get_content_idx` accepts; it is borrowed.
+    let text = unsafe { messages_get_content_idx(messages, 0) };
+    // SAFETY: a live message's content is NUL-terminated.
+    unsafe { json::new_string(text) }
+}
+
+/// The content the agent's context records for `messages`: `to_content`'s,
+/// except that with multimodal on a message of one text item (every tool
+/// result, most user messages) stays a plain string, which every provider
+/// accepts (some refuse content arrays); parts are sent only when a file or
+/// several items need them.
+///
+/// # Safety
+/// `messages` is NULL or a live `Messages_t`, borrowed.
+pub(crate) unsafe fn context_content(messages: Messages_t) -> *mut cJSON {
+    #[cfg(feature = "multimodal")]
+    {
+        let mode = super::multimodal::mode();
+        // SAFETY: `messages` is NULL or live (contract), only read.
+        let parts = unsafe { super::multimodal::needs_parts(messages) };
+        if mode != super::multimodal::Mode::Off && parts {
+            // SAFETY: as above.
+            return unsafe { super::multimodal::to_content(messages, mode) };
+        }
+    }
+    // SAFETY: our contract is text_content's.
+    unsafe { text_content(messages) }
 }
 
 /// Log a reasoning fragment (the loop's `on_reasoning` hook).
