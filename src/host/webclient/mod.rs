@@ -97,8 +97,7 @@ mod uri;
 use crate::host::ipc::{free_box, try_box};
 use crate::host::{heap, thread};
 use crate::rtt::webclient::{
-    webclient_session, WEBCLIENT_DISCONNECT, WEBCLIENT_ERROR, WEBCLIENT_FILE_ERROR,
-    WEBCLIENT_NOMEM, WEBCLIENT_OK,
+    webclient_session, WEBCLIENT_DISCONNECT, WEBCLIENT_ERROR, WEBCLIENT_NOMEM, WEBCLIENT_OK,
 };
 use conn::AbortSlot;
 use core::cell::UnsafeCell;
@@ -440,13 +439,15 @@ pub extern "C" fn rt_host_webclient_abort(session: *mut webclient_session) -> c_
     WEBCLIENT_OK
 }
 
-/// `webclient_get_file` (webclient 2.3.0, with `WEBCLIENT_USING_FILE_DOWMLOAD`,
-/// which `PKG_AGENT_MULTIMODAL_ENABLE` selects): GET `uri` into the file
-/// `filename`, created or truncated. As the package: a status other than
-/// 200 is `-WEBCLIENT_ERROR` (no file made), a file that cannot be opened
-/// `-WEBCLIENT_FILE_ERROR`; the body is read in 1024-byte pieces
-/// (`WEBCLIENT_RESPONSE_BUFSZ`) until it ends or a read fails, and the
-/// result is `WEBCLIENT_OK` (0) however much of it arrived.
+/// `webclient_get_file` (webclient 2.3.0 `src/webclient_file.c`, built with
+/// `WEBCLIENT_USING_FILE_DOWMLOAD` and `RT_USING_DFS`; the multimodal Kconfig
+/// selects the first): GET `uri` into the file `filename`, created or
+/// truncated. As the package: a session of `WEBCLIENT_HEADER_BUFSZ` (4096);
+/// a status other than 200 is `-WEBCLIENT_ERROR` (no file made), and so is a
+/// file that cannot be opened; the body is read in `WEBCLIENT_RESPONSE_BUFSZ`
+/// (4096) pieces from a heap buffer (`-WEBCLIENT_NOMEM` without one) until
+/// it ends or a read fails, and the result is `WEBCLIENT_OK` (0) however
+/// much of it arrived.
 ///
 /// # Safety
 /// `uri` and `filename` are NULL or NUL-terminated.
@@ -454,7 +455,7 @@ pub extern "C" fn rt_host_webclient_abort(session: *mut webclient_session) -> c_
 pub unsafe extern "C" fn webclient_get_file(uri: *const c_char, filename: *const c_char) -> c_int {
     use std::io::Write;
     if filename.is_null() {
-        return -WEBCLIENT_FILE_ERROR;
+        return -WEBCLIENT_ERROR;
     }
     let session = webclient_session_create(4096);
     if session.is_null() {
@@ -468,12 +469,16 @@ pub unsafe extern "C" fn webclient_get_file(uri: *const c_char, filename: *const
         // says, NUL-terminated.
         let name = unsafe { core::ffi::CStr::from_ptr(filename) };
         let Ok(name) = name.to_str() else {
-            return -WEBCLIENT_FILE_ERROR;
+            return -WEBCLIENT_ERROR;
         };
         let Ok(mut file) = std::fs::File::create(name) else {
-            return -WEBCLIENT_FILE_ERROR;
+            return -WEBCLIENT_ERROR;
         };
-        let mut buf = [0u8; 1024];
+        let mut buf: Vec<u8> = Vec::new();
+        if buf.try_reserve_exact(4096).is_err() {
+            return -WEBCLIENT_NOMEM;
+        }
+        buf.resize(4096, 0);
         loop {
             let n = webclient_read(session, buf.as_mut_ptr() as *mut c_void, buf.len());
             if n <= 0 {
