@@ -107,19 +107,22 @@ pub unsafe extern "C" fn rt_host_multimodal_set(
     })
 }
 
+/// Read the host's overrides in place (no copy: the library's paths must
+/// not allocate for them, or an allocation walk would see host-only
+/// allocations).
 #[cfg(feature = "host")]
-fn overrides() -> Overrides {
-    OVERRIDES
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .clone()
-        .unwrap_or_default()
+fn with_overrides<R>(f: impl FnOnce(&Overrides) -> R) -> R {
+    let held = OVERRIDES.lock().unwrap_or_else(|e| e.into_inner());
+    match held.as_ref() {
+        Some(o) => f(o),
+        None => f(&Overrides::default()),
+    }
 }
 
 /// The mode in use.
 pub fn mode() -> Mode {
     #[cfg(feature = "host")]
-    if let Some(m) = overrides().mode {
+    if let Some(m) = with_overrides(|o| o.mode) {
         return m;
     }
     match board().multimodal_mode() {
@@ -132,7 +135,7 @@ pub fn mode() -> Mode {
 /// The largest file sent (`PKG_AGENT_MULTIMODAL_MAX_FILE_SIZE`).
 pub fn max_bytes() -> usize {
     #[cfg(feature = "host")]
-    if let Some(n) = overrides().max_bytes {
+    if let Some(n) = with_overrides(|o| o.max_bytes) {
         return n;
     }
     board().multimodal_max_bytes()
@@ -150,11 +153,35 @@ fn with_urls<R>(f: impl FnOnce(&CStr, &CStr) -> R) -> R {
     };
     #[cfg(feature = "host")]
     {
-        let o = overrides();
-        return f(
-            o.upload_url.as_deref().unwrap_or(up),
-            o.download_url.as_deref().unwrap_or(down),
-        );
+        // Copied out under the lock onto the stack (no allocation), so that
+        // `f` (an upload) runs without the lock.
+        let (mut up_buf, mut down_buf) = ([0u8; 256], [0u8; 256]);
+        let copy = |from: Option<&CStr>, to: &mut [u8; 256]| -> bool {
+            match from {
+                Some(c) if c.to_bytes().len() < to.len() => {
+                    to[..c.to_bytes().len()].copy_from_slice(c.to_bytes());
+                    true
+                }
+                _ => false,
+            }
+        };
+        let (has_up, has_down) = with_overrides(|o| {
+            (
+                copy(o.upload_url.as_deref(), &mut up_buf),
+                copy(o.download_url.as_deref(), &mut down_buf),
+            )
+        });
+        let pick = |has: bool, buf: &[u8; 256], board: &CStr| -> *const c_char {
+            if has {
+                buf.as_ptr() as *const c_char
+            } else {
+                board.as_ptr()
+            }
+        };
+        let (u, d) = (pick(has_up, &up_buf, up), pick(has_down, &down_buf, down));
+        // SAFETY: each points at a NUL-terminated string: a zeroed buffer
+        // holding a shorter copy, or the board's constant.
+        return unsafe { f(CStr::from_ptr(u), CStr::from_ptr(d)) };
     }
     #[allow(unreachable_code)]
     f(up, down)
@@ -603,7 +630,11 @@ fn upload_to(
     }
     // SAFETY: a live session and a NUL-terminated URL; NULL data of length
     // 0 sends the head only.
-    if unsafe { webclient_post(session.0, url.as_ptr(), ptr::null(), 0) } < 0 {
+    let rc = unsafe { webclient_post(session.0, url.as_ptr(), ptr::null(), 0) };
+    if rc == -WEBCLIENT_NOMEM {
+        return fail(error, &[b"out of memory for the connection"]);
+    }
+    if rc < 0 {
         return fail(
             error,
             &[b"cannot connect to the file server (check PKG_AGENT_UPLOAD_URL and the network)"],
@@ -662,6 +693,9 @@ fn upload_to(
     }
     // SAFETY: a live session whose request has been sent.
     let status = unsafe { webclient_handle_response(session.0) };
+    if status == -WEBCLIENT_NOMEM {
+        return fail(error, &[b"out of memory while reading the answer"]);
+    }
     if status <= 0 {
         return fail(error, &[b"no answer from the file server"]);
     }
@@ -694,24 +728,48 @@ fn upload_to(
     drop(session);
     buf[got] = 0;
     match parse_file_id(&buf[..=got]) {
-        Some(id) => Some(id),
-        None => fail(error, &[b"the file server's answer has no usable file_id"]),
+        Ok(id) => Some(id),
+        Err(IdError::NoMemory) => fail(error, &[b"out of memory while reading the answer"]),
+        Err(IdError::Missing) => fail(error, &[b"the file server's answer has no usable file_id"]),
     }
+}
+
+/// Why [`parse_file_id`] found no id.
+#[derive(Debug, PartialEq, Eq)]
+pub enum IdError {
+    /// Not JSON, or no `file_id` string of the allowed characters.
+    Missing,
+    /// cJSON had no memory for the tree.
+    NoMemory,
+}
+
+/// Is `text` (NUL-terminated) plausibly JSON, so that a failed parse was
+/// the heap's fault? A cheap check: its first non-blank byte opens an
+/// object.
+fn looks_like_json(text: &[u8]) -> bool {
+    text.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{')
 }
 
 /// The `file_id` of a file server's JSON answer (`{"data": {"file_id":
 /// ...}}`, as the C package reads it, or `{"file_id": ...}`); `None`
 /// unless it is 1 to 127 bytes of `[A-Za-z0-9._-]`. `text` ends with a NUL.
-pub fn parse_file_id(text: &[u8]) -> Option<FileId> {
+/// An object cJSON could not parse counts as no memory: the file server's
+/// answers are small and well formed (a truncated one reads as missing, as
+/// its `file_id` would be).
+pub fn parse_file_id(text: &[u8]) -> Result<FileId, IdError> {
     if text.last() != Some(&0) {
-        return None;
+        return Err(IdError::Missing);
     }
     // SAFETY: `text` ends with a NUL (checked); the tree is deleted below
     // and nothing borrowed from it outlives that.
     unsafe {
         let root = cJSON_Parse(text.as_ptr() as *const c_char);
         if root.is_null() {
-            return None;
+            return Err(if looks_like_json(text) && json_complete(text) {
+                IdError::NoMemory
+            } else {
+                IdError::Missing
+            });
         }
         let data = json::get(root, c"data");
         let found = json::get_str(data, c"file_id").or_else(|| json::get_str(root, c"file_id"));
@@ -731,8 +789,35 @@ pub fn parse_file_id(text: &[u8]) -> Option<FileId> {
             })
         });
         cJSON_Delete(root);
-        id
+        id.ok_or(IdError::Missing)
     }
+}
+
+/// Do the braces and brackets of `text` (outside strings) balance? With
+/// [`looks_like_json`], a parse failure of such text is taken for no memory.
+fn json_complete(text: &[u8]) -> bool {
+    let (mut depth, mut in_string, mut escaped) = (0i32, false, false);
+    for &b in text.iter().take_while(|&&b| b != 0) {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => depth -= 1,
+            _ => {}
+        }
+        if depth < 0 {
+            return false;
+        }
+    }
+    depth == 0 && !in_string
 }
 
 // ---- the C API of utils.h -------------------------------------------------
@@ -1138,7 +1223,9 @@ mod tests {
         let id = |s: &str| {
             let mut t = s.as_bytes().to_vec();
             t.push(0);
-            parse_file_id(&t).map(|f| String::from_utf8(f.as_bytes().to_vec()).unwrap())
+            parse_file_id(&t)
+                .ok()
+                .map(|f| String::from_utf8(f.as_bytes().to_vec()).unwrap())
         };
         let uuid = "0f8fad5b-d9cb-469f-a165-70867728950e";
         assert_eq!(
@@ -1153,6 +1240,9 @@ mod tests {
         assert_eq!(id(r#"{"data":{"file_id":""}}"#), None);
         assert_eq!(id(r#"{"data":{"file_id":7}}"#), None);
         assert_eq!(id("not json"), None);
+        assert_eq!(id(r#"{"data":{"file_id":"abc"#), None);
+        assert!(json_complete(b"{\"a\":\"}\\\"\"}\0"));
+        assert!(!json_complete(b"{\"a\":{}\0"));
     }
 
     #[test]
