@@ -1,3 +1,7 @@
+//! Every build: gzip the WebNet channel's page (`web/agent.html`) into
+//! `OUT_DIR`, where `src/ffi/channels/web.rs` takes it from; a browser
+//! inflates it (`Content-Encoding: gzip`), the board keeps a third of it.
+//!
 //! Host builds (feature `host`): compile the C half of the host port, the C
 //! glue, the tool files under `src/tools/` and `src/tool_func.c` into the
 //! library, as SConscript does on the device, and link Debian's cJSON.
@@ -33,8 +37,21 @@ fn cjson_include_dir() -> PathBuf {
     panic!("cJSON.h not found: install libcjson-dev (apt-get install libcjson-dev) or set CJSON_INCLUDE_DIR");
 }
 
+fn gzip_page(root: &Path) {
+    use std::io::Write;
+    let page = root.join("web/agent.html");
+    println!("cargo:rerun-if-changed={}", page.display());
+    let html = std::fs::read(&page).expect("web/agent.html");
+    // No file name, mtime 0: the same bytes from every build.
+    let mut gz = flate2::GzBuilder::new().write(Vec::new(), flate2::Compression::best());
+    gz.write_all(&html).unwrap();
+    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("agent.html.gz");
+    std::fs::write(out, gz.finish().unwrap()).unwrap();
+}
+
 fn main() {
     println!("cargo:rerun-if-env-changed=CJSON_INCLUDE_DIR");
+    gzip_page(&PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()));
     if std::env::var_os("CARGO_FEATURE_HOST").is_none() {
         return;
     }

@@ -72,6 +72,38 @@ void agent_glue_log(int level, const char *text);
  * agent_log.c). */
 void agent_glue_panic(const char *what, int line);
 
+/* The WebNet channel (agent_webnet.c): which CGI a request came to, and
+ * the request methods the channel tells apart. */
+#define AGENT_WEB_CHAT 0
+#define AGENT_WEB_CONFIG 1
+#define AGENT_WEB_GET_CONFIG 2
+#define AGENT_WEB_CLEANUP 3
+#define AGENT_WEB_PAGE 4
+#define AGENT_WEB_GET 1
+#define AGENT_WEB_POST 2
+#define AGENT_WEB_OTHER 0
+struct webnet_session;
+/* Register the CGI handlers and start WebNet, once; webnet_init's result. */
+int agent_glue_web_start(void);
+const char *agent_glue_web_token(void); /* PKG_AGENT_WEB_TOKEN ("" if unset) */
+int agent_glue_web_port(void);          /* webnet_get_port() */
+int agent_glue_web_method(struct webnet_session *session); /* AGENT_WEB_GET/POST/OTHER */
+/* The body WebNet read (NUL-terminated, *declared_length bytes), or RT_NULL
+ * when there is none or WebNet left it unread (8 KB or more, multipart). */
+const char *agent_glue_web_body(struct webnet_session *session, int *declared_length);
+/* A GET request's URL query value, or RT_NULL. */
+const char *agent_glue_web_query(struct webnet_session *session, const char *name);
+void agent_glue_web_header(struct webnet_session *session, const char *mimetype, int code,
+                           const char *status, int length);
+void agent_glue_web_write(struct webnet_session *session, const char *data, rt_size_t size);
+/* The library's handler for every CGI (endpoint: AGENT_WEB_CHAT...). */
+void agent_web_cgi(struct webnet_session *session, int endpoint);
+
+/* agent_options.c: PKG_AGENT_SUMMARY_MAX_LEN with PKG_AGENT_SUMMARY, else
+ * 0; 1 with PKG_AGENT_TOOLS_TEXT, else 0. */
+int agent_glue_summary_max_len(void);
+int agent_glue_tools_text(void);
+
 /* The channel chosen in menuconfig (AGENT_CHANNEL_OPS), or RT_NULL. */
 struct AgentChannelOps;
 const struct AgentChannelOps *agent_glue_channel_ops(void);

@@ -153,3 +153,45 @@ impl Iterator for Children {
         Some(cur)
     }
 }
+
+/// Link the detached `item` in at `index` (cJSON 1.7.x has no insert that
+/// reports failure; linking needs no memory).
+///
+/// # Safety
+/// `array` is live, `index` at most its size, `item` detached and taken over.
+pub unsafe fn insert_at(array: *mut cJSON, index: core::ffi::c_int, item: *mut cJSON) {
+    // SAFETY: cJSON's list: `child` first, each `prev`/`next`, and the first
+    // element's `prev` the last one; relinked here as cJSON does.
+    unsafe {
+        let first = (*array).child;
+        if first.is_null() {
+            (*item).prev = item;
+            (*item).next = core::ptr::null_mut();
+            (*array).child = item;
+            return;
+        }
+        if index <= 0 {
+            (*item).next = first;
+            (*item).prev = (*first).prev;
+            (*first).prev = item;
+            (*array).child = item;
+            return;
+        }
+        let mut before = first;
+        for _ in 1..index {
+            if (*before).next.is_null() {
+                break;
+            }
+            before = (*before).next;
+        }
+        let after = (*before).next;
+        (*item).prev = before;
+        (*item).next = after;
+        (*before).next = item;
+        if after.is_null() {
+            (*first).prev = item;
+        } else {
+            (*after).prev = item;
+        }
+    }
+}

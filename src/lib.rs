@@ -28,6 +28,10 @@ pub mod line_editor;
 pub mod rtt;
 pub mod stream;
 pub mod text;
+#[cfg(feature = "tools-text")]
+pub mod text_tools;
+#[cfg(feature = "tool-arg-check")]
+pub mod tool_args;
 
 #[cfg(feature = "host")]
 pub mod host;

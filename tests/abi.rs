@@ -184,6 +184,7 @@ const HEADERS: &str = r#"
 #include "AgentRuntime.h"
 #include "AgentChannels.h"
 #include "AgentDebugChannel.h"
+#include "AgentWebChannel.h"
 #include "agent_glue.h"
 #include <string.h>
 /* The host port's own functions are checked against host/include too. */

@@ -121,8 +121,20 @@ fn tool_errors_go_back_to_the_model() {
         tool("e2")
     );
     assert!(tool("e3").contains("longer than"), "{}", tool("e3"));
-    assert!(tool("e4").contains("\"compare\" failed"), "{}", tool("e4"));
-    assert!(tool("e5").contains("\"add\" failed"), "{}", tool("e5"));
+    // Checked against compare's schema before the tool runs.
+    assert!(
+        tool("e4").contains(
+            "\"compare\" do not fit its parameters: the required property \"b\" is missing"
+        ),
+        "{}",
+        tool("e4")
+    );
+    // Empty arguments are {}: add's required "a" is missing.
+    assert!(
+        tool("e5").contains("the required property \"a\" is missing"),
+        "{}",
+        tool("e5")
+    );
 }
 
 #[test]

@@ -40,6 +40,10 @@ int rt_host_msh_exec(const char *line);
 struct webclient_session;
 int rt_host_webclient_abort(struct webclient_session *session);
 
+/* The TCP port the host WebNet listens on after webnet_init (useful with
+ * webnet_set_port(0)), or -1 before. */
+int rt_host_webnet_bound_port(void);
+
 /* Type bytes into the console device, as a terminal would. */
 void rt_host_console_input(const char *bytes, size_t len);
 

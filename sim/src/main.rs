@@ -6,6 +6,11 @@
 //! and anything else with text. With `AGENT_API_URL` (and `AGENT_API_KEY`,
 //! `AGENT_MODEL`) set it talks to that OpenAI-compatible endpoint instead.
 //!
+//! With `--web` the agent starts at once on the WebNet channel instead: the
+//! host WebNet serves the page on 127.0.0.1 (`--web=PORT`, default any free
+//! port) and the address is printed; `--web-token TOKEN` enables the
+//! configuration endpoints (PKG_AGENT_WEB_TOKEN on a board).
+//!
 //! Commands at `msh />`: every MSH command the firmware exports
 //! (`main_loop_entry`, `cleanup_agent_entry`, `init_tools`,
 //! `agent_send_message`, `agent_config`, `agent_status`), plus `help`, `free`
@@ -128,20 +133,74 @@ fn configure() -> Option<LlmServer> {
     }
 }
 
+extern "C" {
+    fn webnet_set_port(port: i32);
+    fn rt_host_webnet_bound_port() -> i32;
+}
+
+/// `--web[=PORT]` and `--web-token TOKEN`.
+struct Options {
+    web_port: Option<i32>,
+    web_token: Option<CString>,
+}
+
+fn options() -> Options {
+    let mut o = Options {
+        web_port: None,
+        web_token: None,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        if a == "--web" {
+            o.web_port = Some(0);
+        } else if let Some(p) = a.strip_prefix("--web=") {
+            o.web_port = Some(p.parse().unwrap_or_else(|_| {
+                eprintln!("--web=PORT: {p:?} is not a port");
+                std::process::exit(2)
+            }));
+        } else if a == "--web-token" {
+            o.web_token = args.next().and_then(|t| CString::new(t).ok());
+        } else {
+            eprintln!("usage: rtt-agent-sim [--web[=PORT]] [--web-token TOKEN]");
+            std::process::exit(2);
+        }
+    }
+    o
+}
+
 fn main() {
+    let opts = options();
     let _raw = RawTerminal::enter();
     say("\r\n \\ | /\r\n- RT -     Thread Operating System (rtt-agent host simulator)\r\n / | \\\r\n");
     let _server = configure();
-    agent_loop::set_channel(std::ptr::addr_of!(
-        rtt_agent::ffi::channels::cli::agent_cli_ops
-    ));
+    if let Some(port) = opts.web_port {
+        use rtt_agent::ffi::channels::web;
+        if let Some(token) = opts.web_token {
+            web::set_token(Some(Box::leak(token.into_boxed_c_str())));
+        }
+        // SAFETY: before webnet_init, as WebNet requires.
+        unsafe { webnet_set_port(port) };
+        agent_loop::set_channel(std::ptr::addr_of!(web::agent_webnet_ops));
+        agent_loop::main_loop_entry();
+        // SAFETY: a plain getter of the host port.
+        let bound = unsafe { rt_host_webnet_bound_port() };
+        say(&format!(
+            "WebNet channel: http://127.0.0.1:{bound}/cgi-bin/agent\r\n"
+        ));
+    } else {
+        agent_loop::set_channel(std::ptr::addr_of!(
+            rtt_agent::ffi::channels::cli::agent_cli_ops
+        ));
+    }
     // As finsh's thread does at start: the console becomes the shell's
     // device, with finsh's receive indicator on it.
     // SAFETY: the board's console device name is a NUL-terminated string of
     // the C glue's.
     unsafe { shell::finsh_set_device(rtt_agent::rtt::board().console_device) };
     console::start_stdin_reader();
-    say("type main_loop_entry to start the agent, help for the commands\r\n");
+    if opts.web_port.is_none() {
+        say("type main_loop_entry to start the agent, help for the commands\r\n");
+    }
 
     // finsh's read loop: one byte at a time from the shell's device, asleep
     // until finsh's own indicator wakes it. While the CLI channel has the

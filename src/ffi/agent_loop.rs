@@ -20,7 +20,9 @@
 //! agent without a loop thread; `cleanup_agent` (or `cleanup_agent_entry`)
 //! frees it on the calling thread.
 
-use super::chat::{chat_response_free, chat_with_error, ChatResponse, TOO_LONG_KEY};
+use super::chat::{
+    chat_response_free, chat_with_error, ChatResponse, ChatResponse_t, TOO_LONG_KEY,
+};
 use super::context::Context_t;
 use super::hub::{
     message_hub_create, message_hub_destroy, message_hub_get, message_hub_put, MessageHub_t,
@@ -139,8 +141,9 @@ struct Shared {
     /// Tools appended from other threads, for the loop to register before
     /// its next message (a chain through `next`, newest first).
     queued_tools: AgentToolNode_t,
-    /// The channel prints answers as they stream in (the CLI).
-    stream_to_console: bool,
+    /// Where the fragments of an answer go as they stream in (the CLI prints
+    /// them, the WebNet channel sends them to the browser).
+    stream: StreamHooks,
     /// The last reply's text was printed while it streamed.
     last_reply_streamed: bool,
     /// User messages answered since the agent started (`agent_status`).
@@ -294,10 +297,54 @@ pub fn set_channel(ops: *const AgentChannelOps) {
     CHANNEL_OVERRIDE.store(ops as *mut AgentChannelOps, Ordering::Release);
 }
 
+/// A function handed one NUL-terminated fragment, which it only borrows.
+pub type TextHook = Option<unsafe extern "C" fn(text: *const c_char)>;
+
+/// What the loop does with the pieces of a turn as they happen: the
+/// reasoning and answer fragments and the tool calls `chat()` reports, and
+/// each tool's result.
+#[derive(Clone, Copy)]
+pub struct StreamHooks {
+    pub on_reasoning: TextHook,
+    pub on_tool_call: TextHook,
+    pub on_context: TextHook,
+    pub on_tool_result: TextHook,
+}
+
+/// Without a channel that shows them: reasoning and tool calls are logged.
+pub const LOG_HOOKS: StreamHooks = StreamHooks {
+    on_reasoning: Some(print_reasoning),
+    on_tool_call: Some(print_tool_call),
+    on_context: None,
+    on_tool_result: None,
+};
+
+const CONSOLE_HOOKS: StreamHooks = StreamHooks {
+    on_context: Some(print_context_streaming),
+    ..LOG_HOOKS
+};
+
+/// Send the pieces of every turn to `hooks` (`None`: back to logging them).
+/// No effect without a running agent; a channel sets them after `init_agent`
+/// has built the agent (from its init) and they go with the agent.
+pub fn set_stream_hooks(hooks: Option<StreamHooks>) {
+    AGENT.with_shared(|shared| shared.stream = hooks.unwrap_or(LOG_HOOKS));
+}
+
 /// Ask the loop to print answers on the console as they stream in (the CLI
 /// channel, while its chat runs). No effect without a running agent.
 pub fn set_stream_to_console(on: bool) {
-    AGENT.with_shared(|shared| shared.stream_to_console = on);
+    set_stream_hooks(on.then_some(CONSOLE_HOOKS));
+}
+
+/// Clear the conversation (back to the system prompt) before the loop
+/// answers its next message. The context belongs to the loop thread, so
+/// other threads ask rather than touch it.
+static CONVERSATION_RESET: AtomicBool = AtomicBool::new(false);
+
+/// See [`CONVERSATION_RESET`]; the next message starts a new conversation.
+pub fn request_conversation_reset() {
+    CONVERSATION_RESET.store(true, Ordering::SeqCst);
 }
 
 /// Was the last reply's text already printed while it streamed?
@@ -396,6 +443,7 @@ fn log_memory(what: &str) {
 /// channel. On failure nothing is left allocated. Logs `[mem] agent started`.
 fn build_agent(loop_thread: rt_thread_t) -> bool {
     AGENT.owner.store(thread::current(), Ordering::SeqCst);
+    CONVERSATION_RESET.store(false, Ordering::SeqCst);
     // SAFETY: C function of the package (the user-editable tool_func.c).
     unsafe { init_tools() };
     let hub = message_hub_create();
@@ -404,7 +452,7 @@ fn build_agent(loop_thread: rt_thread_t) -> bool {
     let shared = Shared {
         spare_reply,
         queued_tools: ptr::null_mut(),
-        stream_to_console: false,
+        stream: LOG_HOOKS,
         last_reply_streamed: false,
         answered: 0,
     };
@@ -801,13 +849,30 @@ impl Reply {
 unsafe fn handle_user_message(agent: &Agent, msg: Messages_t) {
     let ctx = agent.context;
     let mut reply = Reply::new();
-    let stream_to_console = agent.shared.lock().is_some_and(|mut shared| {
+    let hooks = agent.shared.lock().map_or(LOG_HOOKS, |mut shared| {
         shared.last_reply_streamed = false;
-        shared.stream_to_console
+        shared.stream
     });
     // Forget a reason left by an earlier content (a tool result's).
     #[cfg(feature = "multimodal")]
     super::multimodal::take_content_error(&mut transport::ErrorText::new());
+    #[cfg(feature = "tools-text")]
+    if !ctx.is_null() {
+        // SAFETY: this thread's live context.
+        unsafe { super::tools_text::refresh_system_prompt(ctx) };
+    }
+    if CONVERSATION_RESET.swap(false, Ordering::SeqCst) && !ctx.is_null() {
+        // SAFETY: `ctx` is the non-NULL live context of this thread; its own
+        // methods, called with it.
+        unsafe {
+            if let Some(clear) = (*ctx).clear_message {
+                clear(ctx);
+            }
+            if let Some(build) = (*ctx).build_system_prompt {
+                build(ctx);
+            }
+        }
+    }
     let appended = ctx.is_null()
         // SAFETY: `ctx` is non-NULL, the live context of this thread; its
         // method borrows `msg`, a live set.
@@ -830,9 +895,12 @@ unsafe fn handle_user_message(agent: &Agent, msg: Messages_t) {
         );
     } else {
         // SAFETY: `ctx` is the non-NULL live context of this thread.
-        unsafe { run_rounds(ctx, stream_to_console, &mut reply) };
+        unsafe { run_rounds(ctx, &hooks, &mut reply) };
+        // With the summary on, the context is trimmed after the reply went
+        // out (below): the summary request must not delay it.
         // SAFETY: `ctx` is live; `trim_context` is its own method.
-        if let Some(trim) = unsafe { (*ctx).trim_context } {
+        let trim = unsafe { (*ctx).trim_context }.filter(|_| !summary_on());
+        if let Some(trim) = trim {
             // SAFETY: the context's method, called with that context.
             unsafe {
                 trim(
@@ -861,7 +929,71 @@ unsafe fn handle_user_message(agent: &Agent, msg: Messages_t) {
     // SAFETY: the hub is live while the agent is (this function's
     // contract); `out` is NULL or a set owned here, handed over.
     unsafe { deliver(agent.hub, out) };
+    if !ctx.is_null() && appended && summary_on() {
+        let keep = board().message_trim.clamp(0, c_int::MAX as isize) as c_int;
+        // SAFETY: `ctx` is this thread's live context (non-NULL: appended).
+        unsafe { fold_and_trim(ctx, keep) };
+    }
 }
+
+/// Tools for models without function calling (`PKG_AGENT_TOOLS_TEXT`).
+#[cfg(feature = "tools-text")]
+fn text_tools_on() -> bool {
+    super::tools_text::text_mode()
+}
+#[cfg(not(feature = "tools-text"))]
+fn text_tools_on() -> bool {
+    false
+}
+#[cfg(feature = "tools-text")]
+fn filtered_context(hook: TextHook) -> TextHook {
+    super::tools_text::filtered(hook)
+}
+#[cfg(not(feature = "tools-text"))]
+fn filtered_context(hook: TextHook) -> TextHook {
+    hook
+}
+#[cfg(feature = "tools-text")]
+fn finish_filtered() {
+    super::tools_text::finish_filtered()
+}
+#[cfg(not(feature = "tools-text"))]
+fn finish_filtered() {}
+#[cfg(feature = "tools-text")]
+unsafe fn answer_text_calls(
+    ctx: Context_t,
+    resp: ChatResponse_t,
+    hooks: &StreamHooks,
+) -> Option<bool> {
+    // SAFETY: forwarded (the caller's contract is this one's).
+    unsafe { super::tools_text::answer_calls(ctx, resp, hooks.on_tool_call, hooks.on_tool_result) }
+}
+#[cfg(not(feature = "tools-text"))]
+unsafe fn answer_text_calls(
+    _ctx: Context_t,
+    _resp: ChatResponse_t,
+    _hooks: &StreamHooks,
+) -> Option<bool> {
+    None
+}
+
+/// Is the summary before trimming on (`PKG_AGENT_SUMMARY`)?
+#[cfg(feature = "memory-summary")]
+fn summary_on() -> bool {
+    super::memory::enabled()
+}
+#[cfg(not(feature = "memory-summary"))]
+fn summary_on() -> bool {
+    false
+}
+
+#[cfg(feature = "memory-summary")]
+unsafe fn fold_and_trim(ctx: Context_t, keep: c_int) {
+    // SAFETY: forwarded (the caller's contract is this one's).
+    unsafe { super::memory::fold_and_trim(ctx, keep) };
+}
+#[cfg(not(feature = "memory-summary"))]
+unsafe fn fold_and_trim(_ctx: Context_t, _keep: c_int) {}
 
 /// Put `reply` on the output mailbox, waiting (up to the reply timeout) while
 /// it is full rather than dropping it, unless the agent is stopping.
@@ -904,34 +1036,40 @@ unsafe extern "C" fn print_context_streaming(text: *const c_char) {
 /// # Safety
 /// On the loop thread only (it owns the tool registry), with `ctx` its live
 /// context (non-NULL, `message` a live array).
-unsafe fn run_rounds(ctx: Context_t, stream_to_console: bool, reply: &mut Reply) {
+unsafe fn run_rounds(ctx: Context_t, hooks: &StreamHooks, reply: &mut Reply) {
     let rounds = board().max_tool_rounds.max(1) as usize;
     let max_tokens = board().max_tokens.clamp(1, c_int::MAX as isize) as c_int;
-    let on_context: Option<unsafe extern "C" fn(*const c_char)> = if stream_to_console {
-        Some(print_context_streaming)
-    } else {
-        None
-    };
     for _round in 0..rounds {
         if AGENT.lifecycle() == Lifecycle::Stopping {
             reply.push_str("error: the agent is stopping");
             return;
         }
         let mut error = transport::ErrorText::new();
+        let text_tools = text_tools_on();
+        // In text mode the request has no tools, and the answer's calls are
+        // kept from the channel.
+        let (tools, on_context) = if text_tools {
+            (ptr::null_mut(), filtered_context(hooks.on_context))
+        } else {
+            (get_agent_tools(), hooks.on_context)
+        };
         // SAFETY: `ctx` is live (this function's contract) and its array and
         // the registry's tools array (NULL or live, this thread's) are not
         // modified during the call, which only borrows them.
         let resp = unsafe {
             chat_with_error(
                 (*ctx).message,
-                get_agent_tools(),
+                tools,
                 max_tokens,
-                Some(print_reasoning),
-                Some(print_tool_call),
+                hooks.on_reasoning,
+                hooks.on_tool_call,
                 on_context,
                 &mut error,
             )
         };
+        if text_tools {
+            finish_filtered();
+        }
         if resp.is_null() {
             let why = error.as_str().as_bytes();
             reply
@@ -953,6 +1091,26 @@ unsafe fn run_rounds(ctx: Context_t, stream_to_console: bool, reply: &mut Reply)
         // round cannot be recorded whole.
         // SAFETY: `ctx` is live, its `message` NULL or a live array.
         let round_start = unsafe { cJSON_GetArraySize((*ctx).message) };
+        // Text-mode calls (tools for models without function calling).
+        if !has_calls && text_tools {
+            // SAFETY: on the loop thread with `ctx` live; `resp` is live.
+            match unsafe { answer_text_calls(ctx, resp, hooks) } {
+                Some(true) => {
+                    // SAFETY: `resp` is owned here and not used again.
+                    unsafe { chat_response_free(resp) };
+                    continue;
+                }
+                Some(false) => {
+                    // SAFETY: as above.
+                    unsafe { chat_response_free(resp) };
+                    // SAFETY: `ctx` is live; deleting needs no memory.
+                    unsafe { drop_from(ctx, round_start) };
+                    reply.push_str("error: out of memory while recording a tool result");
+                    return;
+                }
+                None => {}
+            }
+        }
         // The assistant message goes in first: tool results must follow the
         // message that called them, or the next request is rejected.
         // SAFETY: `ctx` is live; its method borrows the live `resp`.
@@ -987,7 +1145,7 @@ unsafe fn run_rounds(ctx: Context_t, stream_to_console: bool, reply: &mut Reply)
         for call in unsafe { json::children(r.tool_call) } {
             // SAFETY: on the loop thread with `ctx` live; `call` is a live
             // element of the response.
-            recorded &= unsafe { answer_tool_call(ctx, call) };
+            recorded &= unsafe { answer_tool_call(ctx, call, hooks.on_tool_result) };
         }
         // SAFETY: `resp` is owned here and not used again.
         unsafe { chat_response_free(resp) };
@@ -1020,6 +1178,70 @@ unsafe fn drop_from(ctx: Context_t, start: c_int) {
     }
 }
 
+/// Why the arguments do not fit the tool's registered parameters, if they
+/// do not (`PKG_AGENT_CHECK_TOOL_ARGS`).
+#[cfg(feature = "tool-arg-check")]
+fn check_arguments(
+    node: AgentToolNode_t,
+    args: *const cJSON,
+) -> Result<(), crate::tool_args::Mismatch<'static>> {
+    // SAFETY: `node` is a live registry node of this thread (the caller's
+    // lookup); its tool object and the parsed `args` stay alive and
+    // unchanged until the mismatch has been described.
+    unsafe {
+        let parameters = json::get(json::get((*node).tool_obj, c"function"), c"parameters");
+        crate::tool_args::check(parameters, args)
+    }
+}
+
+#[cfg(not(feature = "tool-arg-check"))]
+fn check_arguments(
+    _node: AgentToolNode_t,
+    _args: *const cJSON,
+) -> Result<(), core::convert::Infallible> {
+    Ok(())
+}
+
+#[cfg(feature = "tool-arg-check")]
+fn describe_mismatch(text: &mut Reply, why: crate::tool_args::Mismatch<'_>) {
+    use crate::tool_args::Mismatch;
+    match why {
+        Mismatch::Missing(p) => {
+            text.push_str("the required property \"")
+                .push(p)
+                .push_str("\" is missing");
+        }
+        Mismatch::Type(p, want, got) => {
+            text.push_str("\"")
+                .push(p)
+                .push_str("\" should be ")
+                .push(want)
+                .push_str(", not ")
+                .push(got);
+        }
+        Mismatch::NotInEnum(p, allowed) => {
+            text.push_str("\"").push(p).push_str("\" should be one of ");
+            // SAFETY: the schema's live enum array (see check_arguments).
+            let shown = unsafe { cJSON_PrintUnformatted(allowed) };
+            if shown.is_null() {
+                text.push_str("its enum values");
+            } else {
+                // SAFETY: a NUL-terminated string cJSON just printed, freed
+                // once below with cJSON's allocator.
+                unsafe {
+                    text.push(CStr::from_ptr(shown).to_bytes());
+                    cJSON_free(shown as *mut c_void);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(not(feature = "tool-arg-check"))]
+fn describe_mismatch(_text: &mut Reply, why: core::convert::Infallible) {
+    match why {}
+}
+
 /// Run one tool call and append its `tool` message: the tool's text, or an
 /// error the model can act on (behaviour.md §2). Returns whether the tool
 /// message was appended.
@@ -1027,9 +1249,47 @@ unsafe fn drop_from(ctx: Context_t, start: c_int) {
 /// # Safety
 /// On the loop thread only (it owns the tool registry), with `ctx` its live
 /// context; `call` is NULL or a live tool call that outlives the call.
-unsafe fn answer_tool_call(ctx: Context_t, call: *mut cJSON) -> bool {
+unsafe fn answer_tool_call(ctx: Context_t, call: *mut cJSON, on_result: TextHook) -> bool {
     // SAFETY: `call` is NULL or live for this whole function.
     let id = unsafe { json::get_str(call, c"id") }.unwrap_or(c"");
+    // SAFETY: on the loop thread; `call` NULL or live (this function's
+    // contract).
+    let answer = unsafe { run_tool_call(call, on_result) };
+    // SAFETY: `ctx` is live (this function's contract).
+    let appended = match unsafe { (*ctx).append_tool_message } {
+        // SAFETY: the context's method with that context; `id` is
+        // NUL-terminated and the content NULL or a live set, both borrowed.
+        Some(f) => (unsafe { f(ctx, id.as_ptr(), answer.content) }) == rt_eok(),
+        None => false,
+    };
+    if !appended {
+        crate::log_e!("no memory for a tool result");
+    }
+    appended
+}
+
+/// A tool call's answer: the tool's own result set (the node's, borrowed),
+/// or a text made here (`own`, freed on drop).
+pub(super) struct ToolAnswer {
+    pub content: Messages_t,
+    own: Messages_t,
+}
+
+impl Drop for ToolAnswer {
+    fn drop(&mut self) {
+        // SAFETY: `own` is NULL or the set built for this answer, owned.
+        unsafe { messages_destroy(self.own) };
+    }
+}
+
+/// Run one tool call through the registry (unknown tool, too long or invalid
+/// arguments, the schema check, the tool itself) and show its result to
+/// `on_result`.
+///
+/// # Safety
+/// On the loop thread only (it owns the tool registry); `call` is NULL or a
+/// live tool call that outlives the answer.
+pub(super) unsafe fn run_tool_call(call: *mut cJSON, on_result: TextHook) -> ToolAnswer {
     // SAFETY: `call` is NULL or live.
     let function = unsafe { json::get(call, c"function") };
     // SAFETY: `function` is NULL or a live child of `call`.
@@ -1078,6 +1338,14 @@ unsafe fn answer_tool_call(ctx: Context_t, call: *mut cJSON) -> bool {
             text.push_str("error: the arguments for \"")
                 .push(name)
                 .push_str("\" are not a valid JSON object; the tool was not run");
+        } else if let Err(why) = check_arguments(node, args) {
+            // SAFETY: `args` is the parsed tree, owned here, not used again.
+            unsafe { cJSON_Delete(args) };
+            text.push_str("error: the arguments for \"")
+                .push(name)
+                .push_str("\" do not fit its parameters: ");
+            describe_mismatch(&mut text, why);
+            text.push_str("; the tool was not run");
         } else {
             // SAFETY: `node` is a non-NULL node of the registry, which only
             // this thread changes.
@@ -1114,17 +1382,15 @@ unsafe fn answer_tool_call(ctx: Context_t, call: *mut cJSON) -> bool {
         ptr::null_mut()
     };
     let content = if result.is_null() { own } else { result };
-    // SAFETY: `ctx` is live (this function's contract).
-    let appended = match unsafe { (*ctx).append_tool_message } {
-        // SAFETY: the context's method with that context; `id` is
-        // NUL-terminated and `content` NULL or a live set, both borrowed.
-        Some(f) => (unsafe { f(ctx, id.as_ptr(), content) }) == rt_eok(),
-        None => false,
-    };
-    if !appended {
-        crate::log_e!("no memory for a tool result");
+    if let Some(show) = on_result {
+        // SAFETY: `content` is NULL or a live set; its text is borrowed
+        // for the call only.
+        let shown = unsafe { super::messages::messages_get_content_idx(content, 0) };
+        if !shown.is_null() {
+            // SAFETY: the channel's hook, handed a NUL-terminated string it
+            // only borrows.
+            unsafe { show(shown) };
+        }
     }
-    // SAFETY: `own` is NULL or the set built here, owned; not used again.
-    unsafe { messages_destroy(own) };
-    appended
+    ToolAnswer { content, own }
 }

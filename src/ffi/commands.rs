@@ -21,43 +21,12 @@ fn number(n: usize, buf: &mut [u8; 20]) -> &[u8] {
     crate::text::decimal(n as u64, buf)
 }
 
-/// The key as shown to people: its first 3 and last 2 characters and its
-/// length, never the whole key.
-pub fn masked_key(key: &[u8], out: &mut [u8; 48]) -> usize {
-    if key.is_empty() {
-        let s = b"(none)";
-        out[..s.len()].copy_from_slice(s);
-        return s.len();
-    }
-    let mut n = 0;
-    let mut put = |bytes: &[u8], n: &mut usize| {
-        for &b in bytes {
-            if *n < out.len() {
-                out[*n] = b;
-                *n += 1;
-            }
-        }
-    };
-    if key.len() >= 12 {
-        put(&key[..3], &mut n);
-        put(b"...", &mut n);
-        put(&key[key.len() - 2..], &mut n);
-    } else {
-        put(b"***", &mut n);
-    }
-    let mut digits = [0u8; 20];
-    put(b" (", &mut n);
-    put(number(key.len(), &mut digits), &mut n);
-    put(b" characters)", &mut n);
-    n
-}
-
 fn show_config() {
     // SAFETY: the getters return NUL-terminated strings that live on.
     unsafe {
         let key = CStr::from_ptr(get_dynamic_agent_api_key()).to_bytes();
         let mut masked = [0u8; 48];
-        let n = masked_key(key, &mut masked);
+        let n = super::config::masked_key(key, &mut masked);
         let origin: &[u8] = if (*agent_config_get()).is_configured != 0 {
             b"set at run time"
         } else {
@@ -74,10 +43,20 @@ fn show_config() {
         line(&[b"key:   ", &masked[..n]]);
         line(&[b"from:  ", origin]);
     }
+    #[cfg(feature = "tools-text")]
+    line(&[
+        b"tools: ",
+        if super::tools_text::text_mode() {
+            b"text (described in the system prompt)"
+        } else {
+            b"native (function calling)"
+        },
+    ]);
 }
 
 /// `agent_config` shows the endpoint (key masked); `agent_config key|model|url
-/// <value>` sets one at run time (at most 127 bytes).
+/// <value>` sets one at run time (at most 127 bytes); `agent_config tools
+/// text|native` chooses how tools are offered (with `tools-text`).
 #[no_mangle]
 pub unsafe extern "C" fn agent_config(argc: c_int, argv: *mut *mut c_char) -> c_int {
     ffi_fn!(failure = -1, {
@@ -88,7 +67,7 @@ pub unsafe extern "C" fn agent_config(argc: c_int, argv: *mut *mut c_char) -> c_
         // SAFETY: finsh passes argc NUL-terminated strings.
         let arg = |i: c_int| unsafe { *argv.add(i as usize) as *const c_char };
         if argc != 3 {
-            line(&[b"usage: agent_config [key|model|url <value>]"]);
+            line(&[b"usage: agent_config [key|model|url <value>] [tools text|native]"]);
             return -1;
         }
         // SAFETY: argc is 3 (checked above), so argv[1] and argv[2] are
@@ -105,8 +84,22 @@ pub unsafe extern "C" fn agent_config(argc: c_int, argv: *mut *mut c_char) -> c_
             // SAFETY: `value` is `argv[2]`, NUL-terminated and alive for this
             // call; NULLs are skipped; `agent_config_set` only borrows them.
             b"url" => unsafe { agent_config_set(null, null, value) },
+            #[cfg(feature = "tools-text")]
+            b"tools" => {
+                // SAFETY: `value` is `argv[2]`, NUL-terminated.
+                match unsafe { CStr::from_ptr(value) }.to_bytes() {
+                    b"text" => super::tools_text::set_text_mode(Some(true)),
+                    b"native" => super::tools_text::set_text_mode(Some(false)),
+                    _ => {
+                        line(&[
+                            b"agent_config tools: text (models without function calling) or native",
+                        ]);
+                        return -1;
+                    }
+                }
+            }
             _ => {
-                line(&[b"agent_config: set key, model or url"]);
+                line(&[b"agent_config: set key, model, url or tools"]);
                 return -1;
             }
         }

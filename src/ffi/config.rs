@@ -205,3 +205,34 @@ pub fn snapshot() -> Option<ConfigSnapshot> {
         text,
     })
 }
+
+/// The key as shown to people: its first 3 and last 2 characters and its
+/// length, never the whole key.
+pub fn masked_key(key: &[u8], out: &mut [u8; 48]) -> usize {
+    if key.is_empty() {
+        let s = b"(none)";
+        out[..s.len()].copy_from_slice(s);
+        return s.len();
+    }
+    let mut n = 0;
+    let mut put = |bytes: &[u8], n: &mut usize| {
+        for &b in bytes {
+            if *n < out.len() {
+                out[*n] = b;
+                *n += 1;
+            }
+        }
+    };
+    if key.len() >= 12 {
+        put(&key[..3], &mut n);
+        put(b"...", &mut n);
+        put(&key[key.len() - 2..], &mut n);
+    } else {
+        put(b"***", &mut n);
+    }
+    let mut digits = [0u8; 20];
+    put(b" (", &mut n);
+    put(crate::text::decimal(key.len() as u64, &mut digits), &mut n);
+    put(b" characters)", &mut n);
+    n
+}

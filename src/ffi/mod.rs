@@ -63,12 +63,16 @@ pub mod commands;
 pub mod config;
 pub mod context;
 pub mod hub;
+#[cfg(feature = "memory-summary")]
+pub mod memory;
 pub mod messages;
 #[cfg(feature = "multimodal")]
 pub mod multimodal;
 pub mod prompt;
 pub mod runtime;
 pub mod tools;
+#[cfg(feature = "tools-text")]
+pub mod tools_text;
 pub mod utils;
 
 /// The body of every function handed to C (see the module documentation):

@@ -227,8 +227,17 @@ pub fn conversation(body: &[u8]) -> Option<(String, Vec<String>)> {
             };
             match s(c"role").as_str() {
                 "user" => {
-                    user = Some(s(c"content"));
-                    results.clear();
+                    let content = s(c"content");
+                    // Tools as text: results come back in user messages.
+                    if let Some(lines) = content.strip_prefix("Tool results:\n") {
+                        for line in lines.lines() {
+                            let (_, result) = line.split_once(": ").unwrap_or(("", line));
+                            results.push(result.to_string());
+                        }
+                    } else {
+                        user = Some(content);
+                        results.clear();
+                    }
                 }
                 "tool" => results.push(s(c"content")),
                 _ => {}
@@ -310,8 +319,53 @@ fn tool_response(ops: &[(char, f64, f64)], reasoning: &str) -> ScriptedResponse 
     ScriptedResponse::sse(events)
 }
 
+/// The calls of a model without function calling: `<tool_call>` lines in
+/// the answer's text (the agent's `PKG_AGENT_TOOLS_TEXT` format), streamed in
+/// small pieces that cut the markers.
+fn text_call_response(ops: &[(char, f64, f64)]) -> ScriptedResponse {
+    let mut text = String::from("Let me use the tools.\n");
+    for &(op, a, b) in ops {
+        let (name, b) = match op {
+            '+' => ("add", b),
+            '-' => ("add", -b),
+            '*' => ("mul", b),
+            _ => ("compare", b),
+        };
+        text += &format!(
+            "<tool_call>{{\"name\": \"{name}\", \"arguments\": {{\"a\": {}, \"b\": {}}}}}</tool_call>\n",
+            fmt_num(a),
+            fmt_num(b)
+        );
+    }
+    let bytes: Vec<char> = text.chars().collect();
+    let pieces: Vec<String> = bytes.chunks(7).map(|c| c.iter().collect()).collect();
+    let refs: Vec<&str> = pieces.iter().map(String::as_str).collect();
+    let mut events = sse_content_events(&refs);
+    events.push(sse_finish("stop"));
+    events.push(sse_done());
+    ScriptedResponse::sse(events)
+}
+
+/// The arithmetic model without function calling: a request with `tools`
+/// is refused (400), as such servers do; calls are written as text.
+pub fn respond_text_tools(req: &RecordedRequest) -> ScriptedResponse {
+    if req.body_text().contains("\"tools\"") {
+        return ScriptedResponse::error(
+            400,
+            "this model does not support tools",
+            "invalid_request_error",
+            None,
+        );
+    }
+    answer(req, true)
+}
+
 /// Decide the answer to one request.
 pub fn respond(req: &RecordedRequest) -> ScriptedResponse {
+    answer(req, false)
+}
+
+fn answer(req: &RecordedRequest, text_calls: bool) -> ScriptedResponse {
     let Some((question_text, results)) = conversation(&req.body) else {
         return ScriptedResponse::error(
             400,
@@ -348,6 +402,9 @@ pub fn respond(req: &RecordedRequest) -> ScriptedResponse {
             break;
         }
         if used + ops.len() > values.len() {
+            if text_calls {
+                return text_call_response(&ops);
+            }
             return tool_response(
                 &ops,
                 &format!(

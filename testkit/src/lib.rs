@@ -29,4 +29,5 @@ pub mod chat_call;
 pub mod deadline_run;
 pub mod file_server;
 pub mod llm_server;
+pub mod web;
 pub mod webclient_client;

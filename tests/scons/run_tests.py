@@ -187,7 +187,7 @@ def test_riscv32_imac_build_std():
 
 def test_kconfig_choices_become_cargo_features():
     """Each optional part chosen in menuconfig reaches cargo as its feature, in Cargo.toml's order;
-    the defaults (the C package's choices) give the CLI channel alone."""
+    the C package's choices give the CLI channel alone (menuconfig's default adds the argument check)."""
     cases = [
         ({}, (), ('channel-cli',)),
         ({'PKG_AGENT_CLI_HISTORY': '', 'PKG_AGENT_MSH_EXTRAS': ''}, (),
@@ -195,6 +195,10 @@ def test_kconfig_choices_become_cargo_features():
         ({'PKG_AGENT_DEBUG_CHANNEL': ''}, ('PKG_AGENT_CLI_CHANNEL',), ('channel-debug',)),
         ({'PKG_AGENT_DEBUG_CHANNEL': '', 'PKG_AGENT_MSH_EXTRAS': ''}, ('PKG_AGENT_CLI_CHANNEL',),
          ('channel-debug', 'msh-extras')),
+        ({'PKG_AGENT_WEBNET_CHANNEL': ''}, ('PKG_AGENT_CLI_CHANNEL',), ('channel-webnet',)),
+        ({'PKG_AGENT_CHECK_TOOL_ARGS': ''}, (), ('channel-cli', 'tool-arg-check')),
+        ({'PKG_AGENT_SUMMARY': ''}, (), ('channel-cli', 'memory-summary')),
+        ({'PKG_AGENT_TOOLS_TEXT': '', 'PKG_AGENT_MSH_EXTRAS': ''}, (), ('channel-cli', 'msh-extras', 'tools-text')),
         ({}, ('PKG_AGENT_CLI_CHANNEL',), ()),
     ]
     cargo_toml = open(os.path.join(REPO, 'Cargo.toml')).read()
@@ -254,7 +258,7 @@ def test_missing_cargo_is_a_clear_error():
 
 
 def test_unimplemented_options_are_a_clear_error():
-    for option in ('PKG_AGENT_WEBNET_CHANNEL', 'PKG_AGENT_MULTIMODAL_ENABLE'):
+    for option in ('PKG_AGENT_MULTIMODAL_ENABLE',):
         r = scons('stm32f407-m4f', config={option: True}, installed=['thumbv7em-none-eabihf'])
         check(r.rc != 0, 'scons must stop for %s' % option, r)
         check('rtt-agent: error:' in r.err and option in r.err, 'clear message naming %s' % option, r)
@@ -478,6 +482,17 @@ def test_kconfig_options_and_defaults():
         for s in ('PKG_AGENT_CLI_HISTORY', 'PKG_AGENT_MSH_EXTRAS'):
             check(kconf.syms[s].str_value == 'n', '%s off by default' % s)
             check(kconf.syms[s].set_value(2), '%s selectable' % s)
+        # A fix the C package lacked, on by default, and it can be turned off.
+        check(kconf.syms['PKG_AGENT_CHECK_TOOL_ARGS'].str_value == 'y', 'tool arguments checked by default')
+        check(kconf.syms['PKG_AGENT_CHECK_TOOL_ARGS'].set_value(0), 'the check can be turned off')
+        check(kconf.syms['PKG_AGENT_CHECK_TOOL_ARGS'].set_value(2), 'and on again')
+        check(kconf.syms['PKG_AGENT_SUMMARY'].str_value == 'n', 'no summary request by default')
+        check(kconf.syms['PKG_AGENT_SUMMARY_MAX_LEN'].visibility == 0, 'note length hidden without the summary')
+        check(kconf.syms['PKG_AGENT_SUMMARY'].set_value(2), 'summary selectable')
+        check(kconf.syms['PKG_AGENT_SUMMARY_MAX_LEN'].str_value == '600', 'note length default')
+        check(kconf.syms['PKG_AGENT_SUMMARY'].set_value(0), 'summary off again')
+        check(kconf.syms['PKG_AGENT_TOOLS_TEXT'].str_value == 'n', 'native function calling by default')
+        check(kconf.syms['PKG_AGENT_TOOLS_TEXT'].set_value(2), 'tools as text selectable')
         check(kconf.syms['PKG_AGENT_MULTIMODAL_DISABLE'].str_value == 'y', 'multimodal off by default')
         check(kconf.syms['PKG_AGENT_PANIC_LOG'].str_value == 'y', 'a panic is logged by default')
         check(kconf.syms['PKG_AGENT_PANIC_ABORT'].set_value(2), 'immediate abort selectable')
@@ -499,6 +514,9 @@ def test_kconfig_options_and_defaults():
         check(kconf.syms['PKG_AGENT_CLI_CHANNEL'].str_value == 'n', 'one channel at a time')
         check(kconf.syms['PKG_AGENT_WEBNET_CHANNEL'].set_value(2), 'webnet channel selectable')
         check(kconf.syms['PKG_USING_WEBNET'].str_value == 'y', 'webnet channel selects webnet')
+        check(kconf.syms['WEBNET_USING_CGI'].str_value == 'y', 'webnet channel selects its CGI module')
+        check(kconf.syms['PKG_AGENT_WEB_TOKEN'].visibility == 2, 'web token offered with the webnet channel')
+        check(kconf.syms['PKG_AGENT_WEB_TOKEN'].str_value == '', 'web token empty (configuration refused) by default')
         check(kconf.syms['PKG_AGENT_MULTIMODAL_ENABLE'].set_value(2), 'multimodal selectable')
         for name in ('PKG_AGENT_FILE_OP_THREAD_SIZE', 'PKG_AGENT_UPLOAD_URL', 'PKG_AGENT_DOWNLOAD_URL'):
             check(kconf.syms[name].visibility == 2, '%s offered with multimodal' % name)
@@ -513,7 +531,7 @@ def test_kconfig_options_and_defaults():
             if name == 'PKG_AGENT_DROP_REASONING':
                 continue  # a bool: absent when off
             check('#define %s ' % name in text, 'rtconfig.h defines %s' % name)
-        for name in ('PKG_USING_AGENT', 'PKG_AGENT_WEBNET_CHANNEL', 'PKG_AGENT_MULTIMODAL_ENABLE',
+        for name in ('PKG_USING_AGENT', 'PKG_AGENT_WEBNET_CHANNEL', 'PKG_AGENT_WEB_TOKEN', 'PKG_AGENT_MULTIMODAL_ENABLE',
                      'PKG_AGENT_FILE_OP_THREAD_SIZE', 'PKG_AGENT_UPLOAD_URL', 'PKG_AGENT_DOWNLOAD_URL'):
             check(re.search(r'#define %s\b' % name, text), 'rtconfig.h defines %s' % name)
     finally:

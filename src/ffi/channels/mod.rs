@@ -5,3 +5,7 @@
 pub mod cli;
 #[cfg(feature = "channel-debug")]
 pub mod debug;
+#[cfg(any(feature = "channel-debug", feature = "channel-webnet"))]
+mod exchange;
+#[cfg(feature = "channel-webnet")]
+pub mod web;

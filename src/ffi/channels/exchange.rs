@@ -1,0 +1,301 @@
+//! Send one message to the loop and wait for its own reply: what the Debug
+//! and WebNet channels share.
+//!
+//! Several senders may ask at once: they take turns, and each gets its own
+//! reply or a timeout, never another's. The loop answers every message
+//! exactly once and in order, so replies are matched by number: the
+//! exchange counts the messages it sent and the replies it took, and a
+//! reply whose number is below the sender's ticket belonged to a sender that
+//! gave up; it is discarded, and the sender waits on for its own until its
+//! deadline. `close` wakes every waiting sender and returns only when none is
+//! left, so the hub can then be freed.
+
+use super::super::hub::{message_hub_get_timeout, message_hub_put, MessageHub_t};
+use super::super::messages::*;
+use crate::rtt::gate::Gate;
+use crate::rtt::ipc::Locked;
+use crate::rtt::*;
+use core::cell::UnsafeCell;
+use core::ffi::{c_char, CStr};
+use core::ptr;
+use core::sync::atomic::{AtomicUsize, Ordering};
+
+/// A reply timeout chosen at run time (tests, the simulator); 0: the board's
+/// PKG_AGENT_REPLY_TIMEOUT_MS.
+static REPLY_TIMEOUT_MS: AtomicUsize = AtomicUsize::new(0);
+
+/// Wait `ms` for each reply instead of PKG_AGENT_REPLY_TIMEOUT_MS (`None`:
+/// the board's value again), in the Debug and WebNet channels.
+pub fn set_reply_timeout_ms(ms: Option<u32>) {
+    REPLY_TIMEOUT_MS.store(ms.map_or(0, |v| v.max(1) as usize), Ordering::SeqCst);
+}
+
+/// How long a sender waits for its reply.
+pub fn reply_timeout_ms() -> u32 {
+    match REPLY_TIMEOUT_MS.load(Ordering::SeqCst) {
+        0 => board().reply_timeout_ms.clamp(1, i32::MAX as isize) as u32,
+        chosen => chosen.min(i32::MAX as usize) as u32,
+    }
+}
+
+/// Why a message got no reply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SendError {
+    /// The channel is not open (the agent is not running).
+    NotRunning,
+    /// The channel closed (the agent stopped) before the reply came.
+    Stopped,
+    NoMemory,
+    /// The loop's input mailbox is full.
+    Full,
+    /// No reply before the timeout.
+    Timeout,
+    /// An exclusive sender found the loop still at a message whose sender
+    /// gave up waiting.
+    Busy,
+}
+
+/// The exchange while it is open: the hub and the senders' turn, a kernel
+/// mutex whose holder sends and waits for its reply.
+struct Open {
+    hub: MessageHub_t,
+    turn: Locked<Tickets>,
+}
+
+/// Messages sent to the loop and replies taken off the output mailbox since
+/// the exchange opened: a reply's number is its message's.
+struct Tickets {
+    sent: usize,
+    taken: usize,
+}
+
+/// `open` is written by `open` (gate closed) and by `close` (gate closed
+/// and empty) only, and read by senders through the gate.
+pub struct Exchange {
+    gate: Gate,
+    open: UnsafeCell<Option<Open>>,
+}
+
+// SAFETY: `open` is reached only under the rules on `Exchange`; the gate is
+// atomic.
+unsafe impl Sync for Exchange {}
+// SAFETY: the hub handle is a live hub shared by design (its mailboxes are
+// kernel objects); moving it between threads is what the hub is for.
+unsafe impl Send for Open {}
+
+impl Exchange {
+    pub const fn closed() -> Exchange {
+        Exchange {
+            gate: Gate::closed(),
+            open: UnsafeCell::new(None),
+        }
+    }
+
+    /// Open on `hub` (closing first if open). `name` names the turn's mutex.
+    /// Err without memory.
+    ///
+    /// # Safety
+    /// `hub` is a live hub that outlives the open exchange (the agent closes
+    /// its channel before freeing the hub); `open` and `close` are called
+    /// from one thread at a time.
+    pub unsafe fn open(&self, hub: MessageHub_t, name: &CStr) -> Result<(), ()> {
+        self.close();
+        let Ok(turn) = Locked::create(name, Tickets { sent: 0, taken: 0 }) else {
+            return Err(());
+        };
+        // SAFETY: the gate is closed (above) and empty, so no sender reaches
+        // `open` (see `Exchange`).
+        unsafe { *self.open.get() = Some(Open { hub, turn }) };
+        self.gate.open();
+        Ok(())
+    }
+
+    #[cfg_attr(not(feature = "channel-webnet"), allow(dead_code))]
+    pub fn is_open(&self) -> bool {
+        self.gate.is_open()
+    }
+
+    /// Close: wake waiting senders and wait until they are gone. Idempotent.
+    pub fn close(&self) {
+        if !self.gate.close() {
+            return;
+        }
+        // SAFETY: written only by `open`, which cannot run now (its contract);
+        // the hub outlives the open exchange.
+        let hub = unsafe { (*self.open.get()).as_ref() }.map_or(ptr::null_mut(), |o| o.hub);
+        self.gate.wait_empty(|| {
+            // A NULL sentinel wakes one waiting sender, which sees the
+            // exchange closed and leaves.
+            if !hub.is_null() {
+                // SAFETY: the live hub (see above); a NULL value is never
+                // owned by anyone.
+                unsafe { rt_mb_send((*hub).output_mailbox, 0) };
+            }
+        });
+        // SAFETY: the gate is closed and empty: nobody else reaches `open`.
+        unsafe { *self.open.get() = None };
+    }
+
+    /// Send `content_nul` (NUL-terminated) and hand the reply's text to
+    /// `waiting.reply`. `waiting.before_send` runs once this sender has its
+    /// turn, just before the message goes to the loop; while it waits,
+    /// `waiting.tick` runs every `poll_ms` without a reply; `timeout_ms`
+    /// bounds the whole wait.
+    pub fn send(
+        &self,
+        kind: MessageType,
+        content_nul: &[u8],
+        timeout_ms: u32,
+        poll_ms: u32,
+        waiting: &mut dyn Waiting,
+    ) -> Result<(), SendError> {
+        if content_nul.last() != Some(&0) {
+            return Err(SendError::NoMemory);
+        }
+        let Some(_pass) = self.gate.enter() else {
+            return Err(SendError::NotRunning);
+        };
+        // SAFETY: inside the gate `open` is complete and not written (see
+        // `Exchange`), and the pass keeps a close waiting until this returns.
+        let Some(open) = (unsafe { (*self.open.get()).as_ref() }) else {
+            return Err(SendError::NotRunning);
+        };
+        // The turn: one sender at a time sends and waits for its reply.
+        let Some(mut tickets) = open.turn.lock() else {
+            return Err(SendError::Stopped);
+        };
+        if !self.gate.is_open() {
+            return Err(SendError::Stopped);
+        }
+        // SAFETY: the hub outlives the open exchange; the pass keeps it open.
+        unsafe {
+            self.exchange(
+                open.hub,
+                &mut tickets,
+                kind,
+                content_nul,
+                timeout_ms,
+                poll_ms,
+                waiting,
+            )
+        }
+    }
+
+    /// # Safety
+    /// `hub` is a live hub (non-NULL) that stays alive for the call;
+    /// `content_nul` ends with a NUL.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn exchange(
+        &self,
+        hub: MessageHub_t,
+        tickets: &mut Tickets,
+        kind: MessageType,
+        content_nul: &[u8],
+        timeout_ms: u32,
+        poll_ms: u32,
+        waiting: &mut dyn Waiting,
+    ) -> Result<(), SendError> {
+        // Replies of senders that gave up and are already back: taken now.
+        while tickets.taken < tickets.sent {
+            // SAFETY: `hub` is live (this function's contract).
+            let stale = unsafe { message_hub_get_timeout(hub, (*hub).output_mailbox, 0) };
+            if stale.is_null() {
+                break;
+            }
+            tickets.taken += 1;
+            // SAFETY: a received message, owned here, not used again.
+            unsafe { messages_destroy(stale) };
+        }
+        if waiting.exclusive() && tickets.taken < tickets.sent {
+            return Err(SendError::Busy);
+        }
+        let msg = messages_create(1);
+        if msg.is_null()
+            // SAFETY: `msg` is the live set just created; `content_nul` ends
+            // with a NUL (this function's contract) and is only copied.
+            || unsafe { messages_append(msg, kind, content_nul.as_ptr() as *const c_char) }
+                != rt_eok()
+        {
+            // SAFETY: `msg` is NULL or the set created above, owned here and
+            // not used again.
+            unsafe { messages_destroy(msg) };
+            return Err(SendError::NoMemory);
+        }
+        waiting.before_send();
+        // SAFETY: `hub` is live (this function's contract), so its
+        // `input_mailbox` can be read; `msg` is a live set owned here.
+        if unsafe { message_hub_put(hub, msg, (*hub).input_mailbox) } != rt_eok() {
+            // SAFETY: on failure the caller keeps ownership of `msg`; it is
+            // not used again.
+            unsafe { messages_destroy(msg) };
+            return Err(SendError::Full);
+        }
+        // This message's number; its reply has the same one.
+        let ticket = tickets.sent;
+        tickets.sent += 1;
+        let ms = timeout_ms.clamp(1, i32::MAX as u32) as i32;
+        // SAFETY: a pure kernel conversion, callable from any thread.
+        let timeout = unsafe { rt_tick_from_millisecond(ms) };
+        // SAFETY: as above.
+        let poll = unsafe { rt_tick_from_millisecond(poll_ms.clamp(1, i32::MAX as u32) as i32) };
+        // SAFETY: reads the kernel tick counter, callable from any thread.
+        let asked_at = unsafe { rt_tick_get() };
+        let reply = loop {
+            // SAFETY: reads the kernel tick counter, callable from any thread.
+            let waited = unsafe { rt_tick_get() }.wrapping_sub(asked_at);
+            if waited >= timeout {
+                return Err(SendError::Timeout);
+            }
+            let left = (timeout - waited).min(poll).min(i32::MAX as rt_tick_t) as i32;
+            // SAFETY: `hub` is live (this function's contract), so its
+            // `output_mailbox` can be read and received from.
+            let reply = unsafe { message_hub_get_timeout(hub, (*hub).output_mailbox, left) };
+            if reply.is_null() {
+                // A timeout, or close's wake-up sentinel.
+                if !self.gate.is_open() {
+                    return Err(SendError::Stopped);
+                }
+                waiting.tick();
+                continue;
+            }
+            let number = tickets.taken;
+            tickets.taken += 1;
+            if number < ticket {
+                // The answer to a sender that gave up waiting.
+                // SAFETY: `reply` is non-NULL and owned here (a received
+                // message); it is not used again.
+                unsafe { messages_destroy(reply) };
+                continue;
+            }
+            break reply;
+        };
+        // SAFETY: `reply` is a live message set owned here; the content is
+        // borrowed from it.
+        let text = unsafe { messages_get_content_idx(reply, 0) };
+        waiting.reply(if text.is_null() {
+            b""
+        } else {
+            // SAFETY: `text` is non-NULL and NUL-terminated (message
+            // content), owned by `reply`, which outlives this call.
+            unsafe { CStr::from_ptr(text) }.to_bytes()
+        });
+        // SAFETY: `reply` is owned here and not used after this.
+        unsafe { messages_destroy(reply) };
+        Ok(())
+    }
+}
+
+/// What a sender does around its exchange.
+pub trait Waiting {
+    /// Refuse to send while the loop still works for a sender that gave up
+    /// (whose turn could still produce output).
+    fn exclusive(&self) -> bool {
+        false
+    }
+    /// It has its turn; the message goes to the loop next.
+    fn before_send(&mut self) {}
+    /// It waited a poll interval without a reply.
+    fn tick(&mut self) {}
+    /// Its reply's text.
+    fn reply(&mut self, text: &[u8]);
+}

@@ -1,0 +1,793 @@
+//! The WebNet channel (`channels/AgentWebChannel.h`, `PKG_AGENT_WEBNET_CHANNEL`):
+//! the board's WebNet server gets the CGI handlers of the C package —
+//! `chat`, `config`, `get_config` — and `cleanup` and `agent` (the page),
+//! under `/cgi-bin/`.
+//!
+//! What differs from the C package (the request and response shapes do not):
+//! - `POST /cgi-bin/chat` with `"stream": true` streams: each fragment of the
+//!   answer is a `delta` event as it arrives, reasoning a `reasoning` event,
+//!   each tool call a `tool_call` and each tool's result a `tool_result`
+//!   event, then `final` (the whole reply) and `done`;
+//! - `config` and `get_config` need the token `PKG_AGENT_WEB_TOKEN` (empty:
+//!   both are refused), and `get_config` shows the key masked;
+//! - the conversation is cleared by the loop between messages (`reset`,
+//!   `cleanup`, a new configuration), never from WebNet's thread while the
+//!   loop uses it;
+//! - errors are JSON with an HTTP status that says what was wrong.
+//!
+//! WebNet runs every handler on its one thread, so requests are answered one
+//! after the other; replies are matched to requests by the exchange, so a
+//! request that timed out never takes a later one's reply. The C half
+//! (`glue/agent_webnet.c`) reads WebNet's structures for this module and
+//! registers the handlers; WebNet itself (GPL-2.0) is only called.
+
+use super::super::agent_loop::{
+    request_conversation_reset, set_stream_hooks, AgentChannelOps, StreamHooks,
+};
+use super::super::config::{agent_config_set, masked_key, snapshot};
+use super::super::context::Context_t;
+use super::super::hub::MessageHub_t;
+use super::super::messages::TYPE_TEXT;
+pub use super::exchange::set_reply_timeout_ms;
+use super::exchange::{reply_timeout_ms, Exchange, SendError, Waiting};
+use crate::chat::request::{write_string, ByteCounter, ByteSink, WriteError};
+use crate::cjson_sys::*;
+use crate::ffi_fn;
+use crate::json;
+use crate::rtt::sleep_lock::SleepLock;
+use crate::rtt::*;
+use alloc::vec::Vec;
+use core::cell::UnsafeCell;
+use core::ffi::{c_char, c_int, CStr};
+use core::sync::atomic::{AtomicPtr, Ordering};
+
+/// WebNet's `struct webnet_session`, only ever handled by pointer (its
+/// layout depends on WebNet's options; the glue reads it).
+#[repr(C)]
+pub struct WebSession {
+    _opaque: [u8; 0],
+}
+
+// Which CGI a request came to, and the methods told apart (agent_glue.h).
+const CHAT: c_int = 0;
+const CONFIG: c_int = 1;
+const GET_CONFIG: c_int = 2;
+const CLEANUP: c_int = 3;
+const PAGE: c_int = 4;
+const GET: c_int = 1;
+const POST: c_int = 2;
+
+/// The C package's limits for a chat and a config body.
+const CHAT_BODY_MAX: usize = 4096;
+const CONFIG_BODY_MAX: usize = 2048;
+/// Events waiting for WebNet's thread to send them; past this, fragments are
+/// dropped (the `final` event still carries the whole reply).
+const STREAM_CAP: usize = 8192;
+/// How often a streaming request sends what has arrived.
+const STREAM_POLL_MS: u32 = 50;
+
+/// The page (`web/agent.html`, gzipped by build.rs), served from flash by
+/// `GET /cgi-bin/agent`. A named static (not a bare constant), so the size
+/// report can find it.
+static PAGE_GZ: [u8; include_bytes!(concat!(env!("OUT_DIR"), "/agent.html.gz")).len()] =
+    *include_bytes!(concat!(env!("OUT_DIR"), "/agent.html.gz"));
+
+extern "C" {
+    fn agent_glue_web_start() -> c_int;
+    fn agent_glue_web_token() -> *const c_char;
+    fn agent_glue_web_port() -> c_int;
+    fn agent_glue_web_method(session: *mut WebSession) -> c_int;
+    fn agent_glue_web_body(session: *mut WebSession, declared_length: *mut c_int) -> *const c_char;
+    fn agent_glue_web_query(session: *mut WebSession, name: *const c_char) -> *const c_char;
+    fn agent_glue_web_header(
+        session: *mut WebSession,
+        mimetype: *const c_char,
+        code: c_int,
+        status: *const c_char,
+        length: c_int,
+    );
+    fn agent_glue_web_write(session: *mut WebSession, data: *const c_char, size: rt_size_t);
+}
+
+static CHANNEL: Exchange = Exchange::closed();
+
+/// A token chosen at run time (tests, the simulator); NULL: the board's
+/// PKG_AGENT_WEB_TOKEN.
+static TOKEN_OVERRIDE: AtomicPtr<c_char> = AtomicPtr::new(core::ptr::null_mut());
+
+/// Use `token` instead of PKG_AGENT_WEB_TOKEN (`None`: the board's again;
+/// an empty one disables the configuration endpoints).
+pub fn set_token(token: Option<&'static CStr>) {
+    TOKEN_OVERRIDE.store(
+        token.map_or(core::ptr::null_mut(), |t| t.as_ptr() as *mut c_char),
+        Ordering::SeqCst,
+    );
+}
+
+/// The events of the turn a streaming request waits for, from the loop's
+/// hooks to WebNet's thread.
+struct Stream {
+    lock: SleepLock,
+    state: UnsafeCell<StreamState>,
+}
+
+struct StreamState {
+    /// A streaming request is waiting: the hooks queue events.
+    active: bool,
+    /// SSE bytes not sent yet.
+    pending: Vec<u8>,
+}
+
+// SAFETY: `state` is only reached with `lock` held (`Stream::with`).
+unsafe impl Sync for Stream {}
+
+impl Stream {
+    fn with<R>(&self, f: impl FnOnce(&mut StreamState) -> R) -> R {
+        let _held = self.lock.lock();
+        // SAFETY: the lock is held, so this is the only reference.
+        f(unsafe { &mut *self.state.get() })
+    }
+}
+
+static STREAM: Stream = Stream {
+    lock: SleepLock::new(),
+    state: UnsafeCell::new(StreamState {
+        active: false,
+        pending: Vec::new(),
+    }),
+};
+
+const WEB_HOOKS: StreamHooks = StreamHooks {
+    on_reasoning: Some(hook_reasoning),
+    on_tool_call: Some(hook_tool_call),
+    on_context: Some(hook_delta),
+    on_tool_result: Some(hook_tool_result),
+};
+
+/// Queue one SSE event while a streaming request waits; dropped when the
+/// queue is full or there is no memory.
+fn queue_event(event: &[u8], text: *const c_char) {
+    if text.is_null() {
+        return;
+    }
+    // SAFETY: the loop passes NUL-terminated fragments, borrowed for the call.
+    let text = unsafe { CStr::from_ptr(text) }.to_bytes();
+    STREAM.with(|s| {
+        if !s.active || s.pending.len() + text.len() + 64 > STREAM_CAP {
+            return;
+        }
+        let mut grown = VecSink(&mut s.pending);
+        let mark = grown.0.len();
+        if write_event(&mut grown, event, text).is_err() {
+            s.pending.truncate(mark);
+        }
+    });
+}
+
+unsafe extern "C" fn hook_delta(text: *const c_char) {
+    ffi_fn!(failure = (), { queue_event(b"delta", text) })
+}
+unsafe extern "C" fn hook_reasoning(text: *const c_char) {
+    ffi_fn!(failure = (), { queue_event(b"reasoning", text) })
+}
+unsafe extern "C" fn hook_tool_call(text: *const c_char) {
+    ffi_fn!(failure = (), {
+        // SAFETY: forwarded as received: NUL-terminated, borrowed.
+        unsafe { super::super::utils::print_tool_call(text) };
+        queue_event(b"tool_call", text)
+    })
+}
+unsafe extern "C" fn hook_tool_result(text: *const c_char) {
+    ffi_fn!(failure = (), { queue_event(b"tool_result", text) })
+}
+
+#[no_mangle]
+pub static mut agent_webnet_ops: AgentChannelOps = AgentChannelOps {
+    init: Some(agent_webnet_init),
+    reset: Some(agent_webnet_reset_c),
+};
+
+unsafe extern "C" fn agent_webnet_init(hub: MessageHub_t, ctx: Context_t) -> c_int {
+    ffi_fn!(failure = -1, {
+        // SAFETY: the channel framework passes NULL or its live hub and
+        // context, the contract `webnet_agent_mode` documents.
+        unsafe { webnet_agent_mode(hub, ctx) };
+        if CHANNEL.is_open() {
+            0
+        } else {
+            -1
+        }
+    })
+}
+unsafe extern "C" fn agent_webnet_reset_c() {
+    ffi_fn!(failure = (), { agent_webnet_reset() })
+}
+
+/// Serve the agent through WebNet: register the CGI handlers and start
+/// WebNet (once: WebNet cannot be stopped), and take requests for `hub`.
+/// The context is not needed (the loop owns it). Logs the page's address.
+#[no_mangle]
+pub unsafe extern "C" fn webnet_agent_mode(hub: MessageHub_t, _ctx: Context_t) {
+    ffi_fn!(failure = (), nonnull(hub), {
+        // SAFETY: the channel framework's live hub, which outlives the
+        // channel (the agent resets it before freeing the hub).
+        if unsafe { CHANNEL.open(hub, c"AgentWeb") }.is_err() {
+            crate::log_e!("WebNet channel: no memory to open");
+            return;
+        }
+        set_stream_hooks(Some(WEB_HOOKS));
+        // SAFETY: registers static handlers and starts WebNet's thread.
+        if unsafe { agent_glue_web_start() } != 0 {
+            crate::log_e!("WebNet channel: webnet_init failed (no memory or no socket?)");
+        }
+        // SAFETY: a plain getter.
+        let port = unsafe { agent_glue_web_port() }.max(0) as u32;
+        crate::log_i!(
+            "WebNet channel: open http://<board address>:",
+            port,
+            "/cgi-bin/agent"
+        );
+    })
+}
+
+/// Stop taking requests (WebNet keeps running and answers 503); waits until
+/// no handler uses the hub any more. Idempotent.
+#[no_mangle]
+pub extern "C" fn agent_webnet_reset() {
+    ffi_fn!(failure = (), {
+        CHANNEL.close();
+        set_stream_hooks(None);
+        STREAM.with(|s| {
+            s.active = false;
+            s.pending = Vec::new();
+        });
+    })
+}
+
+/// A [`ByteSink`] into a growing vector (fallible).
+struct VecSink<'a>(&'a mut Vec<u8>);
+
+impl ByteSink for VecSink<'_> {
+    fn put(&mut self, bytes: &[u8]) -> Result<(), WriteError> {
+        crate::fallible::extend(self.0, bytes).map_err(|_| WriteError::NoMemory)
+    }
+}
+
+/// Writes to the session in WebNet writes of up to 256 bytes.
+struct SessionSink {
+    session: *mut WebSession,
+    buf: [u8; 256],
+    len: usize,
+}
+
+impl SessionSink {
+    fn new(session: *mut WebSession) -> Self {
+        SessionSink {
+            session,
+            buf: [0; 256],
+            len: 0,
+        }
+    }
+    fn flush(&mut self) {
+        if self.len > 0 {
+            // SAFETY: the live session of the handler that made this sink;
+            // the bytes are borrowed for the call.
+            unsafe {
+                agent_glue_web_write(
+                    self.session,
+                    self.buf.as_ptr() as *const c_char,
+                    self.len as rt_size_t,
+                )
+            };
+            self.len = 0;
+        }
+    }
+}
+
+impl ByteSink for SessionSink {
+    fn put(&mut self, mut bytes: &[u8]) -> Result<(), WriteError> {
+        while !bytes.is_empty() {
+            if self.len == self.buf.len() {
+                self.flush();
+            }
+            let n = bytes.len().min(self.buf.len() - self.len);
+            self.buf[self.len..self.len + n].copy_from_slice(&bytes[..n]);
+            self.len += n;
+            bytes = &bytes[n..];
+        }
+        Ok(())
+    }
+}
+
+/// One SSE event: `event: <name>`, a `data:` line per line of `text`, a
+/// blank line (the C package's framing, which its page parses).
+fn write_event(out: &mut dyn ByteSink, event: &[u8], text: &[u8]) -> Result<(), WriteError> {
+    out.put(b"event: ")?;
+    out.put(event)?;
+    out.put(b"\n")?;
+    for line in text.split(|&b| b == b'\n') {
+        out.put(b"data: ")?;
+        out.put(line.strip_suffix(b"\r").unwrap_or(line))?;
+        out.put(b"\n")?;
+    }
+    out.put(b"\n")
+}
+
+/// A JSON object of `(key, value)` string members plus `"success"`.
+fn write_object(
+    out: &mut dyn ByteSink,
+    success: bool,
+    members: &[(&[u8], &[u8])],
+) -> Result<(), WriteError> {
+    out.put(if success {
+        b"{\"success\":true"
+    } else {
+        b"{\"success\":false"
+    })?;
+    for (key, value) in members {
+        out.put(b",")?;
+        write_string(key, out)?;
+        out.put(b":")?;
+        write_string(value, out)?;
+    }
+    out.put(b"}")
+}
+
+fn reason(code: c_int) -> &'static CStr {
+    match code {
+        200 => c"OK",
+        400 => c"Bad Request",
+        403 => c"Forbidden",
+        405 => c"Method Not Allowed",
+        413 => c"Payload Too Large",
+        500 => c"Internal Server Error",
+        502 => c"Bad Gateway",
+        503 => c"Service Unavailable",
+        _ => c"Gateway Timeout",
+    }
+}
+
+/// Answer with a JSON object (its length counted first, then written).
+fn respond(session: *mut WebSession, code: c_int, success: bool, members: &[(&[u8], &[u8])]) {
+    let mut counter = ByteCounter::default();
+    let _ = write_object(&mut counter, success, members);
+    // SAFETY: the live session of this handler; static strings.
+    unsafe {
+        agent_glue_web_header(
+            session,
+            c"application/json".as_ptr(),
+            code,
+            reason(code).as_ptr(),
+            counter.0.min(c_int::MAX as usize) as c_int,
+        )
+    };
+    let mut out = SessionSink::new(session);
+    let _ = write_object(&mut out, success, members);
+    out.flush();
+}
+
+fn fail(session: *mut WebSession, code: c_int, why: &str) {
+    respond(session, code, false, &[(b"error", why.as_bytes())]);
+}
+
+/// WebNet's CGI entry (from the glue): `endpoint` says which handler.
+#[no_mangle]
+pub unsafe extern "C" fn agent_web_cgi(session: *mut WebSession, endpoint: c_int) {
+    ffi_fn!(failure = (), nonnull(session), {
+        // SAFETY: a plain getter on the live session WebNet passed.
+        let method = unsafe { agent_glue_web_method(session) };
+        match endpoint {
+            PAGE => page(session, method),
+            CHAT => chat(session, method),
+            CONFIG => config(session, method),
+            GET_CONFIG => get_config(session, method),
+            CLEANUP => cleanup(session, method),
+            _ => fail(session, 500, "unknown endpoint"),
+        }
+    })
+}
+
+fn page(session: *mut WebSession, method: c_int) {
+    if method != GET {
+        return fail(session, 405, "use GET");
+    }
+    // The head is written here, not by webnet_session_set_header, which has
+    // no way to add Content-Encoding.
+    let mut len = [0u8; 20];
+    let mut out = SessionSink::new(session);
+    for part in [
+        &b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Encoding: gzip\r\nContent-Length: "[..],
+        crate::text::decimal(PAGE_GZ.len() as u64, &mut len),
+        b"\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n",
+    ] {
+        let _ = out.put(part);
+    }
+    out.flush();
+    // SAFETY: the live session; the page is static.
+    unsafe {
+        agent_glue_web_write(
+            session,
+            PAGE_GZ.as_ptr() as *const c_char,
+            PAGE_GZ.len() as rt_size_t,
+        )
+    };
+}
+
+/// A parsed JSON body, deleted when dropped.
+struct Body(*mut cJSON);
+
+impl Drop for Body {
+    fn drop(&mut self) {
+        // SAFETY: the tree parsed in `json_body`, owned here, deleted once.
+        unsafe { cJSON_Delete(self.0) };
+    }
+}
+
+impl Body {
+    fn get(&self, key: &CStr) -> *mut cJSON {
+        // SAFETY: a live tree (owned by self); a read-only lookup.
+        unsafe { json::get(self.0, key) }
+    }
+    /// A member that is a string.
+    fn text(&self, key: &CStr) -> Option<&CStr> {
+        // SAFETY: as above; the string lives as long as the tree.
+        unsafe { json::get_str(self.0, key) }
+    }
+    /// The C package's truth: `true`, a non-zero number, or "true"/"TRUE"/"1".
+    fn flag(&self, key: &CStr) -> bool {
+        let item = self.get(key);
+        if item.is_null() {
+            return false;
+        }
+        // SAFETY: `item` is a live member of the tree.
+        let kind = unsafe { (*item).type_ } & 0xFF;
+        if kind == cJSON_True {
+            return true;
+        }
+        if kind == cJSON_Number {
+            // SAFETY: as above; a number's value.
+            return unsafe { (*item).valueint } != 0;
+        }
+        matches!(
+            self.text(key).map(CStr::to_bytes),
+            Some(b"true" | b"TRUE" | b"1")
+        )
+    }
+}
+
+/// The request's JSON object body, or the error answered.
+fn json_body(session: *mut WebSession, limit: usize) -> Option<Body> {
+    let mut declared: c_int = 0;
+    // SAFETY: the live session; `declared` is a local the glue writes.
+    let body = unsafe { agent_glue_web_body(session, &mut declared) };
+    let declared = declared.max(0) as usize;
+    if declared > limit {
+        let mut at_most = [0u8; 20];
+        let at_most = crate::text::decimal(limit as u64, &mut at_most);
+        let mut why = [0u8; 64];
+        let mut n = 0;
+        for part in [
+            &b"the request body is too long (at most "[..],
+            at_most,
+            b" bytes)",
+        ] {
+            why[n..n + part.len()].copy_from_slice(part);
+            n += part.len();
+        }
+        fail(session, 413, crate::text::utf8_prefix(&why[..n]));
+        return None;
+    }
+    if body.is_null() || declared == 0 {
+        fail(
+            session,
+            400,
+            "a JSON object is required as the request body",
+        );
+        return None;
+    }
+    // SAFETY: WebNet's body: `declared` bytes and a NUL (the glue's contract).
+    let tree = unsafe { cJSON_Parse(body) };
+    // SAFETY: `tree` is NULL or a tree just parsed, owned here.
+    if tree.is_null() || unsafe { (*tree).type_ } & 0xFF != cJSON_Object {
+        if !tree.is_null() {
+            drop(Body(tree));
+            fail(session, 400, "the request body is not a JSON object");
+        } else {
+            fail(session, 400, "the request body is not valid JSON");
+        }
+        return None;
+    }
+    Some(Body(tree))
+}
+
+/// What a streaming request does while the loop works: send events as they
+/// come, then the reply.
+struct Streaming {
+    session: *mut WebSession,
+    /// The event stream's head was sent (errors are events from then on).
+    started: bool,
+}
+
+impl Streaming {
+    fn send_pending(&mut self) {
+        let pending = STREAM.with(|s| core::mem::take(&mut s.pending));
+        if !pending.is_empty() {
+            // SAFETY: the live session of this handler; the bytes are
+            // borrowed for the call.
+            unsafe {
+                agent_glue_web_write(
+                    self.session,
+                    pending.as_ptr() as *const c_char,
+                    pending.len() as rt_size_t,
+                )
+            };
+        }
+    }
+}
+
+impl Waiting for Streaming {
+    fn exclusive(&self) -> bool {
+        true
+    }
+    fn before_send(&mut self) {
+        // SAFETY: the live session; static strings. Without a length WebNet
+        // marks the response "Connection: close": the stream ends with it.
+        unsafe {
+            agent_glue_web_header(
+                self.session,
+                c"text/event-stream".as_ptr(),
+                200,
+                c"OK".as_ptr(),
+                -1,
+            )
+        };
+        let hello = b":rt-thread-stream\n\n";
+        // SAFETY: as above; the bytes are static.
+        unsafe {
+            agent_glue_web_write(
+                self.session,
+                hello.as_ptr() as *const c_char,
+                hello.len() as rt_size_t,
+            )
+        };
+        self.started = true;
+        STREAM.with(|s| s.active = true);
+    }
+    fn tick(&mut self) {
+        self.send_pending();
+    }
+    fn reply(&mut self, text: &[u8]) {
+        STREAM.with(|s| s.active = false);
+        self.send_pending();
+        let mut out = SessionSink::new(self.session);
+        let _ = write_event(&mut out, b"final", text);
+        let _ = write_event(&mut out, b"done", b"[DONE]");
+        out.flush();
+    }
+}
+
+/// Collects the reply of a request that does not stream.
+struct Collect(Result<Vec<u8>, ()>);
+
+impl Waiting for Collect {
+    fn reply(&mut self, text: &[u8]) {
+        self.0 = crate::fallible::copy_of(text).map_err(|_| ());
+    }
+}
+
+fn send_error_text(e: SendError) -> (c_int, &'static str) {
+    match e {
+        SendError::NotRunning => (
+            503,
+            "the agent is not running (start it with main_loop_entry)",
+        ),
+        SendError::Stopped => (503, "the agent stopped before answering"),
+        SendError::NoMemory => (500, "out of memory"),
+        SendError::Full => (503, "the agent is busy (its input mailbox is full)"),
+        SendError::Timeout => (504, "no reply in time (PKG_AGENT_REPLY_TIMEOUT_MS)"),
+        SendError::Busy => (
+            503,
+            "busy: the agent is still answering an earlier message; try again shortly",
+        ),
+    }
+}
+
+fn chat(session: *mut WebSession, method: c_int) {
+    if method != POST {
+        return fail(session, 405, "use POST with a JSON body");
+    }
+    let Some(body) = json_body(session, CHAT_BODY_MAX) else {
+        return;
+    };
+    if !CHANNEL.is_open() {
+        return fail(session, 503, send_error_text(SendError::NotRunning).1);
+    }
+    if body.flag(c"reset") {
+        request_conversation_reset();
+        return respond(
+            session,
+            200,
+            true,
+            &[(b"response", b"Conversation reset successfully")],
+        );
+    }
+    let message = match body.text(c"message") {
+        None => return fail(session, 400, "message must be a string"),
+        Some(m) if m.is_empty() => return fail(session, 400, "message cannot be empty"),
+        Some(m) => m,
+    };
+    let timeout = reply_timeout_ms();
+    let content = message.to_bytes_with_nul();
+    if body.flag(c"stream") {
+        let mut streaming = Streaming {
+            session,
+            started: false,
+        };
+        let sent = CHANNEL.send(TYPE_TEXT, content, timeout, STREAM_POLL_MS, &mut streaming);
+        STREAM.with(|s| {
+            s.active = false;
+            s.pending = Vec::new();
+        });
+        match sent {
+            Err(e) if streaming.started => {
+                let mut out = SessionSink::new(session);
+                let _ = write_event(&mut out, b"error", send_error_text(e).1.as_bytes());
+                let _ = write_event(&mut out, b"done", b"[DONE]");
+                out.flush();
+            }
+            Err(e) => {
+                let (code, why) = send_error_text(e);
+                fail(session, code, why)
+            }
+            Ok(()) => {}
+        }
+        return;
+    }
+    let mut collect = Collect(Err(()));
+    match CHANNEL.send(TYPE_TEXT, content, timeout, timeout, &mut collect) {
+        Err(e) => {
+            let (code, why) = send_error_text(e);
+            fail(session, code, why)
+        }
+        Ok(()) => match &collect.0 {
+            Ok(text) => respond(session, 200, true, &[(b"response", text)]),
+            Err(()) => fail(session, 500, "out of memory for the reply"),
+        },
+    }
+}
+
+/// The configuration endpoints' check: the board's token, compared in
+/// constant time. Answers the refusal itself.
+fn authorized(session: *mut WebSession, given: Option<&CStr>) -> bool {
+    let chosen = TOKEN_OVERRIDE.load(Ordering::SeqCst);
+    // SAFETY: a `&'static CStr` (set_token) or the glue's static string.
+    let token = unsafe {
+        CStr::from_ptr(if chosen.is_null() {
+            agent_glue_web_token()
+        } else {
+            chosen
+        })
+    }
+    .to_bytes();
+    if token.is_empty() {
+        fail(
+            session,
+            403,
+            "configuration over the web is disabled (PKG_AGENT_WEB_TOKEN is empty)",
+        );
+        return false;
+    }
+    let given = given.map_or(&b""[..], CStr::to_bytes);
+    let mut differ = (given.len() != token.len()) as u8;
+    for (i, &t) in token.iter().enumerate() {
+        differ |= t ^ given.get(i).copied().unwrap_or(0);
+    }
+    if differ != 0 {
+        // Not 401: WebNet adds "WWW-Authenticate: Basic" to every 401, and
+        // a browser would then ask for a user name and password.
+        fail(session, 403, "a valid token is required");
+        return false;
+    }
+    true
+}
+
+fn config(session: *mut WebSession, method: c_int) {
+    if method != POST {
+        return fail(session, 405, "use POST with a JSON body");
+    }
+    let Some(body) = json_body(session, CONFIG_BODY_MAX) else {
+        return;
+    };
+    if !authorized(session, body.text(c"token")) {
+        return;
+    }
+    let mut values: [*const c_char; 3] = [core::ptr::null(); 3];
+    let keys = [c"apiKey", c"modelName", c"apiUrl"];
+    for (value, key) in values.iter_mut().zip(keys) {
+        if body.get(key).is_null() {
+            continue;
+        }
+        match body.text(key) {
+            Some(v) if !v.is_empty() && v.to_bytes().len() < 128 => *value = v.as_ptr(),
+            _ => {
+                let why = match key.to_bytes() {
+                    b"apiKey" => "apiKey must be a non-empty string of at most 127 bytes",
+                    b"modelName" => "modelName must be a non-empty string of at most 127 bytes",
+                    _ => "apiUrl must be a non-empty string of at most 127 bytes",
+                };
+                return fail(session, 400, why);
+            }
+        }
+    }
+    if values.iter().all(|v| v.is_null()) {
+        return fail(
+            session,
+            400,
+            "nothing to set: give apiKey, modelName or apiUrl",
+        );
+    }
+    // SAFETY: each pointer is NULL or a string of the live body, borrowed.
+    unsafe { agent_config_set(values[0], values[1], values[2]) };
+    request_conversation_reset();
+    respond(
+        session,
+        200,
+        true,
+        &[(b"message", b"Configuration updated successfully")],
+    );
+}
+
+fn get_config(session: *mut WebSession, method: c_int) {
+    let body;
+    let token = match method {
+        GET => {
+            // SAFETY: the live session; a static name.
+            let t = unsafe { agent_glue_web_query(session, c"token".as_ptr()) };
+            // SAFETY: NULL or a NUL-terminated value WebNet keeps for the
+            // request.
+            (!t.is_null()).then(|| unsafe { CStr::from_ptr(t) })
+        }
+        POST => {
+            let Some(b) = json_body(session, CONFIG_BODY_MAX) else {
+                return;
+            };
+            body = b;
+            body.text(c"token")
+        }
+        _ => return fail(session, 405, "use GET or POST"),
+    };
+    if !authorized(session, token) {
+        return;
+    }
+    let Some(cfg) = snapshot() else {
+        return fail(session, 500, "out of memory");
+    };
+    let mut masked = [0u8; 48];
+    let n = masked_key(cfg.api_key().to_bytes(), &mut masked);
+    respond(
+        session,
+        200,
+        true,
+        &[
+            (b"apiKey", &masked[..n]),
+            (b"modelName", cfg.model().to_bytes()),
+            (b"apiUrl", cfg.url().to_bytes()),
+        ],
+    );
+}
+
+fn cleanup(session: *mut WebSession, method: c_int) {
+    if method != POST {
+        return fail(session, 405, "use POST");
+    }
+    if !CHANNEL.is_open() {
+        return fail(session, 503, send_error_text(SendError::NotRunning).1);
+    }
+    request_conversation_reset();
+    respond(
+        session,
+        200,
+        true,
+        &[(b"response", b"Conversation cleared")],
+    );
+}

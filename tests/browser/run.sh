@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The browser test of the WebNet channel's page (tests/browser/run.py):
+# installs Debian's chromium and chromium-driver and, in a virtualenv under
+# target/, Selenium (Apache-2.0) from PyPI when missing, builds the
+# simulator and runs the test.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+. tests/lib/deps.sh
+export PATH="$HOME/.cargo/bin:$PATH"
+apt_install chromium chromium-driver python3-venv
+venv=target/browser-venv
+if ! "$venv/bin/python" -c 'import selenium' 2>/dev/null; then
+    echo "installing selenium into $venv (drives chromium; not linked)"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet 'selenium>=4.15,<5'
+fi
+cargo build --quiet -p rtt-agent-sim
+exec "$venv/bin/python" tests/browser/run.py target/debug/rtt-agent-sim

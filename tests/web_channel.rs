@@ -1,0 +1,415 @@
+//! The WebNet channel end to end: HTTP over real TCP to the host WebNet
+//! (one thread, as WebNet has it), the loop, chat() to the scripted server,
+//! the C tools, and the reply streamed back as server-sent events.
+
+use rtt_agent::ffi::channels::web::{set_reply_timeout_ms, set_token};
+use rtt_agent::ffi::chat::Overrides;
+use rtt_agent::host::heap;
+use rtt_agent_testkit::agent::*;
+use rtt_agent_testkit::llm_server::*;
+use rtt_agent_testkit::web::*;
+
+fn text_events(events: &[(String, String)], name: &str) -> Vec<String> {
+    events
+        .iter()
+        .filter(|(e, _)| e == name)
+        .map(|(_, d)| d.clone())
+        .collect()
+}
+
+#[test]
+fn a_streamed_reply_arrives_in_pieces_with_its_tool_calls() {
+    let _serial = lock();
+    let server = LlmServer::start(vec![
+        calls_with_reasoning("add them", &[("w1", "add", &["{\"a\":2,", "\"b\":3}"])]),
+        ScriptedResponse::text(&["The sum ", "of 2 and 3 ", "is **5**.\nDone."]),
+    ])
+    .unwrap();
+    let agent = WebAgent::start(&server, Overrides::default());
+    let r = post(
+        agent.addr,
+        "/cgi-bin/chat",
+        r#"{"message":"what is 2+3?","stream":true}"#,
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.header("Content-Type"), Some("text/event-stream"));
+    assert!(
+        r.text().starts_with(":rt-thread-stream\n\n"),
+        "{}",
+        r.text()
+    );
+    let events = r.events();
+    let names: Vec<&str> = events.iter().map(|(e, _)| e.as_str()).collect();
+    let deltas = text_events(&events, "delta");
+    assert!(deltas.len() > 1, "deltas: {deltas:?}");
+    assert_eq!(deltas.concat(), "The sum of 2 and 3 is **5**.\nDone.");
+    assert_eq!(text_events(&events, "reasoning").concat(), "add them");
+    let calls = text_events(&events, "tool_call");
+    assert_eq!(calls.len(), 1);
+    assert!(
+        calls[0].contains("\"name\":\"add\"") && calls[0].contains("w1"),
+        "{calls:?}"
+    );
+    assert_eq!(text_events(&events, "tool_result"), ["2 + 3 = 5"]);
+    assert_eq!(
+        text_events(&events, "final"),
+        ["The sum of 2 and 3 is **5**.\nDone."]
+    );
+    assert_eq!(names.last(), Some(&"done"));
+    let final_at = names.iter().position(|&n| n == "final").unwrap();
+    let last_delta = names.iter().rposition(|&n| n == "delta").unwrap();
+    let call_at = names.iter().position(|&n| n == "tool_call").unwrap();
+    assert!(call_at < last_delta && last_delta < final_at, "{names:?}");
+    // The request the model got: the tool round, then the answer.
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2);
+    assert_eq!(
+        roles(&messages_of(&reqs[1])),
+        ["system", "user", "assistant", "tool"]
+    );
+}
+
+#[test]
+fn a_reply_without_streaming_is_the_old_json() {
+    let _serial = lock();
+    let server = LlmServer::start(vec![ScriptedResponse::text(&["hello ", "there"])]).unwrap();
+    let agent = WebAgent::start(&server, Overrides::default());
+    let r = post(agent.addr, "/cgi-bin/chat", r#"{"message":"hi"}"#);
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("Content-Type"), Some("application/json"));
+    assert_eq!(r.text(), r#"{"success":true,"response":"hello there"}"#);
+    assert_eq!(
+        r.header("Content-Length"),
+        Some(r.body.len().to_string().as_str())
+    );
+}
+
+#[test]
+fn bad_requests_get_clear_http_errors() {
+    let _serial = lock();
+    let server = LlmServer::start(vec![]).unwrap();
+    let agent = WebAgent::start(&server, Overrides::default());
+    let a = agent.addr;
+    let check = |r: Response, status: u16, says: &str| {
+        assert_eq!(r.status, status, "{}", r.text());
+        assert!(r.text().contains(says), "{} lacks {says:?}", r.text());
+        assert!(r.text().starts_with("{\"success\":false"), "{}", r.text());
+    };
+    check(request(a, "GET", "/cgi-bin/chat", None), 405, "use POST");
+    check(
+        request(a, "PUT", "/cgi-bin/chat", Some("{}")),
+        405,
+        "use POST",
+    );
+    check(
+        request(a, "POST", "/cgi-bin/chat", None),
+        400,
+        "JSON object is required",
+    );
+    check(
+        post(a, "/cgi-bin/chat", "{\"message\":"),
+        400,
+        "not valid JSON",
+    );
+    check(post(a, "/cgi-bin/chat", "[1,2]"), 400, "not a JSON object");
+    check(
+        post(a, "/cgi-bin/chat", "{}"),
+        400,
+        "message must be a string",
+    );
+    check(
+        post(a, "/cgi-bin/chat", "{\"message\":7}"),
+        400,
+        "message must be a string",
+    );
+    check(
+        post(a, "/cgi-bin/chat", "{\"message\":\"\"}"),
+        400,
+        "message cannot be empty",
+    );
+    // Longer than the channel takes.
+    let body = format!("{{\"message\":\"{}\"}}", "x".repeat(5000));
+    check(post(a, "/cgi-bin/chat", &body), 413, "at most 4096 bytes");
+    // Longer than WebNet reads (8 KB): it answers after the head, leaving
+    // the body unread, and a TCP stack resets a connection closed with
+    // unread data, so a client that sent it all may see the reset instead
+    // of the answer. A client that waits for the answer before sending the
+    // body (as with Expect: 100-continue) gets it.
+    let head = "POST /cgi-bin/chat HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 9000\r\n\r\n";
+    check(
+        exchange_raw(a, head.as_bytes()).unwrap(),
+        413,
+        "at most 4096 bytes",
+    );
+    // WebNet's own answer for a CGI nobody registered.
+    let r = request(a, "GET", "/cgi-bin/nothing", None);
+    assert_eq!(r.status, 404);
+    assert_eq!(
+        server.requests().len(),
+        0,
+        "no bad request reached the model"
+    );
+}
+
+#[test]
+fn a_stopped_agent_answers_unavailable() {
+    let _serial = lock();
+    let server = LlmServer::start(vec![]).unwrap();
+    let addr = WebAgent::start(&server, Overrides::default()).addr;
+    // Dropped: the agent stopped, WebNet still serves.
+    let r = post(addr, "/cgi-bin/chat", r#"{"message":"anyone?"}"#);
+    assert_eq!(r.status, 503, "{}", r.text());
+    assert!(r.text().contains("not running"), "{}", r.text());
+    let r = post(
+        addr,
+        "/cgi-bin/chat",
+        r#"{"message":"anyone?","stream":true}"#,
+    );
+    assert_eq!(r.status, 503, "{}", r.text());
+    // The page is still there, gzipped.
+    let page = request(addr, "GET", "/cgi-bin/agent", None);
+    assert_eq!(page.status, 200);
+    assert_eq!(page.header("Content-Encoding"), Some("gzip"));
+    assert_eq!(
+        page.header("Content-Length"),
+        Some(page.body.len().to_string().as_str())
+    );
+    let mut html = String::new();
+    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&page.body[..]), &mut html)
+        .unwrap();
+    assert_eq!(
+        html,
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/web/agent.html")).unwrap()
+    );
+    assert_eq!(
+        request(addr, "POST", "/cgi-bin/agent", Some("{}")).status,
+        405
+    );
+}
+
+#[test]
+fn two_clients_at_once_each_get_their_own_reply() {
+    let _serial = lock();
+    let server = LlmServer::with_model(|req| {
+        let msgs = messages_of(req);
+        let last = msgs.last().map(|m| m.content.clone()).unwrap_or_default();
+        ScriptedResponse::text(&["you said: ", &last])
+            .first_byte_after(std::time::Duration::from_millis(200))
+    })
+    .unwrap();
+    let agent = WebAgent::start(&server, Overrides::default());
+    let addr = agent.addr;
+    let clients: Vec<_> = ["first", "second", "third"]
+        .into_iter()
+        .map(|word| {
+            std::thread::spawn(move || {
+                let stream = word == "second";
+                let body = format!(r#"{{"message":"{word}","stream":{stream}}}"#);
+                (word, stream, post(addr, "/cgi-bin/chat", &body))
+            })
+        })
+        .collect();
+    for c in clients {
+        let (word, stream, r) = c.join().unwrap();
+        assert_eq!(r.status, 200, "{word}: {}", r.text());
+        let reply = if stream {
+            text_events(&r.events(), "final").concat()
+        } else {
+            r.text()
+        };
+        assert!(
+            reply.contains(&format!("you said: {word}")),
+            "{word}: {reply}"
+        );
+    }
+    assert_eq!(server.requests().len(), 3);
+}
+
+#[test]
+fn reset_and_cleanup_start_a_new_conversation() {
+    let _serial = lock();
+    let server = LlmServer::start(vec![
+        ScriptedResponse::text(&["one"]),
+        ScriptedResponse::text(&["two"]),
+        ScriptedResponse::text(&["three"]),
+    ])
+    .unwrap();
+    let agent = WebAgent::start(&server, Overrides::default());
+    let a = agent.addr;
+    assert!(post(a, "/cgi-bin/chat", r#"{"message":"a"}"#)
+        .text()
+        .contains("one"));
+    let r = post(a, "/cgi-bin/chat", r#"{"reset":true}"#);
+    assert_eq!(r.status, 200);
+    assert!(r.text().contains("Conversation reset successfully"));
+    assert!(post(a, "/cgi-bin/chat", r#"{"message":"b"}"#)
+        .text()
+        .contains("two"));
+    assert_eq!(request(a, "GET", "/cgi-bin/cleanup", None).status, 405);
+    assert_eq!(post(a, "/cgi-bin/cleanup", "{}").status, 200);
+    assert!(post(a, "/cgi-bin/chat", r#"{"message":"c"}"#)
+        .text()
+        .contains("three"));
+    let reqs = server.requests();
+    for (r, said) in reqs.iter().zip(["a", "b", "c"]) {
+        let m = messages_of(r);
+        assert_eq!(roles(&m), ["system", "user"], "{m:?}");
+        assert_eq!(m[1].content, said);
+    }
+}
+
+#[test]
+fn the_configuration_needs_the_token_and_never_shows_the_key() {
+    let _serial = lock();
+    let server = LlmServer::start(vec![ScriptedResponse::text(&["ok"])]).unwrap();
+    let agent = WebAgent::start(&server, Overrides::default());
+    let a = agent.addr;
+    // The default (an empty PKG_AGENT_WEB_TOKEN): both endpoints refuse.
+    set_token(None);
+    let r = post(a, "/cgi-bin/get_config", r#"{"token":""}"#);
+    assert_eq!(r.status, 403, "{}", r.text());
+    assert!(r.text().contains("PKG_AGENT_WEB_TOKEN"));
+    let r = post(a, "/cgi-bin/config", r#"{"modelName":"m2"}"#);
+    assert_eq!(r.status, 403);
+
+    set_token(Some(c"board-token-1"));
+    for bad in [
+        r#"{"modelName":"m2"}"#,
+        r#"{"token":"board-token-2","modelName":"m2"}"#,
+        r#"{"token":"board-token-1x","modelName":"m2"}"#,
+    ] {
+        let r = post(a, "/cgi-bin/config", bad);
+        assert_eq!(r.status, 403, "{bad}: {}", r.text());
+        assert!(r.text().contains("a valid token is required"));
+        assert!(r.header("WWW-Authenticate").is_none());
+    }
+    assert_eq!(request(a, "GET", "/cgi-bin/get_config", None).status, 403);
+    assert_eq!(
+        request(a, "GET", "/cgi-bin/get_config?token=nope", None).status,
+        403
+    );
+
+    let r = request(a, "GET", "/cgi-bin/get_config?token=board-token-1", None);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert!(
+        r.text().contains(r#""apiKey":"sk-...89 (17 characters)""#),
+        "{}",
+        r.text()
+    );
+    assert!(
+        r.text().contains(r#""modelName":"web-model""#),
+        "{}",
+        r.text()
+    );
+    assert!(!r.text().contains("secret"), "{}", r.text());
+
+    let r = post(
+        a,
+        "/cgi-bin/config",
+        r#"{"token":"board-token-1","modelName":""}"#,
+    );
+    assert_eq!(r.status, 400, "{}", r.text());
+    let r = post(
+        a,
+        "/cgi-bin/config",
+        r#"{"token":"board-token-1","modelName":"web-model-2","apiKey":"sk-new-key-0123456"}"#,
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    let r = post(a, "/cgi-bin/get_config", r#"{"token":"board-token-1"}"#);
+    assert!(
+        r.text().contains(r#""modelName":"web-model-2""#),
+        "{}",
+        r.text()
+    );
+    assert!(
+        r.text().contains("sk-...56 (18 characters)"),
+        "{}",
+        r.text()
+    );
+    assert!(!r.text().contains("new-key"), "{}", r.text());
+    // The next request uses the new model and key.
+    post(a, "/cgi-bin/chat", r#"{"message":"hi"}"#);
+    let req = &server.requests()[0];
+    assert!(req.body_text().contains("\"web-model-2\""));
+    assert_eq!(
+        req.header("Authorization"),
+        Some("Bearer sk-new-key-0123456")
+    );
+    set_token(None);
+}
+
+#[test]
+fn the_heap_returns_to_its_baseline() {
+    let _serial = lock();
+    // A first start registers WebNet's handlers and starts its thread, for
+    // good (WebNet cannot stop): the baseline is taken after that.
+    {
+        let server = uncounted_server(Vec::new);
+        drop(WebAgent::start(&server, Overrides::default()));
+    }
+    let server = uncounted_server(|| {
+        vec![
+            ScriptedResponse::tool_calls(&[("h1", "mul", &["{\"a\":6,\"b\":7}"])]),
+            ScriptedResponse::text(&["42"]),
+            ScriptedResponse::text(&["again"]),
+        ]
+    });
+    let before = heap::used();
+    let agent = WebAgent::start(&server, Overrides::default());
+    let r = post(
+        agent.addr,
+        "/cgi-bin/chat",
+        r#"{"message":"6*7","stream":true}"#,
+    );
+    assert_eq!(text_events(&r.events(), "final"), ["42"]);
+    assert!(post(agent.addr, "/cgi-bin/chat", r#"{"message":"x"}"#)
+        .text()
+        .contains("again"));
+    assert_eq!(
+        post(agent.addr, "/cgi-bin/chat", "{\"message\":").status,
+        400
+    );
+    drop(r);
+    drop(agent);
+    assert_eq!(heap::used(), before, "heap after a stop");
+}
+
+#[test]
+fn a_request_that_gave_up_never_takes_another_ones_reply() {
+    let _serial = lock();
+    let server = LlmServer::start(vec![
+        ScriptedResponse::text(&["late ", "answer"])
+            .first_byte_after(std::time::Duration::from_millis(1500)),
+        ScriptedResponse::text(&["on time"]),
+    ])
+    .unwrap();
+    let agent = WebAgent::start(&server, Overrides::default());
+    let a = agent.addr;
+    set_reply_timeout_ms(Some(300));
+    let r = post(a, "/cgi-bin/chat", r#"{"message":"slow","stream":true}"#);
+    let events = r.events();
+    assert_eq!(
+        text_events(&events, "error"),
+        ["no reply in time (PKG_AGENT_REPLY_TIMEOUT_MS)"],
+        "{events:?}"
+    );
+    // The loop still works for it: a stream would get its fragments.
+    let r = post(a, "/cgi-bin/chat", r#"{"message":"next","stream":true}"#);
+    assert_eq!(r.status, 503, "{}", r.text());
+    assert!(r.text().contains("busy"), "{}", r.text());
+    set_reply_timeout_ms(Some(5000));
+    // Once it is answered, the late reply is discarded, not handed on.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while rtt_agent::ffi::agent_loop::is_busy() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let r = post(a, "/cgi-bin/chat", r#"{"message":"next","stream":true}"#);
+    assert_eq!(
+        text_events(&r.events(), "final"),
+        ["on time"],
+        "{}",
+        r.text()
+    );
+    assert!(!r.text().contains("late"), "{}", r.text());
+    set_reply_timeout_ms(None);
+}
