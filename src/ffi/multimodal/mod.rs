@@ -294,6 +294,18 @@ fn inline_url(path: &CStr, what: &str, error: &mut ErrorText) -> *mut cJSON {
     let Some(size) = checked_size(path, what, error) else {
         return ptr::null_mut();
     };
+    // The size is kept in the item's `valueint` (a C int): a cap set above
+    // 2 GB does not make a larger file fit there.
+    if size > c_int::MAX as u32 {
+        error.set(&[
+            b"cannot send the ",
+            what.as_bytes(),
+            b" ",
+            path.to_bytes(),
+            b" inline: 2 GB or more",
+        ]);
+        return ptr::null_mut();
+    }
     if media_type(path.to_bytes()).is_none() {
         error.set(&[
             b"cannot send the ",
