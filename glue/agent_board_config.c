@@ -66,6 +66,27 @@
 #ifndef PKG_AGENT_REPLY_TIMEOUT_MS
 #define PKG_AGENT_REPLY_TIMEOUT_MS 30000
 #endif
+#ifndef PKG_AGENT_UPLOAD_URL
+#define PKG_AGENT_UPLOAD_URL ""
+#endif
+#ifndef PKG_AGENT_DOWNLOAD_URL
+#define PKG_AGENT_DOWNLOAD_URL ""
+#endif
+#ifndef PKG_AGENT_FILE_OP_THREAD_SIZE
+#define PKG_AGENT_FILE_OP_THREAD_SIZE 4096
+#endif
+#ifndef PKG_AGENT_MULTIMODAL_MAX_FILE_SIZE
+#define PKG_AGENT_MULTIMODAL_MAX_FILE_SIZE 1048576
+#endif
+/* PKG_AGENT_MULTIMODAL_ENABLE alone (an rtconfig.h of the C package) is the
+ * C package's upload mode. */
+#if defined(PKG_AGENT_MULTIMODAL_ENABLE) && defined(PKG_AGENT_MULTIMODAL_INLINE)
+#define AGENT_MULTIMODAL_MODE 2
+#elif defined(PKG_AGENT_MULTIMODAL_ENABLE)
+#define AGENT_MULTIMODAL_MODE 1
+#else
+#define AGENT_MULTIMODAL_MODE 0
+#endif
 #ifndef RT_CONSOLE_DEVICE_NAME
 #define RT_CONSOLE_DEVICE_NAME "uart"
 #endif
@@ -121,6 +142,11 @@ const struct agent_board_config agent_board_config = {
     .webclient_tls = 0,
 #endif
     .request_timeout_ms = PKG_AGENT_REQUEST_TIMEOUT_MS,
+    .multimodal_mode = AGENT_MULTIMODAL_MODE,
+    .upload_url = PKG_AGENT_UPLOAD_URL,
+    .download_url = PKG_AGENT_DOWNLOAD_URL,
+    .file_op_thread_size = PKG_AGENT_FILE_OP_THREAD_SIZE,
+    .multimodal_max_bytes = PKG_AGENT_MULTIMODAL_MAX_FILE_SIZE,
 };
 
 /* The runtime configuration lives here, not in Rust, so that its alignment

@@ -52,6 +52,14 @@ struct agent_board_config
     /* Added after the first release: keep new members at the end, so that
      * struct_size tells the library which ones a glue provides. */
     rt_base_t request_timeout_ms; /* PKG_AGENT_REQUEST_TIMEOUT_MS: one chat() in all */
+    /* Multimodal messages (PKG_AGENT_MULTIMODAL_*): 0 off, 1 files uploaded
+     * to the file server (PKG_AGENT_MULTIMODAL_UPLOAD, the C package's way),
+     * 2 files sent inline as data: URLs (PKG_AGENT_MULTIMODAL_INLINE). */
+    rt_base_t multimodal_mode;
+    const char *upload_url;          /* PKG_AGENT_UPLOAD_URL */
+    const char *download_url;        /* PKG_AGENT_DOWNLOAD_URL */
+    rt_base_t file_op_thread_size;   /* PKG_AGENT_FILE_OP_THREAD_SIZE */
+    rt_base_t multimodal_max_bytes;  /* PKG_AGENT_MULTIMODAL_MAX_FILE_SIZE */
 };
 
 extern const struct agent_board_config agent_board_config;
@@ -113,5 +121,15 @@ agent_rx_indicate_t agent_glue_rx_indicate(rt_device_t dev);
 /* How many values wait in `mb` now (0 for RT_NULL): agent_is_busy counts a
  * message put but not yet taken. */
 rt_uint16_t agent_glue_mailbox_entries(rt_mailbox_t mb);
+
+/* Multimodal only: the size of the regular file at `path` through the
+ * board's stat() (struct stat is the board's C library's, so only C reads
+ * it). Returns 0 and sets *size (files of 4 GB or more read as 0xFFFFFFFF);
+ * AGENT_FILE_MISSING when there is no such file, AGENT_FILE_NOT_REGULAR for
+ * a directory or device, AGENT_FILE_ERROR for any other failure. */
+#define AGENT_FILE_MISSING (-1)
+#define AGENT_FILE_NOT_REGULAR (-2)
+#define AGENT_FILE_ERROR (-3)
+int agent_glue_file_size(const char *path, rt_uint32_t *size);
 
 #endif /* RTT_AGENT_GLUE_H */

@@ -14,6 +14,7 @@ use core::mem::{offset_of, size_of};
 use rtt_agent::ffi::config::*;
 use rtt_agent::ffi::hub::*;
 use rtt_agent::ffi::messages::*;
+use rtt_agent::ffi::multimodal::*;
 use rtt_agent::ffi::prompt::*;
 use rtt_agent::ffi::tools::*;
 use rtt_agent::rtt::board::BoardConfig;
@@ -108,11 +109,35 @@ fn layout_facts() -> Vec<(String, usize)> {
     off!("struct agent_board_config", BoardConfig, keep_reasoning);
     off!("struct agent_board_config", BoardConfig, reply_timeout_ms);
     off!("struct agent_board_config", BoardConfig, request_timeout_ms);
+    off!("struct agent_board_config", BoardConfig, multimodal_mode);
+    off!("struct agent_board_config", BoardConfig, upload_url);
+    off!("struct agent_board_config", BoardConfig, download_url);
+    off!(
+        "struct agent_board_config",
+        BoardConfig,
+        file_op_thread_size
+    );
+    off!(
+        "struct agent_board_config",
+        BoardConfig,
+        multimodal_max_bytes
+    );
     size!("cJSON", rtt_agent::cjson_sys::cJSON);
     off!("cJSON", rtt_agent::cjson_sys::cJSON, type_, "type");
     off!("cJSON", rtt_agent::cjson_sys::cJSON, valuestring);
+    off!("cJSON", rtt_agent::cjson_sys::cJSON, valueint);
     off!("cJSON", rtt_agent::cjson_sys::cJSON, valuedouble);
     off!("cJSON", rtt_agent::cjson_sys::cJSON, string);
+    size!("file_op_req", file_op_req);
+    off!("file_op_req", file_op_req, op);
+    off!("file_op_req", file_op_req, path);
+    off!("file_op_req", file_op_req, file_id);
+    size!("file_op_type_t", file_op_type_t);
+    value!("CMD_AGENT_FILE_UPLOAD", CMD_AGENT_FILE_UPLOAD);
+    value!("CMD_AGENT_FILE_DOWNLOAD", CMD_AGENT_FILE_DOWNLOAD);
+    value!("CMD_AGENT_FILE_EXIT", CMD_AGENT_FILE_EXIT);
+    value!("CMD_AGENT_FILE_EXIT_COMPLETE", CMD_AGENT_FILE_EXIT_COMPLETE);
+    value!("CMD_AGENT_FILE_URL", CMD_AGENT_FILE_URL);
     value!("TYPE_TEXT", TYPE_TEXT);
     value!("TYPE_AUDIO", TYPE_AUDIO);
     value!("TYPE_IMAGE", TYPE_IMAGE);
@@ -141,6 +166,9 @@ fn layout_facts() -> Vec<(String, usize)> {
 }
 
 const HEADERS: &str = r#"
+/* The multimodal declarations of utils.h are checked too (the host's
+ * rtconfig.h keeps the option off; the library has it at run time). */
+#define PKG_AGENT_MULTIMODAL_ENABLE 1
 #include <stddef.h>
 #include <rtthread.h>
 #include <rt_host.h>

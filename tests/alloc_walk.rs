@@ -424,3 +424,79 @@ fn walk_main_loop_entry_and_cleanup() {
         assert!(summary.allocations > 20, "{summary:?}");
     });
 }
+
+// ---- (e) a multimodal message: the image uploaded, then the turn ----------
+
+#[test]
+fn walk_multimodal_upload() {
+    use rtt_agent::ffi::messages::TYPE_IMAGE;
+    use rtt_agent::ffi::multimodal::{self, Mode as SendMode};
+    use rtt_agent_testkit::file_server::FileServer;
+    in_child_process("walk_multimodal_upload", CHILD_LIMIT, || {
+        let server = Arc::new(server_with(|_| ScriptedResponse::text(&["A cat."])));
+        let files = FileServer::start(vec![]).expect("start the file server");
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/alloc-walk");
+        std::fs::create_dir_all(&dir).unwrap();
+        let image = dir.join("cat.png");
+        std::fs::write(
+            &image,
+            (0..1200u32).map(|i| (i * 31) as u8).collect::<Vec<u8>>(),
+        )
+        .unwrap();
+        let mut path = image.to_string_lossy().into_owned().into_bytes();
+        path.push(0);
+        multimodal::set_overrides(multimodal::Overrides {
+            mode: Some(SendMode::Upload),
+            upload_url: Some(CString::new(files.upload_url()).unwrap()),
+            download_url: Some(CString::new(files.download_url()).unwrap()),
+            max_bytes: None,
+        });
+        set_reply_timeout_ms(Some(15_000));
+        let srv = server.clone();
+        let summary = walk(
+            "(e) an image uploaded to the file server, then the turn (Debug channel)",
+            2,
+            BOTH,
+            Duration::from_secs(45),
+            move |armed| {
+                let agent = Agent::start(
+                    &srv,
+                    Overrides {
+                        retry_base_ms: Some(1),
+                        ..Overrides::default()
+                    },
+                );
+                let mut reply = FixedText::default();
+                let sent = armed.run(|| send_message(TYPE_IMAGE, &path, &mut |r| reply.set(r)));
+                drop(agent);
+                let text = reply.text();
+                match sent {
+                    Ok(()) if reply.calls != 1 => Err(format!("{} replies", reply.calls)),
+                    Ok(()) if text == "A cat." => Ok("answered".into()),
+                    Ok(()) if text.starts_with("error:") => {
+                        Ok(format!("error reply: {}", short(&text, 90)))
+                    }
+                    Ok(()) => Err(format!("an unexpected reply: {text:?}")),
+                    Err(why @ "out of memory") => Ok(format!("error return: {why}")),
+                    Err(why) => Err(format!("no reply: {why}")),
+                }
+            },
+        );
+        set_reply_timeout_ms(None);
+        multimodal::set_overrides(multimodal::Overrides::default());
+        assert!(summary.allocations > 20, "{summary:?}");
+        for (mode, tried, outcomes) in &summary.modes {
+            assert_eq!(*tried, summary.allocations, "{mode:?}: {summary:?}");
+            if *mode == Mode::FailNth {
+                // Single failures reach the upload's own allocations.
+                assert!(
+                    outcomes
+                        .keys()
+                        .any(|o| o.contains("the upload of the image")),
+                    "{mode:?}: no run failed in the upload: {summary:?}"
+                );
+            }
+        }
+        assert!(!files.uploads().is_empty());
+    });
+}

@@ -147,3 +147,12 @@ fn c_runtime_api_through_a_real_turn() {
     let exe = host_cc("test_runtime", &["tests/c/test_runtime.c"], &[]);
     run_with(&exe, &[&server.url()]);
 }
+
+#[test]
+fn c_multimodal_file_operations() {
+    use rtt_agent_testkit::file_server::FileServer;
+    let files = FileServer::start(vec![]).unwrap();
+    let exe = host_cc("test_multimodal", &["tests/c/test_multimodal.c"], &[]);
+    run_with(&exe, &[&files.upload_url(), &files.download_url()]);
+    assert!(files.errors().is_empty(), "{:?}", files.errors());
+}

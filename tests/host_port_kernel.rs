@@ -160,3 +160,61 @@ fn malloc_align_block_size() {
         assert_eq!(measured, Some(round(size) + round(align)), "{size} {align}");
     }
 }
+
+/// RT-Thread 5.3 `src/ipc.c` message queues: a send larger than the message
+/// size is `-RT_ERROR`, a full queue `-RT_EFULL` (rt_mq_send does not wait),
+/// rt_mq_recv returns the message's length (cut to the caller's size) or
+/// `-RT_ETIMEOUT`, and a delete wakes a waiter with the positive `RT_ERROR`
+/// the kernel resumes it with.
+#[test]
+fn message_queues_as_in_ipc_c() {
+    use core::ffi::c_void;
+    let _g = serial();
+    let mq = rt_mq_create(c"q".as_ptr(), 8, 2, 0);
+    assert!(!mq.is_null());
+    let msg = *b"abcdefghij";
+    // SAFETY: `mq` is live; the buffers hold the sizes given.
+    unsafe {
+        assert_eq!(
+            rt_mq_send(mq, msg.as_ptr() as *const c_void, 9),
+            -rt_error()
+        );
+        assert_eq!(rt_mq_send(mq, msg.as_ptr() as *const c_void, 3), rt_eok());
+        assert_eq!(rt_mq_send(mq, msg.as_ptr() as *const c_void, 8), rt_eok());
+        assert_eq!(
+            rt_mq_send(mq, msg.as_ptr() as *const c_void, 1),
+            -rt_efull()
+        );
+        let mut out = [0u8; 8];
+        assert_eq!(rt_mq_recv(mq, out.as_mut_ptr() as *mut c_void, 8, 0), 3);
+        assert_eq!(&out[..3], b"abc");
+        assert_eq!(rt_mq_recv(mq, out.as_mut_ptr() as *mut c_void, 4, 0), 4);
+        assert_eq!(&out[..4], b"abcd");
+        assert_eq!(
+            rt_mq_recv(mq, out.as_mut_ptr() as *mut c_void, 8, RT_WAITING_NO),
+            -rt_etimeout()
+        );
+        assert_eq!(
+            rt_mq_recv(mq, out.as_mut_ptr() as *mut c_void, 8, 5),
+            -rt_etimeout()
+        );
+    }
+    let p = P(mq as usize);
+    let waiter = thread::spawn(move || {
+        let p = p;
+        let mut out = [0u8; 8];
+        // SAFETY: the queue is deleted while this waits: the call under
+        // test, which wakes it before the object goes.
+        unsafe {
+            rt_mq_recv(
+                p.0 as _,
+                out.as_mut_ptr() as *mut c_void,
+                8,
+                RT_WAITING_FOREVER,
+            )
+        }
+    });
+    thread::sleep(Duration::from_millis(100));
+    assert_eq!(rt_mq_delete(mq), rt_eok());
+    assert_eq!(waiter.join().unwrap(), rt_error());
+}

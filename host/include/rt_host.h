@@ -47,6 +47,12 @@ int rt_host_webnet_bound_port(void);
 /* Type bytes into the console device, as a terminal would. */
 void rt_host_console_input(const char *bytes, size_t len);
 
+/* Multimodal settings in place of the build's (PKG_AGENT_MULTIMODAL_*):
+ * mode 0 off, 1 upload, 2 inline; NULL URLs and max_bytes <= 0 keep the
+ * build's value; mode < 0 restores them all. The strings are copied. */
+void rt_host_multimodal_set(int mode, const char *upload_url, const char *download_url,
+                            long max_bytes);
+
 #ifdef __cplusplus
 }
 #endif

@@ -48,6 +48,8 @@ int webclient_resp_status_get(struct webclient_session *session);
 int webclient_content_length_get(struct webclient_session *session);
 int webclient_close(struct webclient_session *session);
 int webclient_handle_response(struct webclient_session *session);
+/* With WEBCLIENT_USING_FILE_DOWMLOAD (PKG_AGENT_MULTIMODAL_ENABLE selects it). */
+int webclient_get_file(const char *URI, const char *filename);
 
 #ifdef __cplusplus
 }

@@ -5,6 +5,8 @@
 //! request.
 
 pub mod deadline;
+#[cfg(feature = "multimodal")]
+pub mod inline_file;
 pub mod request;
 pub mod retry;
 pub mod transport;

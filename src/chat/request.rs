@@ -25,6 +25,9 @@ pub enum WriteError {
     NoMemory,
     /// The trees nest deeper than [`MAX_DEPTH`].
     TooDeep,
+    /// A file sent inline could not be read, or is shorter than when its
+    /// message was added (multimodal inline mode).
+    File,
 }
 
 /// Deepest nesting written; chat messages and tool schemas need far less,
@@ -34,6 +37,11 @@ pub const MAX_DEPTH: usize = 24;
 /// Where body bytes go.
 pub trait ByteSink {
     fn put(&mut self, bytes: &[u8]) -> Result<(), WriteError>;
+    /// The counting pass: count `n` bytes without being given them and
+    /// return true. A sink that needs the bytes returns false (the default).
+    fn skip(&mut self, _n: usize) -> bool {
+        false
+    }
 }
 
 /// Counts what would be written (the `Content-Length` pass).
@@ -44,6 +52,10 @@ impl ByteSink for ByteCounter {
     fn put(&mut self, bytes: &[u8]) -> Result<(), WriteError> {
         self.0 = self.0.saturating_add(bytes.len());
         Ok(())
+    }
+    fn skip(&mut self, n: usize) -> bool {
+        self.0 = self.0.saturating_add(n);
+        true
     }
 }
 
@@ -131,6 +143,12 @@ unsafe fn write_value(
         cJSON_NULL => out.put(b"null"),
         // SAFETY: `item` is a live number item.
         cJSON_Number => unsafe { write_number(item, out) },
+        // SAFETY: a live string item marking a file sent inline (the
+        // multimodal inline mode); nothing modifies it during the call.
+        #[cfg(feature = "multimodal")]
+        cJSON_String if it.type_ & super::inline_file::INLINE_FILE != 0 => unsafe {
+            super::inline_file::write(it, out)
+        },
         // SAFETY: a live string item's `valuestring` is NULL or NUL-terminated,
         // owned by the item, which outlives this call.
         cJSON_String => unsafe { write_cstr(it.valuestring, out) },

@@ -265,6 +265,10 @@ fn deadline_text(error: &mut ErrorText, deadline: &Deadline) {
     ]);
 }
 
+/// The text of [`WriteError::File`] (multimodal inline mode).
+const FILE_CHANGED: &[u8] = b"a file of the message could not be read while sending \
+(removed or changed since the message was added)";
+
 /// Buffers body bytes and writes them to the session in pieces.
 struct SessionWriter<'a> {
     session: *mut webclient_session,
@@ -374,7 +378,15 @@ pub unsafe fn send<S: ResponseSink>(
         return Err(Failure::Connect);
     }
     // SAFETY: the trees in `req` stay alive and unmodified (our contract).
-    let length = unsafe { body_length(req) }.map_err(Failure::Request)?;
+    let length = match unsafe { body_length(req) } {
+        Ok(n) => n,
+        Err(e) => {
+            if e == WriteError::File {
+                error.set(&[FILE_CHANGED]);
+            }
+            return Err(Failure::Request(e));
+        }
+    };
     let mut attempt: u32 = 0;
     loop {
         if cancelled() {
@@ -725,6 +737,10 @@ unsafe fn attempt_once<S: ResponseSink>(
             WriteError::Sink => {
                 error.set(&[b"sending the request failed"]);
                 failed(Failure::Connect, true)
+            }
+            WriteError::File => {
+                error.set(&[FILE_CHANGED]);
+                failed(Failure::Request(e), false)
             }
             other => {
                 error.set(&[b"the request could not be written"]);

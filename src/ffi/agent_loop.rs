@@ -489,6 +489,14 @@ fn build_agent(loop_thread: rt_thread_t) -> bool {
     // (see `AgentCell`).
     unsafe { *AGENT.agent.get() = Some(agent) };
     AGENT.gate.open();
+    // As the C package's init_agent: the file-operation thread (down_load
+    // and C code posting to its queues) runs with the agent.
+    #[cfg(feature = "multimodal")]
+    if super::multimodal::mode() != super::multimodal::Mode::Off
+        && super::multimodal::agent_file_op_init().is_null()
+    {
+        crate::log_w!("init_agent: the file-operation thread did not start (no memory)");
+    }
     log_memory("agent started");
     if let Some(init) = channel_ops().and_then(|ops| ops.init) {
         // SAFETY: the channel's own init with the live hub and context; the
@@ -511,6 +519,8 @@ fn tear_down_agent() {
     }
     AGENT.gate.close();
     AGENT.gate.wait_empty(|| {});
+    #[cfg(feature = "multimodal")]
+    super::multimodal::agent_file_op_deinit();
     // SAFETY: the gate is closed and empty, so no other thread holds a
     // reference into `agent` (see `AgentCell`); this thread is its writer.
     let agent = unsafe { (*AGENT.agent.get()).take() };
@@ -843,6 +853,9 @@ unsafe fn handle_user_message(agent: &Agent, msg: Messages_t) {
         shared.last_reply_streamed = false;
         shared.stream
     });
+    // Forget a reason left by an earlier content (a tool result's).
+    #[cfg(feature = "multimodal")]
+    super::multimodal::take_content_error(&mut transport::ErrorText::new());
     #[cfg(feature = "tools-text")]
     if !ctx.is_null() {
         // SAFETY: this thread's live context.
@@ -866,7 +879,17 @@ unsafe fn handle_user_message(agent: &Agent, msg: Messages_t) {
         || (unsafe { (*ctx).append_user_message.map_or(-1, |f| f(ctx, msg)) }) == rt_eok();
     // SAFETY: `msg` is owned here (this function's contract), not used again.
     unsafe { messages_destroy(msg) };
-    if ctx.is_null() || !appended {
+    #[cfg(feature = "multimodal")]
+    let mut why = transport::ErrorText::new();
+    #[cfg(feature = "multimodal")]
+    let explained = !appended && super::multimodal::take_content_error(&mut why);
+    #[cfg(not(feature = "multimodal"))]
+    let explained = false;
+    if explained {
+        // A file of the message could not be sent: say which and why.
+        #[cfg(feature = "multimodal")]
+        reply.push_str("error: ").push(why.as_str().as_bytes());
+    } else if ctx.is_null() || !appended {
         reply.push_str(
             "error: the message could not be added to the conversation (empty, or out of memory)",
         );

@@ -408,6 +408,8 @@ pub(crate) unsafe fn chat_with_error(
 /// `Parser::describe`).
 fn describe_failure(failure: Failure<StreamError>, error: &mut ErrorText) {
     match failure {
+        // Described by the transport (which file part failed).
+        Failure::Request(crate::chat::request::WriteError::File) => {}
         Failure::Request(_) => {
             error.set(&[b"the request could not be written (no memory, or nested too deeply)"])
         }

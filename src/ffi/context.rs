@@ -11,7 +11,7 @@
 use super::chat::ChatResponse_t;
 use super::messages::Messages_t;
 use super::prompt::get_system_prompt;
-use super::utils::to_content;
+use super::utils::context_content;
 use crate::cjson_sys::*;
 use crate::ffi_fn;
 use crate::json;
@@ -142,7 +142,8 @@ unsafe extern "C" fn build_system_prompt(ctx: Context_t) -> rt_err_t {
     })
 }
 
-/// Append a `user` message whose content is `to_content(messages)`.
+/// Append a `user` message whose content is `to_content(messages)` (a plain
+/// string for a single text item, see `context_content`).
 /// Borrows `messages`.
 unsafe extern "C" fn append_user_message(ctx: Context_t, messages: Messages_t) -> rt_err_t {
     ffi_fn!(failure = -rt_error(), {
@@ -152,7 +153,7 @@ unsafe extern "C" fn append_user_message(ctx: Context_t, messages: Messages_t) -
             return -rt_error();
         }
         // SAFETY: `messages` is NULL or a live `Messages_t` the caller lends.
-        let content = unsafe { to_content(messages) };
+        let content = unsafe { context_content(messages) };
         if content.is_null() {
             return -rt_error();
         }
@@ -327,7 +328,7 @@ unsafe extern "C" fn append_tool_message(
             return enomem();
         }
         // SAFETY: `messages` is NULL or a live `Messages_t` the caller lends.
-        let mut content = unsafe { to_content(messages) };
+        let mut content = unsafe { context_content(messages) };
         if content.is_null() {
             // SAFETY: "" is a static C string, copied by cJSON.
             content = unsafe { cJSON_CreateString(c"".as_ptr()) };

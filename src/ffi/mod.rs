@@ -66,6 +66,8 @@ pub mod hub;
 #[cfg(feature = "memory-summary")]
 pub mod memory;
 pub mod messages;
+#[cfg(feature = "multimodal")]
+pub mod multimodal;
 pub mod prompt;
 pub mod runtime;
 pub mod tools;

@@ -61,16 +61,64 @@ pub extern "C" fn create_content_array() -> *mut cJSON {
 
 /// The `content` of a user or tool message built from `messages`: a JSON
 /// string holding the first message's text. `RT_NULL` when there is none.
-/// Borrows `messages`; the result is owned by the caller.
+/// With multimodal messages on (`PKG_AGENT_MULTIMODAL_ENABLE`), an array
+/// with one part per item: `{"type":"text","text":...}`, or for an
+/// audio/image/video item (a file path) `{"type":"image_url","image_url":
+/// {"url":...}}` (`audio_url`, `video_url`), the file uploaded or sent
+/// inline (see `src/ffi/multimodal.rs`); `RT_NULL` (the reason logged) when
+/// a file cannot be sent or there is no item. Borrows `messages`; the result
+/// is owned by the caller.
 #[no_mangle]
 pub unsafe extern "C" fn to_content(messages: Messages_t) -> *mut cJSON {
     ffi_fn!(failure = ptr::null_mut(), {
-        // SAFETY: `messages` is NULL or a live `Messages_t` (this export's
-        // contract), which `messages_get_content_idx` accepts; it is borrowed.
-        let text = unsafe { messages_get_content_idx(messages, 0) };
-        // SAFETY: a live message's content is NUL-terminated.
-        unsafe { json::new_string(text) }
+        #[cfg(feature = "multimodal")]
+        {
+            let mode = super::multimodal::mode();
+            if mode != super::multimodal::Mode::Off {
+                // SAFETY: `messages` is NULL or a live set, borrowed (this
+                // export's contract, which content_parts shares).
+                return unsafe { super::multimodal::to_content(messages, mode) };
+            }
+        }
+        // SAFETY: our contract is text_content's.
+        unsafe { text_content(messages) }
     })
+}
+
+/// The first item's text as a JSON string (`to_content` without
+/// multimodal); NULL when there is none.
+///
+/// # Safety
+/// `messages` is NULL or a live `Messages_t`, borrowed.
+unsafe fn text_content(messages: Messages_t) -> *mut cJSON {
+    // SAFETY: `messages` is NULL or a live `Messages_t` (contract), which
+    // `messages_get_content_idx` accepts; it is borrowed.
+    let text = unsafe { messages_get_content_idx(messages, 0) };
+    // SAFETY: a live message's content is NUL-terminated.
+    unsafe { json::new_string(text) }
+}
+
+/// The content the agent's context records for `messages`: `to_content`'s,
+/// except that with multimodal on a message of one text item (every tool
+/// result, most user messages) stays a plain string, which every provider
+/// accepts (some refuse content arrays); parts are sent only when a file or
+/// several items need them.
+///
+/// # Safety
+/// `messages` is NULL or a live `Messages_t`, borrowed.
+pub(crate) unsafe fn context_content(messages: Messages_t) -> *mut cJSON {
+    #[cfg(feature = "multimodal")]
+    {
+        let mode = super::multimodal::mode();
+        // SAFETY: `messages` is NULL or live (contract), only read.
+        let parts = unsafe { super::multimodal::needs_parts(messages) };
+        if mode != super::multimodal::Mode::Off && parts {
+            // SAFETY: as above.
+            return unsafe { super::multimodal::to_content(messages, mode) };
+        }
+    }
+    // SAFETY: our contract is text_content's.
+    unsafe { text_content(messages) }
 }
 
 /// Log a reasoning fragment (the loop's `on_reasoning` hook).

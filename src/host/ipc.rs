@@ -268,6 +268,162 @@ pub unsafe extern "C" fn rt_mb_recv(
     rt_eok()
 }
 
+// ---- message queues ------------------------------------------------------
+// RT-Thread 5.3 `src/ipc.c`: messages of at most `msg_size` bytes, copied in
+// and out; a send of more than `msg_size` bytes is `-RT_ERROR`, a full queue
+// `-RT_EFULL` (rt_mq_send does not wait); rt_mq_recv returns the length of
+// the message (cut to the caller's size), `-RT_ETIMEOUT`, or a delete's
+// positive `RT_ERROR` as the thread's error.
+
+struct MqState {
+    queue: VecDeque<Vec<u8>>,
+    /// The message slots not in use, each with room for `msg_size` bytes:
+    /// made at creation (the kernel's pool), so sends never allocate.
+    free: Vec<Vec<u8>>,
+    msg_size: usize,
+    max_msgs: usize,
+    deleted: bool,
+    waiters: usize,
+}
+
+pub struct HostMessageQueue {
+    state: Mutex<MqState>,
+    cond: Condvar,
+}
+
+fn message_queue<'a>(mq: rt_mq_t) -> Option<&'a HostMessageQueue> {
+    // SAFETY: as for mailboxes: a non-NULL rt_mq_t of the host port is a
+    // live HostMessageQueue from rt_mq_create (a stale one is UB, as on a
+    // board).
+    (!mq.is_null()).then(|| unsafe { &*(mq as *const HostMessageQueue) })
+}
+
+#[no_mangle]
+pub extern "C" fn rt_mq_create(
+    _name: *const c_char,
+    msg_size: rt_size_t,
+    max_msgs: rt_size_t,
+    _flag: rt_uint8_t,
+) -> rt_mq_t {
+    let mut queue = VecDeque::new();
+    let mut free = Vec::new();
+    if msg_size == 0
+        || max_msgs == 0
+        || queue.try_reserve_exact(max_msgs).is_err()
+        || free.try_reserve_exact(max_msgs).is_err()
+    {
+        return core::ptr::null_mut();
+    }
+    for _ in 0..max_msgs {
+        let mut slot = Vec::new();
+        if slot.try_reserve_exact(msg_size).is_err() {
+            return core::ptr::null_mut();
+        }
+        free.push(slot);
+    }
+    let mq = HostMessageQueue {
+        state: Mutex::new(MqState {
+            queue,
+            free,
+            msg_size,
+            max_msgs,
+            deleted: false,
+            waiters: 0,
+        }),
+        cond: Condvar::new(),
+    };
+    try_box(mq) as rt_mq_t
+}
+
+#[no_mangle]
+pub extern "C" fn rt_mq_delete(mq: rt_mq_t) -> rt_err_t {
+    let Some(m) = message_queue(mq) else {
+        return -rt_error();
+    };
+    retire(&m.state, &m.cond, |s| s.deleted = true, |s| s.waiters);
+    // SAFETY: created by try_box in rt_mq_create; no waiter is left.
+    unsafe { free_box(mq as *mut HostMessageQueue) };
+    rt_eok()
+}
+
+/// Copy `size` bytes at `buffer` to the end of the queue.
+///
+/// # Safety
+/// `buffer` is valid for `size` bytes (and `mq` NULL or a live queue).
+#[no_mangle]
+pub unsafe extern "C" fn rt_mq_send(
+    mq: rt_mq_t,
+    buffer: *const core::ffi::c_void,
+    size: rt_size_t,
+) -> rt_err_t {
+    let Some(m) = message_queue(mq) else {
+        return -rt_error();
+    };
+    if buffer.is_null() || size == 0 {
+        return -rt_error();
+    }
+    let mut g = lock(&m.state);
+    if size > g.msg_size {
+        return -rt_error();
+    }
+    if g.queue.len() >= g.max_msgs {
+        return -rt_efull();
+    }
+    let Some(mut msg) = g.free.pop() else {
+        return -rt_efull();
+    };
+    msg.clear();
+    // SAFETY: `buffer` is valid for `size` bytes (our contract); the slot
+    // has room for `msg_size` >= `size` bytes, so this does not allocate.
+    msg.extend_from_slice(unsafe { core::slice::from_raw_parts(buffer as *const u8, size) });
+    g.queue.push_back(msg);
+    m.cond.notify_all();
+    rt_eok()
+}
+
+/// Take the next message into `buffer` (at most `size` bytes), waiting up
+/// to `timeout` ticks: its length, or a kernel error.
+///
+/// # Safety
+/// `buffer` is valid for writes of `size` bytes (and `mq` NULL or live).
+#[no_mangle]
+pub unsafe extern "C" fn rt_mq_recv(
+    mq: rt_mq_t,
+    buffer: *mut core::ffi::c_void,
+    size: rt_size_t,
+    timeout: rt_int32_t,
+) -> rt_ssize_t {
+    let Some(m) = message_queue(mq) else {
+        return -rt_error();
+    };
+    if buffer.is_null() || size == 0 {
+        return -rt_error();
+    }
+    let mut g = lock(&m.state);
+    g.waiters += 1;
+    let (mut g, r) = wait_until(
+        &m.cond,
+        g,
+        &Deadline::from_ticks(timeout),
+        |s| !s.queue.is_empty(),
+        |s| s.deleted,
+    );
+    g.waiters -= 1;
+    if let Err(e) = r {
+        m.cond.notify_all();
+        return mailbox_error(e);
+    }
+    let Some(msg) = g.queue.pop_front() else {
+        return -rt_error();
+    };
+    let len = msg.len().min(size);
+    // SAFETY: `buffer` is valid for `size` >= `len` bytes (our contract).
+    unsafe { core::ptr::copy_nonoverlapping(msg.as_ptr(), buffer as *mut u8, len) };
+    g.free.push(msg);
+    m.cond.notify_all();
+    len as rt_ssize_t
+}
+
 // ---- semaphores ----------------------------------------------------------
 
 struct SemState {

@@ -43,6 +43,18 @@ pub struct BoardConfig {
     /// (connect, every attempt and wait, every byte). Read it through
     /// [`BoardConfig::request_timeout_ms`].
     pub request_timeout_ms: rt_base_t,
+    /// Multimodal messages: 0 off, 1 upload to the file server
+    /// (`PKG_AGENT_MULTIMODAL_ENABLE`), 2 inline `data:` URLs
+    /// (`PKG_AGENT_MULTIMODAL_INLINE`). Read through the accessors below.
+    pub multimodal_mode: rt_base_t,
+    /// `PKG_AGENT_UPLOAD_URL`.
+    pub upload_url: *const c_char,
+    /// `PKG_AGENT_DOWNLOAD_URL`.
+    pub download_url: *const c_char,
+    /// `PKG_AGENT_FILE_OP_THREAD_SIZE`.
+    pub file_op_thread_size: rt_base_t,
+    /// `PKG_AGENT_MULTIMODAL_MAX_FILE_SIZE`: the largest file sent.
+    pub multimodal_max_bytes: rt_base_t,
 }
 
 /// `PKG_AGENT_REQUEST_TIMEOUT_MS`'s default (the glue's and the Kconfig's).
@@ -61,6 +73,73 @@ impl BoardConfig {
         match cap(self.request_timeout_ms) {
             0 => DEFAULT_REQUEST_TIMEOUT_MS,
             ms => ms,
+        }
+    }
+}
+
+/// `PKG_AGENT_FILE_OP_THREAD_SIZE`'s default.
+pub const DEFAULT_FILE_OP_THREAD_SIZE: usize = 4096;
+/// `PKG_AGENT_MULTIMODAL_MAX_FILE_SIZE`'s default: 1 MB.
+pub const DEFAULT_MULTIMODAL_MAX_BYTES: usize = 1 << 20;
+
+impl BoardConfig {
+    /// Does the glue's struct reach the end of the member at `offset`?
+    fn has(&self, offset: usize, size: usize) -> bool {
+        self.struct_size >= 0 && self.struct_size as usize >= offset + size
+    }
+
+    /// The multimodal mode (0 off, 1 upload, 2 inline); 0 for an older glue.
+    pub fn multimodal_mode(&self) -> usize {
+        let at = core::mem::offset_of!(BoardConfig, multimodal_mode);
+        if !self.has(at, core::mem::size_of::<rt_base_t>()) {
+            return 0;
+        }
+        match self.multimodal_mode {
+            1 => 1,
+            2 => 2,
+            _ => 0,
+        }
+    }
+
+    /// `PKG_AGENT_UPLOAD_URL`, or "" (an older glue, or NULL).
+    pub fn upload_url(&self) -> *const c_char {
+        let at = core::mem::offset_of!(BoardConfig, upload_url);
+        if !self.has(at, core::mem::size_of::<*const c_char>()) || self.upload_url.is_null() {
+            return c"".as_ptr();
+        }
+        self.upload_url
+    }
+
+    /// `PKG_AGENT_DOWNLOAD_URL`, or "" (an older glue, or NULL).
+    pub fn download_url(&self) -> *const c_char {
+        let at = core::mem::offset_of!(BoardConfig, download_url);
+        if !self.has(at, core::mem::size_of::<*const c_char>()) || self.download_url.is_null() {
+            return c"".as_ptr();
+        }
+        self.download_url
+    }
+
+    /// `PKG_AGENT_FILE_OP_THREAD_SIZE`, or its default.
+    pub fn file_op_thread_size(&self) -> usize {
+        let at = core::mem::offset_of!(BoardConfig, file_op_thread_size);
+        if !self.has(at, core::mem::size_of::<rt_base_t>()) {
+            return DEFAULT_FILE_OP_THREAD_SIZE;
+        }
+        match cap(self.file_op_thread_size) {
+            0 => DEFAULT_FILE_OP_THREAD_SIZE,
+            n => n,
+        }
+    }
+
+    /// `PKG_AGENT_MULTIMODAL_MAX_FILE_SIZE`, or its default.
+    pub fn multimodal_max_bytes(&self) -> usize {
+        let at = core::mem::offset_of!(BoardConfig, multimodal_max_bytes);
+        if !self.has(at, core::mem::size_of::<rt_base_t>()) {
+            return DEFAULT_MULTIMODAL_MAX_BYTES;
+        }
+        match cap(self.multimodal_max_bytes) {
+            0 => DEFAULT_MULTIMODAL_MAX_BYTES,
+            n => n,
         }
     }
 }

@@ -46,6 +46,11 @@ pub struct rt_thread {
 pub struct rt_device {
     _private: [u8; 0],
 }
+#[repr(C)]
+pub struct rt_messagequeue {
+    _private: [u8; 0],
+}
+pub type rt_mq_t = *mut rt_messagequeue;
 pub type rt_mailbox_t = *mut rt_mailbox;
 pub type rt_sem_t = *mut rt_semaphore;
 pub type rt_mutex_t = *mut rt_mutex;
@@ -77,6 +82,27 @@ extern "C" {
     pub fn rt_mutex_delete(mutex: rt_mutex_t) -> rt_err_t;
     pub fn rt_mutex_take(mutex: rt_mutex_t, timeout: rt_int32_t) -> rt_err_t;
     pub fn rt_mutex_release(mutex: rt_mutex_t) -> rt_err_t;
+}
+
+// Message queues (multimodal: the file-operation thread of utils.h).
+#[cfg(feature = "multimodal")]
+extern "C" {
+    pub fn rt_mq_create(
+        name: *const c_char,
+        msg_size: rt_size_t,
+        max_msgs: rt_size_t,
+        flag: rt_uint8_t,
+    ) -> rt_mq_t;
+    pub fn rt_mq_delete(mq: rt_mq_t) -> rt_err_t;
+    pub fn rt_mq_send(mq: rt_mq_t, buffer: *const c_void, size: rt_size_t) -> rt_err_t;
+    /// RT-Thread 5.x: the message's length, or a negative error (4.x
+    /// returned `RT_EOK`): success is `>= 0` in both.
+    pub fn rt_mq_recv(
+        mq: rt_mq_t,
+        buffer: *mut c_void,
+        size: rt_size_t,
+        timeout: rt_int32_t,
+    ) -> rt_ssize_t;
 }
 
 // Threads and time.

@@ -9,6 +9,8 @@
 
 pub mod allocator;
 pub mod board;
+#[cfg(feature = "multimodal")]
+pub mod file;
 pub mod gate;
 pub mod ipc;
 pub mod kernel;

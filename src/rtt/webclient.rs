@@ -55,3 +55,11 @@ extern "C" {
     pub fn webclient_content_length_get(session: *mut webclient_session) -> c_int;
     pub fn webclient_close(session: *mut webclient_session) -> c_int;
 }
+
+#[cfg(feature = "multimodal")]
+extern "C" {
+    /// With `WEBCLIENT_USING_FILE_DOWMLOAD` (`PKG_AGENT_MULTIMODAL_ENABLE`
+    /// selects it): GET `uri` into the file `filename`; 0 or a negated
+    /// `WEBCLIENT_*` code.
+    pub fn webclient_get_file(uri: *const c_char, filename: *const c_char) -> c_int;
+}

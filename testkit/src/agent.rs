@@ -143,3 +143,38 @@ pub fn uncounted_server(script: impl FnOnce() -> Vec<ScriptedResponse>) -> LlmSe
     rtt_agent::host::heap::exclude_this_thread(false);
     server.expect("start the scripted server")
 }
+
+/// Send one message of several items (type, content) straight to the
+/// running agent's hub, as a channel does (the debug channel sends one
+/// item), and wait for the reply: its text. Do not mix with [`ask`] in one
+/// agent run (the debug channel numbers the replies it waits for).
+pub fn ask_items(items: &[(rtt_agent::ffi::messages::MessageType, &str)]) -> String {
+    use rtt_agent::ffi::hub::{message_hub_get_timeout, message_hub_put};
+    use rtt_agent::ffi::messages::{
+        messages_append, messages_create, messages_destroy, messages_get_content_idx,
+    };
+    let hub = rtt_agent::ffi::runtime::agent_get_message_hub();
+    assert!(!hub.is_null(), "the agent is not running");
+    let msg = messages_create(items.len() as i32);
+    assert!(!msg.is_null());
+    for (kind, content) in items {
+        let c = CString::new(*content).unwrap();
+        // SAFETY: `msg` is live; `c` is NUL-terminated and copied.
+        assert_eq!(unsafe { messages_append(msg, *kind, c.as_ptr()) }, 0);
+    }
+    // SAFETY: `hub` is the running agent's (it stays alive while the test's
+    // Agent does); `msg` is handed over on success.
+    unsafe {
+        assert_eq!(message_hub_put(hub, msg, (*hub).input_mailbox), 0, "put");
+        let reply = message_hub_get_timeout(hub, (*hub).output_mailbox, 30_000);
+        assert!(!reply.is_null(), "no reply in 30 s");
+        let text = messages_get_content_idx(reply, 0);
+        let out = if text.is_null() {
+            String::new()
+        } else {
+            CStr::from_ptr(text).to_string_lossy().into_owned()
+        };
+        messages_destroy(reply);
+        out
+    }
+}

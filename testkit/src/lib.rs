@@ -9,6 +9,8 @@
 //! - [`agent`]: running the agent on the debug channel in a test, the
 //!   one-agent-per-process lock, reading back recorded requests;
 //! - [`chat_call`]: calling `chat()` with JSON text;
+//! - [`file_server`]: the C package's file server protocol, scripted
+//!   (multimodal uploads);
 //! - [`webclient_client`]: thin wrappers over the host webclient's C API;
 //! - [`alloc_walk`]: running a scenario with the k-th allocation of the
 //!   process failing, for every k, in a child process.
@@ -25,6 +27,7 @@ pub mod alloc_walk;
 pub mod arith_model;
 pub mod chat_call;
 pub mod deadline_run;
+pub mod file_server;
 pub mod llm_server;
 pub mod web;
 pub mod webclient_client;

@@ -477,8 +477,12 @@ pub struct Report {
 /// user's tool file) is checked by tests/abi.rs against our own headers.
 pub const API_PREFIXES: &[&str] = &["rt_", "webclient_", "ulog_", "finsh_", "msh_", "web_"];
 
+/// The board's POSIX file calls (DFS), by exact name: multimodal messages
+/// read files through them (`src/rtt/file.rs`).
+pub const API_NAMES: &[&str] = &["open", "read", "close"];
+
 pub fn is_api(name: &str) -> bool {
-    API_PREFIXES.iter().any(|p| name.starts_with(p))
+    API_PREFIXES.iter().any(|p| name.starts_with(p)) || API_NAMES.contains(&name)
 }
 
 pub struct Compare<'a> {

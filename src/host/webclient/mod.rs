@@ -438,3 +438,58 @@ pub extern "C" fn rt_host_webclient_abort(session: *mut webclient_session) -> c_
     slot.abort();
     WEBCLIENT_OK
 }
+
+/// `webclient_get_file` (webclient 2.3.0 `src/webclient_file.c`, built with
+/// `WEBCLIENT_USING_FILE_DOWMLOAD` and `RT_USING_DFS`; the multimodal Kconfig
+/// selects the first): GET `uri` into the file `filename`, created or
+/// truncated. As the package: a session of `WEBCLIENT_HEADER_BUFSZ` (4096);
+/// a status other than 200 is `-WEBCLIENT_ERROR` (no file made), and so is a
+/// file that cannot be opened; the body is read in `WEBCLIENT_RESPONSE_BUFSZ`
+/// (4096) pieces from a heap buffer (`-WEBCLIENT_NOMEM` without one) until
+/// it ends or a read fails, and the result is `WEBCLIENT_OK` (0) however
+/// much of it arrived.
+///
+/// # Safety
+/// `uri` and `filename` are NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn webclient_get_file(uri: *const c_char, filename: *const c_char) -> c_int {
+    use std::io::Write;
+    if filename.is_null() {
+        return -WEBCLIENT_ERROR;
+    }
+    let session = webclient_session_create(4096);
+    if session.is_null() {
+        return -WEBCLIENT_NOMEM;
+    }
+    let rc = (|| {
+        if webclient_get(session, uri) != 200 {
+            return -WEBCLIENT_ERROR;
+        }
+        // SAFETY: `filename` is non-NULL and, as the package's contract
+        // says, NUL-terminated.
+        let name = unsafe { core::ffi::CStr::from_ptr(filename) };
+        let Ok(name) = name.to_str() else {
+            return -WEBCLIENT_ERROR;
+        };
+        let Ok(mut file) = std::fs::File::create(name) else {
+            return -WEBCLIENT_ERROR;
+        };
+        let mut buf: Vec<u8> = Vec::new();
+        if buf.try_reserve_exact(4096).is_err() {
+            return -WEBCLIENT_NOMEM;
+        }
+        buf.resize(4096, 0);
+        loop {
+            let n = webclient_read(session, buf.as_mut_ptr() as *mut c_void, buf.len());
+            if n <= 0 {
+                break;
+            }
+            if file.write_all(&buf[..n as usize]).is_err() {
+                break;
+            }
+        }
+        WEBCLIENT_OK
+    })();
+    webclient_close(session);
+    rc
+}
