@@ -199,6 +199,8 @@ def test_kconfig_choices_become_cargo_features():
         ({'PKG_AGENT_CHECK_TOOL_ARGS': ''}, (), ('channel-cli', 'tool-arg-check')),
         ({'PKG_AGENT_SUMMARY': ''}, (), ('channel-cli', 'memory-summary')),
         ({'PKG_AGENT_TOOLS_TEXT': '', 'PKG_AGENT_MSH_EXTRAS': ''}, (), ('channel-cli', 'msh-extras', 'tools-text')),
+        ({'PKG_AGENT_MULTIMODAL_ENABLE': '', 'PKG_AGENT_WEBNET_CHANNEL': ''},
+         ('PKG_AGENT_CLI_CHANNEL', 'PKG_AGENT_MULTIMODAL_DISABLE'), ('channel-webnet', 'multimodal')),
         ({}, ('PKG_AGENT_CLI_CHANNEL',), ()),
     ]
     cargo_toml = open(os.path.join(REPO, 'Cargo.toml')).read()
@@ -255,16 +257,6 @@ def test_missing_cargo_is_a_clear_error():
     check(not r.records, 'no group without a library', r)
     os.rmdir(empty)
     cleanup(r)
-
-
-def test_unimplemented_options_are_a_clear_error():
-    for option in ('PKG_AGENT_MULTIMODAL_ENABLE',):
-        r = scons('stm32f407-m4f', config={option: True}, installed=['thumbv7em-none-eabihf'])
-        check(r.rc != 0, 'scons must stop for %s' % option, r)
-        check('rtt-agent: error:' in r.err and option in r.err, 'clear message naming %s' % option, r)
-        check('Traceback' not in r.err, 'no Python traceback', r)
-        check(not r.calls, 'cargo is not run', r)
-        cleanup(r)
 
 
 def test_cargo_from_env_var_with_rustc_beside_it():
@@ -449,7 +441,7 @@ def _kconfig(tmp):
     top = os.path.join(tmp, 'Kconfig')
     with open(top, 'w') as f:
         for s in KCONFIG_SELECTS + ['PKG_USING_WEBNET', 'WEBNET_USING_CGI', 'WEBCLIENT_USING_FILE_DOWMLOAD',
-                                    'RT_USING_RUST']:
+                                    'RT_USING_RUST', 'RT_USING_DFS', 'DFS_USING_POSIX']:
             f.write('config %s\n    bool\n' % s)
         f.write('source "%s"\n' % os.path.join(REPO, 'packages', 'Kconfig'))
     os.environ['CONFIG_'] = ''  # RT-Thread's rtconfig.h has no CONFIG_ prefix
@@ -521,6 +513,12 @@ def test_kconfig_options_and_defaults():
         for name in ('PKG_AGENT_FILE_OP_THREAD_SIZE', 'PKG_AGENT_UPLOAD_URL', 'PKG_AGENT_DOWNLOAD_URL'):
             check(kconf.syms[name].visibility == 2, '%s offered with multimodal' % name)
         check(kconf.syms['PKG_AGENT_FILE_OP_THREAD_SIZE'].str_value == '4096', 'file thread stack default')
+        for s in ('RT_USING_DFS', 'DFS_USING_POSIX'):
+            check(kconf.syms[s].str_value == 'y', 'multimodal selects %s (the board\'s file API)' % s)
+        check(kconf.syms['PKG_AGENT_MULTIMODAL_UPLOAD'].str_value == 'y', 'upload to a file server by default')
+        check(kconf.syms['PKG_AGENT_MULTIMODAL_INLINE'].set_value(2), 'inline data: URLs selectable')
+        check(kconf.syms['PKG_AGENT_MULTIMODAL_UPLOAD'].str_value == 'n', 'one way at a time')
+        check(kconf.syms['PKG_AGENT_MULTIMODAL_MAX_FILE_SIZE'].str_value == '1048576', 'file size cap default')
         # What rtconfig.h gets: every macro the C glue and abi.md name.
         header = os.path.join(tmp, 'rtconfig.h')
         kconf.write_autoconf(header)
@@ -528,8 +526,9 @@ def test_kconfig_options_and_defaults():
         glue = open(os.path.join(REPO, 'glue', 'agent_board_config.c')).read()
         import re
         for name in sorted(set(re.findall(r'\b(PKG_AGENT_[A-Z_]+)\b', glue))):
-            if name == 'PKG_AGENT_DROP_REASONING':
-                continue  # a bool: absent when off
+            if name in ('PKG_AGENT_DROP_REASONING', 'PKG_AGENT_MULTIMODAL_INLINE', 'PKG_AGENT_MULTIMODAL_UPLOAD',
+                        'PKG_AGENT_MULTIMODAL_ENABLE'):
+                continue  # bools: absent when off
             check('#define %s ' % name in text, 'rtconfig.h defines %s' % name)
         for name in ('PKG_USING_AGENT', 'PKG_AGENT_WEBNET_CHANNEL', 'PKG_AGENT_WEB_TOKEN', 'PKG_AGENT_MULTIMODAL_ENABLE',
                      'PKG_AGENT_FILE_OP_THREAD_SIZE', 'PKG_AGENT_UPLOAD_URL', 'PKG_AGENT_DOWNLOAD_URL'):
