@@ -11,6 +11,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 sys.dont_write_bytecode = True  # nothing written into the repo
@@ -391,9 +392,13 @@ class Run:
                 raise Fail('WebNet did not report its start ("RT-Thread webnet package ... initialize success")')
             m = re.search(r'agent started: used (\d+)', log)
             if m:
+                heap['logged'] = int(m.group(1))
                 self.figures.append(('webnet: heap used at agent start, before WebNet (library log)', int(m.group(1))))
             b.quiet(1)
             heap['started'] = b.free()['used']
+            if 'logged' in heap:
+                self.figures.append(('webnet: heap the channel\'s init and WebNet\'s start took (free - library log)',
+                                     heap['started'] - heap['logged']))
             return 'free after start: used %d (boot %d, %+d)' % (heap['started'], boot['used'],
                                                                  heap['started'] - boot['used'])
 
@@ -474,6 +479,60 @@ class Run:
             kinds = [k for (_, _, k) in self.server.answers(mark)]
             return '%s; the server answered %s; %s' % (r.body.decode(), kinds, r.conn_note())
 
+        def slow_and_second():
+            # A model that sends its five fragments 600 ms apart: the deltas
+            # must reach the host over time (each when it arrives, not all at
+            # the end). A second client asks meanwhile: WebNet runs one
+            # handler at a time, so it is answered after the first, with its
+            # own reply.
+            times, second = [], {}
+            t0 = time.monotonic()
+
+            def other():
+                time.sleep(1.0)
+                try:
+                    second['r'] = web.post('/cgi-bin/chat', json.dumps({'message': 'what is 6*7?'}), timeout=90)
+                except OSError as e:
+                    second['e'] = e
+                second['t'] = time.monotonic()
+
+            th = threading.Thread(target=other)
+            th.start()
+            r = web.post('/cgi-bin/chat', json.dumps({'message': 'slowstream: count for me', 'stream': True}),
+                         timeout=90, times=times)
+            t_first = time.monotonic()
+            th.join(120)
+            expect_status(r, 200)
+            head_len = len(r.head) + 4
+            events = sse_events(r.text())
+            deltas = [d for e, d in events if e == 'delta']
+            finals = [d for e, d in events if e == 'final']
+            if finals != ['Counting slowly: one, two, three.'] or ''.join(deltas) != finals[0]:
+                raise Fail('the slow answer: deltas %r, final %r' % (deltas, finals))
+            # When each delta's bytes had arrived.
+            arrived, pos = [], 0
+            for d in deltas:
+                block = ('event: delta\ndata: %s\n\n' % d).encode()
+                at = r.body.find(block, pos)
+                if at < 0:
+                    raise Fail('delta %r not found in the stream' % d)
+                pos = at + len(block)
+                end = head_len + pos
+                arrived.append(next(t for t, n in times if n >= end) - t0)
+            spread = arrived[-1] - arrived[0]
+            if len(deltas) < 3 or spread < 1.0:
+                raise Fail('the deltas arrived at %s s: not over time' % ['%.2f' % a for a in arrived])
+            if 'e' in second or 'r' not in second:
+                raise Fail('the second client got no answer: %s' % second.get('e'))
+            r2 = second['r']
+            expect_status(r2, 200)
+            if r2.json().get('response') != 'The result is 42.':
+                raise Fail('the second client got %s' % r2.text())
+            return ('%d deltas arrived at %s s (the model sent one per 600 ms); a second client asking at 1.0 s '
+                    'was answered at %.1f s, after the stream ended at %.1f s: %s' % (
+                        len(deltas), ', '.join('%.1f' % a for a in arrived), second['t'] - t0, t_first - t0,
+                        r2.text()))
+
         def errors():
             out = []
             mark = self.server.mark()
@@ -547,17 +606,19 @@ class Run:
             expect_status(r, 200)
             return '; '.join(out)
 
-        def stacks():
-            got = []
-            for name in ('webnet', LOOP_THREAD):
-                st = b.thread_stack(name)
-                if not st:
-                    raise Fail('`list thread` shows no %s thread' % name)
-                size, pct, line = st
-                self.figures.append(('webnet: %s thread stack high-water (list thread)' % name,
-                                     '%s%% of %d bytes' % (pct, size)))
-                got.append('%s: %s%% of %d' % (name, pct, size))
-            return '; '.join(got)
+        def stacks(when):
+            def fn():
+                got = []
+                for name in ('webnet', LOOP_THREAD):
+                    st = b.thread_stack(name)
+                    if not st:
+                        raise Fail('`list thread` shows no %s thread' % name)
+                    size, pct, line = st
+                    self.figures.append(('webnet: %s thread stack high-water %s (list thread)' % (name, when),
+                                         '%s%% of %d bytes' % (pct, size)))
+                    got.append('%s: %s%% of %d' % (name, pct, size))
+                return '; '.join(got)
+            return fn
 
         def cleanup(label):
             def fn():
@@ -574,8 +635,13 @@ class Run:
                     raise Fail('heap not settled after cleanup: %d then %d after one more request'
                                % (used, used2))
                 if label == 'cleanup1':
-                    return ('used %d: boot %d %+d (what WebNet keeps: it cannot be stopped); a chat now gets 503'
-                            % (used, boot['used'], used - boot['used']))
+                    kept = used - boot['used']
+                    took = heap['started'] - heap['logged'] if 'logged' in heap else None
+                    if took is not None and not 0 < kept <= took:
+                        raise Fail('after cleanup %+d bytes over boot, but the channel\'s init and WebNet\'s start '
+                                   'took %d: more than WebNet holds stays allocated' % (kept, took))
+                    return ('used %d: boot %d %+d, within the %s bytes WebNet\'s start took (it cannot be stopped: '
+                            'thread, socket, CGI table); a chat now gets 503' % (used, boot['used'], kept, took))
                 base = heap['cleanup1']
                 if used != base:
                     raise Fail('heap after this cleanup is %d, after the first one %d (%+d)'
@@ -638,9 +704,11 @@ class Run:
         ok = ok and self.attempt(fw, 'GET /cgi-bin/agent: the gzip page = web/agent.html', get_page)
         ok = ok and self.attempt(fw, 'POST /cgi-bin/chat stream: deltas, tool calls, final', stream)
         ok = ok and self.attempt(fw, 'POST /cgi-bin/chat JSON answer', plain)
+        ok = ok and self.attempt(fw, 'a slow model streams over time; a second client waits its turn',
+                                 slow_and_second)
         ok = ok and self.attempt(fw, 'errors: 405, 400, 413, 404 (nothing reaches the model)', errors)
         ok = ok and self.attempt(fw, 'config/get_config: token required, key masked', config)
-        ok = ok and self.attempt(fw, 'list thread: webnet and AgentLoop stacks', stacks)
+        ok = ok and self.attempt(fw, 'list thread: webnet and AgentLoop stacks', stacks('after the HTTP steps'))
         ok = ok and self.attempt(fw, 'cleanup_agent_entry, heap settles, chat 503', cleanup('cleanup1'))
         ok = ok and self.attempt(fw, 'second main_loop_entry, streamed answer', again)
         ok = ok and self.attempt(fw, 'cleanup again: heap = after the first cleanup', cleanup('cleanup2'))
@@ -648,6 +716,8 @@ class Run:
             ok = self.attempt(fw, 'browser test (tests/browser/run.py --url) on the board\'s page', browse)
             ok = ok and self.attempt(fw, 'cleanup after the browser: heap = after the first cleanup',
                                      cleanup('cleanup3'))
+        if ok:
+            self.attempt(fw, 'list thread at the end', stacks('after every step'))
         if ok:
             self.attempt(fw, 'WebNet 2.0.3 quirk: a POST body without Content-Type crashes the board',
                          no_content_type)
@@ -719,7 +789,9 @@ class Web:
     def __init__(self, port):
         self.port = port
 
-    def raw(self, data, timeout=30):
+    def raw(self, data, timeout=30, times=None):
+        """times: a list that gets (monotonic time, bytes so far) after each
+        read."""
         s = socket.create_connection(('127.0.0.1', self.port), timeout=timeout)
         try:
             s.sendall(data)
@@ -739,6 +811,8 @@ class Web:
                         raise ConnectionResetError('the connection closed without an answer')
                     return Response(buf, True)
                 buf += chunk
+                if times is not None:
+                    times.append((time.monotonic(), len(buf)))
             # Did the board close after the response?
             s.settimeout(1.0)
             try:
@@ -751,19 +825,19 @@ class Web:
         finally:
             s.close()
 
-    def request(self, method, path, body, timeout=30, ctype='application/json'):
+    def request(self, method, path, body, timeout=30, ctype='application/json', times=None):
         head = '%s %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n' % (method, path, self.port)
         data = b''
         if body is not None:
             data = body.encode() if isinstance(body, str) else body
             head += 'Content-Type: %s\r\nContent-Length: %d\r\n' % (ctype, len(data))
-        return self.raw(head.encode() + b'\r\n' + data, timeout)
+        return self.raw(head.encode() + b'\r\n' + data, timeout, times)
 
     def get(self, path, timeout=30):
         return self.request('GET', path, None, timeout)
 
-    def post(self, path, body, timeout=30):
-        return self.request('POST', path, body, timeout)
+    def post(self, path, body, timeout=30, times=None):
+        return self.request('POST', path, body, timeout, times=times)
 
 
 def sse_events(text):
