@@ -413,3 +413,96 @@ fn a_request_that_gave_up_never_takes_another_ones_reply() {
     assert!(!r.text().contains("late"), "{}", r.text());
     set_reply_timeout_ms(None);
 }
+
+/// WebNet matches methods and header names by a case-insensitive prefix
+/// (`str_begin_with` is `strncasecmp`), as the real firmware does
+/// (tests/qemu/run.sh --webnet): a lower-case `content-length` still carries
+/// the body, a lower-case method is still GET.
+#[test]
+fn methods_and_header_names_match_case_insensitively_as_in_webnet() {
+    let _serial = lock();
+    let server = LlmServer::start(vec![]).unwrap();
+    let agent = WebAgent::start(&server, Overrides::default());
+    let r = exchange_raw(
+        agent.addr,
+        b"POST /cgi-bin/chat HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}",
+    )
+    .unwrap();
+    assert_eq!(r.status, 400, "{}", r.text());
+    assert!(
+        r.text().contains("message must be a string"),
+        "{}",
+        r.text()
+    );
+    let r = exchange_raw(
+        agent.addr,
+        b"POST /cgi-bin/chat HTTP/1.1\r\nHost: 127.0.0.1\r\nCONTENT-TYPE: application/json\r\nContent-LENGTH: 14\r\n\r\n{\"message\":\"\"}",
+    )
+    .unwrap();
+    assert!(r.text().contains("message cannot be empty"), "{}", r.text());
+    let r = exchange_raw(
+        agent.addr,
+        b"get /cgi-bin/agent HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+    )
+    .unwrap();
+    assert_eq!(r.status, 200, "{}", r.head);
+    assert_eq!(server.requests().len(), 0);
+}
+
+/// WebNet 2.0.3 dereferences the NULL Content-Type of a POST that has a body
+/// and no Content-Type header (`webnet_request_parse_header`): the
+/// qemu-vexpress-a9 firmware takes a data abort. The host port drops the
+/// connection without an answer instead, so a client that works against it
+/// sends a Content-Type with every body; other requests are served after it.
+#[test]
+fn a_body_without_a_content_type_gets_no_answer_as_webnet_crashes_on_it() {
+    let _serial = lock();
+    let server = LlmServer::start(vec![]).unwrap();
+    let agent = WebAgent::start(&server, Overrides::default());
+    let r = exchange_raw(
+        agent.addr,
+        b"POST /cgi-bin/chat HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\n\r\n{}",
+    );
+    assert!(r.is_err(), "answered: {:?}", r.map(|r| r.head));
+    // Without a body there is nothing to read and nothing to crash on.
+    let r = exchange_raw(
+        agent.addr,
+        b"POST /cgi-bin/chat HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+    )
+    .unwrap();
+    assert_eq!(r.status, 400, "{}", r.text());
+    assert!(r.text().contains("JSON object is required"), "{}", r.text());
+    assert_eq!(post(agent.addr, "/cgi-bin/chat", "{}").status, 400);
+    assert_eq!(server.requests().len(), 0);
+}
+
+/// What the head's Connection says: WebNet zeroes a new request
+/// (WEBNET_CONN_CLOSE), so without a Connection header it is "close"; a
+/// Connection header other than "close" makes it "Keep-Alive". Either way
+/// the session is closed after the answer. As the real firmware answers
+/// (tests/qemu/run.sh --webnet).
+#[test]
+fn the_connection_header_is_what_webnet_writes() {
+    let _serial = lock();
+    let server = LlmServer::start(vec![]).unwrap();
+    let agent = WebAgent::start(&server, Overrides::default());
+    let ask = |connection: &str| {
+        let raw = format!(
+            "POST /cgi-bin/chat HTTP/1.1\r\nHost: 127.0.0.1\r\n{connection}Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{{}}"
+        );
+        let r = exchange_raw(agent.addr, raw.as_bytes()).unwrap();
+        assert_eq!(r.status, 400, "{}", r.text());
+        r.header("Connection").map(str::to_string)
+    };
+    assert_eq!(ask("").as_deref(), Some("close"));
+    assert_eq!(ask("Connection: close\r\n").as_deref(), Some("close"));
+    assert_eq!(
+        ask("Connection: keep-alive\r\n").as_deref(),
+        Some("Keep-Alive")
+    );
+    assert_eq!(
+        ask("Connection: Upgrade\r\n").as_deref(),
+        Some("Keep-Alive")
+    );
+    // exchange_raw reads to the end: the session was closed each time.
+}

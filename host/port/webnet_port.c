@@ -8,7 +8,20 @@
  * work there:
  * - one thread: a CGI handler that blocks holds up every other session;
  * - a request is parsed in phases (method, header, body) as bytes arrive;
- *   header names are matched case-sensitively ("Content-Length:");
+ *   methods, header names and the Connection value are matched
+ *   case-insensitively, by prefix (WebNet's str_begin_with is strncasecmp:
+ *   "content-length: 2" counts, as the real firmware showed);
+ * - a request without a Connection header is WEBNET_CONN_CLOSE (the request
+ *   is zeroed), so a head with a length says "Connection: close"; any
+ *   Connection header but "close" makes it "Keep-Alive" (the session is
+ *   closed after the answer either way);
+ * - a POST with a Content-Length and no Content-Type header crashes WebNet
+ *   2.0.3: webnet_request_parse_header passes the NULL content_type to
+ *   str_begin_with (a data abort on the qemu-vexpress-a9 board,
+ *   tests/qemu/run.sh --webnet; a read of address 0 on a Cortex-M). The
+ *   host port cannot take the process down for it, so it says so on stderr
+ *   and drops the connection without an answer: a client that works here
+ *   sends a Content-Type with every body;
  * - a POST body is read only when it is not multipart and shorter than
  *   8 KB (POST_BUFSZ_MAX); it lands NUL-terminated in request->query. A
  *   longer one is left unread and the handler sees query NULL with
@@ -62,9 +75,12 @@ static rt_bool_t init_ok = RT_FALSE;
 static const char *web_root = "/webnet";
 static struct webnet_session *session_list;
 
+/* WebNet's str_begin_with: a case-insensitive prefix. (WebNet's own does
+ * not check for NULL; the one caller that can pass NULL is handled where it
+ * happens, in parse_header.) */
 static rt_bool_t begins(const char *s, const char *prefix)
 {
-    return s != RT_NULL && strncmp(s, prefix, strlen(prefix)) == 0;
+    return s != RT_NULL && strncasecmp(s, prefix, strlen(prefix)) == 0;
 }
 
 void webnet_set_port(int port)
@@ -280,6 +296,14 @@ static int parse_header(struct webnet_request *request, char *buf)
             p += 2;
             if (request->content_length && request->method == WEBNET_POST)
             {
+                if (request->content_type == RT_NULL)
+                {
+                    /* WebNet 2.0.3 dereferences NULL here (see the top). */
+                    fprintf(stderr, "webnet host port: a POST with a body and no Content-Type: WebNet 2.0.3 "
+                                    "dereferences a NULL pointer here (the board crashes); connection dropped\n");
+                    session->session_phase = WEB_PHASE_CLOSE;
+                    break;
+                }
                 session->session_phase = WEB_PHASE_RESPONSE;
                 if (!begins(request->content_type, "multipart/form-data") &&
                     request->content_length < POST_BUFSZ_MAX)
@@ -323,6 +347,8 @@ static int parse_header(struct webnet_request *request, char *buf)
             char *v = p + 11;
             while (*v == ' ')
                 v++;
+            /* Any Connection header means keep-alive unless it says close. */
+            request->connection = WEBNET_CONN_KEEPALIVE;
             if (begins(v, "close"))
                 request->connection = WEBNET_CONN_CLOSE;
             else if (begins(v, "Keep-Alive"))
@@ -505,7 +531,9 @@ static rt_bool_t session_readable(struct webnet_session *session)
             return RT_TRUE;
         request->session = session;
         request->result_code = 200;
-        request->connection = WEBNET_CONN_KEEPALIVE;
+        /* webnet_request_create zeroes the request: WEBNET_CONN_CLOSE, so
+         * without a Connection header the head says "Connection: close". */
+        request->connection = WEBNET_CONN_CLOSE;
         session->request = request;
         session->session_phase = WEB_PHASE_METHOD;
     }

@@ -14,7 +14,18 @@ the built-in scripted arithmetic model) and drives Debian's chromium
 - a screenshot is saved under target/ and its path printed.
 
     python3 tests/browser/run.py <path to rtt-agent-sim>
+
+Or against a page already served (a board's WebNet, e.g. the real firmware
+in QEMU through a hostfwd: tests/qemu/run.sh --webnet --browser); nothing is
+started or stopped then:
+
+    python3 tests/browser/run.py --url http://127.0.0.1:PORT/cgi-bin/agent \
+        --token TOKEN --key API_KEY [--screenshot PATH]
+
+TOKEN is the board's PKG_AGENT_WEB_TOKEN, API_KEY its configured key (the
+page must show it masked, never in clear).
 """
+import argparse
 import os
 import re
 import subprocess
@@ -62,9 +73,23 @@ def start_sim(binary):
 
 
 def main():
-    if len(sys.argv) != 2:
+    p = argparse.ArgumentParser(usage=__doc__)
+    p.add_argument("sim", nargs="?", help="the rtt-agent-sim binary (started with --web)")
+    p.add_argument("--url", help="the page's address, served already (the simulator is not started)")
+    p.add_argument("--token", default=TOKEN, help="the configuration token (with --url)")
+    p.add_argument("--key", help="the API key the board has (with --url): shown masked only")
+    p.add_argument("--screenshot", default=os.path.join(ROOT, "target", "browser-webnet-page.png"))
+    args = p.parse_args()
+    if bool(args.sim) == bool(args.url):
         sys.exit(__doc__)
-    sim, url, sim_log = start_sim(sys.argv[1])
+    if args.url and not args.key:
+        sys.exit("--url needs --key (the board's API key, to check it is never shown)")
+    token = args.token
+    sim, sim_log = None, []
+    if args.sim:
+        sim, url, sim_log = start_sim(args.sim)
+    else:
+        url = args.url
     print("page:", url)
     opts = webdriver.ChromeOptions()
     opts.binary_location = "/usr/bin/chromium"
@@ -117,7 +142,7 @@ def main():
         check(said.startswith("refused") and "token" in said, "saving without the token is refused: %r" % said)
         said = attempt("wrong-token", "browser-model")
         check(said.startswith("refused"), "saving with a wrong token is refused: %r" % said)
-        said = attempt(TOKEN, "browser-model")
+        said = attempt(token, "browser-model")
         check(said == "Configuration updated successfully", "saving with the token works: %r" % said)
         driver.find_element(By.ID, "modelName").clear()
         driver.execute_script("document.getElementById('note').textContent=''")
@@ -126,23 +151,26 @@ def main():
         model = driver.find_element(By.ID, "modelName").get_attribute("value")
         key_hint = driver.find_element(By.ID, "apiKey").get_attribute("placeholder")
         check(model == "browser-model", "loading shows the new model: %r" % model)
-        check("characters" in key_hint and "simulator" not in key_hint,
+        clear = args.key if args.url else "simulator"
+        check("characters" in key_hint and clear not in key_hint,
               "loading shows the key masked: %r" % key_hint)
 
-        shot = os.path.join(ROOT, "target", "browser-webnet-page.png")
+        shot = args.screenshot
         os.makedirs(os.path.dirname(shot), exist_ok=True)
         driver.save_screenshot(shot)
         print("screenshot:", shot)
     finally:
         driver.quit()
-        try:
-            sim.stdin.write(b"exit\n")
-            sim.stdin.flush()
-            sim.wait(20)
-        except Exception:
-            sim.kill()
-    log = "".join(sim_log)
-    check("cleanup done" in log, "the simulator stopped the agent cleanly")
+        if sim:
+            try:
+                sim.stdin.write(b"exit\n")
+                sim.stdin.flush()
+                sim.wait(20)
+            except Exception:
+                sim.kill()
+    if sim:
+        log = "".join(sim_log)
+        check("cleanup done" in log, "the simulator stopped the agent cleanly")
     if failures:
         print("".join(sim_log[-40:]))
         sys.exit("browser test: %d check(s) failed" % len(failures))

@@ -24,9 +24,11 @@ class Timeout(Exception):
 
 
 class Board:
-    def __init__(self, bsp, relay_cmd, transcript):
+    def __init__(self, bsp, relay_cmd, transcript, host_port=None):
         """relay_cmd: the program QEMU runs per guest connection to
-        GUEST_SERVER:80 (it connects to the scripted server on 127.0.0.1)."""
+        GUEST_SERVER:80 (it connects to the scripted server on 127.0.0.1).
+        host_port: forward 127.0.0.1:host_port on the host to the board's
+        port 80 (its WebNet), and nothing else."""
         image = os.path.join(bsp, 'rtthread.bin')
         for c in relay_cmd:
             if ',' in c:
@@ -35,6 +37,10 @@ class Board:
         # host and any network; the one guestfwd runs the relay, which only
         # connects to 127.0.0.1.
         netdev = 'user,id=n0,restrict=on,guestfwd=tcp:%s:80-cmd:%s' % (GUEST_SERVER, ' '.join(relay_cmd))
+        if host_port is not None:
+            # Only the host's loopback: restrict=on leaves explicit
+            # forwards working, and this one listens on 127.0.0.1 only.
+            netdev += ',hostfwd=tcp:127.0.0.1:%d-:80' % int(host_port)
         self.cmd = ['qemu-system-arm', '-M', 'vexpress-a9', '-smp', 'cpus=1', '-m', '128M',
                     '-kernel', image, '-display', 'none', '-monitor', 'none', '-serial', 'stdio',
                     '-netdev', netdev, '-net', 'nic,netdev=n0,model=lan9118']

@@ -3,13 +3,14 @@
 would, and writes its .config; used by tests/qemu/run.sh (std lib only).
 
   layout.py tree   RTT_ROOT WORK_RTT           copy of the RT-Thread tree
-  layout.py bsp    WORK_RTT NAME REPO CJSON WEBCLIENT
+  layout.py bsp    WORK_RTT NAME REPO CJSON WEBCLIENT [--webnet WEBNET]
                                                bsp/NAME from qemu-vexpress-a9,
-                                               packages/ laid out
-  layout.py config BSP_DIR --channel cli|debug --posix-stdio on|off
-                   [--prebuilt LIB] [--tls-none]
+                                               packages/ laid out (WebNet too
+                                               with --webnet)
+  layout.py config BSP_DIR --channel cli|debug|webnet --posix-stdio on|off
+                   [--prebuilt LIB] [--web-token TOKEN]
                                                .config overrides
-  layout.py check  BSP_DIR --channel cli|debug --posix-stdio on|off
+  layout.py check  BSP_DIR (the same options as config)
                                                rtconfig.h has what we asked
 
 RTT_ROOT itself is never written to: everything happens in the copy.
@@ -25,6 +26,7 @@ TEMPLATE_BSP = os.path.join('bsp', 'qemu-vexpress-a9')
 AGENT_DIR = 'Agent-latest'
 CJSON_DIR = 'cJSON-v1.7.17'
 WEBCLIENT_DIR = 'webclient-v2.3.0'
+WEBNET_DIR = 'webnet-v2.0.3'
 # Never copied from the repo into the package folder.
 SKIP_NAMES = {'.git', 'target', '__pycache__', 'corpus', 'artifacts'}
 SKIP_SUFFIX = ('.o', '.pyc')
@@ -172,6 +174,53 @@ if PKG_USING_WEBCLIENT
 endif
 '''
 
+# WebNet's index entry (RT-Thread/packages, iot/webnet; the package ships
+# none): the symbols its sources read (webnet.c: WEBNET_PORT, WEBNET_ROOT,
+# WEBNET_CONN_MAX; wn_request.c/wn_module.c: WEBNET_CACHE_LEVEL; SConscript:
+# WEBNET_USING_<module>), with the index's defaults. Only the modules the
+# agent needs are offered; the agent's Kconfig selects WEBNET_USING_CGI.
+WEBNET_KCONFIG = '''
+menuconfig PKG_USING_WEBNET
+    bool "WebNet: A HTTP Server for RT-Thread"
+    default n
+
+if PKG_USING_WEBNET
+    config PKG_WEBNET_PATH
+        string
+        default "/packages/iot/webnet"
+
+    config WEBNET_PORT
+        int "Server listen port"
+        default 80
+        range 0 65535
+
+    config WEBNET_CONN_MAX
+        int "Maximum number of server connections"
+        default 16
+        range 1 100
+
+    config WEBNET_ROOT
+        string "Server root directory"
+        default "/webnet"
+
+    config WEBNET_USING_CGI
+        bool "CGI: Enable Common Gateway Interface support"
+        default n
+
+    config WEBNET_USING_LOG
+        bool "LOG: Enable output log support"
+        default n
+
+    config WEBNET_CACHE_LEVEL
+        int "Cache level (0: off)"
+        default 0
+
+    config PKG_WEBNET_VER
+        string
+        default "v2.0.3"
+endif
+'''
+
 PACKAGES_SCONSCRIPT = '''import os
 from building import *
 
@@ -215,8 +264,11 @@ def cmd_bsp(a):
 
     pkgs = os.path.join(bsp, 'packages')
     os.makedirs(pkgs, exist_ok=True)
-    for src, name, marker in ((a.repo, AGENT_DIR, 'Cargo.toml'), (a.cjson, CJSON_DIR, 'cJSON.c'),
-                              (a.webclient, WEBCLIENT_DIR, os.path.join('src', 'webclient.c'))):
+    sources = [(a.repo, AGENT_DIR, 'Cargo.toml'), (a.cjson, CJSON_DIR, 'cJSON.c'),
+               (a.webclient, WEBCLIENT_DIR, os.path.join('src', 'webclient.c'))]
+    if a.webnet:
+        sources.append((a.webnet, WEBNET_DIR, os.path.join('src', 'webnet.c')))
+    for src, name, marker in sources:
         if not os.path.isfile(os.path.join(src, marker)):
             die('%s has no %s' % (src, marker))
         sync_dir(os.path.abspath(src), os.path.join(pkgs, name))
@@ -226,7 +278,7 @@ def cmd_bsp(a):
     write_if_changed(os.path.join(pkgs, 'SConscript'), PACKAGES_SCONSCRIPT)
     write_if_changed(os.path.join(pkgs, 'Kconfig'),
                      'menu "RT-Thread online packages (laid out by tests/qemu/run.sh)"\n'
-                     + CJSON_KCONFIG + WEBCLIENT_KCONFIG
+                     + CJSON_KCONFIG + WEBCLIENT_KCONFIG + (WEBNET_KCONFIG if a.webnet else '')
                      + '\nsource "$PKGS_DIR/%s/packages/Kconfig"\nendmenu\n' % AGENT_DIR)
     print(bsp)
 
@@ -278,10 +330,28 @@ def overrides(a):
         'PKG_AGENT_HTTP_TIMEOUT_MS': '15000',
         'PKG_AGENT_CLI_CHANNEL': 'y' if a.channel == 'cli' else None,
         'PKG_AGENT_DEBUG_CHANNEL': 'y' if a.channel == 'debug' else None,
-        'PKG_AGENT_WEBNET_CHANNEL': None,
+        'PKG_AGENT_WEBNET_CHANNEL': 'y' if a.channel == 'webnet' else None,
         'PKG_AGENT_MULTIMODAL_DISABLE': 'y',
         'PKG_AGENT_PREBUILT_LIB': '"%s"' % (a.prebuilt or ''),
     }
+    if a.channel == 'webnet':
+        # The real WebNet package (built from WEBNET_SRC) with its CGI
+        # module, on the BSP's lwIP, SAL (select) and DFS (wn_module.c and
+        # wn_module_cgi.c include dfs_posix.h with RT_USING_DFS: the legacy
+        # header, RT_USING_LEGACY is on in the stock BSP).
+        o.update({
+            'PKG_USING_WEBNET': 'y',
+            'WEBNET_USING_CGI': 'y',
+            'WEBNET_PORT': '80',
+            'WEBNET_ROOT': '"/webnet"',
+            'RT_USING_DFS': 'y',
+            'RT_USING_LEGACY': 'y',
+            # webnet.c: "#error The lwIP tcpip thread stack size
+            # (RT_LWIP_TCPTHREAD_STACKSIZE) must more than 1408"; the BSP
+            # has lwIP's default, 1024.
+            'RT_LWIP_TCPTHREAD_STACKSIZE': '2048',
+            'PKG_AGENT_WEB_TOKEN': '"%s"' % a.web_token,
+        })
     if a.posix_stdio == 'off':
         o['RT_USING_POSIX_TERMIOS'] = None  # it selects RT_USING_POSIX_STDIO
     if a.channel == 'debug':
@@ -351,12 +421,14 @@ def main():
     b = sub.add_parser('bsp')
     for n in ('work_rtt', 'name', 'repo', 'cjson', 'webclient'):
         b.add_argument(n)
+    b.add_argument('--webnet', default='')
     for name in ('config', 'check'):
         c = sub.add_parser(name)
         c.add_argument('bsp')
-        c.add_argument('--channel', choices=('cli', 'debug'), required=True)
+        c.add_argument('--channel', choices=('cli', 'debug', 'webnet'), required=True)
         c.add_argument('--posix-stdio', choices=('on', 'off'), required=True)
         c.add_argument('--prebuilt', default='')
+        c.add_argument('--web-token', default='')
     a = p.parse_args()
     {'tree': cmd_tree, 'bsp': cmd_bsp, 'config': cmd_config, 'check': cmd_check}[a.cmd](a)
 

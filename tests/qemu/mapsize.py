@@ -10,7 +10,10 @@ GROUPS = (
     ('package: C glue, tools, tool_func.c', lambda o: 'Agent-latest/' in o),
     ('cJSON (dependency)', lambda o: 'cJSON' in o),
     ('webclient (dependency)', lambda o: 'webclient' in o),
+    ('WebNet (dependency)', lambda o: '/webnet-v' in o),
 )
+# Listed only when the firmware has them.
+OPTIONAL = ('WebNet (dependency)',)
 
 
 def kind(section):
@@ -72,6 +75,8 @@ def rows(path):
     for g, _ in GROUPS:
         v = s[g]
         flash = v['text'] + v['rodata'] + v['data']
+        if g in OPTIONAL and flash + v['bss'] == 0:
+            continue
         if g.startswith('package'):
             for k in total:
                 total[k] += v[k]

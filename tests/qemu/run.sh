@@ -17,13 +17,23 @@
 #   QEMU_STDIO     on (default: RT_USING_POSIX_STDIO on, as the BSP ships),
 #                  off, or both (the CLI firmware built and checked twice)
 #   QEMU_SKIP_BUILD=1  reuse the firmware already built in QEMU_WORK
+#   QEMU_WEBNET    off (default), on (also the WebNet channel's firmware,
+#                  agent-webnet, driven over HTTP through a hostfwd), or only
+#                  (just that firmware)
+#   WEBNET_SRC     the WebNet package sources (RT-Thread-packages/webnet
+#                  2.0.x; GPL-2.0, built, never copied into this repo);
+#                  needed when QEMU_WEBNET is on or only
+#   QEMU_BROWSER=1 with the WebNet firmware, also run the browser test
+#                  (tests/browser/run.py --url) against the board's page
 #   AGENT_SRC      the package sources put into the BSP (default: this work
 #                  tree; e.g. an unpacked `git archive` of another commit)
-# Options: --stdio on|off|both (as QEMU_STDIO), --skip-build.
+# Options: --stdio on|off|both (as QEMU_STDIO), --skip-build, --webnet
+# (QEMU_WEBNET=on), --webnet-only (QEMU_WEBNET=only), --browser.
 #
 # Network: qemu's user networking only, restricted (restrict=on: the guest
 # reaches nothing but the one guestfwd), 10.0.2.100:80 forwarded to the
-# scripted server on 127.0.0.1. See tests/qemu/README.md.
+# scripted server on 127.0.0.1; the WebNet firmware adds one hostfwd from
+# 127.0.0.1:<free port> to the board's port 80. See tests/qemu/README.md.
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -31,14 +41,21 @@ repo="$(cd "$here/../.." && pwd)"
 
 stdio="${QEMU_STDIO:-on}"
 skip_build="${QEMU_SKIP_BUILD:-}"
+webnet="${QEMU_WEBNET:-off}"
+browser="${QEMU_BROWSER:-}"
 while [ $# -gt 0 ]; do
     case "$1" in
         --stdio) stdio="$2"; shift 2 ;;
         --skip-build) skip_build=1; shift ;;
-        *) echo "usage: $0 [--stdio on|off|both] [--skip-build]" >&2; exit 2 ;;
+        --webnet) webnet=on; shift ;;
+        --webnet-only) webnet=only; shift ;;
+        --browser) browser=1; shift ;;
+        *) echo "usage: $0 [--stdio on|off|both] [--skip-build] [--webnet|--webnet-only] [--browser]" >&2; exit 2 ;;
     esac
 done
 case "$stdio" in on|off|both) ;; *) echo "QEMU_STDIO/--stdio must be on, off or both" >&2; exit 2 ;; esac
+case "$webnet" in off|on|only) ;; *) echo "QEMU_WEBNET must be off, on or only" >&2; exit 2 ;; esac
+[ -n "$browser" ] && [ "$webnet" = off ] && { echo "--browser/QEMU_BROWSER needs the WebNet firmware (--webnet or --webnet-only)" >&2; exit 2; }
 
 if [ -z "${RTT_ROOT:-}" ]; then
     echo "real-firmware check (tests/qemu/run.sh) NOT RUN: RTT_ROOT is not set (needs an RT-Thread 5.x tree, CJSON_SRC and WEBCLIENT_SRC; see tests/qemu/README.md)"
@@ -48,6 +65,12 @@ fail() { echo "qemu check: FAIL: $*" >&2; exit 1; }
 [ -d "$RTT_ROOT" ] || fail "RTT_ROOT=$RTT_ROOT is not a directory"
 [ -n "${CJSON_SRC:-}" ] && [ -f "$CJSON_SRC/cJSON.c" ] || fail "CJSON_SRC must name the cJSON package sources (has cJSON.c); got '${CJSON_SRC:-}'"
 [ -n "${WEBCLIENT_SRC:-}" ] && [ -f "$WEBCLIENT_SRC/src/webclient.c" ] || fail "WEBCLIENT_SRC must name the webclient package sources (has src/webclient.c); got '${WEBCLIENT_SRC:-}'"
+if [ "$webnet" != off ]; then
+    [ -n "${WEBNET_SRC:-}" ] && [ -f "$WEBNET_SRC/src/webnet.c" ] && [ -f "$WEBNET_SRC/module/wn_module_cgi.c" ] \
+        || fail "WEBNET_SRC must name the WebNet package sources (has src/webnet.c, module/wn_module_cgi.c); got '${WEBNET_SRC:-}'"
+fi
+# The token the WebNet firmware is built with (PKG_AGENT_WEB_TOKEN).
+web_token=qemu-web-token
 
 work="${QEMU_WORK:-$repo/target/qemu}"
 mkdir -p "$work/logs"
@@ -74,15 +97,20 @@ rtt="$work/rtt"
 build_bsp() { # name channel stdio [prebuilt-lib]
     local name="$1" channel="$2" st="$3" prebuilt="${4:-}"
     local bsp="$rtt/bsp/$name" log="$logs/build-$name.log"
+    local extra=() bsp_extra=()
+    if [ "$channel" = webnet ]; then
+        extra=(--web-token "$web_token")
+        bsp_extra=(--webnet "$WEBNET_SRC")
+    fi
     step "build $name: $channel channel, RT_USING_POSIX_STDIO $st${prebuilt:+, prebuilt Rust library}"
-    "$py" "$here/layout.py" bsp "$rtt" "$name" "$agent_src" "$CJSON_SRC" "$WEBCLIENT_SRC" >/dev/null
-    "$py" "$here/layout.py" config "$bsp" --channel "$channel" --posix-stdio "$st" --prebuilt "$prebuilt"
+    "$py" "$here/layout.py" bsp "$rtt" "$name" "$agent_src" "$CJSON_SRC" "$WEBCLIENT_SRC" ${bsp_extra[@]+"${bsp_extra[@]}"} >/dev/null
+    "$py" "$here/layout.py" config "$bsp" --channel "$channel" --posix-stdio "$st" --prebuilt "$prebuilt" ${extra[@]+"${extra[@]}"}
     (
         cd "$bsp"
         export RTT_ROOT="$rtt" PKGS_DIR="$bsp/packages"
         scons --pyconfig-silent >"$logs/pyconfig-$name.log" 2>&1 \
             || { tail -30 "$logs/pyconfig-$name.log"; fail "scons --pyconfig-silent failed in $bsp (log: $logs/pyconfig-$name.log)"; }
-        "$py" "$here/layout.py" check "$bsp" --channel "$channel" --posix-stdio "$st" --prebuilt "$prebuilt"
+        "$py" "$here/layout.py" check "$bsp" --channel "$channel" --posix-stdio "$st" --prebuilt "$prebuilt" ${extra[@]+"${extra[@]}"}
         local t0=$SECONDS
         if ! scons -j2 >"$log" 2>&1; then
             grep -n "error\|Error" "$log" | head -40
@@ -100,6 +128,8 @@ case "$stdio" in
     off) cli_bsps=(agent-cli-nostdio) ;;
     both) cli_bsps=(agent-cli agent-cli-nostdio) ;;
 esac
+# --webnet-only: the WebNet firmware alone.
+[ "$webnet" = only ] && cli_bsps=()
 
 if [ -z "$skip_build" ]; then
     step "lay out RT-Thread ($src_rtt) into $rtt (RTT_ROOT is not modified)"
@@ -118,7 +148,11 @@ if [ -z "$skip_build" ]; then
     # library with the chosen channel only (cargo feature channel-debug), so
     # this firmware builds its own. (The second CLI firmware above links the
     # first one's library: PKG_AGENT_PREBUILT_LIB.)
-    build_bsp agent-debug debug on
+    [ "$webnet" = only ] || build_bsp agent-debug debug on
+    # The WebNet channel (a menuconfig choice too: its own library, cargo
+    # feature channel-webnet) with the real WebNet package and its CGI
+    # module.
+    [ "$webnet" = off ] || build_bsp agent-webnet webnet on
 fi
 
 step "scripted server"
@@ -129,7 +163,22 @@ server="$(cargo metadata --format-version 1 --no-deps --manifest-path "$repo/Car
 [ -x "$server" ] || fail "scripted server binary $server is missing"
 
 args=()
-for b in "${cli_bsps[@]}"; do args+=(--cli "$rtt/bsp/$b"); done
-args+=(--debug "$rtt/bsp/agent-debug")
+for b in ${cli_bsps[@]+"${cli_bsps[@]}"}; do args+=(--cli "$rtt/bsp/$b"); done
+[ "$webnet" = only ] || args+=(--debug "$rtt/bsp/agent-debug")
+if [ "$webnet" != off ]; then
+    args+=(--webnet "$rtt/bsp/agent-webnet" --web-token "$web_token" --page "$repo/web/agent.html")
+    if [ -n "$browser" ]; then
+        # tests/browser/run.sh's dependencies: Debian's chromium and
+        # chromium-driver, Selenium in a virtualenv under target/.
+        apt_install chromium chromium-driver python3-venv
+        venv="$repo/target/browser-venv"
+        if ! "$venv/bin/python" -c 'import selenium' 2>/dev/null; then
+            echo "installing selenium into $venv (drives chromium; not linked)"
+            python3 -m venv "$venv"
+            "$venv/bin/pip" install --quiet 'selenium>=4.15,<5'
+        fi
+        args+=(--browser "$venv/bin/python $repo/tests/browser/run.py")
+    fi
+fi
 step "boot and drive (transcripts in $logs)"
 exec "$py" "$here/drive.py" --server "$server" --logs "$logs" "${args[@]}"

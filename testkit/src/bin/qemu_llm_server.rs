@@ -17,6 +17,8 @@
 //!   `Retry-After: 2`, the next ones the arithmetic model's answer;
 //! - `stallforever`: one SSE event, then an SSE comment every 2 s for ten
 //!   minutes: the request stays in flight and makes no progress;
+//! - `slowstream`: a text answer in five fragments 600 ms apart (the WebNet
+//!   check sees the deltas arrive over time, not at once);
 //! - anything else: the arithmetic model (tool calls to add/mul/compare in
 //!   OpenAI's fragment shape, one round per nesting level).
 
@@ -81,6 +83,13 @@ fn respond(req: &RecordedRequest) -> (&'static str, ScriptedResponse) {
         return (
             "stallforever",
             ScriptedResponse::sse(events).delay(Duration::from_secs(2)),
+        );
+    }
+    if user.contains("slowstream") {
+        return (
+            "slowstream",
+            ScriptedResponse::text(&["Counting ", "slowly: ", "one, ", "two, ", "three."])
+                .delay(Duration::from_millis(600)),
         );
     }
     let _ = tools;
