@@ -122,13 +122,19 @@ fn server() -> SocketAddr {
 }
 
 fn post(path: &str, headers: &str, body: &str) -> rtt_agent_testkit::web::Response {
-    let raw = format!("POST {path} HTTP/1.1\r\nHost: x\r\n{headers}\r\n{body}");
+    // Always a Content-Type: WebNet 2.0.3 dereferences NULL on a POST body
+    // without one (see the last test).
+    let raw = format!("POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\n{headers}\r\n{body}");
     exchange_raw(server(), raw.as_bytes()).unwrap()
 }
 
 #[test]
 fn set_header_writes_webnets_head() {
-    let r = exchange_raw(server(), b"GET /cgi-bin/echo HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    let r = exchange_raw(
+        server(),
+        b"GET /cgi-bin/echo HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n",
+    )
+    .unwrap();
     let body = r.text();
     assert_eq!(
         r.head,
@@ -138,7 +144,10 @@ fn set_header_writes_webnets_head() {
         )
     );
     // Keep-Alive is announced, yet the session is closed after the handler
-    // (read_to_end in exchange_raw returned).
+    // (read_to_end in exchange_raw returned). Without a Connection header
+    // the request is zeroed: close.
+    let r = exchange_raw(server(), b"GET /cgi-bin/echo HTTP/1.1\r\n\r\n").unwrap();
+    assert!(r.head.ends_with("Connection: close"), "{}", r.head);
     let r = exchange_raw(server(), b"GET /cgi-bin/nolength HTTP/1.1\r\n\r\n").unwrap();
     assert_eq!(
         r.head,
@@ -154,23 +163,23 @@ fn set_header_writes_webnets_head() {
 }
 
 #[test]
-fn a_post_body_is_read_below_8_kb_only_and_with_the_exact_header_name() {
+fn a_post_body_is_read_below_8_kb_only_and_header_names_ignore_case() {
     let r = post("/cgi-bin/echo", "Content-Length: 5\r\n", "hello");
     assert_eq!(r.text(), "method=2 declared=5 body=5 q=(none)");
     let big = "x".repeat(8191);
     let r = post("/cgi-bin/echo", "Content-Length: 8191\r\n", &big);
     assert_eq!(r.text(), "method=2 declared=8191 body=8191 q=(none)");
     // 8192 and more: WebNet answers after the head and leaves the body.
-    let raw = "POST /cgi-bin/echo HTTP/1.1\r\nContent-Length: 8192\r\n\r\n";
+    let raw = "POST /cgi-bin/echo HTTP/1.1\r\nContent-Type: text/plain\r\nContent-Length: 8192\r\n\r\n";
     let r = exchange_raw(server(), raw.as_bytes()).unwrap();
     assert_eq!(r.text(), "method=2 declared=8192 body=none q=(none)");
     // A multipart body is never read into the request.
     let raw = "POST /cgi-bin/echo HTTP/1.1\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 4\r\n\r\n";
     let r = exchange_raw(server(), raw.as_bytes()).unwrap();
     assert_eq!(r.text(), "method=2 declared=4 body=none q=(none)");
-    // Header names are matched with their case: this length is not seen.
-    let r = post("/cgi-bin/echo", "content-length: 5\r\n", "");
-    assert_eq!(r.text(), "method=2 declared=0 body=none q=(none)");
+    // str_begin_with is strncasecmp: a lower-case name counts.
+    let r = post("/cgi-bin/echo", "content-length: 5\r\n", "hello");
+    assert_eq!(r.text(), "method=2 declared=5 body=5 q=(none)");
 }
 
 #[test]
