@@ -124,7 +124,9 @@ fn server() -> SocketAddr {
 fn post(path: &str, headers: &str, body: &str) -> rtt_agent_testkit::web::Response {
     // Always a Content-Type: WebNet 2.0.3 dereferences NULL on a POST body
     // without one (see the last test).
-    let raw = format!("POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\n{headers}\r\n{body}");
+    let raw = format!(
+        "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\n{headers}\r\n{body}"
+    );
     exchange_raw(server(), raw.as_bytes()).unwrap()
 }
 
@@ -170,7 +172,8 @@ fn a_post_body_is_read_below_8_kb_only_and_header_names_ignore_case() {
     let r = post("/cgi-bin/echo", "Content-Length: 8191\r\n", &big);
     assert_eq!(r.text(), "method=2 declared=8191 body=8191 q=(none)");
     // 8192 and more: WebNet answers after the head and leaves the body.
-    let raw = "POST /cgi-bin/echo HTTP/1.1\r\nContent-Type: text/plain\r\nContent-Length: 8192\r\n\r\n";
+    let raw =
+        "POST /cgi-bin/echo HTTP/1.1\r\nContent-Type: text/plain\r\nContent-Length: 8192\r\n\r\n";
     let r = exchange_raw(server(), raw.as_bytes()).unwrap();
     assert_eq!(r.text(), "method=2 declared=8192 body=none q=(none)");
     // A multipart body is never read into the request.
