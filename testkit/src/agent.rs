@@ -25,7 +25,13 @@ pub struct Agent;
 
 impl Agent {
     pub fn start(server: &LlmServer, overrides: Overrides) -> Agent {
-        let url = CString::new(server.url()).unwrap();
+        Self::start_at(&server.url(), overrides)
+    }
+
+    /// [`Agent::start`] with the endpoint `url` (another path of the
+    /// scripted server: `…/v1/messages`, `…/api/chat`).
+    pub fn start_at(url: &str, overrides: Overrides) -> Agent {
+        let url = CString::new(url).unwrap();
         // SAFETY: three NUL-terminated strings that outlive the call (it copies).
         unsafe {
             agent_config_set(
