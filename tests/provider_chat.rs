@@ -394,3 +394,31 @@ fn the_run_time_choice_overrides_the_url() {
     );
     assert_eq!(server.requests()[0].header("anthropic-version"), None);
 }
+
+#[test]
+fn agent_config_format_command() {
+    use rtt_agent::chat::provider::format_setting;
+    use rtt_agent::ffi::commands::agent_config;
+    let _serial = rtt_agent_testkit::agent::lock();
+    let run = |name: &str| {
+        let words = [
+            c"agent_config".to_owned(),
+            c"format".to_owned(),
+            CString::new(name).unwrap(),
+        ];
+        let mut argv: Vec<*mut std::ffi::c_char> =
+            words.iter().map(|w| w.as_ptr() as *mut _).collect();
+        // SAFETY: three NUL-terminated words that outlive the call.
+        unsafe { agent_config(3, argv.as_mut_ptr()) }
+    };
+    assert_eq!(run("ollama"), 0);
+    assert_eq!(format_setting(), Some(Format::Ollama));
+    assert_eq!(run("Anthropic"), 0);
+    assert_eq!(format_setting(), Some(Format::Anthropic));
+    assert_eq!(run("gemini"), -1);
+    assert_eq!(format_setting(), Some(Format::Anthropic), "unchanged");
+    assert_eq!(run("openai"), 0);
+    assert_eq!(format_setting(), Some(Format::OpenAi));
+    assert_eq!(run("auto"), 0);
+    assert_eq!(format_setting(), None);
+}

@@ -42,11 +42,53 @@ fn show_config() {
         ]);
         line(&[b"key:   ", &masked[..n]]);
         line(&[b"from:  ", origin]);
+        #[cfg(any(feature = "provider-anthropic", feature = "provider-ollama"))]
+        {
+            let url = CStr::from_ptr(get_dynamic_agent_api_url());
+            let format = crate::chat::provider::format_for(url).name().as_bytes();
+            let how: &[u8] = if crate::chat::provider::format_setting().is_some() {
+                b" (set at run time)"
+            } else {
+                b" (PKG_AGENT_API_FORMAT, else from the URL)"
+            };
+            line(&[b"format: ", format, how]);
+        }
     }
 }
 
+/// `agent_config format <name>`: `auto` (PKG_AGENT_API_FORMAT, else the
+/// URL decides) or a built-in format's name. False for an unknown name.
+#[cfg(any(feature = "provider-anthropic", feature = "provider-ollama"))]
+fn set_format(name: &[u8]) -> bool {
+    use crate::chat::provider;
+    if name.eq_ignore_ascii_case(b"auto") {
+        provider::set_format(None);
+        return true;
+    }
+    match crate::stream::Format::from_name(name) {
+        Some(f) => {
+            provider::set_format(Some(f));
+            true
+        }
+        None => false,
+    }
+}
+
+/// The formats `agent_config format` takes besides `auto` and `openai`.
+#[cfg(any(feature = "provider-anthropic", feature = "provider-ollama"))]
+const FORMATS: &[u8] = match (
+    cfg!(feature = "provider-anthropic"),
+    cfg!(feature = "provider-ollama"),
+) {
+    (true, true) => b", anthropic, ollama",
+    (true, false) => b", anthropic",
+    _ => b", ollama",
+};
+
 /// `agent_config` shows the endpoint (key masked); `agent_config key|model|url
-/// <value>` sets one at run time (at most 127 bytes).
+/// <value>` sets one at run time (at most 127 bytes); with a provider
+/// adapter built in, `agent_config format auto|openai|anthropic|ollama`
+/// chooses the wire format.
 #[no_mangle]
 pub unsafe extern "C" fn agent_config(argc: c_int, argv: *mut *mut c_char) -> c_int {
     ffi_fn!(failure = -1, {
@@ -74,6 +116,14 @@ pub unsafe extern "C" fn agent_config(argc: c_int, argv: *mut *mut c_char) -> c_
             // SAFETY: `value` is `argv[2]`, NUL-terminated and alive for this
             // call; NULLs are skipped; `agent_config_set` only borrows them.
             b"url" => unsafe { agent_config_set(null, null, value) },
+            #[cfg(any(feature = "provider-anthropic", feature = "provider-ollama"))]
+            // SAFETY: `value` is `argv[2]`, NUL-terminated and alive for this call.
+            b"format" if !set_format(unsafe { CStr::from_ptr(value) }.to_bytes()) => {
+                line(&[b"agent_config format: auto, openai", FORMATS]);
+                return -1;
+            }
+            #[cfg(any(feature = "provider-anthropic", feature = "provider-ollama"))]
+            b"format" => {}
             _ => {
                 line(&[b"agent_config: set key, model or url"]);
                 return -1;
