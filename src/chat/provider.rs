@@ -82,10 +82,18 @@ pub fn format_setting() -> Option<Format> {
 /// The format of a request to `url` (see the module documentation).
 pub fn format_for(url: &CStr) -> Format {
     #[cfg(any(feature = "provider-anthropic", feature = "provider-ollama"))]
-    if let Some(f) = choice::get().or_else(choice::board) {
-        return f;
+    {
+        if let Some(f) = choice::get().or_else(choice::board) {
+            return f;
+        }
+        Format::from_url(url.to_bytes())
     }
-    Format::from_url(url.to_bytes())
+    // Without an adapter: not even the URL's length is taken.
+    #[cfg(not(any(feature = "provider-anthropic", feature = "provider-ollama")))]
+    {
+        let _ = url;
+        Format::OpenAi
+    }
 }
 
 /// Write the request body in `format`.
@@ -154,8 +162,170 @@ pub(crate) mod common {
     /// Is `text` exactly one JSON object (whitespace around it allowed)?
     /// Tool arguments go into Anthropic's and Ollama's requests as JSON,
     /// not as a string: anything else would make the whole body invalid.
+    /// A small checker of its own, without recursion or memory (the stream
+    /// tokenizer would do, at the cost of another copy of it in flash):
+    /// structure, strings (escapes; control characters refused; other
+    /// bytes as they are), numbers, literals; 32 levels at most.
     pub fn is_object_text(text: &[u8]) -> bool {
-        crate::stream::is_json_object(text)
+        check_object(text).is_some()
+    }
+
+    #[derive(Clone, Copy, PartialEq, Eq)]
+    enum Want {
+        Value,
+        ValueOrClose,
+        Key,
+        KeyOrClose,
+        After,
+    }
+
+    fn ws(t: &[u8], mut i: usize) -> usize {
+        while matches!(t.get(i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            i += 1;
+        }
+        i
+    }
+
+    /// The end of the string starting at `t[i]` (a quote).
+    fn string(t: &[u8], mut i: usize) -> Option<usize> {
+        i += 1;
+        loop {
+            match *t.get(i)? {
+                b'"' => return Some(i + 1),
+                b'\\' => {
+                    i += 1;
+                    match *t.get(i)? {
+                        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => {}
+                        b'u' => {
+                            let hex = t.get(i + 1..i + 5)?;
+                            if !hex.iter().all(u8::is_ascii_hexdigit) {
+                                return None;
+                            }
+                            i += 4;
+                        }
+                        _ => return None,
+                    }
+                }
+                0..=0x1F => return None,
+                _ => {}
+            }
+            i += 1;
+        }
+    }
+
+    fn digits(t: &[u8], i: usize) -> Option<usize> {
+        let n = t
+            .get(i..)?
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+        (n > 0).then_some(i + n)
+    }
+
+    /// The end of the number starting at `t[i]`.
+    fn number(t: &[u8], mut i: usize) -> Option<usize> {
+        if t.get(i) == Some(&b'-') {
+            i += 1;
+        }
+        i = if t.get(i) == Some(&b'0') {
+            i + 1
+        } else {
+            digits(t, i)?
+        };
+        if t.get(i) == Some(&b'.') {
+            i = digits(t, i + 1)?;
+        }
+        if matches!(t.get(i), Some(b'e' | b'E')) {
+            i += 1;
+            if matches!(t.get(i), Some(b'+' | b'-')) {
+                i += 1;
+            }
+            i = digits(t, i)?;
+        }
+        Some(i)
+    }
+
+    fn check_object(t: &[u8]) -> Option<()> {
+        let mut i = ws(t, 0);
+        if t.get(i) != Some(&b'{') {
+            return None;
+        }
+        // Bit d: the container at depth d + 1 is an object.
+        let (mut depth, mut objects) = (0u32, 0u32);
+        let mut want = Want::Value;
+        loop {
+            i = ws(t, i);
+            let b = *t.get(i)?;
+            let close = match (want, b) {
+                (Want::ValueOrClose, b']') | (Want::KeyOrClose, b'}') => true,
+                (Want::After, b'}' | b']') => true,
+                (Want::After, b',') => {
+                    i += 1;
+                    want = if objects & (1 << (depth - 1)) != 0 {
+                        Want::Key
+                    } else {
+                        Want::Value
+                    };
+                    continue;
+                }
+                (Want::Key | Want::KeyOrClose, b'"') => {
+                    i = ws(t, string(t, i)?);
+                    if t.get(i) != Some(&b':') {
+                        return None;
+                    }
+                    i += 1;
+                    want = Want::Value;
+                    continue;
+                }
+                (Want::Value | Want::ValueOrClose, b'{' | b'[') => {
+                    if depth == 32 {
+                        return None;
+                    }
+                    if b == b'{' {
+                        objects |= 1 << depth;
+                        want = Want::KeyOrClose;
+                    } else {
+                        objects &= !(1 << depth);
+                        want = Want::ValueOrClose;
+                    }
+                    depth += 1;
+                    i += 1;
+                    continue;
+                }
+                (Want::Value | Want::ValueOrClose, _) => {
+                    i = match b {
+                        b'"' => string(t, i)?,
+                        b'-' | b'0'..=b'9' => number(t, i)?,
+                        _ => {
+                            let lit: &[u8] = match b {
+                                b't' => b"true",
+                                b'f' => b"false",
+                                b'n' => b"null",
+                                _ => return None,
+                            };
+                            if t.get(i..i + lit.len())? != lit {
+                                return None;
+                            }
+                            i + lit.len()
+                        }
+                    };
+                    want = Want::After;
+                    continue;
+                }
+                _ => return None,
+            };
+            // A closing bracket: it must match the open container.
+            let object = objects & (1 << (depth - 1)) != 0;
+            if close && object != (b == b'}') {
+                return None;
+            }
+            depth -= 1;
+            i += 1;
+            want = Want::After;
+            if depth == 0 {
+                return (ws(t, i) == t.len()).then_some(());
+            }
+        }
     }
 
     /// Write a tool call's `arguments` string as the JSON object it holds,
@@ -240,5 +410,78 @@ pub(crate) mod common {
         } else {
             out.put(b"{\"type\":\"object\",\"properties\":{}}")
         }
+    }
+}
+
+#[cfg(all(test, any(feature = "provider-anthropic", feature = "provider-ollama")))]
+mod tests {
+    use super::common::is_object_text;
+
+    /// The checker agrees with the stream's tokenizer (the oracle) on
+    /// hand-picked texts and on every prefix and one-byte change of them.
+    #[test]
+    fn object_check_agrees_with_the_tokenizer() {
+        let samples: &[&[u8]] = &[
+            br#"{}"#,
+            br#" { "a" : 1 , "b" : [ true , false , null , -0.5e+3 , "x\"y\u00e9" ] } "#,
+            br#"{"a":{"b":{"c":[[],[{}]]}}}"#,
+            br#"{"n":[0,1.25,-3,4E9,1e-2]}"#,
+            br#"{"a":1,}"#,
+            br#"{"a" 1}"#,
+            br#"[1,2]"#,
+            br#""text""#,
+            br#"{"a":01}"#,
+            br#"{"a":1}{"b":2}"#,
+            br#"{"a":"\x"}"#,
+            br#"{"a":"\u12G4"}"#,
+            br#"{"a":tru}"#,
+            br#"{"a":[1,2}"#,
+            b"",
+            b"not json",
+        ];
+        let mut texts: Vec<Vec<u8>> = Vec::new();
+        for s in samples {
+            texts.push(s.to_vec());
+            for cut in 0..s.len() {
+                texts.push(s[..cut].to_vec());
+                for b in [
+                    b'{', b'}', b'[', b']', b'"', b',', b':', b'1', b'\\', b'e', b'-',
+                ] {
+                    let mut t = s.to_vec();
+                    t[cut] = b;
+                    texts.push(t);
+                }
+            }
+        }
+        let deep = |n: usize| {
+            let mut t = b"{\"a\":".to_vec();
+            t.extend(core::iter::repeat_n(b'[', n - 1));
+            t.extend(core::iter::repeat_n(b']', n - 1));
+            t.push(b'}');
+            t
+        };
+        let mut agreed = 0;
+        for t in &texts {
+            // The tokenizer skips unwanted strings unchecked: compare only
+            // texts without string escapes or control characters in doubt.
+            let oracle = crate::stream::is_json_object(t);
+            if t.contains(&b'\\') && oracle != is_object_text(t) {
+                continue;
+            }
+            assert_eq!(
+                is_object_text(t),
+                oracle,
+                "{:?}",
+                String::from_utf8_lossy(t)
+            );
+            agreed += 1;
+        }
+        assert!(agreed > 1000, "{agreed}");
+        assert!(is_object_text(&deep(32)));
+        assert!(!is_object_text(&deep(33)));
+        assert!(!is_object_text(br#"{"a":"\x"}"#));
+        assert!(!is_object_text(br#"{"a":"\u12G4"}"#));
+        assert!(is_object_text(br#"{"a":"\u12aF \n"}"#));
+        assert!(!is_object_text(b"{\"a\":\"\x01\"}"));
     }
 }

@@ -733,9 +733,9 @@ unsafe fn attempt_once<S: ResponseSink>(
         deadline,
         late: false,
     };
+    let format = settings.format;
     // SAFETY: the trees in `req` stay alive and unmodified (our contract).
-    let written = unsafe { write_body(settings.format, req, &mut writer) };
-    if let Err(e) = written.and_then(|_| writer.flush()) {
+    if let Err(e) = unsafe { write_body(format, req, &mut writer) }.and_then(|_| writer.flush()) {
         if cancelled() {
             error.set(&[b"cancelled"]);
             return failed(Failure::Cancelled, false);

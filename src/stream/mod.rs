@@ -128,20 +128,25 @@ impl Format {
     /// feature is built in), anything else OpenAI's. A query or a trailing
     /// `/` does not count.
     pub fn from_url(url: &[u8]) -> Format {
-        let path = match url.iter().position(|&b| b == b'?' || b == b'#') {
-            Some(q) => url.get(..q).unwrap_or(url),
-            None => url,
-        };
-        let path = path.strip_suffix(b"/").unwrap_or(path);
-        #[cfg(feature = "provider-anthropic")]
-        if path.ends_with(b"/v1/messages") {
-            return Format::Anthropic;
+        // Without an adapter nothing is looked at (not even the URL: the
+        // OpenAI-only build stays the size it was).
+        #[cfg(any(feature = "provider-anthropic", feature = "provider-ollama"))]
+        {
+            let path = match url.iter().position(|&b| b == b'?' || b == b'#') {
+                Some(q) => url.get(..q).unwrap_or(url),
+                None => url,
+            };
+            let path = path.strip_suffix(b"/").unwrap_or(path);
+            #[cfg(feature = "provider-anthropic")]
+            if path.ends_with(b"/v1/messages") {
+                return Format::Anthropic;
+            }
+            #[cfg(feature = "provider-ollama")]
+            if path.ends_with(b"/api/chat") {
+                return Format::Ollama;
+            }
         }
-        #[cfg(feature = "provider-ollama")]
-        if path.ends_with(b"/api/chat") {
-            return Format::Ollama;
-        }
-        let _ = path;
+        let _ = url;
         Format::OpenAi
     }
 
@@ -391,22 +396,25 @@ impl ChatStream {
     }
 
     /// A parser for one response in `format`.
+    #[cfg(any(feature = "provider-anthropic", feature = "provider-ollama"))]
     pub fn with_format(caps: Caps, format: Format) -> Self {
-        #[allow(unused_mut)]
         let mut stream = ChatStream::new(caps);
-        #[cfg(any(feature = "provider-anthropic", feature = "provider-ollama"))]
-        {
-            stream.proto = match format {
-                Format::OpenAi => Proto::OpenAi,
-                #[cfg(feature = "provider-anthropic")]
-                Format::Anthropic => Proto::Anthropic(anthropic::State::new()),
-                #[cfg(feature = "provider-ollama")]
-                Format::Ollama => Proto::Ollama(ndjson::State::new()),
-            };
-        }
-        #[cfg(not(any(feature = "provider-anthropic", feature = "provider-ollama")))]
-        let Format::OpenAi = format;
+        stream.proto = match format {
+            Format::OpenAi => Proto::OpenAi,
+            #[cfg(feature = "provider-anthropic")]
+            Format::Anthropic => Proto::Anthropic(anthropic::State::new()),
+            #[cfg(feature = "provider-ollama")]
+            Format::Ollama => Proto::Ollama(ndjson::State::new()),
+        };
         stream
+    }
+
+    /// A parser for one response in `format` (only OpenAI's is built in).
+    #[cfg(not(any(feature = "provider-anthropic", feature = "provider-ollama")))]
+    #[inline(always)]
+    pub fn with_format(caps: Caps, format: Format) -> Self {
+        let Format::OpenAi = format;
+        ChatStream::new(caps)
     }
 
     /// The format this stream reads.
