@@ -29,10 +29,13 @@ const LED: &str = r#"{"type":"object","properties":{
     "free":{"description":"no type"}},
   "required":["pin","state"]}"#;
 
+/// What a check gives: fits, or (property, what was expected).
+type Verdict = Result<(), (&'static str, &'static str)>;
+
 #[test]
 fn the_checks_table() {
     let schema = parse(LED);
-    let cases: &[(&str, Result<(), (&str, &str)>)] = &[
+    let cases: &[(&str, Verdict)] = &[
         (r#"{"pin":3,"state":"on"}"#, Ok(())),
         (
             r#"{"pin":3,"state":"off","level":2,"blink":false,"note":null,"free":[1],"extra":{}}"#,
