@@ -182,3 +182,66 @@ fn caps_hold_for_the_other_formats() {
     let (got, _) = run_format(&[&body], caps, Format::Anthropic);
     assert!(got.calls[0].too_long, "{got:?}");
 }
+
+/// Garbled bodies: every fixture of both formats mutated many ways (bytes
+/// changed, cut, pieces of another fixture spliced in, small caps), fed in
+/// random splits. No panic, and `run_format`'s invariants hold for every
+/// outcome (calls only after a clean end, caps respected, ids unique, the
+/// end final); whole and split feeds agree.
+#[test]
+fn garbled_bodies_keep_the_invariants() {
+    let mut bodies: Vec<(Format, Vec<u8>)> = Vec::new();
+    for (sub, ext, format) in [
+        ("anthropic", ".sse", Format::Anthropic),
+        ("ollama", ".ndjson", Format::Ollama),
+    ] {
+        for name in names(sub, ext) {
+            bodies.push((
+                format,
+                std::fs::read(dir(sub).join(format!("{name}{ext}"))).unwrap(),
+            ));
+        }
+    }
+    let mut rng = Rng(0x5eed);
+    let small = rtt_agent::stream::Caps {
+        max_content: 16,
+        max_reasoning: 24,
+        max_tool_args: 12,
+        max_token: 8,
+        max_tool_calls: 1,
+    };
+    let mut outcomes = [0usize; 2];
+    for round in 0..3000 {
+        let (format, base) = &bodies[rng.range(0, bodies.len() - 1)];
+        let mut body = base.clone();
+        for _ in 0..rng.range(1, 4) {
+            if body.is_empty() {
+                break;
+            }
+            let at = rng.range(0, body.len() - 1);
+            match rng.range(0, 3) {
+                0 => body[at] = b"{}[]\":,\\\n 0a-eu"[rng.range(0, 14)],
+                1 => body.truncate(at),
+                2 => {
+                    let (_, other) = &bodies[rng.range(0, bodies.len() - 1)];
+                    let from = rng.range(0, other.len() - 1);
+                    let to = (from + rng.range(1, 80)).min(other.len());
+                    body.splice(at..at, other[from..to].iter().copied());
+                }
+                _ => {
+                    body.remove(at);
+                }
+            }
+        }
+        let caps = if round % 5 == 0 { small } else { HOST };
+        let (whole, _) = run_format(&[&body], caps, *format);
+        let reads = random_split(&body, round);
+        let (split, _) = run_format(&reads, caps, *format);
+        assert_eq!(whole.error, split.error, "round {round}");
+        assert_eq!(whole.content, split.content, "round {round}");
+        assert_eq!(whole.calls, split.calls, "round {round}");
+        outcomes[usize::from(whole.error.is_some())] += 1;
+    }
+    // Both kinds of outcome were exercised.
+    assert!(outcomes[0] > 100 && outcomes[1] > 100, "{outcomes:?}");
+}

@@ -2,6 +2,13 @@
 //! response (`"stream": true`), read incrementally. No FFI, `no_std` +
 //! `alloc`, no panics on any input, and every allocation fallible.
 //!
+//! The other wire formats ([`Format`], chosen with
+//! [`ChatStream::with_format`]) are read by the same machinery (framing,
+//! tokenizer, caps, tool-call reassembly, the same results and errors):
+//! Anthropic Messages in `anthropic.rs` (feature `provider-anthropic`),
+//! Ollama's NDJSON in `ndjson.rs` (feature `provider-ollama`). What follows
+//! describes the OpenAI format; those files say what differs.
+//!
 //! # Use
 //!
 //! ```
