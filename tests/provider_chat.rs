@@ -142,6 +142,7 @@ fn ollama_fixtures_over_tcp_in_every_split() {
 /// JSON object), both results, and the next question.
 const CONTEXT: &str = r#"[
  {"role":"system","content":"You are a calculator."},
+ {"role":"system","content":""},
  {"role":"user","content":"2+3 and 4*5?"},
  {"role":"assistant","content":"Computing.","tool_calls":[
    {"id":"toolu_1","type":"function","function":{"name":"tool_add","arguments":"{\"a\": 2, \"b\": 3}"}},
@@ -286,9 +287,18 @@ fn ollama_request_field_by_field() {
     let roles: Vec<&str> = m.iter().map(|x| x.get("role").str()).collect();
     assert_eq!(
         roles,
-        ["system", "user", "assistant", "tool", "tool", "user"]
+        [
+            "system",
+            "system",
+            "user",
+            "assistant",
+            "tool",
+            "tool",
+            "user"
+        ]
     );
     assert_eq!(m[0].get("content").str(), "You are a calculator.");
+    let m = &m[1..];
     assert_eq!(keys(&m[2]), ["role", "content", "thinking", "tool_calls"]);
     assert_eq!(m[2].get("content").str(), "Computing.");
     assert_eq!(m[2].get("thinking").str(), "Two independent operations.");
@@ -332,7 +342,7 @@ fn openai_request_leaves_the_signature_out() {
     let b = Json::parse(&text);
     let m = b.get("messages").arr();
     assert_eq!(
-        keys(&m[2]),
+        keys(&m[3]),
         ["role", "content", "tool_calls", "reasoning_content"]
     );
     assert_eq!(

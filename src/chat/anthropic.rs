@@ -2,7 +2,8 @@
 //! OpenAI-shaped context.
 //!
 //! `{"model","max_tokens","stream":true,"system":[…],"messages":[…],"tools":[…]}`:
-//! - `system` messages (all of them, in order) become `system` text blocks;
+//! - `system` messages (all of them, in order; empty ones left out) become
+//!   `system` text blocks;
 //! - `user` messages keep their `content` (a string; content parts become
 //!   `text` blocks, other parts are left out);
 //! - an `assistant` message becomes a list of blocks: a `thinking` block when
@@ -54,6 +55,12 @@ pub unsafe fn write_body(req: &ChatRequest<'_>, out: &mut dyn ByteSink) -> Resul
     for msg in unsafe { json::children(req.messages) } {
         // SAFETY: `msg` is a live element of the array.
         if unsafe { str_of(msg, c"role") } != Some(b"system") {
+            continue;
+        }
+        // An empty text block is refused by the API: an empty prompt is
+        // no prompt.
+        // SAFETY: `msg` is live.
+        if unsafe { str_of(msg, c"content") } == Some(b"") {
             continue;
         }
         out.put(if system { b"," } else { b",\"system\":[" })?;
