@@ -149,6 +149,15 @@ const struct agent_board_config agent_board_config = {
     .multimodal_max_bytes = PKG_AGENT_MULTIMODAL_MAX_FILE_SIZE,
 };
 
+/* PKG_AGENT_API_FORMAT: the wire format of the chat requests ("openai",
+ * "anthropic", "ollama"; "" or "auto": the URL decides). Read only by the
+ * provider-anthropic / provider-ollama builds; --gc-sections drops it from
+ * the others. */
+#ifndef PKG_AGENT_API_FORMAT
+#define PKG_AGENT_API_FORMAT ""
+#endif
+const char agent_api_format[] = PKG_AGENT_API_FORMAT;
+
 /* The runtime configuration lives here, not in Rust, so that its alignment
  * is the board's rt_align(RT_ALIGN_SIZE) exactly as AgentConfig.h declares. */
 agent_runtime_config_t agent_runtime_config_storage;

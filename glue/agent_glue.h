@@ -64,6 +64,9 @@ struct agent_board_config
 
 extern const struct agent_board_config agent_board_config;
 
+/* PKG_AGENT_API_FORMAT ("" when unset: the URL decides). */
+extern const char agent_api_format[];
+
 /* Log one complete line through ulog (or rt_kprintf without ulog).
  * level: 3 error, 4 warning, 6 info, 7 debug (ulog's LOG_LVL_* values). */
 void agent_glue_log(int level, const char *text);

@@ -8,6 +8,9 @@
 //!
 //! - `walk_chat_with_tool_calls`: one `chat()` whose answer streams
 //!   reasoning, text and two tool calls (chunked), with every callback;
+//! - `walk_chat_anthropic`, `walk_chat_ollama`: the same `chat()` answered in
+//!   Anthropic Messages (a signed thinking block, two `tool_use` blocks) and
+//!   in Ollama's NDJSON (two whole calls with object arguments);
 //! - `walk_loop_conversation`: one user message through the Debug channel,
 //!   answered by the agent loop in three rounds (parallel tool calls, the
 //!   C tools, then the text);
@@ -249,6 +252,136 @@ fn walk_chat_with_tool_calls() {
                 "{mode:?}: no run failed at all: {summary:?}"
             );
         }
+    });
+}
+
+// ---- (a') the same chat() in the other wire formats ------------------------
+
+/// One `chat()` answered in `path`'s format with reasoning (Anthropic: a
+/// signed thinking block) and the two calls, walked as (a) is.
+fn walk_chat_in(path: &'static str, label: &str) {
+    let server = server_with(move |_| {
+        let add: &[&str] = &[r#"{"a":2,"#, r#""b":3}"#];
+        let mul: &[&str] = &[r#"{"a":6,"b":7}"#];
+        if path == "/v1/messages" {
+            ScriptedResponse::sse(anthropic_tool_use(
+                REASONING,
+                "walk-signature",
+                &[(CALLS[0].0, CALLS[0].1, add), (CALLS[1].0, CALLS[1].1, mul)],
+            ))
+        } else {
+            ScriptedResponse::ndjson(ollama_tool_calls(
+                REASONING,
+                &[(CALLS[0].1, CALLS[0].2), (CALLS[1].1, CALLS[1].2)],
+            ))
+        }
+    });
+    let url = CString::new(format!("http://{}{path}", server.addr())).unwrap();
+    // SAFETY: NUL-terminated strings that outlive the call, which copies them.
+    unsafe {
+        agent_config_set(
+            c"sk-walk-secret".as_ptr(),
+            c"walk-model".as_ptr(),
+            url.as_ptr(),
+        )
+    };
+    set_overrides(Overrides {
+        retry_base_ms: Some(1),
+        timeout_ms: Some(3000),
+        ..Overrides::default()
+    });
+    let summary = walk(label, 2, BOTH, Duration::from_secs(30), move |armed| {
+        let messages = parse(MESSAGES);
+        let tools = parse(TOOLS);
+        let resp = armed.run(|| {
+            // SAFETY: trees parsed above, borrowed for the call; no callbacks.
+            unsafe { chat(messages, tools, 0, None, None, None) }
+        });
+        // SAFETY: the trees parsed above, deleted once.
+        unsafe {
+            cJSON_Delete(messages);
+            cJSON_Delete(tools);
+        }
+        if resp.is_null() {
+            // SAFETY: a static, NUL-terminated text.
+            let why = unsafe { CStr::from_ptr(agent_chat_last_error()) }
+                .to_string_lossy()
+                .into_owned();
+            if why.is_empty() {
+                return Err("chat() returned NULL and no error text".into());
+            }
+            return Ok(format!("error: {}", short(&why, 70)));
+        }
+        // SAFETY: a live response from chat(), freed once right after.
+        let (reasoning, _, mut calls) = unsafe { read_response(resp) };
+        // SAFETY: a live response; its first call is read before the free.
+        let signature = unsafe {
+            let first = cJSON_GetArrayItem((*resp).tool_call, 0);
+            let s = cJSON_GetObjectItemCaseSensitive(first, c"x_rtt_thinking_signature".as_ptr());
+            (!s.is_null()).then(|| {
+                CStr::from_ptr((*s).valuestring)
+                    .to_string_lossy()
+                    .into_owned()
+            })
+        };
+        // SAFETY: as above.
+        unsafe { chat_response_free(resp) };
+        if path != "/v1/messages" {
+            // Ollama sends no ids: generated ones stand in.
+            for c in &mut calls {
+                if !c[0].starts_with("call_") {
+                    return Err(format!("a generated id {:?}", c[0]));
+                }
+                c[0].clear();
+            }
+        }
+        let want: Vec<[String; 3]> = CALLS
+            .iter()
+            .map(|(i, n, a)| {
+                let id = if path == "/v1/messages" {
+                    i.to_string()
+                } else {
+                    String::new()
+                };
+                [id, n.to_string(), a.to_string()]
+            })
+            .collect();
+        if reasoning != REASONING || calls != want {
+            return Err(format!("not what the server sent: {reasoning:?} {calls:?}"));
+        }
+        let want_sig = (path == "/v1/messages").then(|| "walk-signature".to_string());
+        if signature != want_sig {
+            return Err(format!("signature {signature:?}"));
+        }
+        Ok("answered".to_string())
+    });
+    drop(server);
+    set_overrides(Overrides::default());
+    assert!(summary.allocations > 50, "{summary:?}");
+    for (mode, tried, outcomes) in &summary.modes {
+        assert_eq!(*tried, summary.allocations, "{mode:?}: {summary:?}");
+        assert_eq!(*tried, outcomes.values().sum::<usize>() as u64);
+        assert!(
+            outcomes.keys().any(|o| o.starts_with("error:")),
+            "{mode:?}: no run failed at all: {summary:?}"
+        );
+    }
+}
+
+#[test]
+fn walk_chat_anthropic() {
+    in_child_process("walk_chat_anthropic", CHILD_LIMIT, || {
+        walk_chat_in(
+            "/v1/messages",
+            "(a') chat() in Anthropic Messages, thinking signed",
+        )
+    });
+}
+
+#[test]
+fn walk_chat_ollama() {
+    in_child_process("walk_chat_ollama", CHILD_LIMIT, || {
+        walk_chat_in("/api/chat", "(a') chat() in Ollama's native chat")
     });
 }
 

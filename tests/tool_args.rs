@@ -29,12 +29,13 @@ const LED: &str = r#"{"type":"object","properties":{
     "free":{"description":"no type"}},
   "required":["pin","state"]}"#;
 
+/// What a check gives: fits, or (property, what was expected).
+type Verdict = Result<(), (&'static str, &'static str)>;
+
 #[test]
 fn the_checks_table() {
     let schema = parse(LED);
-    /// (arguments, Ok or the kind of mismatch and what it names)
-    type Case = (&'static str, Result<(), (&'static str, &'static str)>);
-    let cases: &[Case] = &[
+    let cases: &[(&str, Verdict)] = &[
         (r#"{"pin":3,"state":"on"}"#, Ok(())),
         (
             r#"{"pin":3,"state":"off","level":2,"blink":false,"note":null,"free":[1],"extra":{}}"#,

@@ -2,12 +2,13 @@
 //! must give exactly the same outcome as the same bytes read whole.
 //!
 //! Input layout: byte 0 picks the caps (bit 0: small caps that hit every
-//! limit path) and the read sizes (bits 1..): bytes 1..=8 seed the split
-//! points; the rest is the response body.
+//! limit path), the read sizes (bits 1..=2) and the wire format (bits 3..=4:
+//! OpenAI, Anthropic Messages, Ollama NDJSON, OpenAI); bytes 1..=8 seed the
+//! split points; the rest is the response body.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use rtt_agent::stream::{Caps, ChatStream, Progress, StreamError, StreamSink};
+use rtt_agent::stream::{Caps, ChatStream, Format, Progress, StreamError, StreamSink};
 
 const GENEROUS: Caps = Caps {
     max_content: 64 * 1024,
@@ -55,8 +56,8 @@ struct Outcome {
     calls: Vec<Call>,
 }
 
-fn run(reads: &[&[u8]], caps: Caps) -> Outcome {
-    let mut stream = ChatStream::new(caps);
+fn run(reads: &[&[u8]], caps: Caps, format: Format) -> Outcome {
+    let mut stream = ChatStream::with_format(caps, format);
     let mut sink = Text::default();
     let mut result = None;
     for read in reads {
@@ -133,7 +134,12 @@ fuzz_target!(|data: &[u8]| {
         reads.push(head);
         left = tail;
     }
-    let whole = run(&[body], caps);
-    let split = run(&reads, caps);
+    let format = match (mode >> 3) & 3 {
+        1 => Format::Anthropic,
+        2 => Format::Ollama,
+        _ => Format::OpenAi,
+    };
+    let whole = run(&[body], caps, format);
+    let split = run(&reads, caps, format);
     assert_eq!(whole, split);
 });

@@ -4,7 +4,12 @@
 //! By default it starts a scripted model on 127.0.0.1 that answers arithmetic
 //! with real tool calls (add, mul, compare; several rounds, parallel calls)
 //! and anything else with text. With `AGENT_API_URL` (and `AGENT_API_KEY`,
-//! `AGENT_MODEL`) set it talks to that OpenAI-compatible endpoint instead.
+//! `AGENT_MODEL`) set it talks to that endpoint instead, in the format its
+//! URL implies (`…/v1/messages`: Anthropic Messages, `…/api/chat`: Ollama,
+//! else OpenAI chat completions). The built-in model answers in each of them
+//! too: `AGENT_BUILTIN_FORMAT=anthropic` (or `ollama`) points the agent at
+//! its `/v1/messages` (or `/api/chat`) path, and `qemu_llm_server` serves
+//! all three paths for an `AGENT_API_URL` of `http://127.0.0.1:PORT/v1/messages`.
 //!
 //! With `--web` the agent starts at once on the WebNet channel instead: the
 //! host WebNet serves the page on 127.0.0.1 (`--web=PORT`, default any free
@@ -110,7 +115,13 @@ fn configure() -> Option<LlmServer> {
     heap::exclude_this_thread(false);
     match server {
         Ok(server) => {
-            let url = CString::new(server.url()).unwrap_or_default();
+            // The built-in model answers in the format the URL implies.
+            let endpoint = match std::env::var("AGENT_BUILTIN_FORMAT").as_deref() {
+                Ok("anthropic") => format!("http://{}/v1/messages", server.addr()),
+                Ok("ollama") => format!("http://{}/api/chat", server.addr()),
+                _ => server.url(),
+            };
+            let url = CString::new(endpoint.clone()).unwrap_or_default();
             // SAFETY: NUL-terminated strings (or NULL) that outlive the call,
             // which copies them.
             unsafe {
@@ -121,8 +132,7 @@ fn configure() -> Option<LlmServer> {
                 )
             };
             say(&format!(
-                "endpoint: built-in scripted model at {} (set AGENT_API_URL to use a real one)\r\n",
-                server.url()
+                "endpoint: built-in scripted model at {endpoint} (set AGENT_API_URL to use a real one)\r\n",
             ));
             Some(server)
         }

@@ -4,9 +4,14 @@
 //! `docs/requests.md` says what is retried and how the deadline bounds a
 //! request.
 
+#[cfg(feature = "provider-anthropic")]
+pub mod anthropic;
 pub mod deadline;
 #[cfg(feature = "multimodal")]
 pub mod inline_file;
+#[cfg(feature = "provider-ollama")]
+pub mod ollama;
+pub mod provider;
 pub mod request;
 pub mod retry;
 pub mod transport;

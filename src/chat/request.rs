@@ -123,9 +123,18 @@ pub fn schema_type(declared: &[u8]) -> Option<&'static [u8]> {
     }
 }
 
+/// Members of the context's messages that are the library's own notes and
+/// never go to an OpenAI server as they are (the Anthropic thinking block's
+/// signature: see `crate::chat::anthropic`).
+#[cfg(feature = "provider-anthropic")]
+pub const PRIVATE_KEYS: &[&[u8]] = &[b"x_rtt_thinking_signature"];
+
+/// Write `item` as JSON; with `map_types`, schema `"type"` values are
+/// mapped (see [`schema_type`]).
+///
 /// # Safety
 /// `item` is non-NULL and a live cJSON tree not modified during the call.
-unsafe fn write_value(
+pub unsafe fn write_value(
     item: *const cJSON,
     map_types: bool,
     depth: usize,
@@ -180,14 +189,20 @@ unsafe fn write_value(
             let mut child = it.child;
             let mut first = true;
             while !child.is_null() {
-                if !first {
-                    out.put(b",")?;
-                }
-                first = false;
                 // SAFETY: `child` is a non-NULL live member of the tree and its
                 // `string` (the key) NULL or a NUL-terminated buffer it owns.
                 let (key, child_type) =
                     unsafe { (cstr_bytes((*child).string).unwrap_or(b""), (*child).type_) };
+                #[cfg(feature = "provider-anthropic")]
+                if PRIVATE_KEYS.contains(&key) {
+                    // SAFETY: `child` is a non-NULL live member of the tree.
+                    child = unsafe { (*child).next };
+                    continue;
+                }
+                if !first {
+                    out.put(b",")?;
+                }
+                first = false;
                 write_string(key, out)?;
                 out.put(b":")?;
                 let mapped = if map_types && key == b"type" && child_type & 0xFF == cJSON_String {
@@ -216,7 +231,7 @@ unsafe fn write_value(
 
 /// # Safety
 /// `p` is NULL or NUL-terminated and stays valid and unmodified for `'a`.
-unsafe fn cstr_bytes<'a>(p: *const core::ffi::c_char) -> Option<&'a [u8]> {
+pub unsafe fn cstr_bytes<'a>(p: *const core::ffi::c_char) -> Option<&'a [u8]> {
     if p.is_null() {
         None
     } else {

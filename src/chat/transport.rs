@@ -48,9 +48,11 @@
 //! webclient's connect timeout (a silent network, not a certificate).
 
 use super::deadline::Deadline;
-use super::request::{body_length, write_body, ByteSink, ChatRequest, WriteError};
+use super::provider::{body_length, write_body};
+use super::request::{ByteSink, ChatRequest, WriteError};
 use super::retry::{self, retryable_status, trim};
 use crate::rtt::webclient::*;
+use crate::stream::Format;
 use alloc::vec::Vec;
 use core::ffi::{c_char, c_int, c_void, CStr};
 use core::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
@@ -196,6 +198,8 @@ pub struct Settings<'a> {
     pub read_buffer: usize,
     /// The whole request's deadline (`PKG_AGENT_REQUEST_TIMEOUT_MS`).
     pub request_timeout_ms: u32,
+    /// The wire format of the request (see [`super::provider`]).
+    pub format: Format,
 }
 
 /// A short description of the last failure (status line, server message),
@@ -378,7 +382,7 @@ pub unsafe fn send<S: ResponseSink>(
         return Err(Failure::Connect);
     }
     // SAFETY: the trees in `req` stay alive and unmodified (our contract).
-    let length = match unsafe { body_length(req) } {
+    let length = match unsafe { body_length(settings.format, req) } {
         Ok(n) => n,
         Err(e) => {
             if e == WriteError::File {
@@ -644,15 +648,33 @@ unsafe fn attempt_once<S: ResponseSink>(
     // literal whose one `%s` (if any) gets a NUL-terminated string.
     let mut ok = unsafe {
         webclient_header_fields_add(session.0, c"Content-Type: application/json\r\n".as_ptr()) >= 0
-            && webclient_header_fields_add(session.0, c"Accept: text/event-stream\r\n".as_ptr())
-                >= 0
+            && webclient_header_fields_add(session.0, accept(settings.format).as_ptr()) >= 0
             && webclient_header_fields_add(
                 session.0,
                 c"Content-Length: %s\r\n".as_ptr(),
                 len_text.as_ptr(),
             ) >= 0
     };
-    if ok && !settings.api_key.is_empty() {
+    #[cfg(feature = "provider-anthropic")]
+    if settings.format == Format::Anthropic {
+        // SAFETY: a live session, literal formats with one `%s` each, and
+        // NUL-terminated arguments (`&CStr`s).
+        ok = ok
+            && unsafe {
+                webclient_header_fields_add(
+                    session.0,
+                    c"anthropic-version: %s\r\n".as_ptr(),
+                    super::anthropic::API_VERSION.as_ptr(),
+                ) >= 0
+                    && (settings.api_key.is_empty()
+                        || webclient_header_fields_add(
+                            session.0,
+                            c"x-api-key: %s\r\n".as_ptr(),
+                            settings.api_key.as_ptr(),
+                        ) >= 0)
+            };
+    }
+    if ok && !settings.api_key.is_empty() && uses_bearer(settings.format) {
         // SAFETY: a live session, a literal format with one `%s`, and the key
         // is a `&CStr`, so NUL-terminated.
         ok = unsafe {
@@ -723,8 +745,9 @@ unsafe fn attempt_once<S: ResponseSink>(
         deadline,
         late: false,
     };
+    let format = settings.format;
     // SAFETY: the trees in `req` stay alive and unmodified (our contract).
-    if let Err(e) = unsafe { write_body(req, &mut writer) }.and_then(|_| writer.flush()) {
+    if let Err(e) = unsafe { write_body(format, req, &mut writer) }.and_then(|_| writer.flush()) {
         if cancelled() {
             error.set(&[b"cancelled"]);
             return failed(Failure::Cancelled, false);
@@ -811,6 +834,25 @@ unsafe fn attempt_once<S: ResponseSink>(
         };
         sink.describe(result, error);
         return failed(Failure::Stream(result), sink.retryable(result));
+    }
+}
+
+/// The `Accept` header line for `format`'s stream.
+fn accept(format: Format) -> &'static CStr {
+    match format {
+        #[cfg(feature = "provider-ollama")]
+        Format::Ollama => c"Accept: application/x-ndjson\r\n",
+        _ => c"Accept: text/event-stream\r\n",
+    }
+}
+
+/// Whether `format` sends the key as `Authorization: Bearer` (Anthropic
+/// takes it as `x-api-key` instead).
+fn uses_bearer(format: Format) -> bool {
+    match format {
+        #[cfg(feature = "provider-anthropic")]
+        Format::Anthropic => false,
+        _ => true,
     }
 }
 

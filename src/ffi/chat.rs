@@ -37,7 +37,7 @@ use crate::chat::request::ChatRequest;
 use crate::chat::transport::{self, ErrorText, Failure, Flow, ResponseSink, Settings};
 use crate::json;
 use crate::rtt::{board, cap};
-use crate::stream::{Caps, ChatStream, Progress, StreamError, StreamSink};
+use crate::stream::{Caps, ChatStream, Format, Progress, StreamError, StreamSink};
 use core::cell::UnsafeCell;
 use core::ffi::CStr;
 use core::ptr;
@@ -204,6 +204,7 @@ impl StreamSink for Callbacks {
 struct Parser {
     stream: ChatStream,
     caps: Caps,
+    format: Format,
     callbacks: Callbacks,
 }
 
@@ -222,7 +223,7 @@ impl ResponseSink for Parser {
         self.callbacks.delivered
     }
     fn restart(&mut self) {
-        self.stream = ChatStream::new(self.caps);
+        self.stream = ChatStream::with_format(self.caps, self.format);
     }
     fn retryable(&self, error: StreamError) -> bool {
         stream_error_retryable(error)
@@ -342,6 +343,7 @@ pub(crate) unsafe fn chat_with_error(
         read_buffer: cap(cfg.resp_bufsz),
         request_timeout_ms: pick(Setting::RequestTimeoutMs, cfg.request_timeout_ms())
             .clamp(1, u32::MAX as usize) as u32,
+        format: crate::chat::provider::format_for(url),
     };
     let req = ChatRequest {
         model: config.model(),
@@ -361,8 +363,9 @@ pub(crate) unsafe fn chat_with_error(
         max_tool_calls: MAX_TOOL_CALLS,
     };
     let mut parser = Parser {
-        stream: ChatStream::new(caps),
+        stream: ChatStream::with_format(caps, settings.format),
         caps,
+        format: settings.format,
         callbacks: Callbacks {
             on_reasoning,
             on_context,
@@ -459,6 +462,13 @@ unsafe fn build_response(stream: &ChatStream) -> ChatResponse_t {
     // SAFETY: `tool_call_array` only reads `stream`; `resp` is initialised
     // and owned here.
     unsafe { (*resp).tool_call = tool_call_array(stream) };
+    #[cfg(feature = "provider-anthropic")]
+    // SAFETY: `resp` is initialised and owned here; its array NULL or live.
+    if !unsafe { attach_signature(stream, (*resp).tool_call) } {
+        // SAFETY: `resp` is owned here, every field NULL or owned by it.
+        unsafe { chat_response_free(resp) };
+        return ptr::null_mut();
+    }
     // SAFETY: `resp` is initialised and owned here.
     let incomplete = unsafe {
         (*resp).reasoning.is_null() || (*resp).context.is_null() || (*resp).tool_call.is_null()
@@ -560,4 +570,37 @@ unsafe fn tool_call_object(call: &crate::stream::ToolCall) -> *mut cJSON {
         return ptr::null_mut();
     }
     obj
+}
+
+/// Put the thinking block's signature (Anthropic) on the first tool call
+/// as [`crate::chat::anthropic::SIGNATURE_KEY`], where the context's
+/// `append_assistant_message` finds it: `ChatResponse` stays the C
+/// package's struct. False on no memory; true when there is nothing to do.
+///
+/// # Safety
+/// `calls` is NULL or the response's live array, owned by the caller.
+#[cfg(feature = "provider-anthropic")]
+unsafe fn attach_signature(stream: &ChatStream, calls: *mut cJSON) -> bool {
+    let signature = stream.thinking_signature();
+    // SAFETY: `calls` is NULL or live (contract).
+    let first = if calls.is_null() {
+        ptr::null_mut()
+    } else {
+        // SAFETY: non-NULL, so live.
+        unsafe { (*calls).child }
+    };
+    if signature.is_empty() || first.is_null() {
+        return true;
+    }
+    let copy = rt_strdup_parts(&[signature.as_bytes()]);
+    if copy.is_null() {
+        return false;
+    }
+    // SAFETY: `copy` is a non-NULL NUL-terminated copy; cJSON copies it.
+    let item = unsafe { crate::cjson_sys::cJSON_CreateString(copy) };
+    // SAFETY: `copy` came from `rt_strdup_parts`, owned here, freed once.
+    unsafe { rt_free(copy as *mut c_void) };
+    // SAFETY: `first` is a live object of the array; `item` is NULL or
+    // detached, taken over.
+    unsafe { json::add_to_object(first, crate::chat::anthropic::SIGNATURE_KEY, item) }.is_ok()
 }

@@ -42,6 +42,17 @@ fn show_config() {
         ]);
         line(&[b"key:   ", &masked[..n]]);
         line(&[b"from:  ", origin]);
+        #[cfg(any(feature = "provider-anthropic", feature = "provider-ollama"))]
+        {
+            let url = CStr::from_ptr(get_dynamic_agent_api_url());
+            let format = crate::chat::provider::format_for(url).name().as_bytes();
+            let how: &[u8] = if crate::chat::provider::format_setting().is_some() {
+                b" (set at run time)"
+            } else {
+                b" (PKG_AGENT_API_FORMAT, else from the URL)"
+            };
+            line(&[b"format: ", format, how]);
+        }
     }
     #[cfg(feature = "tools-text")]
     line(&[
@@ -54,9 +65,40 @@ fn show_config() {
     ]);
 }
 
+/// `agent_config format <name>`: `auto` (PKG_AGENT_API_FORMAT, else the
+/// URL decides) or a built-in format's name. False for an unknown name.
+#[cfg(any(feature = "provider-anthropic", feature = "provider-ollama"))]
+fn set_format(name: &[u8]) -> bool {
+    use crate::chat::provider;
+    if name.eq_ignore_ascii_case(b"auto") {
+        provider::set_format(None);
+        return true;
+    }
+    match crate::stream::Format::from_name(name) {
+        Some(f) => {
+            provider::set_format(Some(f));
+            true
+        }
+        None => false,
+    }
+}
+
+/// The formats `agent_config format` takes besides `auto` and `openai`.
+#[cfg(any(feature = "provider-anthropic", feature = "provider-ollama"))]
+const FORMATS: &[u8] = match (
+    cfg!(feature = "provider-anthropic"),
+    cfg!(feature = "provider-ollama"),
+) {
+    (true, true) => b", anthropic, ollama",
+    (true, false) => b", anthropic",
+    _ => b", ollama",
+};
+
 /// `agent_config` shows the endpoint (key masked); `agent_config key|model|url
 /// <value>` sets one at run time (at most 127 bytes); `agent_config tools
-/// text|native` chooses how tools are offered (with `tools-text`).
+/// text|native` chooses how tools are offered (with `tools-text`); with a
+/// provider adapter built in, `agent_config format
+/// auto|openai|anthropic|ollama` chooses the wire format.
 #[no_mangle]
 pub unsafe extern "C" fn agent_config(argc: c_int, argv: *mut *mut c_char) -> c_int {
     ffi_fn!(failure = -1, {
@@ -67,7 +109,9 @@ pub unsafe extern "C" fn agent_config(argc: c_int, argv: *mut *mut c_char) -> c_
         // SAFETY: finsh passes argc NUL-terminated strings.
         let arg = |i: c_int| unsafe { *argv.add(i as usize) as *const c_char };
         if argc != 3 {
-            line(&[b"usage: agent_config [key|model|url <value>] [tools text|native]"]);
+            line(&[
+                b"usage: agent_config [key|model|url <value>] [tools text|native] [format <name>]",
+            ]);
             return -1;
         }
         // SAFETY: argc is 3 (checked above), so argv[1] and argv[2] are
@@ -98,8 +142,16 @@ pub unsafe extern "C" fn agent_config(argc: c_int, argv: *mut *mut c_char) -> c_
                     }
                 }
             }
+            #[cfg(any(feature = "provider-anthropic", feature = "provider-ollama"))]
+            // SAFETY: `value` is `argv[2]`, NUL-terminated and alive for this call.
+            b"format" if !set_format(unsafe { CStr::from_ptr(value) }.to_bytes()) => {
+                line(&[b"agent_config format: auto, openai", FORMATS]);
+                return -1;
+            }
+            #[cfg(any(feature = "provider-anthropic", feature = "provider-ollama"))]
+            b"format" => {}
             _ => {
-                line(&[b"agent_config: set key, model, url or tools"]);
+                line(&[b"agent_config: set key, model, url, tools or format"]);
                 return -1;
             }
         }

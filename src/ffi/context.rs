@@ -303,6 +303,24 @@ unsafe extern "C" fn append_assistant_message(ctx: Context_t, resp: ChatResponse
             {
                 return fail(msg);
             }
+            // The Anthropic thinking block's signature goes with the
+            // reasoning it signs (see `crate::chat::anthropic`).
+            #[cfg(feature = "provider-anthropic")]
+            if keep {
+                let key = crate::chat::anthropic::SIGNATURE_KEY;
+                // SAFETY: `calls` is a live array with a first element, which
+                // outlives `sig`'s use here.
+                let sig = unsafe { json::get_str((*calls).child, key) };
+                if let Some(sig) = sig {
+                    // SAFETY: `msg` is live; `sig` is NUL-terminated and
+                    // copied; the new string is NULL or detached, taken over.
+                    let added =
+                        unsafe { json::add_to_object(msg, key, cJSON_CreateString(sig.as_ptr())) };
+                    if added.is_err() {
+                        return fail(msg);
+                    }
+                }
+            }
         }
         // SAFETY: `ctx` and its array are live; `msg` is detached.
         unsafe { push(ctx, msg) }

@@ -132,9 +132,9 @@ pub(crate) struct Chat {
     pub(crate) finish_reason: String,
     /// A `finish_reason` being read; it replaces the recorded one only when
     /// non-empty (some servers send `""` where they mean null).
-    finish_new: String,
+    pub(crate) finish_new: String,
     pub(crate) error_message: String,
-    error_cut: bool,
+    pub(crate) error_cut: bool,
     frag: Fragment,
     pub(crate) calls: Calls,
     // The SSE event being read.
@@ -152,7 +152,7 @@ pub(crate) struct Chat {
 /// Append `text` to `buf` while it fits in `cap` bytes; what does not fit is
 /// dropped (cut at a character boundary) and `truncated` set, after which
 /// nothing more is appended. Returns the part kept.
-fn push_capped<'t>(
+pub(crate) fn push_capped<'t>(
     buf: &mut String,
     text: &'t str,
     cap: usize,
@@ -177,7 +177,7 @@ fn push_capped<'t>(
 }
 
 /// Append a short value that the caps say may not exceed `cap` bytes.
-fn push_token(buf: &mut String, text: &str, cap: usize) -> Result<(), StreamError> {
+pub(crate) fn push_token(buf: &mut String, text: &str, cap: usize) -> Result<(), StreamError> {
     if buf.len().saturating_add(text.len()) > cap {
         return Err(StreamError::TokenTooLong);
     }
@@ -215,7 +215,7 @@ impl Chat {
     /// An error message is for people: past the token cap it is cut (at a
     /// character boundary) and visibly marked, rather than failing the
     /// request with a different error than the server's.
-    fn push_message(&mut self, text: &str) -> Result<(), StreamError> {
+    pub(crate) fn push_message(&mut self, text: &str) -> Result<(), StreamError> {
         let cap = self.caps.max_token;
         let mut cut = false;
         push_capped(&mut self.error_message, text, cap, &mut cut)?;

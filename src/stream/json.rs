@@ -81,6 +81,24 @@ pub(crate) trait Handler {
     fn str_end(&mut self) -> Result<(), Stop>;
     /// A null, boolean or number value.
     fn scalar(&mut self, value: Scalar) -> Result<(), Stop>;
+    /// A container was just declined: should its raw text (exactly as it
+    /// arrived, brackets included) be handed over instead? Then `raw`
+    /// pieces follow and `raw_end` when it closes.
+    #[cfg(feature = "provider-ollama")]
+    fn capture(&mut self) -> bool {
+        false
+    }
+    /// A piece of a captured container's raw text.
+    #[cfg(feature = "provider-ollama")]
+    fn raw(&mut self, bytes: &[u8]) -> Result<(), Stop> {
+        let _ = bytes;
+        Ok(())
+    }
+    /// The captured container closed.
+    #[cfg(feature = "provider-ollama")]
+    fn raw_end(&mut self) -> Result<(), Stop> {
+        Ok(())
+    }
 }
 
 /// Where a number is in the JSON number grammar.
@@ -230,6 +248,12 @@ pub(crate) struct Tokenizer {
     utf8_need: u8,
     /// The value of the number being read (see [`Scalar::Number`]).
     num: Option<u32>,
+    /// The declined container being skipped is captured raw.
+    #[cfg(feature = "provider-ollama")]
+    capture: bool,
+    /// Where the capture starts in the input of the current `feed`.
+    #[cfg(feature = "provider-ollama")]
+    cap_from: usize,
 }
 
 #[inline]
@@ -316,6 +340,10 @@ impl Tokenizer {
             utf8_len: 0,
             utf8_need: 0,
             num: None,
+            #[cfg(feature = "provider-ollama")]
+            capture: false,
+            #[cfg(feature = "provider-ollama")]
+            cap_from: 0,
         }
     }
 
@@ -347,7 +375,14 @@ impl Tokenizer {
 
     /// Read `input`, the next piece of the event's data.
     pub(crate) fn feed<H: Handler>(&mut self, input: &[u8], h: &mut H) -> Result<(), Stop> {
-        let result = self.read(input, h);
+        #[allow(unused_mut)]
+        let mut result = self.read(input, h);
+        #[cfg(feature = "provider-ollama")]
+        if result.is_ok() && self.capture {
+            // The capture goes on in the next piece.
+            result = h.raw(input.get(self.cap_from..).unwrap_or_default());
+            self.cap_from = 0;
+        }
         // Hand over the text decoded so far: the sink shows it now, not when
         // the string ends. Also on error, and a failure to take that text
         // wins: it came first in the stream, so the outcome is the same as if
@@ -534,7 +569,7 @@ impl Tokenizer {
                 }
                 State::FirstElem => {
                     if b == b']' {
-                        self.close(b, h)?;
+                        self.close(b, input, i, h)?;
                     } else {
                         i = self.start_value(input, i, h)?;
                         continue;
@@ -544,7 +579,7 @@ impl Tokenizer {
                     if b == b'"' {
                         self.key_start();
                     } else if b == b'}' && self.state == State::FirstKey {
-                        self.close(b, h)?;
+                        self.close(b, input, i, h)?;
                     } else {
                         return Err(INVALID);
                     }
@@ -566,7 +601,7 @@ impl Tokenizer {
                         }
                     }
                     b',' => self.state = State::Value,
-                    b'}' | b']' => self.close(b, h)?,
+                    b'}' | b']' => self.close(b, input, i, h)?,
                     _ => return Err(INVALID),
                 },
             }
@@ -660,6 +695,11 @@ impl Tokenizer {
                 let wanted = self.live() && !core::mem::take(&mut self.drop_value);
                 if self.live() && !(wanted && h.begin(object)?) {
                     self.skip = self.depth;
+                    #[cfg(feature = "provider-ollama")]
+                    if wanted && h.capture() {
+                        self.capture = true;
+                        self.cap_from = i;
+                    }
                 }
                 if object && input.get(next) == Some(&b'"') {
                     self.key_start();
@@ -711,7 +751,10 @@ impl Tokenizer {
         Ok(())
     }
 
-    fn close<H: Handler>(&mut self, b: u8, h: &mut H) -> Result<(), Stop> {
+    /// `b` (a closing bracket) is `input[i]`.
+    fn close<H: Handler>(&mut self, b: u8, input: &[u8], i: usize, h: &mut H) -> Result<(), Stop> {
+        #[cfg(not(feature = "provider-ollama"))]
+        let _ = (input, i);
         if self.depth == 0 || (b == b'}') != self.in_object() {
             return Err(INVALID);
         }
@@ -723,6 +766,13 @@ impl Tokenizer {
         } else {
             if closing == self.skip {
                 self.skip = 0;
+                #[cfg(feature = "provider-ollama")]
+                if core::mem::take(&mut self.capture) {
+                    let end = i.saturating_add(1);
+                    h.raw(input.get(self.cap_from..end).unwrap_or_default())?;
+                    self.cap_from = 0;
+                    return h.raw_end();
+                }
             }
             Ok(())
         }

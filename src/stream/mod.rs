@@ -2,6 +2,13 @@
 //! response (`"stream": true`), read incrementally. No FFI, `no_std` +
 //! `alloc`, no panics on any input, and every allocation fallible.
 //!
+//! The other wire formats ([`Format`], chosen with
+//! [`ChatStream::with_format`]) are read by the same machinery (framing,
+//! tokenizer, caps, tool-call reassembly, the same results and errors):
+//! Anthropic Messages in `anthropic.rs` (feature `provider-anthropic`),
+//! Ollama's NDJSON in `ndjson.rs` (feature `provider-ollama`). What follows
+//! describes the OpenAI format; those files say what differs.
+//!
 //! # Use
 //!
 //! ```
@@ -90,8 +97,12 @@
 //! calls are in index order (arrival order for equal indexes); one without
 //! an id gets a unique `call_<n>` ([`ToolCall::id_generated`]).
 
+#[cfg(feature = "provider-anthropic")]
+mod anthropic;
 mod chunk;
 mod json;
+#[cfg(feature = "provider-ollama")]
+mod ndjson;
 mod sse;
 mod tool_call;
 
@@ -101,6 +112,89 @@ use alloc::string::String;
 use chunk::{Chat, Sem};
 use json::Tokenizer;
 use sse::{Events, Sse};
+
+/// The wire format of a response (and of its request: see
+/// `crate::chat::provider`). Without the `provider-*` features there is
+/// only the OpenAI one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// OpenAI chat completions: SSE, `choices[0].delta`, `[DONE]`.
+    OpenAi,
+    /// Anthropic Messages: SSE events `message_start` ... `message_stop`
+    /// (feature `provider-anthropic`).
+    #[cfg(feature = "provider-anthropic")]
+    Anthropic,
+    /// Ollama's native `/api/chat`: NDJSON (feature `provider-ollama`).
+    #[cfg(feature = "provider-ollama")]
+    Ollama,
+}
+
+impl Format {
+    /// The format a URL implies: a path ending in `/v1/messages` is
+    /// Anthropic's, one ending in `/api/chat` Ollama's (each only when its
+    /// feature is built in), anything else OpenAI's. A query or a trailing
+    /// `/` does not count.
+    pub fn from_url(url: &[u8]) -> Format {
+        // Without an adapter nothing is looked at (not even the URL: the
+        // OpenAI-only build stays the size it was).
+        #[cfg(any(feature = "provider-anthropic", feature = "provider-ollama"))]
+        {
+            let path = match url.iter().position(|&b| b == b'?' || b == b'#') {
+                Some(q) => url.get(..q).unwrap_or(url),
+                None => url,
+            };
+            let path = path.strip_suffix(b"/").unwrap_or(path);
+            #[cfg(feature = "provider-anthropic")]
+            if path.ends_with(b"/v1/messages") {
+                return Format::Anthropic;
+            }
+            #[cfg(feature = "provider-ollama")]
+            if path.ends_with(b"/api/chat") {
+                return Format::Ollama;
+            }
+        }
+        let _ = url;
+        Format::OpenAi
+    }
+
+    /// The format called `name` (`openai`, `anthropic`, `ollama`, any case),
+    /// if it is built in.
+    pub fn from_name(name: &[u8]) -> Option<Format> {
+        if name.eq_ignore_ascii_case(b"openai") {
+            return Some(Format::OpenAi);
+        }
+        #[cfg(feature = "provider-anthropic")]
+        if name.eq_ignore_ascii_case(b"anthropic") {
+            return Some(Format::Anthropic);
+        }
+        #[cfg(feature = "provider-ollama")]
+        if name.eq_ignore_ascii_case(b"ollama") {
+            return Some(Format::Ollama);
+        }
+        None
+    }
+
+    /// The name [`Format::from_name`] takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::OpenAi => "openai",
+            #[cfg(feature = "provider-anthropic")]
+            Format::Anthropic => "anthropic",
+            #[cfg(feature = "provider-ollama")]
+            Format::Ollama => "ollama",
+        }
+    }
+}
+
+/// The per-format reader state beside the shared results.
+#[cfg(any(feature = "provider-anthropic", feature = "provider-ollama"))]
+enum Proto {
+    OpenAi,
+    #[cfg(feature = "provider-anthropic")]
+    Anthropic(anthropic::State),
+    #[cfg(feature = "provider-ollama")]
+    Ollama(ndjson::State),
+}
 
 /// Limits on what one response may hold, in bytes (counts for
 /// `max_tool_calls`). Nothing is allocated up front.
@@ -231,6 +325,8 @@ pub struct ChatStream {
     json: Tokenizer,
     chat: Chat,
     status: Status,
+    #[cfg(any(feature = "provider-anthropic", feature = "provider-ollama"))]
+    proto: Proto,
 }
 
 /// The SSE layer's view of the JSON and chat layers during one call.
@@ -301,6 +397,55 @@ impl ChatStream {
             json: Tokenizer::new(),
             chat: Chat::new(caps),
             status: Status::Streaming,
+            #[cfg(any(feature = "provider-anthropic", feature = "provider-ollama"))]
+            proto: Proto::OpenAi,
+        }
+    }
+
+    /// A parser for one response in `format`.
+    #[cfg(any(feature = "provider-anthropic", feature = "provider-ollama"))]
+    pub fn with_format(caps: Caps, format: Format) -> Self {
+        let mut stream = ChatStream::new(caps);
+        stream.proto = match format {
+            Format::OpenAi => Proto::OpenAi,
+            #[cfg(feature = "provider-anthropic")]
+            Format::Anthropic => Proto::Anthropic(anthropic::State::new()),
+            #[cfg(feature = "provider-ollama")]
+            Format::Ollama => Proto::Ollama(ndjson::State::new()),
+        };
+        stream
+    }
+
+    /// A parser for one response in `format` (only OpenAI's is built in).
+    #[cfg(not(any(feature = "provider-anthropic", feature = "provider-ollama")))]
+    #[inline(always)]
+    pub fn with_format(caps: Caps, format: Format) -> Self {
+        let Format::OpenAi = format;
+        ChatStream::new(caps)
+    }
+
+    /// The format this stream reads.
+    pub fn format(&self) -> Format {
+        #[cfg(any(feature = "provider-anthropic", feature = "provider-ollama"))]
+        match self.proto {
+            Proto::OpenAi => Format::OpenAi,
+            #[cfg(feature = "provider-anthropic")]
+            Proto::Anthropic(_) => Format::Anthropic,
+            #[cfg(feature = "provider-ollama")]
+            Proto::Ollama(_) => Format::Ollama,
+        }
+        #[cfg(not(any(feature = "provider-anthropic", feature = "provider-ollama")))]
+        Format::OpenAi
+    }
+
+    /// The signature of the response's thinking block (Anthropic), empty
+    /// when there was none. The next request must send it back with the
+    /// thinking text when the answer called tools.
+    #[cfg(feature = "provider-anthropic")]
+    pub fn thinking_signature(&self) -> &str {
+        match &self.proto {
+            Proto::Anthropic(st) => &st.signature,
+            _ => "",
         }
     }
 
@@ -319,6 +464,13 @@ impl ChatStream {
             Status::Done => return Ok(Progress::Done),
             Status::Failed(e) => return Err(e),
             Status::Streaming => {}
+        }
+        #[cfg(any(feature = "provider-anthropic", feature = "provider-ollama"))]
+        if let Some(result) = self.feed_other(bytes, sink) {
+            return self.settle(result).map(|()| match self.status {
+                Status::Done => Progress::Done,
+                _ => Progress::More,
+            });
         }
         let mut pipe = Pipe {
             json: &mut self.json,
@@ -340,12 +492,21 @@ impl ChatStream {
             Status::Failed(e) => return Err(e),
             Status::Streaming => {}
         }
-        let mut pipe = Pipe {
-            json: &mut self.json,
-            chat: &mut self.chat,
-            sink,
+        #[cfg(any(feature = "provider-anthropic", feature = "provider-ollama"))]
+        let other = self.close_other(sink);
+        #[cfg(not(any(feature = "provider-anthropic", feature = "provider-ollama")))]
+        let other = None;
+        let result = match other {
+            Some(result) => result,
+            None => {
+                let mut pipe = Pipe {
+                    json: &mut self.json,
+                    chat: &mut self.chat,
+                    sink,
+                };
+                Self::close(&mut self.sse, &mut pipe)
+            }
         };
-        let result = Self::close(&mut self.sse, &mut pipe);
         self.settle(result)?;
         if self.status == Status::Streaming {
             if self.chat.finish_reason.is_empty() {
@@ -366,6 +527,73 @@ impl ChatStream {
             return Err(Stop::Fail(StreamError::Truncated));
         }
         pipe.dispatch()
+    }
+
+    /// A feed in a format other than OpenAI's; `None` for OpenAI's.
+    #[cfg(any(feature = "provider-anthropic", feature = "provider-ollama"))]
+    fn feed_other<S: StreamSink + ?Sized>(
+        &mut self,
+        bytes: &[u8],
+        sink: &mut S,
+    ) -> Option<Result<(), Stop>> {
+        match &mut self.proto {
+            Proto::OpenAi => None,
+            #[cfg(feature = "provider-anthropic")]
+            Proto::Anthropic(st) => {
+                let mut pipe = anthropic::Pipe {
+                    json: &mut self.json,
+                    chat: &mut self.chat,
+                    st,
+                    sink,
+                };
+                Some(self.sse.feed(bytes, &mut pipe))
+            }
+            #[cfg(feature = "provider-ollama")]
+            Proto::Ollama(st) => {
+                let mut sem = ndjson::Sem {
+                    chat: &mut self.chat,
+                    st,
+                    sink,
+                };
+                Some(self.json.feed(bytes, &mut sem))
+            }
+        }
+    }
+
+    /// The connection closed, in a format other than OpenAI's.
+    #[cfg(any(feature = "provider-anthropic", feature = "provider-ollama"))]
+    fn close_other<S: StreamSink + ?Sized>(&mut self, sink: &mut S) -> Option<Result<(), Stop>> {
+        match &mut self.proto {
+            Proto::OpenAi => None,
+            #[cfg(feature = "provider-anthropic")]
+            Proto::Anthropic(st) => {
+                let mut pipe = anthropic::Pipe {
+                    json: &mut self.json,
+                    chat: &mut self.chat,
+                    st,
+                    sink,
+                };
+                let result = self.sse.end_of_stream(&mut pipe).and_then(|()| {
+                    if !pipe.chat.ev_error && !pipe.json.is_idle() {
+                        return Err(Stop::Fail(StreamError::Truncated));
+                    }
+                    Events::dispatch(&mut pipe)
+                });
+                Some(result)
+            }
+            #[cfg(feature = "provider-ollama")]
+            Proto::Ollama(st) => {
+                if !self.json.is_idle() {
+                    return Some(Err(Stop::Fail(StreamError::Truncated)));
+                }
+                let mut sem = ndjson::Sem {
+                    chat: &mut self.chat,
+                    st,
+                    sink,
+                };
+                Some(self.json.end_event(&mut sem))
+            }
+        }
     }
 
     /// Record how a feed ended; on the end marker, complete the tool calls.
@@ -445,4 +673,58 @@ impl ChatStream {
             _ => None,
         }
     }
+}
+
+/// Is `text` exactly one JSON object (whitespace around it allowed)? Checked
+/// by the stream's tokenizer, which keeps no more than its own state: the
+/// structure, numbers and literals are checked; string text only for its
+/// end.
+#[cfg(any(feature = "provider-anthropic", feature = "provider-ollama"))]
+pub fn is_json_object(text: &[u8]) -> bool {
+    use json::{Handler, Scalar};
+    /// Counts the top-level values; declines every one, so nothing inside
+    /// is reported.
+    struct Count {
+        objects: u32,
+        others: u32,
+    }
+    impl Handler for Count {
+        fn begin(&mut self, object: bool) -> Result<bool, Stop> {
+            if object {
+                self.objects = self.objects.saturating_add(1);
+            } else {
+                self.others = self.others.saturating_add(1);
+            }
+            Ok(false)
+        }
+        fn end(&mut self) -> Result<(), Stop> {
+            Ok(())
+        }
+        fn key(&mut self, _: Option<&[u8]>) -> Result<bool, Stop> {
+            Ok(false)
+        }
+        fn str_begin(&mut self) -> Result<bool, Stop> {
+            self.others = self.others.saturating_add(1);
+            Ok(false)
+        }
+        fn str_chunk(&mut self, _: &str) -> Result<(), Stop> {
+            Ok(())
+        }
+        fn str_end(&mut self) -> Result<(), Stop> {
+            Ok(())
+        }
+        fn scalar(&mut self, _: Scalar) -> Result<(), Stop> {
+            self.others = self.others.saturating_add(1);
+            Ok(())
+        }
+    }
+    let mut count = Count {
+        objects: 0,
+        others: 0,
+    };
+    let mut tokenizer = Tokenizer::new();
+    tokenizer.feed(text, &mut count).is_ok()
+        && tokenizer.end_event(&mut count).is_ok()
+        && count.objects == 1
+        && count.others == 0
 }

@@ -160,21 +160,46 @@ impl Calls {
         }
         let k = match self.target(f) {
             Ok(k) => k,
-            Err(index) => {
-                if self.list.len() >= caps.max_tool_calls {
-                    return Err(StreamError::TooManyToolCalls);
-                }
-                let call = ToolCall {
-                    index,
-                    seq: self.next_seq,
-                    ..ToolCall::default()
-                };
-                crate::fallible::push(&mut self.list, call)
-                    .map_err(|_| StreamError::OutOfMemory)?;
-                self.next_seq = self.next_seq.saturating_add(1);
-                self.list.len().saturating_sub(1)
-            }
+            Err(index) => self.new_call(index, caps)?,
         };
+        self.merge(k, f, caps)
+    }
+
+    /// A new, empty call at `index`; its position in the list.
+    fn new_call(&mut self, index: u32, caps: &Caps) -> Result<usize, StreamError> {
+        if self.list.len() >= caps.max_tool_calls {
+            return Err(StreamError::TooManyToolCalls);
+        }
+        let call = ToolCall {
+            index,
+            seq: self.next_seq,
+            ..ToolCall::default()
+        };
+        crate::fallible::push(&mut self.list, call).map_err(|_| StreamError::OutOfMemory)?;
+        self.next_seq = self.next_seq.saturating_add(1);
+        Ok(self.list.len().saturating_sub(1))
+    }
+
+    /// Whether a call at `index` exists (a format whose fragments name
+    /// their call by index alone: Anthropic's `input_json_delta`).
+    #[cfg(feature = "provider-anthropic")]
+    pub(crate) fn has_index(&self, index: u32) -> bool {
+        self.list.iter().any(|c| c.index == index)
+    }
+
+    /// A fragment that is a whole call of its own, never merged into an
+    /// earlier one (Ollama sends each call whole, several at index 0).
+    #[cfg(feature = "provider-ollama")]
+    pub(crate) fn add_whole(&mut self, f: &mut Fragment, caps: &Caps) -> Result<(), StreamError> {
+        if f.is_empty() {
+            return Ok(());
+        }
+        let k = self.new_call(f.index.unwrap_or(f.pos), caps)?;
+        self.merge(k, f, caps)
+    }
+
+    /// Merge a finished fragment into call `k`.
+    fn merge(&mut self, k: usize, f: &mut Fragment, caps: &Caps) -> Result<(), StreamError> {
         let Some(call) = self.list.get_mut(k) else {
             return Ok(());
         };

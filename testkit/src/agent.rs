@@ -26,7 +26,12 @@ pub struct Agent;
 /// Point the agent at `server` with `key` and `model`, and the tests' short
 /// retry wait and timeout unless `overrides` chose others.
 pub fn configure(server: &LlmServer, key: &CStr, model: &CStr, overrides: Overrides) {
-    let url = CString::new(server.url()).unwrap();
+    configure_at(&server.url(), key, model, overrides)
+}
+
+/// [`configure`] with the endpoint `url`.
+pub fn configure_at(url: &str, key: &CStr, model: &CStr, overrides: Overrides) {
+    let url = CString::new(url).unwrap();
     // SAFETY: three NUL-terminated strings that outlive the call (it copies).
     unsafe { agent_config_set(key.as_ptr(), model.as_ptr(), url.as_ptr()) };
     set_overrides(Overrides {
@@ -38,7 +43,13 @@ pub fn configure(server: &LlmServer, key: &CStr, model: &CStr, overrides: Overri
 
 impl Agent {
     pub fn start(server: &LlmServer, overrides: Overrides) -> Agent {
-        configure(server, c"sk-loop-secret-456", c"loop-model", overrides);
+        Self::start_at(&server.url(), overrides)
+    }
+
+    /// [`Agent::start`] with the endpoint `url` (another path of the
+    /// scripted server: `…/v1/messages`, `…/api/chat`).
+    pub fn start_at(url: &str, overrides: Overrides) -> Agent {
+        configure_at(url, c"sk-loop-secret-456", c"loop-model", overrides);
         agent_loop::set_channel(std::ptr::addr_of!(agent_debug_ops));
         assert_eq!(main_loop_entry(), 0);
         Agent

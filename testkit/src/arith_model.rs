@@ -225,7 +225,36 @@ pub fn conversation(body: &[u8]) -> Option<(String, Vec<String>)> {
                         .into_owned()
                 }
             };
+            let content = cJSON_GetObjectItemCaseSensitive(m, c"content".as_ptr());
             match s(c"role").as_str() {
+                // Anthropic: a user message of `tool_result` blocks.
+                "user" if !content.is_null() && (*content).type_ & 0xFF == cJSON_Array => {
+                    for k in 0..cJSON_GetArraySize(content) {
+                        let block = cJSON_GetArrayItem(content, k);
+                        let text = |key: &CStr| {
+                            let it = cJSON_GetObjectItemCaseSensitive(block, key.as_ptr());
+                            if it.is_null() || (*it).valuestring.is_null() {
+                                None
+                            } else {
+                                Some(
+                                    CStr::from_ptr((*it).valuestring)
+                                        .to_string_lossy()
+                                        .into_owned(),
+                                )
+                            }
+                        };
+                        match text(c"type").as_deref() {
+                            Some("tool_result") => {
+                                results.push(text(c"content").unwrap_or_default())
+                            }
+                            Some("text") => {
+                                user = text(c"text");
+                                results.clear();
+                            }
+                            _ => {}
+                        }
+                    }
+                }
                 "user" => {
                     let content = s(c"content");
                     // Tools as text: results come back in user messages.
@@ -248,7 +277,30 @@ pub fn conversation(body: &[u8]) -> Option<(String, Vec<String>)> {
     }
 }
 
-fn text_response(text: &str, reasoning: &str) -> ScriptedResponse {
+/// The signature the scripted model gives a thinking block (Anthropic):
+/// made from the text, so a test can tell it came back with its thinking.
+pub fn signature_of(reasoning: &str) -> String {
+    let sum = reasoning
+        .bytes()
+        .fold(0u32, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(b)));
+    format!("scripted-signature-{sum:08x}")
+}
+
+fn text_response(wire: Wire, text: &str, reasoning: &str) -> ScriptedResponse {
+    let words: Vec<String> = text.split_inclusive(' ').map(str::to_string).collect();
+    let refs: Vec<&str> = words.iter().map(String::as_str).collect();
+    match wire {
+        Wire::OpenAi => {}
+        Wire::Anthropic => {
+            return ScriptedResponse::sse(anthropic_text(
+                reasoning,
+                &signature_of(reasoning),
+                &refs,
+                "end_turn",
+            ))
+        }
+        Wire::Ollama => return ScriptedResponse::ndjson(ollama_text(reasoning, &refs)),
+    }
     let mut events = vec![sse_event(&chunk_json(
         &format!(
             r#"{{"role":"assistant","reasoning_content":{}}}"#,
@@ -267,7 +319,7 @@ fn text_response(text: &str, reasoning: &str) -> ScriptedResponse {
 
 static CALL_COUNTER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(1);
 
-fn tool_response(ops: &[(char, f64, f64)], reasoning: &str) -> ScriptedResponse {
+fn tool_response(wire: Wire, ops: &[(char, f64, f64)], reasoning: &str) -> ScriptedResponse {
     let mut events = vec![sse_event(&chunk_json(
         &format!(
             r#"{{"role":"assistant","reasoning_content":{}}}"#,
@@ -313,6 +365,23 @@ fn tool_response(ops: &[(char, f64, f64)], reasoning: &str) -> ScriptedResponse 
         .zip(&piece_refs)
         .map(|((id, name, _), p)| (id.as_str(), *name, p.as_slice()))
         .collect();
+    match wire {
+        Wire::OpenAi => {}
+        Wire::Anthropic => {
+            return ScriptedResponse::sse(anthropic_tool_use(
+                reasoning,
+                &signature_of(reasoning),
+                &call_refs,
+            ))
+        }
+        Wire::Ollama => {
+            let whole: Vec<(&str, &str)> = calls
+                .iter()
+                .map(|(_, name, args)| (*name, args.as_str()))
+                .collect();
+            return ScriptedResponse::ndjson(ollama_tool_calls(reasoning, &whole));
+        }
+    }
     events.append(&mut sse_tool_call_events(&call_refs));
     events.push(sse_finish("tool_calls"));
     events.push(sse_done());
@@ -361,11 +430,16 @@ pub fn respond_text_tools(req: &RecordedRequest) -> ScriptedResponse {
 }
 
 /// Decide the answer to one request.
+///
+/// The answer is in the wire format the request's path implies
+/// ([`Wire::of_path`]): OpenAI chunks, Anthropic Messages events (with a
+/// signed thinking block) or Ollama NDJSON.
 pub fn respond(req: &RecordedRequest) -> ScriptedResponse {
     answer(req, false)
 }
 
 fn answer(req: &RecordedRequest, text_calls: bool) -> ScriptedResponse {
+    let wire = Wire::of_path(&req.path);
     let Some((question_text, results)) = conversation(&req.body) else {
         return ScriptedResponse::error(
             400,
@@ -376,6 +450,7 @@ fn answer(req: &RecordedRequest, text_calls: bool) -> ScriptedResponse {
     };
     let Some(mut expr) = question(&question_text) else {
         return text_response(
+            wire,
             "I am the scripted model of the rtt-agent simulator. Ask me arithmetic, for example \
              (2+3)*4, 12*7+5 or compare 17 and 21, and watch the agent call its add, mul and compare tools.",
             "No arithmetic in the question: answer directly.",
@@ -388,6 +463,7 @@ fn answer(req: &RecordedRequest, text_calls: bool) -> ScriptedResponse {
             Ok(v) => values.push(v),
             Err(text) => {
                 return text_response(
+                    wire,
                     &format!("A tool failed, so I stop here: {text}"),
                     "A tool returned an error.",
                 );
@@ -406,6 +482,7 @@ fn answer(req: &RecordedRequest, text_calls: bool) -> ScriptedResponse {
                 return text_call_response(&ops);
             }
             return tool_response(
+                wire,
                 &ops,
                 &format!(
                     "Round {}: {} operation(s) can run in parallel.",
@@ -423,5 +500,5 @@ fn answer(req: &RecordedRequest, text_calls: bool) -> ScriptedResponse {
         (Expr::Num(n), _) => format!("The result is {}.", fmt_num(*n)),
         _ => "I could not work that out.".to_string(),
     };
-    text_response(&answer, "All operations are done: give the result.")
+    text_response(wire, &answer, "All operations are done: give the result.")
 }

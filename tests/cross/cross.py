@@ -700,6 +700,9 @@ def prebuilt_check(prefix):
 
 # Areas of the size attribution, by the symbol's (demangled) path; first match wins.
 AREAS = [
+    ('Anthropic adapter (provider-anthropic)', r'rtt_agent::(stream|chat)::anthropic'),
+    ('Ollama adapter (provider-ollama)', r'rtt_agent::stream::ndjson|rtt_agent::chat::ollama'),
+    ('provider layer (format choice, shared writers)', r'rtt_agent::chat::provider'),
     ('stream parser', r'rtt_agent::stream::'),
     ('chat client', r'rtt_agent::chat::|^chat$|rtt_agent::ffi::chat::'),
     ('CLI channel + line editor', r'rtt_agent::ffi::channels::cli|rtt_agent::line_editor|^agent_cli_'),

@@ -199,6 +199,8 @@ def test_kconfig_choices_become_cargo_features():
         ({'PKG_AGENT_CHECK_TOOL_ARGS': ''}, (), ('channel-cli', 'tool-arg-check')),
         ({'PKG_AGENT_SUMMARY': ''}, (), ('channel-cli', 'memory-summary')),
         ({'PKG_AGENT_TOOLS_TEXT': '', 'PKG_AGENT_MSH_EXTRAS': ''}, (), ('channel-cli', 'msh-extras', 'tools-text')),
+        ({'PKG_AGENT_PROVIDER_ANTHROPIC': '', 'PKG_AGENT_PROVIDER_OLLAMA': ''}, (),
+         ('channel-cli', 'provider-anthropic', 'provider-ollama')),
         ({'PKG_AGENT_MULTIMODAL_ENABLE': '', 'PKG_AGENT_WEBNET_CHANNEL': ''},
          ('PKG_AGENT_CLI_CHANNEL', 'PKG_AGENT_MULTIMODAL_DISABLE'), ('channel-webnet', 'multimodal')),
         ({}, ('PKG_AGENT_CLI_CHANNEL',), ()),
@@ -485,6 +487,10 @@ def test_kconfig_options_and_defaults():
         check(kconf.syms['PKG_AGENT_SUMMARY'].set_value(0), 'summary off again')
         check(kconf.syms['PKG_AGENT_TOOLS_TEXT'].str_value == 'n', 'native function calling by default')
         check(kconf.syms['PKG_AGENT_TOOLS_TEXT'].set_value(2), 'tools as text selectable')
+        for s in ('PKG_AGENT_PROVIDER_ANTHROPIC', 'PKG_AGENT_PROVIDER_OLLAMA'):
+            check(kconf.syms[s].str_value == 'n', '%s off by default (OpenAI only, as the C package)' % s)
+            check(kconf.syms[s].set_value(2), '%s selectable' % s)
+        check(kconf.syms['PKG_AGENT_API_FORMAT'].str_value == '', 'wire format from the URL by default')
         check(kconf.syms['PKG_AGENT_MULTIMODAL_DISABLE'].str_value == 'y', 'multimodal off by default')
         check(kconf.syms['PKG_AGENT_PANIC_LOG'].str_value == 'y', 'a panic is logged by default')
         check(kconf.syms['PKG_AGENT_PANIC_ABORT'].set_value(2), 'immediate abort selectable')

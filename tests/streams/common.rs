@@ -3,7 +3,7 @@
 //! given split, and a tiny JSON reader for the `*.expected.json` files.
 #![allow(dead_code)]
 
-use rtt_agent::stream::{Caps, ChatStream, Progress, StreamError, StreamSink};
+use rtt_agent::stream::{Caps, ChatStream, Format, Progress, StreamError, StreamSink};
 
 /// Generous caps, as the host port's `rtconfig.h` sets them.
 pub const HOST: Caps = Caps {
@@ -101,7 +101,13 @@ pub fn random_split(body: &[u8], seed: u64) -> Vec<&[u8]> {
 /// Feed `reads` as a connection would, then close it, and check the
 /// invariants that hold for every stream.
 pub fn run(reads: &[&[u8]], caps: Caps) -> Outcome {
-    let mut stream = ChatStream::new(caps);
+    run_format(reads, caps, Format::OpenAi).0
+}
+
+/// [`run`] for a stream in `format`; also the thinking signature (when the
+/// format has one).
+pub fn run_format(reads: &[&[u8]], caps: Caps, format: Format) -> (Outcome, String) {
+    let mut stream = ChatStream::with_format(caps, format);
     let mut sink = Record::default();
     let mut end: Option<Result<(), StreamError>> = None;
     for read in reads {
@@ -181,7 +187,11 @@ pub fn run(reads: &[&[u8]], caps: Caps) -> Outcome {
             "calls out of order"
         );
     }
-    Outcome {
+    #[cfg(feature = "provider-anthropic")]
+    let signature = stream.thinking_signature().to_owned();
+    #[cfg(not(feature = "provider-anthropic"))]
+    let signature = String::new();
+    let outcome = Outcome {
         content: stream.content().to_owned(),
         reasoning: stream.reasoning().to_owned(),
         sink_content: sink.content.concat(),
@@ -192,7 +202,8 @@ pub fn run(reads: &[&[u8]], caps: Caps) -> Outcome {
         reasoning_truncated: stream.reasoning_truncated(),
         error: stream.error(),
         error_message: stream.error_message().map(str::to_owned),
-    }
+    };
+    (outcome, signature)
 }
 
 pub fn run_whole(body: &[u8], caps: Caps) -> Outcome {

@@ -30,6 +30,7 @@
 pub mod hostile;
 pub mod response;
 pub mod sse;
+pub mod wire;
 
 mod request;
 mod server;
@@ -38,3 +39,4 @@ pub use hostile::*;
 pub use response::*;
 pub use server::*;
 pub use sse::*;
+pub use wire::*;
