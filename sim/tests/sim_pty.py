@@ -56,6 +56,12 @@ def send(data):
         time.sleep(0.002)
 
 
+# The endpoint's path picks the wire format (AGENT_BUILTIN_FORMAT: the
+# built-in model's Anthropic or Ollama path).
+path = {"anthropic": b"/v1/messages", "ollama": b"/api/chat"}.get(
+    os.environ.get("AGENT_BUILTIN_FORMAT", ""), b"/v1/chat/completions")
+check(b"endpoint: built-in scripted model at http://127.0.0.1:")
+check(path + b" (set AGENT_API_URL")
 check(b"msh />")
 send(b"main_loop_entry\r")
 check(b"[mem] agent started")

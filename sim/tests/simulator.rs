@@ -1,21 +1,40 @@
 //! The host simulator driven through a pseudo-terminal (sim/tests/sim_pty.py):
 //! the prompt, the agent answering with tool calls, line editing, history,
-//! Ctrl-D, cleanup and exit.
+//! Ctrl-D, cleanup and exit; with the built-in model in each wire format.
 
 use std::process::Command;
 
-#[test]
-fn simulator_through_a_pty() {
+fn run_pty(format: Option<&str>) {
     let exe = env!("CARGO_BIN_EXE_rtt-agent-sim");
-    let out = Command::new("python3")
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/sim_pty.py"))
-        .arg(exe)
-        .output()
-        .expect("python3 runs sim/tests/sim_pty.py");
+    let mut cmd = Command::new("python3");
+    cmd.arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/sim_pty.py"))
+        .arg(exe);
+    if let Some(f) = format {
+        cmd.env("AGENT_BUILTIN_FORMAT", f);
+    }
+    let out = cmd.output().expect("python3 runs sim/tests/sim_pty.py");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         out.status.success() && stdout.contains(" passed, 0 failed"),
-        "{stdout}\n{stderr}"
+        "{format:?}: {stdout}\n{stderr}"
     );
+}
+
+#[test]
+fn simulator_through_a_pty() {
+    run_pty(None);
+}
+
+/// The agent's URL is the built-in model's `/v1/messages`: Anthropic
+/// Messages, chosen by the URL.
+#[test]
+fn simulator_with_anthropic_messages() {
+    run_pty(Some("anthropic"));
+}
+
+/// `/api/chat`: Ollama's native NDJSON.
+#[test]
+fn simulator_with_ollama_native_chat() {
+    run_pty(Some("ollama"));
 }
