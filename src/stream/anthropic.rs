@@ -26,7 +26,7 @@
 //! the block's members are gathered in a [`Fragment`] and applied when the
 //! event's object ends, as the OpenAI reader does with its fragments.
 
-use super::chunk::{push_capped, push_token, Chat};
+use super::chunk::{push_token, Chat};
 use super::json::{Handler, Scalar};
 use super::sse::Events;
 use super::tool_call::Fragment;
@@ -320,19 +320,9 @@ impl<S: StreamSink + ?Sized> Handler for Sem<'_, S> {
         let max_token = c.caps.max_token;
         match st.dest {
             Dest::None => {}
-            Dest::Content => {
-                let cap = c.caps.max_content;
-                let kept = push_capped(&mut c.content, text, cap, &mut c.content_truncated)?;
-                if !kept.is_empty() {
-                    self.sink.content(kept);
-                }
-            }
+            Dest::Content => c.push_content(text, &mut *self.sink)?,
             Dest::Reasoning => {
-                let cap = c.caps.max_reasoning;
-                let kept = push_capped(&mut c.reasoning, text, cap, &mut c.reasoning_truncated)?;
-                if !kept.is_empty() {
-                    self.sink.reasoning(kept);
-                }
+                c.push_reasoning(text, &mut *self.sink)?;
             }
             // A signature is opaque: cut, it is worthless, so it is held
             // to the reasoning cap and fails the request beyond it.

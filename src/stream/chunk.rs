@@ -185,6 +185,43 @@ pub(crate) fn push_token(buf: &mut String, text: &str, cap: usize) -> Result<(),
 }
 
 impl Chat {
+    /// Answer text as it streams: kept up to the content cap, and what is
+    /// kept shown to `sink` (every wire format reads it the same way).
+    pub(crate) fn push_content<S: StreamSink + ?Sized>(
+        &mut self,
+        text: &str,
+        sink: &mut S,
+    ) -> Result<(), StreamError> {
+        let kept = push_capped(
+            &mut self.content,
+            text,
+            self.caps.max_content,
+            &mut self.content_truncated,
+        )?;
+        if !kept.is_empty() {
+            sink.content(kept);
+        }
+        Ok(())
+    }
+
+    /// Reasoning text as it streams, as [`Chat::push_content`].
+    pub(crate) fn push_reasoning<S: StreamSink + ?Sized>(
+        &mut self,
+        text: &str,
+        sink: &mut S,
+    ) -> Result<(), StreamError> {
+        let kept = push_capped(
+            &mut self.reasoning,
+            text,
+            self.caps.max_reasoning,
+            &mut self.reasoning_truncated,
+        )?;
+        if !kept.is_empty() {
+            sink.reasoning(kept);
+        }
+        Ok(())
+    }
+
     pub(crate) fn new(caps: Caps) -> Self {
         Chat {
             caps,
@@ -471,20 +508,10 @@ impl<S: StreamSink + ?Sized> Handler for Sem<'_, S> {
         let max_token = c.caps.max_token;
         match c.dest {
             Dest::None => {}
-            Dest::Content => {
-                let cap = c.caps.max_content;
-                let kept = push_capped(&mut c.content, text, cap, &mut c.content_truncated)?;
-                if !kept.is_empty() {
-                    self.sink.content(kept);
-                }
-            }
+            Dest::Content => c.push_content(text, &mut *self.sink)?,
             Dest::Reasoning(k) => {
                 c.delta_reasoning = Some(k);
-                let cap = c.caps.max_reasoning;
-                let kept = push_capped(&mut c.reasoning, text, cap, &mut c.reasoning_truncated)?;
-                if !kept.is_empty() {
-                    self.sink.reasoning(kept);
-                }
+                c.push_reasoning(text, &mut *self.sink)?;
             }
             Dest::Args => c.frag.push_args(text, c.caps.max_tool_args)?,
             Dest::Id => push_token(&mut c.frag.id, text, max_token)?,

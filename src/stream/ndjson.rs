@@ -17,7 +17,7 @@
 //!   says it);
 //! - `error` (a string, or an object with `message`): the server's error.
 
-use super::chunk::{push_capped, push_token, Chat};
+use super::chunk::{push_token, Chat};
 use super::json::{Handler, Scalar};
 use super::tool_call::Fragment;
 use super::{Stop, StreamError, StreamSink};
@@ -295,19 +295,9 @@ impl<S: StreamSink + ?Sized> Handler for Sem<'_, S> {
         let max_token = c.caps.max_token;
         match st.dest {
             Dest::None => {}
-            Dest::Content => {
-                let cap = c.caps.max_content;
-                let kept = push_capped(&mut c.content, text, cap, &mut c.content_truncated)?;
-                if !kept.is_empty() {
-                    self.sink.content(kept);
-                }
-            }
+            Dest::Content => c.push_content(text, &mut *self.sink)?,
             Dest::Reasoning => {
-                let cap = c.caps.max_reasoning;
-                let kept = push_capped(&mut c.reasoning, text, cap, &mut c.reasoning_truncated)?;
-                if !kept.is_empty() {
-                    self.sink.reasoning(kept);
-                }
+                c.push_reasoning(text, &mut *self.sink)?;
             }
             Dest::Id => push_token(&mut st.frag.id, text, max_token)?,
             Dest::Name => push_token(&mut st.frag.name, text, max_token)?,
