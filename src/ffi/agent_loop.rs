@@ -42,7 +42,7 @@ use alloc::vec::Vec;
 use core::cell::UnsafeCell;
 use core::ffi::{c_char, c_int, c_void, CStr};
 use core::ptr;
-use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU8, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU8, AtomicUsize, Ordering};
 
 /// `AgentChannelOps` (channels/AgentChannel.h).
 #[repr(C)]
@@ -108,6 +108,10 @@ struct AgentCell {
     /// A turn is in progress: set by the loop thread when it takes a user
     /// message, cleared when the reply is out (`agent_is_busy`).
     busy: AtomicBool,
+    /// User messages put on the running agent's input mailbox through the
+    /// hub's `put_message` and not answered yet: counted before the send, so
+    /// that no moment between the loop's receive and its `busy` reads idle.
+    pending: AtomicUsize,
 }
 
 // SAFETY: `agent` and `done` are reached only under the rules on
@@ -122,6 +126,7 @@ static AGENT: AgentCell = AgentCell {
     done: UnsafeCell::new(None),
     agent: UnsafeCell::new(None),
     busy: AtomicBool::new(false),
+    pending: AtomicUsize::new(0),
 };
 
 /// Everything a started agent owns; dropping it frees all of it.
@@ -385,9 +390,33 @@ pub fn is_busy() -> bool {
     with_running_loop(|agent| {
         // SAFETY: inside the gate the hub and its mailboxes are live.
         AGENT.busy.load(Ordering::SeqCst)
+            || AGENT.pending.load(Ordering::SeqCst) > 0
             || unsafe { crate::rtt::ipc::mailbox_entries((*agent.hub).input_mailbox) } > 0
     })
     .unwrap_or(false)
+}
+
+/// The hub's `put_message` is about to send to `mb` of `hub`: when that is
+/// the running agent's input mailbox, count the message as pending (see
+/// `AgentCell::pending`). Returns whether it was counted; the caller takes
+/// it back with [`put_failed`] if the send fails.
+pub(crate) fn note_put(hub: MessageHub_t, mb: rt_mailbox_t) -> bool {
+    with_running_loop(|agent| {
+        // SAFETY: inside the gate the agent's hub is live.
+        let ours = agent.hub == hub && unsafe { (*agent.hub).input_mailbox } == mb;
+        if ours {
+            AGENT.pending.fetch_add(1, Ordering::SeqCst);
+        }
+        ours
+    })
+    .unwrap_or(false)
+}
+
+/// A counted put that failed (mailbox full): not pending after all.
+pub(crate) fn put_failed() {
+    let _ = AGENT
+        .pending
+        .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
 }
 
 /// User messages answered since the agent started (0 without one).
@@ -444,6 +473,7 @@ fn log_memory(what: &str) {
 fn build_agent(loop_thread: rt_thread_t) -> bool {
     AGENT.owner.store(thread::current(), Ordering::SeqCst);
     CONVERSATION_RESET.store(false, Ordering::SeqCst);
+    AGENT.pending.store(0, Ordering::SeqCst);
     // SAFETY: C function of the package (the user-editable tool_func.c).
     unsafe { init_tools() };
     let hub = message_hub_create();
@@ -709,6 +739,10 @@ unsafe fn serve(agent: &Agent) {
         // received set, handed over.
         unsafe { handle_user_message(agent, msg) };
         AGENT.busy.store(false, Ordering::SeqCst);
+        // Never below 0: a message sent to the mailbox directly was not counted.
+        let _ = AGENT
+            .pending
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
     }
 }
 

@@ -38,9 +38,15 @@ unsafe extern "C" fn hub_put_message(
     mb: rt_mailbox_t,
 ) -> rt_err_t {
     ffi_fn!(failure = -rt_error(), nonnull(hub, message, mb), {
+        // Counted before the send: the loop may take it at once.
+        let counted = super::agent_loop::note_put(hub, mb);
         // SAFETY: `mb` is non-NULL (checked above) and, per this method's
         // contract, one of the hub's live mailboxes; the value is only stored.
-        unsafe { rt_mb_send(mb, message as rt_ubase_t) }
+        let sent = unsafe { rt_mb_send(mb, message as rt_ubase_t) };
+        if counted && sent != rt_eok() {
+            super::agent_loop::put_failed();
+        }
+        sent
     })
 }
 
