@@ -227,7 +227,9 @@ impl Calls {
     }
 
     /// The stream is over: put the calls in index order (arrival order for
-    /// equal indexes) and give every call without an id a unique one.
+    /// equal indexes) and give every call without an id, or with the id of
+    /// an earlier call (Ollama servers repeat them), a unique one: tool
+    /// results are matched to their calls by id.
     pub(crate) fn complete(&mut self) -> Result<(), StreamError> {
         // Insertion sort by (index, seq), which is unique: a response has a
         // handful of calls, and this needs no allocation and only a few
@@ -244,7 +246,10 @@ impl Calls {
             }
         }
         for k in 0..self.list.len() {
-            if self.list.get(k).is_some_and(|c| c.id.is_empty()) {
+            let taken = |c: &ToolCall| {
+                c.id.is_empty() || self.list[..k].iter().any(|earlier| earlier.id == c.id)
+            };
+            if self.list.get(k).is_some_and(taken) {
                 let id = self.unique_id(k)?;
                 if let Some(call) = self.list.get_mut(k) {
                     call.id = id;

@@ -345,6 +345,19 @@ def _():
          "id_generated": True}])
 
 
+@ollama("repeated_ids")
+def _():
+    # Two calls with one id (found by the fuzzer): the second gets its own,
+    # since tool results are matched to calls by id.
+    body = line({"role": "assistant", "content": "", "tool_calls": [
+        call("tool_add", {"a": 2, "b": 3}, "call_abc", 0),
+        call("tool_mul", {"a": 4, "b": 5}, "call_abc", 1)]}) + final()
+    return body, expected(finish_reason="tool_calls", tool_calls=[
+        {"index": 0, "id": "call_abc", "name": "tool_add", "arguments": '{"a":2,"b":3}'},
+        {"index": 1, "id": "call_1", "name": "tool_mul", "arguments": '{"a":4,"b":5}',
+         "id_generated": True}])
+
+
 @ollama("parallel_tools")
 def _():
     body = line({"role": "assistant", "content": "", "tool_calls": [
