@@ -7,12 +7,14 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 . tests/lib/deps.sh
 export PATH="$HOME/.cargo/bin:$PATH"
-apt_install chromium chromium-driver python3-venv
+. tests/lib/pyvenv.sh
+apt_install chromium chromium-driver
 venv=target/browser-venv
-if ! "$venv/bin/python" -c 'import selenium' 2>/dev/null; then
-    echo "installing selenium into $venv (drives chromium; not linked)"
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install --quiet 'selenium>=4.15,<5'
-fi
+# Selenium (Apache-2.0) and its whole dependency set, pinned (drives
+# chromium; not linked). certifi is left out: tests/lib/pyvenv.sh.
+py_venv "$venv" selenium \
+    selenium==4.51.0 urllib3==2.8.0 PySocks==1.7.1 trio==0.35.0 trio-websocket==0.12.2 \
+    typing_extensions==4.16.0 websocket-client==1.9.2 attrs==26.1.0 h11==0.16.0 \
+    idna==3.20 outcome==1.3.0.post0 sniffio==1.3.1 sortedcontainers==2.4.0 wsproto==1.3.2
 cargo build --quiet -p rtt-agent-sim
 exec "$venv/bin/python" tests/browser/run.py target/debug/rtt-agent-sim
