@@ -105,6 +105,18 @@ void agent_web_cgi(struct webnet_session *session, int endpoint);
 /* agent_options.c: PKG_AGENT_SUMMARY_MAX_LEN with PKG_AGENT_SUMMARY, else
  * 0; 1 with PKG_AGENT_TOOLS_TEXT, else 0. */
 int agent_glue_summary_max_len(void);
+
+/* The MCP server (glue/agent_mcp_socket.c, options in agent_options.c). */
+int agent_glue_mcp_option(int which);
+const char *agent_glue_mcp_text(int which);
+unsigned int agent_glue_mcp_entropy(void);
+int agent_mcp_listen(int port, int loopback_only, int accept_poll_ms);
+int agent_mcp_port(int fd);
+int agent_mcp_accept(int fd, int io_timeout_ms);
+int agent_mcp_set_timeout(int fd, int ms);
+int agent_mcp_recv(int fd, void *buf, int len);
+int agent_mcp_send(int fd, const void *buf, int len);
+void agent_mcp_close(int fd);
 int agent_glue_tools_text(void);
 
 /* The channel chosen in menuconfig (AGENT_CHANNEL_OPS), or RT_NULL. */

@@ -25,12 +25,14 @@ pub mod fallible;
 pub mod ffi;
 pub mod json;
 pub mod line_editor;
+#[cfg(feature = "mcp-server")]
+pub mod mcp;
 pub mod rtt;
 pub mod stream;
 pub mod text;
 #[cfg(feature = "tools-text")]
 pub mod text_tools;
-#[cfg(feature = "tool-arg-check")]
+#[cfg(any(feature = "tool-arg-check", feature = "mcp-server"))]
 pub mod tool_args;
 
 #[cfg(feature = "host")]

@@ -16,6 +16,12 @@
 //! port) and the address is printed; `--web-token TOKEN` enables the
 //! configuration endpoints (PKG_AGENT_WEB_TOKEN on a board).
 //!
+//! With `--mcp` the agent starts at once with its MCP server (Streamable
+//! HTTP) on 127.0.0.1 (`--mcp=PORT`, default any free port; the address is
+//! printed), serving the built-in tools; `--mcp-token TOKEN` requires
+//! `Authorization: Bearer TOKEN` (PKG_AGENT_MCP_TOKEN on a board). Without
+//! `--web` the chat stays on this terminal.
+//!
 //! Commands at `msh />`: every MSH command the firmware exports
 //! (`main_loop_entry`, `cleanup_agent_entry`, `init_tools`,
 //! `agent_send_message`, `agent_config`, `agent_status`), plus `help`, `free`
@@ -148,16 +154,20 @@ extern "C" {
     fn rt_host_webnet_bound_port() -> i32;
 }
 
-/// `--web[=PORT]` and `--web-token TOKEN`.
+/// `--web[=PORT]`, `--web-token TOKEN`, `--mcp[=PORT]`, `--mcp-token TOKEN`.
 struct Options {
     web_port: Option<i32>,
     web_token: Option<CString>,
+    mcp_port: Option<u16>,
+    mcp_token: Option<CString>,
 }
 
 fn options() -> Options {
     let mut o = Options {
         web_port: None,
         web_token: None,
+        mcp_port: None,
+        mcp_token: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -170,8 +180,19 @@ fn options() -> Options {
             }));
         } else if a == "--web-token" {
             o.web_token = args.next().and_then(|t| CString::new(t).ok());
+        } else if a == "--mcp" {
+            o.mcp_port = Some(0);
+        } else if let Some(p) = a.strip_prefix("--mcp=") {
+            o.mcp_port = Some(p.parse().unwrap_or_else(|_| {
+                eprintln!("--mcp=PORT: {p:?} is not a port");
+                std::process::exit(2)
+            }));
+        } else if a == "--mcp-token" {
+            o.mcp_token = args.next().and_then(|t| CString::new(t).ok());
         } else {
-            eprintln!("usage: rtt-agent-sim [--web[=PORT]] [--web-token TOKEN]");
+            eprintln!(
+                "usage: rtt-agent-sim [--web[=PORT]] [--web-token TOKEN] [--mcp[=PORT]] [--mcp-token TOKEN]"
+            );
             std::process::exit(2);
         }
     }
@@ -183,6 +204,15 @@ fn main() {
     let _raw = RawTerminal::enter();
     say("\r\n \\ | /\r\n- RT -     Thread Operating System (rtt-agent host simulator)\r\n / | \\\r\n");
     let _server = configure();
+    if let Some(port) = opts.mcp_port {
+        use rtt_agent::mcp::server;
+        server::set_overrides(server::Overrides {
+            enabled: Some(true),
+            port: Some(port),
+            token: opts.mcp_token.map(|t| &*Box::leak(t.into_boxed_c_str())),
+            ..Default::default()
+        });
+    }
     if let Some(port) = opts.web_port {
         use rtt_agent::ffi::channels::web;
         if let Some(token) = opts.web_token {
@@ -201,6 +231,15 @@ fn main() {
         agent_loop::set_channel(std::ptr::addr_of!(
             rtt_agent::ffi::channels::cli::agent_cli_ops
         ));
+        if opts.mcp_port.is_some() {
+            agent_loop::main_loop_entry();
+        }
+    }
+    if opts.mcp_port.is_some() {
+        match rtt_agent::mcp::server::port() {
+            Some(port) => say(&format!("MCP server: http://127.0.0.1:{port}/mcp\r\n")),
+            None => say("MCP server: not started (see the log)\r\n"),
+        }
     }
     // As finsh's thread does at start: the console becomes the shell's
     // device, with finsh's receive indicator on it.
@@ -208,7 +247,7 @@ fn main() {
     // the C glue's.
     unsafe { shell::finsh_set_device(rtt_agent::rtt::board().console_device) };
     console::start_stdin_reader();
-    if opts.web_port.is_none() {
+    if opts.web_port.is_none() && opts.mcp_port.is_none() {
         say("type main_loop_entry to start the agent, help for the commands\r\n");
     }
 

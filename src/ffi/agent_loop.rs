@@ -34,8 +34,8 @@ use crate::chat::transport;
 use crate::cjson_sys::*;
 use crate::ffi_fn;
 use crate::json;
-use crate::rtt::gate::Gate;
-use crate::rtt::ipc::{Locked, Semaphore};
+use crate::rtt::gate::{Gate, Pass};
+use crate::rtt::ipc::{Locked, Mutex, Semaphore};
 use crate::rtt::thread;
 use crate::rtt::*;
 use alloc::vec::Vec;
@@ -136,6 +136,8 @@ struct Agent {
     /// The loop thread; NULL for an agent made by `init_agent` alone.
     loop_thread: rt_thread_t,
     shared: Locked<Shared>,
+    /// The tool lock (see `super::tool_run`).
+    tool_lock: Mutex,
 }
 
 /// What threads change while the agent runs (behind the agent's mutex).
@@ -504,12 +506,23 @@ fn build_agent(loop_thread: rt_thread_t) -> bool {
             return fail();
         }
     };
+    let Some(tool_lock) = Mutex::create(c"AgentTl") else {
+        let mut shared = shared;
+        // SAFETY: each is NULL or was just made here and never shared.
+        unsafe {
+            message_hub_destroy(hub);
+            super::context::agent_context_destroy(context);
+            messages_destroy(shared.get_mut().spare_reply);
+        }
+        return fail();
+    };
     // From here the agent's drop frees whatever was made.
     let agent = Agent {
         hub,
         context,
         loop_thread,
         shared,
+        tool_lock,
     };
     if hub.is_null() || context.is_null() || spare_reply.is_null() {
         drop(agent);
@@ -535,6 +548,8 @@ fn build_agent(loop_thread: rt_thread_t) -> bool {
             crate::log_w!("init_agent: the channel did not start");
         }
     }
+    #[cfg(feature = "mcp-server")]
+    crate::mcp::server::start();
     true
 }
 
@@ -542,6 +557,9 @@ fn build_agent(loop_thread: rt_thread_t) -> bool {
 /// Stopping (or is the loop thread it stopped): reset the channel, close the
 /// gate, wait for its users, free everything, clean the tools up.
 fn tear_down_agent() {
+    // First: its tool calls go through the gate and use the registry.
+    #[cfg(feature = "mcp-server")]
+    crate::mcp::server::stop();
     if let Some(reset) = channel_ops().and_then(|ops| ops.reset) {
         // SAFETY: the channel's own reset; afterwards it no longer touches
         // the hub.
@@ -733,7 +751,10 @@ unsafe fn serve(agent: &Agent) {
         let queued = agent.shared.lock().map_or(ptr::null_mut(), |mut s| {
             core::mem::replace(&mut s.queued_tools, ptr::null_mut())
         });
-        super::tools::register_chain(queued);
+        {
+            let _tools = lock_tools();
+            super::tools::register_chain(queued);
+        }
         AGENT.busy.store(true, Ordering::SeqCst);
         // SAFETY: on the loop thread with the live agent; `msg` is a non-NULL
         // received set, handed over.
@@ -1219,13 +1240,10 @@ fn check_arguments(
     node: AgentToolNode_t,
     args: *const cJSON,
 ) -> Result<(), crate::tool_args::Mismatch<'static>> {
-    // SAFETY: `node` is a live registry node of this thread (the caller's
-    // lookup); its tool object and the parsed `args` stay alive and
-    // unchanged until the mismatch has been described.
-    unsafe {
-        let parameters = json::get(json::get((*node).tool_obj, c"function"), c"parameters");
-        crate::tool_args::check(parameters, args)
-    }
+    // SAFETY: `node` is a live registry node looked up under the tool lock
+    // the caller holds; its tool object and the parsed `args` stay alive
+    // and unchanged until the mismatch has been described.
+    unsafe { super::tool_run::mismatch(node, args) }
 }
 
 #[cfg(not(feature = "tool-arg-check"))]
@@ -1238,37 +1256,12 @@ fn check_arguments(
 
 #[cfg(feature = "tool-arg-check")]
 fn describe_mismatch(text: &mut Reply, why: crate::tool_args::Mismatch<'_>) {
-    use crate::tool_args::Mismatch;
-    match why {
-        Mismatch::Missing(p) => {
-            text.push_str("the required property \"")
-                .push(p)
-                .push_str("\" is missing");
-        }
-        Mismatch::Type(p, want, got) => {
-            text.push_str("\"")
-                .push(p)
-                .push_str("\" should be ")
-                .push(want)
-                .push_str(", not ")
-                .push(got);
-        }
-        Mismatch::NotInEnum(p, allowed) => {
-            text.push_str("\"").push(p).push_str("\" should be one of ");
-            // SAFETY: the schema's live enum array (see check_arguments).
-            let shown = unsafe { cJSON_PrintUnformatted(allowed) };
-            if shown.is_null() {
-                text.push_str("its enum values");
-            } else {
-                // SAFETY: a NUL-terminated string cJSON just printed, freed
-                // once below with cJSON's allocator.
-                unsafe {
-                    text.push(CStr::from_ptr(shown).to_bytes());
-                    cJSON_free(shown as *mut c_void);
-                }
-            }
-        }
-    }
+    super::tool_run::describe(
+        &mut |piece| {
+            text.push(piece);
+        },
+        why,
+    );
 }
 
 #[cfg(not(feature = "tool-arg-check"))]
@@ -1303,10 +1296,43 @@ unsafe fn answer_tool_call(ctx: Context_t, call: *mut cJSON, on_result: TextHook
 }
 
 /// A tool call's answer: the tool's own result set (the node's, borrowed),
-/// or a text made here (`own`, freed on drop).
+/// or a text made here (`own`, freed on drop). It holds the tool lock, so
+/// no other caller runs the tool and overwrites its result while the
+/// answer is read (see `super::tool_run`).
 pub(super) struct ToolAnswer {
     pub content: Messages_t,
     own: Messages_t,
+    _tools: Option<ToolsGuard>,
+}
+
+/// The tool lock, held until dropped (see `super::tool_run`).
+pub(crate) struct ToolsGuard {
+    lock: &'static Mutex,
+    _pass: Pass<'static>,
+}
+
+impl Drop for ToolsGuard {
+    fn drop(&mut self) {
+        self.lock.release();
+    }
+}
+
+/// Take the running agent's tool lock, waiting for as long as its holder
+/// runs a tool; `None` when there is no agent (or it is being torn down:
+/// then the caller is its only user, or is refused).
+pub(crate) fn lock_tools() -> Option<ToolsGuard> {
+    let pass = AGENT.gate.enter()?;
+    // SAFETY: the gate is open only while `agent` holds a complete agent
+    // that is not written (see `AgentCell`), and the pass, kept in the
+    // guard, holds a teardown back until the guard is dropped.
+    let agent = unsafe { (*AGENT.agent.get()).as_ref() }?;
+    if !agent.tool_lock.take(RT_WAITING_FOREVER) {
+        return None;
+    }
+    Some(ToolsGuard {
+        lock: &agent.tool_lock,
+        _pass: pass,
+    })
 }
 
 impl Drop for ToolAnswer {
@@ -1330,6 +1356,7 @@ pub(super) unsafe fn run_tool_call(call: *mut cJSON, on_result: TextHook) -> Too
     let name = unsafe { json::get_str(function, c"name") }.map_or(&b""[..], |n| n.to_bytes());
     let mut text = Reply::new();
     let mut result: Messages_t = ptr::null_mut();
+    let tools = lock_tools();
 
     // SAFETY: `call` is NULL or live, borrowed; the registry is this thread's.
     let node = unsafe { search_agent_tool_node(call) };
@@ -1426,5 +1453,9 @@ pub(super) unsafe fn run_tool_call(call: *mut cJSON, on_result: TextHook) -> Too
             unsafe { show(shown) };
         }
     }
-    ToolAnswer { content, own }
+    ToolAnswer {
+        content,
+        own,
+        _tools: tools,
+    }
 }

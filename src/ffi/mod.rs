@@ -70,6 +70,7 @@ pub mod messages;
 pub mod multimodal;
 pub mod prompt;
 pub mod runtime;
+pub mod tool_run;
 pub mod tools;
 #[cfg(feature = "tools-text")]
 pub mod tools_text;

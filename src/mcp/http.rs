@@ -1,0 +1,268 @@
+//! The HTTP/1.1 request head of the MCP server's endpoint: a pure,
+//! incremental parser (no I/O, no allocation) and the few response heads
+//! the server sends.
+//!
+//! Only what Streamable HTTP needs is read: the method, the path, and the
+//! headers that decide the answer (`Content-Length`, `Authorization`,
+//! `Origin`, `Mcp-Session-Id`, `MCP-Protocol-Version`,
+//! `Transfer-Encoding`). Header names match in any case; the value is
+//! trimmed of blanks. A head that has not ended yet is [`HeadError::Partial`],
+//! not an error.
+
+/// The request methods the endpoint tells apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    Post,
+    Get,
+    Delete,
+    Other,
+}
+
+/// A parsed request head; every slice borrows the receive buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Head<'a> {
+    pub method: Method,
+    /// The path without its query string.
+    pub path: &'a [u8],
+    /// `None`: no `Content-Length`; `Some(None)`: one that is not a number
+    /// (or too large to count).
+    pub content_length: Option<Option<usize>>,
+    pub authorization: Option<&'a [u8]>,
+    pub origin: Option<&'a [u8]>,
+    pub session: Option<&'a [u8]>,
+    pub protocol: Option<&'a [u8]>,
+    /// A `Transfer-Encoding` was sent (the server takes `Content-Length`
+    /// bodies only).
+    pub transfer_encoding: bool,
+    /// Bytes of the head, blank line included: the body starts there.
+    pub len: usize,
+}
+
+/// Why a head could not be read (yet).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HeadError {
+    /// The blank line that ends the head has not arrived: read more.
+    Partial,
+    /// Not an HTTP/1.x request line, or a header line without a `:`.
+    Malformed,
+}
+
+/// Parse the request head at the start of `buf`.
+pub fn parse_head(buf: &[u8]) -> Result<Head<'_>, HeadError> {
+    let end = find(buf, b"\r\n\r\n").ok_or(HeadError::Partial)?;
+    let mut lines = buf[..end].split(|&b| b == b'\n').map(trim_cr);
+    let request = lines.next().ok_or(HeadError::Malformed)?;
+    let mut parts = request.split(|&b| b == b' ').filter(|p| !p.is_empty());
+    let method = match parts.next().ok_or(HeadError::Malformed)? {
+        b"POST" => Method::Post,
+        b"GET" => Method::Get,
+        b"DELETE" => Method::Delete,
+        _ => Method::Other,
+    };
+    let target = parts.next().ok_or(HeadError::Malformed)?;
+    let version = parts.next().ok_or(HeadError::Malformed)?;
+    if !version.starts_with(b"HTTP/1.") || parts.next().is_some() {
+        return Err(HeadError::Malformed);
+    }
+    let path = target.split(|&b| b == b'?').next().unwrap_or(target);
+    let mut head = Head {
+        method,
+        path,
+        content_length: None,
+        authorization: None,
+        origin: None,
+        session: None,
+        protocol: None,
+        transfer_encoding: false,
+        len: end + 4,
+    };
+    for line in lines {
+        let colon = line
+            .iter()
+            .position(|&b| b == b':')
+            .ok_or(HeadError::Malformed)?;
+        let (name, value) = (&line[..colon], trim(&line[colon + 1..]));
+        let is = |n: &[u8]| name.eq_ignore_ascii_case(n);
+        if is(b"content-length") {
+            head.content_length = Some(decimal(value));
+        } else if is(b"authorization") {
+            head.authorization = Some(value);
+        } else if is(b"origin") {
+            head.origin = Some(value);
+        } else if is(b"mcp-session-id") {
+            head.session = Some(value);
+        } else if is(b"mcp-protocol-version") {
+            head.protocol = Some(value);
+        } else if is(b"transfer-encoding") {
+            head.transfer_encoding = true;
+        }
+    }
+    Ok(head)
+}
+
+/// The token of an `Authorization: Bearer <token>` value.
+pub fn bearer(value: &[u8]) -> Option<&[u8]> {
+    let scheme = value.get(..7)?;
+    if !scheme.eq_ignore_ascii_case(b"bearer ") {
+        return None;
+    }
+    Some(trim(&value[7..]))
+}
+
+/// Equal, in a time that depends on `expected`'s length only (a token
+/// compared byte by byte would tell an attacker how much of it was right).
+pub fn same_secret(given: &[u8], expected: &[u8]) -> bool {
+    let mut differ = (given.len() != expected.len()) as u8;
+    for (i, &e) in expected.iter().enumerate() {
+        differ |= e ^ given.get(i).copied().unwrap_or(!e);
+    }
+    differ == 0
+}
+
+/// The reason phrase of each status the server sends.
+pub fn reason(status: u16) -> &'static [u8] {
+    match status {
+        200 => b"OK",
+        202 => b"Accepted",
+        400 => b"Bad Request",
+        401 => b"Unauthorized",
+        403 => b"Forbidden",
+        404 => b"Not Found",
+        405 => b"Method Not Allowed",
+        406 => b"Not Acceptable",
+        408 => b"Request Timeout",
+        411 => b"Length Required",
+        413 => b"Content Too Large",
+        415 => b"Unsupported Media Type",
+        431 => b"Request Header Fields Too Large",
+        503 => b"Service Unavailable",
+        _ => b"Internal Server Error",
+    }
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+fn trim_cr(line: &[u8]) -> &[u8] {
+    line.strip_suffix(b"\r").unwrap_or(line)
+}
+
+fn trim(v: &[u8]) -> &[u8] {
+    let start = v
+        .iter()
+        .position(|&b| b != b' ' && b != b'\t')
+        .unwrap_or(v.len());
+    let end = v
+        .iter()
+        .rposition(|&b| b != b' ' && b != b'\t')
+        .map_or(start, |e| e + 1);
+    v.get(start..end).unwrap_or_default()
+}
+
+/// A decimal number of at most 9 digits (bodies are capped far below).
+fn decimal(v: &[u8]) -> Option<usize> {
+    if v.is_empty() || v.len() > 9 || !v.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    Some(v.iter().fold(0usize, |n, &d| n * 10 + (d - b'0') as usize))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FULL: &[u8] = b"POST /mcp?x=1 HTTP/1.1\r\nHost: b\r\ncontent-length: 12\r\n\
+        AUTHORIZATION:  Bearer tok \r\nOrigin: http://a\r\nMcp-Session-Id: abc\r\n\
+        mcp-protocol-version: 2025-11-25\r\n\r\n{\"jsonrpc\":1}";
+
+    #[test]
+    fn a_full_head() {
+        let h = parse_head(FULL).unwrap();
+        assert_eq!(h.method, Method::Post);
+        assert_eq!(h.path, b"/mcp");
+        assert_eq!(h.content_length, Some(Some(12)));
+        assert_eq!(h.authorization.and_then(bearer), Some(&b"tok"[..]));
+        assert_eq!(h.origin, Some(&b"http://a"[..]));
+        assert_eq!(h.session, Some(&b"abc"[..]));
+        assert_eq!(h.protocol, Some(&b"2025-11-25"[..]));
+        assert!(!h.transfer_encoding);
+        assert_eq!(&FULL[h.len..], b"{\"jsonrpc\":1}");
+    }
+
+    #[test]
+    fn partial_at_every_cut() {
+        let end = FULL.len() - 13;
+        for cut in 0..end {
+            assert_eq!(
+                parse_head(&FULL[..cut]),
+                Err(HeadError::Partial),
+                "cut {cut}"
+            );
+        }
+        assert!(parse_head(&FULL[..end]).is_ok());
+    }
+
+    #[test]
+    fn table() {
+        let cases: &[(
+            &[u8],
+            Result<(Method, &[u8], Option<Option<usize>>), HeadError>,
+        )] = &[
+            (b"GET / HTTP/1.0\r\n\r\n", Ok((Method::Get, b"/", None))),
+            (
+                b"DELETE /mcp HTTP/1.1\r\n\r\n",
+                Ok((Method::Delete, b"/mcp", None)),
+            ),
+            (
+                b"PUT /mcp HTTP/1.1\r\n\r\n",
+                Ok((Method::Other, b"/mcp", None)),
+            ),
+            (
+                b"POST /mcp HTTP/1.1\r\nContent-Length: x\r\n\r\n",
+                Ok((Method::Post, b"/mcp", Some(None))),
+            ),
+            (
+                b"POST /mcp HTTP/1.1\r\nContent-Length: 1234567890\r\n\r\n",
+                Ok((Method::Post, b"/mcp", Some(None))),
+            ),
+            (
+                b"POST /mcp HTTP/1.1\r\nContent-Length:\r\n\r\n",
+                Ok((Method::Post, b"/mcp", Some(None))),
+            ),
+            (b"POST /mcp SPDY/3\r\n\r\n", Err(HeadError::Malformed)),
+            (
+                b"POST /mcp HTTP/1.1 extra\r\n\r\n",
+                Err(HeadError::Malformed),
+            ),
+            (b"POST\r\n\r\n", Err(HeadError::Malformed)),
+            (
+                b"POST /mcp HTTP/1.1\r\nno colon\r\n\r\n",
+                Err(HeadError::Malformed),
+            ),
+            (b"\r\n\r\n", Err(HeadError::Malformed)),
+        ];
+        for (input, want) in cases {
+            let got = parse_head(input).map(|h| (h.method, h.path, h.content_length));
+            assert_eq!(&got, want, "{:?}", core::str::from_utf8(input));
+        }
+    }
+
+    #[test]
+    fn chunked_is_seen() {
+        let h = parse_head(b"POST /mcp HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n").unwrap();
+        assert!(h.transfer_encoding);
+    }
+
+    #[test]
+    fn bearer_and_secrets() {
+        assert_eq!(bearer(b"bearer x"), Some(&b"x"[..]));
+        assert_eq!(bearer(b"Basic eA=="), None);
+        assert_eq!(bearer(b"Bear"), None);
+        assert!(same_secret(b"abc", b"abc"));
+        assert!(!same_secret(b"abd", b"abc"));
+        assert!(!same_secret(b"ab", b"abc"));
+        assert!(!same_secret(b"abcd", b"abc"));
+        assert!(!same_secret(b"", b"abc"));
+    }
+}

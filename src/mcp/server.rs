@@ -1,0 +1,562 @@
+//! The MCP server (`PKG_AGENT_MCP_SERVER`): MCP's Streamable HTTP
+//! transport on one endpoint (`PKG_AGENT_MCP_PATH`, default `/mcp`, port
+//! `PKG_AGENT_MCP_PORT`), serving the agent's registered C tools.
+//!
+//! # Why plain sockets
+//! It runs on the board's BSD sockets (SAL), which every networked
+//! RT-Thread has, through the glue's `agent_mcp_socket.c`; it needs no
+//! WebNet (GPL-2.0, and one thread that a streaming chat would hold).
+//!
+//! # Shape
+//! One thread (`AgentMcp`), started with the agent and stopped before the
+//! agent is torn down. It takes one connection at a time and answers one
+//! request on it (`Connection: close`): every answer is a single JSON body
+//! (MCP allows `application/json` for every request; there is no
+//! server-to-client stream, so `GET` is 405). A request must arrive whole
+//! within [`READ_DEADLINE_MS`], so a silent client holds the server for at
+//! most that long.
+//!
+//! # What is refused, and how
+//! - a path other than the endpoint: 404;
+//! - an `Origin` header not listed in `PKG_AGENT_MCP_ORIGINS` (DNS
+//!   rebinding: a web page in a browser on the board's network must not
+//!   reach its tools): 403;
+//! - with `PKG_AGENT_MCP_TOKEN` set, a request without
+//!   `Authorization: Bearer <token>`: 401;
+//! - a body over `PKG_AGENT_MCP_MAX_BODY`: 413 (not read); a body without
+//!   `Content-Length`: 411; a head over [`HEAD_MAX`]: 431;
+//! - JSON-RPC errors as [`super::rpc`] describes.
+//!
+//! Settings are read when the server starts; heap: the session table (made
+//! at start) and, per request, its bytes and cJSON tree, freed before the
+//! next.
+
+use super::http::{self, Method};
+use super::rpc::{self, Answer, INVALID_REQUEST};
+use super::session::{Sessions, ID_LEN};
+use crate::chat::deadline::{ms_to_ticks, Deadline};
+use crate::rtt::ipc::Semaphore;
+use crate::rtt::sleep_lock::SleepLock;
+use crate::rtt::*;
+use alloc::vec::Vec;
+use core::cell::UnsafeCell;
+use core::ffi::{c_char, c_int, c_void, CStr};
+use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU16, Ordering};
+
+extern "C" {
+    fn agent_glue_mcp_option(which: c_int) -> c_int;
+    fn agent_glue_mcp_text(which: c_int) -> *const c_char;
+    fn agent_glue_mcp_entropy() -> u32;
+    fn agent_mcp_listen(port: c_int, loopback_only: c_int, accept_poll_ms: c_int) -> c_int;
+    fn agent_mcp_port(fd: c_int) -> c_int;
+    fn agent_mcp_accept(fd: c_int, io_timeout_ms: c_int) -> c_int;
+    fn agent_mcp_recv(fd: c_int, buf: *mut c_void, len: c_int) -> c_int;
+    fn agent_mcp_send(fd: c_int, buf: *const c_void, len: c_int) -> c_int;
+    fn agent_mcp_close(fd: c_int);
+}
+
+/// Longest request head read.
+pub const HEAD_MAX: usize = 2048;
+/// A request must arrive whole within this.
+pub const READ_DEADLINE_MS: u32 = 5000;
+/// How often the idle server looks for a stop request.
+const ACCEPT_POLL_MS: c_int = 250;
+/// Socket timeout of one receive or send.
+const IO_TIMEOUT_MS: c_int = 1000;
+const THREAD_NAME: &CStr = c"AgentMcp";
+
+/// Settings chosen at run time (tests, the simulator); `None` fields keep
+/// the board's.
+#[derive(Clone, Copy, Default)]
+pub struct Overrides {
+    pub enabled: Option<bool>,
+    /// 0: any free port (the host; see [`port`]).
+    pub port: Option<u16>,
+    pub token: Option<&'static CStr>,
+    pub origins: Option<&'static CStr>,
+    pub max_body: Option<usize>,
+    pub max_sessions: Option<usize>,
+    pub session_idle_s: Option<u32>,
+    pub page_size: Option<usize>,
+}
+
+struct OverrideCell(UnsafeCell<Overrides>);
+// SAFETY: reached only under OVERRIDES_LOCK.
+unsafe impl Sync for OverrideCell {}
+static OVERRIDES_LOCK: SleepLock = SleepLock::new();
+static OVERRIDES: OverrideCell = OverrideCell(UnsafeCell::new(Overrides {
+    enabled: None,
+    port: None,
+    token: None,
+    origins: None,
+    max_body: None,
+    max_sessions: None,
+    session_idle_s: None,
+    page_size: None,
+}));
+
+/// Use `o` from the next agent start on.
+pub fn set_overrides(o: Overrides) {
+    let _held = OVERRIDES_LOCK.lock();
+    // SAFETY: under the lock.
+    unsafe { *OVERRIDES.0.get() = o };
+}
+
+/// The server's settings, fixed while it runs.
+#[derive(Clone, Copy)]
+struct Settings {
+    port: u16,
+    loopback_only: bool,
+    max_body: usize,
+    max_sessions: usize,
+    idle_ticks: u32,
+    page_size: usize,
+    stack: u32,
+    priority: u8,
+    path: &'static CStr,
+    token: &'static CStr,
+    origins: &'static CStr,
+}
+
+fn option(which: c_int) -> usize {
+    // SAFETY: a plain getter of the glue.
+    unsafe { agent_glue_mcp_option(which) }.max(0) as usize
+}
+
+fn text(which: c_int) -> &'static CStr {
+    // SAFETY: the glue returns string literals (static, NUL-terminated).
+    unsafe { CStr::from_ptr(agent_glue_mcp_text(which)) }
+}
+
+fn hz() -> u32 {
+    board().tick_per_second.clamp(1, 1_000_000) as u32
+}
+
+fn now() -> u32 {
+    // SAFETY: only reads the tick counter.
+    unsafe { rt_tick_get() }
+}
+
+/// The board's settings with the overrides applied; `None` when the server
+/// is off.
+fn settings() -> Option<Settings> {
+    let o = {
+        let _held = OVERRIDES_LOCK.lock();
+        // SAFETY: under the lock.
+        unsafe { *OVERRIDES.0.get() }
+    };
+    if !o.enabled.unwrap_or(option(0) != 0) {
+        return None;
+    }
+    let idle_s = o
+        .session_idle_s
+        .unwrap_or(option(4) as u32)
+        .clamp(1, 86_400);
+    Some(Settings {
+        port: o.port.unwrap_or(option(1).min(65535) as u16),
+        loopback_only: option(8) != 0,
+        max_body: o.max_body.unwrap_or(option(2)).clamp(256, 1 << 20),
+        max_sessions: o.max_sessions.unwrap_or(option(3)).clamp(1, 64),
+        idle_ticks: ms_to_ticks(idle_s.saturating_mul(1000), hz()),
+        page_size: o.page_size.unwrap_or(option(5)).clamp(1, 256),
+        stack: option(6).clamp(2048, 1 << 20) as u32,
+        priority: option(7).min(255) as u8,
+        path: text(0),
+        token: o.token.unwrap_or(text(1)),
+        origins: o.origins.unwrap_or(text(2)),
+    })
+}
+
+/// The running server: written by `start` before the thread exists and by
+/// `stop` after it ended.
+struct ServerCell {
+    running: AtomicBool,
+    stop: AtomicBool,
+    listen_fd: AtomicI32,
+    port: AtomicU16,
+    done: UnsafeCell<Option<Semaphore>>,
+    settings: UnsafeCell<Option<Settings>>,
+}
+// SAFETY: `done` and `settings` are written only while no server thread
+// exists (see `ServerCell`); the thread only reads them.
+unsafe impl Sync for ServerCell {}
+
+static SERVER: ServerCell = ServerCell {
+    running: AtomicBool::new(false),
+    stop: AtomicBool::new(false),
+    listen_fd: AtomicI32::new(-1),
+    port: AtomicU16::new(0),
+    done: UnsafeCell::new(None),
+    settings: UnsafeCell::new(None),
+};
+
+/// The port the server listens on, while it runs.
+pub fn port() -> Option<u16> {
+    SERVER
+        .running
+        .load(Ordering::SeqCst)
+        .then(|| SERVER.port.load(Ordering::SeqCst))
+}
+
+/// Start the server if it is enabled (the agent's start-up). A failure is
+/// logged; the agent runs on without it.
+pub fn start() {
+    let Some(s) = settings() else { return };
+    if SERVER.running.load(Ordering::SeqCst) {
+        return;
+    }
+    // SAFETY: a glue call with plain values.
+    let fd = unsafe { agent_mcp_listen(s.port as c_int, s.loopback_only as c_int, ACCEPT_POLL_MS) };
+    if fd < 0 {
+        crate::log_e!(
+            "[mcp] cannot listen on port ",
+            s.port as u32,
+            " (in use, or no network)"
+        );
+        return;
+    }
+    // SAFETY: a glue call on the socket just made.
+    let port = unsafe { agent_mcp_port(fd) }.clamp(0, 65535) as u16;
+    let Some(done) = Semaphore::create(c"AgentMcpD", 0) else {
+        crate::log_e!("[mcp] not started: out of memory");
+        // SAFETY: our socket, not used again.
+        unsafe { agent_mcp_close(fd) };
+        return;
+    };
+    // SAFETY: no server thread exists (not running), so nobody reads these.
+    unsafe {
+        *SERVER.done.get() = Some(done);
+        *SERVER.settings.get() = Some(s);
+    }
+    SERVER.listen_fd.store(fd, Ordering::SeqCst);
+    SERVER.port.store(port, Ordering::SeqCst);
+    SERVER.stop.store(false, Ordering::SeqCst);
+    SERVER.running.store(true, Ordering::SeqCst);
+    let spec = thread::Spec {
+        name: THREAD_NAME,
+        stack_size: s.stack,
+        priority: s.priority,
+        tick: 10,
+    };
+    if thread::Thread::spawn(&spec, server_thread).is_none() {
+        crate::log_e!("[mcp] not started: no memory for its thread");
+        SERVER.running.store(false, Ordering::SeqCst);
+        // SAFETY: no thread was made: ours alone.
+        unsafe {
+            agent_mcp_close(fd);
+            *SERVER.done.get() = None;
+        }
+        return;
+    }
+    crate::log_i!(
+        "[mcp] serving MCP (Streamable HTTP) on ",
+        if s.loopback_only {
+            "http://127.0.0.1:"
+        } else {
+            "port "
+        },
+        port as u32,
+        s.path.to_str().unwrap_or("/mcp"),
+        if s.token.is_empty() {
+            " (no token)"
+        } else {
+            " (bearer token)"
+        }
+    );
+}
+
+/// Stop the server and wait for its thread (the agent's teardown, before
+/// the tools go). A tool call in progress finishes first.
+pub fn stop() {
+    if !SERVER.running.load(Ordering::SeqCst) {
+        return;
+    }
+    SERVER.stop.store(true, Ordering::SeqCst);
+    // SAFETY: `done` was set by `start` and is not written until the
+    // thread has released it.
+    let ended =
+        unsafe { (*SERVER.done.get()).as_ref() }.map_or(true, |d| d.take(RT_WAITING_FOREVER));
+    if ended {
+        // SAFETY: the thread has ended: nobody else reads these.
+        unsafe {
+            *SERVER.done.get() = None;
+            *SERVER.settings.get() = None;
+        }
+    }
+    SERVER.running.store(false, Ordering::SeqCst);
+}
+
+/// The server thread: accept, answer, close, until stopped.
+unsafe extern "C" fn server_thread(_parameter: *mut c_void) {
+    crate::ffi_fn!(failure = (), {
+        // SAFETY: written by `start` before this thread existed.
+        let Some(s) = (unsafe { *SERVER.settings.get() }) else {
+            return;
+        };
+        let fd = SERVER.listen_fd.load(Ordering::SeqCst);
+        match Sessions::new(s.max_sessions, entropy()) {
+            Some(mut sessions) => {
+                while !SERVER.stop.load(Ordering::SeqCst) {
+                    // SAFETY: our listening socket.
+                    let client = unsafe { agent_mcp_accept(fd, IO_TIMEOUT_MS) };
+                    if client < 0 {
+                        continue; // the poll timed out, or a client vanished
+                    }
+                    serve_connection(client, &s, &mut sessions);
+                    // SAFETY: the accepted socket, not used again.
+                    unsafe { agent_mcp_close(client) };
+                }
+            }
+            None => crate::log_e!("[mcp] stopped: no memory for the session table"),
+        }
+        // SAFETY: our listening socket, not used again.
+        unsafe { agent_mcp_close(fd) };
+        SERVER.listen_fd.store(-1, Ordering::SeqCst);
+        // SAFETY: set by `start`; `stop` waits on it and only then clears it.
+        if let Some(done) = unsafe { (*SERVER.done.get()).as_ref() } {
+            done.release();
+        }
+    })
+}
+
+fn entropy() -> u32 {
+    // SAFETY: a plain glue call.
+    unsafe { agent_glue_mcp_entropy() }
+}
+
+/// What the head says, copied out of the receive buffer.
+struct Request {
+    method: Method,
+    head_len: usize,
+    body_len: usize,
+    session: Option<([u8; ID_LEN], usize)>,
+    protocol: Option<([u8; 16], usize)>,
+}
+
+fn copy<const N: usize>(v: &[u8]) -> ([u8; N], usize) {
+    let mut out = [0u8; N];
+    let n = v.len().min(N);
+    out[..n].copy_from_slice(&v[..n]);
+    (out, n)
+}
+
+/// Read, check and answer one request on `fd`.
+fn serve_connection(fd: c_int, s: &Settings, sessions: &mut Sessions) {
+    let deadline = Deadline::new(now(), READ_DEADLINE_MS, hz());
+    let mut buf: Vec<u8> = Vec::new();
+    if crate::fallible::resize(&mut buf, HEAD_MAX, 0).is_err() {
+        return send(fd, &fail(503, b"out of memory"), None);
+    }
+    let mut filled = 0;
+    let request = loop {
+        match http::parse_head(&buf[..filled]) {
+            Ok(head) => match check(&head, s) {
+                Ok(r) => break r,
+                Err((answer, extra)) => return send(fd, &answer, extra),
+            },
+            Err(http::HeadError::Malformed) => {
+                return send(fd, &fail(400, b"not an HTTP/1.1 request"), None)
+            }
+            Err(http::HeadError::Partial) if filled == buf.len() => {
+                return send(fd, &fail(431, b"the request head is too large"), None)
+            }
+            Err(http::HeadError::Partial) => {}
+        }
+        match receive(fd, &mut buf[filled..], &deadline) {
+            Some(n) => filled += n,
+            None => return,
+        }
+    };
+    if request.method == Method::Delete {
+        let Some((id, n)) = request.session else {
+            return send(
+                fd,
+                &fail(400, b"DELETE needs an Mcp-Session-Id header"),
+                None,
+            );
+        };
+        let answer = if sessions.remove(&id[..n]) {
+            Answer {
+                status: 200,
+                body: Vec::new(),
+                new_session: None,
+            }
+        } else {
+            fail(404, b"no such session")
+        };
+        return send(fd, &answer, None);
+    }
+    // A POST: the body, then a NUL for cJSON.
+    let total = request.head_len + request.body_len;
+    if crate::fallible::resize(&mut buf, total.max(filled) + 1, 0).is_err() {
+        return send(fd, &fail(503, b"out of memory"), None);
+    }
+    while filled < total {
+        match receive(fd, &mut buf[filled..total], &deadline) {
+            Some(n) => filled += n,
+            None => {
+                return send(fd, &fail(408, b"the body did not arrive in time"), None);
+            }
+        }
+    }
+    buf.truncate(total);
+    buf.retain(|&b| b != 0); // a NUL would cut the body for cJSON
+    if crate::fallible::push(&mut buf, 0).is_err() {
+        return send(fd, &fail(503, b"out of memory"), None);
+    }
+    let Ok(body) = CStr::from_bytes_with_nul(
+        buf.get(request.head_len.min(buf.len() - 1)..)
+            .unwrap_or(b"\0"),
+    ) else {
+        return send(fd, &fail(400, b"bad body"), None);
+    };
+    let mut ctx = rpc::Context {
+        sessions,
+        now: now(),
+        idle_ticks: s.idle_ticks,
+        entropy: entropy(),
+        page_size: s.page_size,
+        session: request.session.as_ref().map(|(id, n)| &id[..*n]),
+        protocol: request.protocol.as_ref().map(|(v, n)| &v[..*n]),
+    };
+    let answer = rpc::answer(&mut ctx, body);
+    drop(buf);
+    send(fd, &answer, None);
+}
+
+/// An answer with a JSON-RPC error body and no id.
+fn fail(status: u16, why: &[u8]) -> Answer {
+    rpc::error(status, core::ptr::null(), INVALID_REQUEST, &[why])
+}
+
+/// The checks of the head that do not need the body; an answer to send
+/// (with an extra header line) when it is refused.
+fn check(head: &http::Head<'_>, s: &Settings) -> Result<Request, (Answer, Option<&'static [u8]>)> {
+    if head.path != s.path.to_bytes() {
+        return Err((fail(404, b"not the MCP endpoint"), None));
+    }
+    if let Some(origin) = head.origin {
+        let allowed = s
+            .origins
+            .to_bytes()
+            .split(|&b| b == b' ')
+            .any(|o| !o.is_empty() && o == origin);
+        if !allowed {
+            return Err((
+                fail(403, b"Origin not allowed (PKG_AGENT_MCP_ORIGINS)"),
+                None,
+            ));
+        }
+    }
+    let token = s.token.to_bytes();
+    if !token.is_empty() {
+        let given = head
+            .authorization
+            .and_then(http::bearer)
+            .unwrap_or_default();
+        if !http::same_secret(given, token) {
+            return Err((
+                fail(401, b"a valid bearer token is required"),
+                Some(b"WWW-Authenticate: Bearer realm=\"mcp\"\r\n"),
+            ));
+        }
+    }
+    let body_len = match head.method {
+        Method::Post if head.transfer_encoding => {
+            return Err((fail(411, b"send the body with a Content-Length"), None))
+        }
+        Method::Post => match head.content_length {
+            None => return Err((fail(411, b"Content-Length required"), None)),
+            Some(None) => return Err((fail(400, b"bad Content-Length"), None)),
+            Some(Some(n)) if n > s.max_body => {
+                return Err((
+                    fail(413, b"the body is larger than PKG_AGENT_MCP_MAX_BODY"),
+                    None,
+                ))
+            }
+            Some(Some(n)) => n,
+        },
+        Method::Delete => 0,
+        Method::Get | Method::Other => {
+            return Err((
+                fail(
+                    405,
+                    b"POST JSON-RPC messages here (no server-to-client stream)",
+                ),
+                Some(b"Allow: POST, DELETE\r\n"),
+            ))
+        }
+    };
+    Ok(Request {
+        method: head.method,
+        head_len: head.len,
+        body_len,
+        session: head.session.map(copy::<ID_LEN>),
+        protocol: head.protocol.map(copy::<16>),
+    })
+}
+
+/// One receive into `buf` (not empty) before the deadline; `None` when
+/// the client closed, failed or ran out of time.
+fn receive(fd: c_int, buf: &mut [u8], deadline: &Deadline) -> Option<usize> {
+    while !deadline.expired(now()) && !SERVER.stop.load(Ordering::SeqCst) {
+        let len = buf.len().min(i32::MAX as usize) as c_int;
+        // SAFETY: `buf` is writable for `len` bytes; the socket is ours.
+        let n = unsafe { agent_mcp_recv(fd, buf.as_mut_ptr() as *mut c_void, len) };
+        if n > 0 {
+            return Some((n as usize).min(buf.len()));
+        }
+        if n == 0 {
+            return None;
+        }
+        // A timeout (or an interrupted call): look at the deadline again.
+    }
+    None
+}
+
+fn send_all(fd: c_int, mut bytes: &[u8]) -> bool {
+    while !bytes.is_empty() {
+        let len = bytes.len().min(i32::MAX as usize) as c_int;
+        // SAFETY: `bytes` is readable for `len` bytes; the socket is ours.
+        let n = unsafe { agent_mcp_send(fd, bytes.as_ptr() as *const c_void, len) };
+        if n <= 0 {
+            return false;
+        }
+        bytes = bytes.get(n as usize..).unwrap_or_default();
+    }
+    true
+}
+
+/// Send `answer` with its head (and `extra`, a whole header line).
+fn send(fd: c_int, answer: &Answer, extra: Option<&[u8]>) {
+    let mut head = [0u8; 256];
+    let mut len = 0;
+    let mut put = |b: &[u8]| {
+        let end = (len + b.len()).min(head.len());
+        head[len..end].copy_from_slice(&b[..end - len]);
+        len = end;
+    };
+    let mut digits = [0u8; 20];
+    put(b"HTTP/1.1 ");
+    put(crate::text::decimal(answer.status as u64, &mut digits));
+    put(b" ");
+    put(http::reason(answer.status));
+    put(b"\r\nConnection: close\r\nCache-Control: no-store\r\nContent-Length: ");
+    put(crate::text::decimal(answer.body.len() as u64, &mut digits));
+    put(b"\r\n");
+    if !answer.body.is_empty() {
+        put(b"Content-Type: application/json\r\n");
+    }
+    if let Some(id) = &answer.new_session {
+        put(b"Mcp-Session-Id: ");
+        put(id);
+        put(b"\r\n");
+    }
+    if let Some(line) = extra {
+        put(line);
+    }
+    put(b"\r\n");
+    if send_all(fd, &head[..len]) {
+        send_all(fd, &answer.body);
+    }
+}
