@@ -372,12 +372,3 @@ fn cleanup_does_not_cancel_a_c_callers_own_chat() {
     );
 }
 
-/// A server with a model closure whose threads stay out of the heap figures.
-fn uncounted_server_with(
-    model: impl Fn(&RecordedRequest) -> ScriptedResponse + Send + Sync + 'static,
-) -> LlmServer {
-    heap::exclude_this_thread(true);
-    let server = LlmServer::with_model(model).unwrap();
-    heap::exclude_this_thread(false);
-    server
-}

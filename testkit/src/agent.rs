@@ -155,6 +155,16 @@ pub fn uncounted_server(script: impl FnOnce() -> Vec<ScriptedResponse>) -> LlmSe
     server.expect("start the scripted server")
 }
 
+/// [`uncounted_server`] with a model answering each request.
+pub fn uncounted_server_with(
+    model: impl Fn(&RecordedRequest) -> ScriptedResponse + Send + Sync + 'static,
+) -> LlmServer {
+    rtt_agent::host::heap::exclude_this_thread(true);
+    let server = LlmServer::with_model(model);
+    rtt_agent::host::heap::exclude_this_thread(false);
+    server.expect("start the scripted server")
+}
+
 /// Send one message of several items (type, content) straight to the
 /// running agent's hub, as a channel does (the debug channel sends one
 /// item), and wait for the reply: its text. Do not mix with [`ask`] in one
