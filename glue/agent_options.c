@@ -81,7 +81,7 @@ int agent_glue_mcp_option(int which)
     case 5: return PKG_AGENT_MCP_PAGE_SIZE;
     case 6: return PKG_AGENT_MCP_THREAD_STACK;
     case 7: return PKG_AGENT_MCP_THREAD_PRIORITY;
-#ifdef AGENT_ALL_PARTS
+#if defined(AGENT_ALL_PARTS) && defined(__linux__)
     /* The host port serves on 127.0.0.1 only. */
     case 8: return 1;
 #endif

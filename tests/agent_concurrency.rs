@@ -371,4 +371,3 @@ fn cleanup_does_not_cancel_a_c_callers_own_chat() {
         "the C caller's request was cancelled by the agent's cleanup"
     );
 }
-

@@ -82,7 +82,11 @@ const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"p
 fn initialize(addr: SocketAddr) -> String {
     let r = post(addr, &[], INIT);
     assert_eq!(r.status, 200, "{}", r.body);
-    assert!(r.body.contains("\"protocolVersion\":\"2025-06-18\""), "{}", r.body);
+    assert!(
+        r.body.contains("\"protocolVersion\":\"2025-06-18\""),
+        "{}",
+        r.body
+    );
     r.header("Mcp-Session-Id").expect("a session id")
 }
 
@@ -131,56 +135,247 @@ fn bad_requests_get_clear_errors() {
     let s: &[(&str, &str)] = &[("Mcp-Session-Id", &sid)];
     let cases: Vec<(&str, Resp, u16, Option<i64>)> = vec![
         ("not JSON", post(a, s, "{nope"), 400, Some(-32700)),
-        ("a batch", post(a, s, r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#), 400, Some(-32600)),
-        ("jsonrpc 1.0", post(a, s, r#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#), 400, Some(-32600)),
-        ("an object id", post(a, s, r#"{"jsonrpc":"2.0","id":{},"method":"ping"}"#), 400, Some(-32600)),
+        (
+            "a batch",
+            post(a, s, r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#),
+            400,
+            Some(-32600),
+        ),
+        (
+            "jsonrpc 1.0",
+            post(a, s, r#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#),
+            400,
+            Some(-32600),
+        ),
+        (
+            "an object id",
+            post(a, s, r#"{"jsonrpc":"2.0","id":{},"method":"ping"}"#),
+            400,
+            Some(-32600),
+        ),
         ("a string", post(a, s, r#""ping""#), 400, Some(-32600)),
-        ("a number method", post(a, s, r#"{"jsonrpc":"2.0","id":1,"method":7}"#), 400, Some(-32600)),
-        ("no session", post(a, &[], r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#), 400, Some(-32600)),
-        ("an unknown session", post(a, &[("Mcp-Session-Id", "0123")], r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#), 404, Some(-32600)),
-        ("an unknown method", post(a, s, r#"{"jsonrpc":"2.0","id":"x","method":"resources/list"}"#), 200, Some(-32601)),
-        ("tools/call without a name", post(a, s, r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{}}"#), 200, Some(-32602)),
-        ("arguments not an object", post(a, s, r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add","arguments":[1]}}"#), 200, Some(-32602)),
-        ("params not an object", post(a, s, r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":3}"#), 200, Some(-32602)),
-        ("initialize without a version", post(a, &[], r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#), 200, Some(-32602)),
-        ("an unknown protocol version header", post(a, &[("Mcp-Session-Id", &sid), ("MCP-Protocol-Version", "1999-01-01")], r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#), 400, Some(-32600)),
-        ("a foreign Origin", post(a, &[("Mcp-Session-Id", &sid), ("Origin", "http://evil.example")], r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#), 403, Some(-32600)),
-        ("a body over the cap", post(a, s, &format!(r#"{{"jsonrpc":"2.0","id":1,"method":"ping","x":"{}"}}"#, "a".repeat(2000))), 413, Some(-32600)),
-        ("GET", raw(a, b"GET /mcp HTTP/1.1\r\nAccept: text/event-stream\r\n\r\n"), 405, Some(-32600)),
-        ("PUT", raw(a, b"PUT /mcp HTTP/1.1\r\nContent-Length: 0\r\n\r\n"), 405, Some(-32600)),
-        ("another path", raw(a, b"POST /other HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}"), 404, Some(-32600)),
-        ("no Content-Length", raw(a, b"POST /mcp HTTP/1.1\r\n\r\n{}"), 411, Some(-32600)),
-        ("chunked", raw(a, b"POST /mcp HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"), 411, Some(-32600)),
-        ("a bad Content-Length", raw(a, b"POST /mcp HTTP/1.1\r\nContent-Length: ten\r\n\r\n"), 400, Some(-32600)),
+        (
+            "a number method",
+            post(a, s, r#"{"jsonrpc":"2.0","id":1,"method":7}"#),
+            400,
+            Some(-32600),
+        ),
+        (
+            "no session",
+            post(a, &[], r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#),
+            400,
+            Some(-32600),
+        ),
+        (
+            "an unknown session",
+            post(
+                a,
+                &[("Mcp-Session-Id", "0123")],
+                r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+            ),
+            404,
+            Some(-32600),
+        ),
+        (
+            "an unknown method",
+            post(
+                a,
+                s,
+                r#"{"jsonrpc":"2.0","id":"x","method":"resources/list"}"#,
+            ),
+            200,
+            Some(-32601),
+        ),
+        (
+            "tools/call without a name",
+            post(
+                a,
+                s,
+                r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{}}"#,
+            ),
+            200,
+            Some(-32602),
+        ),
+        (
+            "arguments not an object",
+            post(
+                a,
+                s,
+                r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add","arguments":[1]}}"#,
+            ),
+            200,
+            Some(-32602),
+        ),
+        (
+            "params not an object",
+            post(
+                a,
+                s,
+                r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":3}"#,
+            ),
+            200,
+            Some(-32602),
+        ),
+        (
+            "initialize without a version",
+            post(
+                a,
+                &[],
+                r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#,
+            ),
+            200,
+            Some(-32602),
+        ),
+        (
+            "an unknown protocol version header",
+            post(
+                a,
+                &[
+                    ("Mcp-Session-Id", &sid),
+                    ("MCP-Protocol-Version", "1999-01-01"),
+                ],
+                r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+            ),
+            400,
+            Some(-32600),
+        ),
+        (
+            "a foreign Origin",
+            post(
+                a,
+                &[("Mcp-Session-Id", &sid), ("Origin", "http://evil.example")],
+                r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+            ),
+            403,
+            Some(-32600),
+        ),
+        (
+            "a body over the cap",
+            post(
+                a,
+                s,
+                &format!(
+                    r#"{{"jsonrpc":"2.0","id":1,"method":"ping","x":"{}"}}"#,
+                    "a".repeat(2000)
+                ),
+            ),
+            413,
+            Some(-32600),
+        ),
+        (
+            "GET",
+            raw(a, b"GET /mcp HTTP/1.1\r\nAccept: text/event-stream\r\n\r\n"),
+            405,
+            Some(-32600),
+        ),
+        (
+            "PUT",
+            raw(a, b"PUT /mcp HTTP/1.1\r\nContent-Length: 0\r\n\r\n"),
+            405,
+            Some(-32600),
+        ),
+        (
+            "another path",
+            raw(a, b"POST /other HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}"),
+            404,
+            Some(-32600),
+        ),
+        (
+            "no Content-Length",
+            raw(a, b"POST /mcp HTTP/1.1\r\n\r\n{}"),
+            411,
+            Some(-32600),
+        ),
+        (
+            "chunked",
+            raw(
+                a,
+                b"POST /mcp HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n",
+            ),
+            411,
+            Some(-32600),
+        ),
+        (
+            "a bad Content-Length",
+            raw(a, b"POST /mcp HTTP/1.1\r\nContent-Length: ten\r\n\r\n"),
+            400,
+            Some(-32600),
+        ),
         ("not HTTP", raw(a, b"HELLO\r\n\r\n"), 400, Some(-32600)),
-        ("a head over 2 KB", raw(a, format!("POST /mcp HTTP/1.1\r\nX: {}\r\n\r\n", "y".repeat(3000)).as_bytes()), 431, Some(-32600)),
-        ("a notification", post(a, s, r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#), 202, None),
-        ("a response of the client's", post(a, s, r#"{"jsonrpc":"2.0","id":5,"result":{}}"#), 202, None),
+        (
+            "a head over 2 KB",
+            raw(
+                a,
+                format!("POST /mcp HTTP/1.1\r\nX: {}\r\n\r\n", "y".repeat(3000)).as_bytes(),
+            ),
+            431,
+            Some(-32600),
+        ),
+        (
+            "a notification",
+            post(
+                a,
+                s,
+                r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            ),
+            202,
+            None,
+        ),
+        (
+            "a response of the client's",
+            post(a, s, r#"{"jsonrpc":"2.0","id":5,"result":{}}"#),
+            202,
+            None,
+        ),
     ];
     for (what, r, status, code) in &cases {
         assert_eq!(r.status, *status, "{what}: {} {}", r.head, r.body);
         assert_eq!(r.code(), *code, "{what}: {}", r.body);
         if code.is_some() {
-            assert_eq!(r.header("Content-Type").as_deref(), Some("application/json"), "{what}");
+            assert_eq!(
+                r.header("Content-Type").as_deref(),
+                Some("application/json"),
+                "{what}"
+            );
         }
     }
     let get = &cases.iter().find(|c| c.0 == "GET").unwrap().1;
     assert_eq!(get.header("Allow").as_deref(), Some("POST, DELETE"));
     // An allowed Origin passes; NUL bytes inside a body do not cut it.
-    let r = post(a, &[("Mcp-Session-Id", &sid), ("Origin", "http://ok.example")], "{\"jsonrpc\":\"2.0\",\"id\":9,\u{0}\"method\":\"ping\"}");
-    assert_eq!((r.status, r.body.as_str()), (200, r#"{"jsonrpc":"2.0","id":9,"result":{}}"#));
+    let r = post(
+        a,
+        &[("Mcp-Session-Id", &sid), ("Origin", "http://ok.example")],
+        "{\"jsonrpc\":\"2.0\",\"id\":9,\u{0}\"method\":\"ping\"}",
+    );
+    assert_eq!(
+        (r.status, r.body.as_str()),
+        (200, r#"{"jsonrpc":"2.0","id":9,"result":{}}"#)
+    );
     // A session ends with DELETE; afterwards it is unknown.
-    let del = |id: &str| raw(a, format!("DELETE /mcp HTTP/1.1\r\nMcp-Session-Id: {id}\r\n\r\n").as_bytes());
+    let del = |id: &str| {
+        raw(
+            a,
+            format!("DELETE /mcp HTTP/1.1\r\nMcp-Session-Id: {id}\r\n\r\n").as_bytes(),
+        )
+    };
     assert_eq!(del(&sid).status, 200);
     assert_eq!(del(&sid).status, 404);
     assert_eq!(raw(a, b"DELETE /mcp HTTP/1.1\r\n\r\n").status, 400);
-    assert_eq!(post(a, s, r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).status, 404);
+    assert_eq!(
+        post(a, s, r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).status,
+        404
+    );
     // A client that connects and says nothing holds the server for the
     // read deadline at most; the next request is answered.
     let silent = TcpStream::connect(a).unwrap();
     let sid = initialize(a);
     assert_eq!(
-        post(a, &[("Mcp-Session-Id", &sid)], r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).status,
+        post(
+            a,
+            &[("Mcp-Session-Id", &sid)],
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#
+        )
+        .status,
         200
     );
     drop(silent);
@@ -192,7 +387,10 @@ fn a_flood_of_sessions_is_refused_the_loop_answers_and_the_heap_returns() {
     let llm = uncounted_server_with(arith_model::respond);
     // The first start's one-time allocations stay out of the baseline.
     drop(McpAgent::start(&llm, server::Overrides::default()));
-    assert!(rtt_agent::host::thread::settle(Duration::from_secs(10)), "threads still running");
+    assert!(
+        rtt_agent::host::thread::settle(Duration::from_secs(10)),
+        "threads still running"
+    );
     let before = heap::used();
     let mcp = McpAgent::start(
         &llm,
@@ -227,7 +425,14 @@ fn a_flood_of_sessions_is_refused_the_loop_answers_and_the_heap_returns() {
     let (made, refused) = flood.join().unwrap();
     assert_eq!((made.len(), refused), (4, 36));
     // Ending one session makes room for one more.
-    let r = raw(a, format!("DELETE /mcp HTTP/1.1\r\nMcp-Session-Id: {}\r\n\r\n", made[0]).as_bytes());
+    let r = raw(
+        a,
+        format!(
+            "DELETE /mcp HTTP/1.1\r\nMcp-Session-Id: {}\r\n\r\n",
+            made[0]
+        )
+        .as_bytes(),
+    );
     assert_eq!(r.status, 200);
     drop(r);
     assert_eq!(post(a, &[], INIT).status, 200);
@@ -235,7 +440,10 @@ fn a_flood_of_sessions_is_refused_the_loop_answers_and_the_heap_returns() {
     drop(made);
     drop(mcp);
     // The server's thread is freed by the kernel once it has ended.
-    assert!(rtt_agent::host::thread::settle(Duration::from_secs(10)), "threads still running");
+    assert!(
+        rtt_agent::host::thread::settle(Duration::from_secs(10)),
+        "threads still running"
+    );
     assert_eq!(heap::used(), before, "heap after the agent stopped");
 }
 
@@ -252,13 +460,33 @@ fn tools_list_pages() {
     );
     let sid = initialize(mcp.addr);
     let s: &[(&str, &str)] = &[("Mcp-Session-Id", &sid)];
-    let first = post(mcp.addr, s, r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
+    let first = post(
+        mcp.addr,
+        s,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+    );
     assert!(first.body.contains(r#""name":"add""#) && first.body.contains(r#""name":"mul""#));
-    assert!(first.body.ends_with(r#"],"nextCursor":"2"}}"#), "{}", first.body);
-    let second = post(mcp.addr, s, r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"cursor":"2"}}"#);
-    assert!(second.body.contains(r#""name":"compare""#), "{}", second.body);
+    assert!(
+        first.body.ends_with(r#"],"nextCursor":"2"}}"#),
+        "{}",
+        first.body
+    );
+    let second = post(
+        mcp.addr,
+        s,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"cursor":"2"}}"#,
+    );
+    assert!(
+        second.body.contains(r#""name":"compare""#),
+        "{}",
+        second.body
+    );
     assert!(!second.body.contains("nextCursor"), "{}", second.body);
-    let bad = post(mcp.addr, s, r#"{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"cursor":"x"}}"#);
+    let bad = post(
+        mcp.addr,
+        s,
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"cursor":"x"}}"#,
+    );
     assert_eq!(bad.code(), Some(-32602), "{}", bad.body);
 }
 
@@ -314,7 +542,9 @@ fn a_tool_never_runs_for_mcp_and_the_loop_at_once() {
             let r = post(
                 a,
                 &[("Mcp-Session-Id", &sid)],
-                &format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"slow"}}}}"#),
+                &format!(
+                    r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"slow"}}}}"#
+                ),
             );
             assert!(r.body.contains(r#""text":"slept""#), "{}", r.body);
         }
@@ -324,5 +554,8 @@ fn a_tool_never_runs_for_mcp_and_the_loop_at_once() {
     }
     caller.join().unwrap();
     assert_eq!(RUNS.load(Ordering::SeqCst), 21);
-    assert!(!OVERLAP.load(Ordering::SeqCst), "two runs of the tool overlapped");
+    assert!(
+        !OVERLAP.load(Ordering::SeqCst),
+        "two runs of the tool overlapped"
+    );
 }

@@ -65,7 +65,8 @@ SIZE_FLAGS_BUILD_STD = ['-Zlocation-detail=none', '-Zfmt-debug=none']
 # What a board provides: the kernel (rt_*), finsh (the shell, for MSH commands and the CLI
 # channel), cJSON, webclient, ulog, and the C library's mem*/str*.
 ALLOWED_UNDEFINED = re.compile(r'^(rt_\w+|finsh_\w+|cJSON_\w+|webclient_\w+|webnet_\w+|ulog_\w+|mem[a-z]+|str[a-z]+|bcmp|'
-                               r'__aeabi_mem(cpy|move|set|clr)[48]?|open|read|close|stat|__errno)$')
+                               r'__aeabi_mem(cpy|move|set|clr)[48]?|open|read|close|stat|__errno|'
+                               r'socket|bind|listen|accept|recv|send|setsockopt|getsockname|closesocket)$')
 CFLAGS_COMMON = ['-Os', '-ffunction-sections', '-fdata-sections', '-fstack-usage', '-Wall', '-Wextra']
 # Extra C flags for every target (e.g. CROSS_EXTRA_CFLAGS=-fno-short-enums to try a board that
 # overrides arm-none-eabi-gcc's default of short enums).
@@ -548,7 +549,7 @@ def check_target(target, board, prefix, cflags, results, api_names):
     log('   undefined symbols the board provides: %d (%s)' % (len(undef), ' '.join(undef)))
     if bad:
         raise Failure('%s: undefined symbols outside the allowed list (rt_*, finsh_*, cJSON_*, webclient_*, '
-                      'webnet_*, ulog_*, mem*, str*, the file API): %s' % (target, ' '.join(bad)))
+                      'webnet_*, ulog_*, mem*, str*, the file API, BSD sockets): %s' % (target, ' '.join(bad)))
     with_tools = sizes_from_map(mapfile)
     sizes, framework_elf = framework_image(prefix, cflags, objs, lib, workdir)
     sizes['tools'] = with_tools['tools']
@@ -715,6 +716,7 @@ AREAS = [
     ('WebNet channel (its page gzipped included)',
      r'rtt_agent::ffi::channels::web|^agent_web|^webnet_agent_mode$|^cgi_'),
     ('channels\' exchange (Debug, WebNet)', r'rtt_agent::ffi::channels::exchange'),
+    ('MCP server (mcp-server)', r'rtt_agent::mcp::|^agent_mcp_|^agent_glue_mcp_'),
     ('MSH commands', r'rtt_agent::ffi::commands|^agent_config$|^agent_status$'),
     ('agent loop', r'rtt_agent::ffi::agent_loop|^main_loop_entry$|^cleanup_agent|^init_agent$'),
     ('logging', r'rtt_agent::rtt::log'),

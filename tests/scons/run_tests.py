@@ -201,6 +201,7 @@ def test_kconfig_choices_become_cargo_features():
         ({'PKG_AGENT_TOOLS_TEXT': '', 'PKG_AGENT_MSH_EXTRAS': ''}, (), ('channel-cli', 'msh-extras', 'tools-text')),
         ({'PKG_AGENT_PROVIDER_ANTHROPIC': '', 'PKG_AGENT_PROVIDER_OLLAMA': ''}, (),
          ('channel-cli', 'provider-anthropic', 'provider-ollama')),
+        ({'PKG_AGENT_MCP_SERVER': ''}, (), ('channel-cli', 'mcp-server')),
         ({'PKG_AGENT_MULTIMODAL_ENABLE': '', 'PKG_AGENT_WEBNET_CHANNEL': ''},
          ('PKG_AGENT_CLI_CHANNEL', 'PKG_AGENT_MULTIMODAL_DISABLE'), ('channel-webnet', 'multimodal')),
         ({}, ('PKG_AGENT_CLI_CHANNEL',), ()),
@@ -492,6 +493,13 @@ def test_kconfig_options_and_defaults():
             check(kconf.syms[s].set_value(2), '%s selectable' % s)
         check(kconf.syms['PKG_AGENT_API_FORMAT'].str_value == '', 'wire format from the URL by default')
         check(kconf.syms['PKG_AGENT_MULTIMODAL_DISABLE'].str_value == 'y', 'multimodal off by default')
+        check(kconf.syms['PKG_AGENT_MCP_SERVER'].str_value == 'n', 'no MCP server by default')
+        check(kconf.syms['PKG_AGENT_MCP_PORT'].visibility == 0, 'MCP options hidden without the server')
+        check(kconf.syms['PKG_AGENT_MCP_SERVER'].set_value(2), 'MCP server selectable')
+        check(kconf.syms['PKG_AGENT_MCP_PORT'].str_value == '8000', 'MCP port default')
+        check(kconf.syms['PKG_AGENT_MCP_PATH'].str_value == '/mcp', 'MCP endpoint default')
+        check(kconf.syms['PKG_AGENT_MCP_TOKEN'].str_value == '', 'no MCP token by default')
+        check(kconf.syms['PKG_AGENT_MCP_SERVER'].set_value(0), 'MCP server off again')
         check(kconf.syms['PKG_AGENT_PANIC_LOG'].str_value == 'y', 'a panic is logged by default')
         check(kconf.syms['PKG_AGENT_PANIC_ABORT'].set_value(2), 'immediate abort selectable')
         check(kconf.syms['PKG_AGENT_PANIC_LOG'].str_value == 'n', 'one panic strategy at a time')

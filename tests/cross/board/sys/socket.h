@@ -1,0 +1,32 @@
+/* Stand-in sys/socket.h for the cross-build link check: RT-Thread SAL's
+ * declarations with SAL_USING_POSIX (components/net/sal/include/socket/
+ * sys_socket/sys/socket.h and sal_socket.h), lwIP's BSD layout with
+ * sin_len. Written for these tests. */
+#ifndef _SYS_SOCKET_H_STANDIN
+#define _SYS_SOCKET_H_STANDIN
+#include <stddef.h>
+#include <stdint.h>
+typedef uint32_t socklen_t;
+typedef uint8_t sa_family_t;
+#define SOCK_STREAM 1
+#define AF_INET 2
+#define SOL_SOCKET 0xfff
+#define SO_REUSEADDR 0x0004
+#define SO_SNDTIMEO 0x1005
+#define SO_RCVTIMEO 0x1006
+struct sockaddr
+{
+    uint8_t sa_len;
+    sa_family_t sa_family;
+    char sa_data[14];
+};
+int accept(int s, struct sockaddr *addr, socklen_t *addrlen);
+int bind(int s, const struct sockaddr *name, socklen_t namelen);
+int getsockname(int s, struct sockaddr *name, socklen_t *namelen);
+int setsockopt(int s, int level, int optname, const void *optval, socklen_t optlen);
+int listen(int s, int backlog);
+int recv(int s, void *mem, size_t len, int flags);
+int send(int s, const void *dataptr, size_t size, int flags);
+int socket(int domain, int type, int protocol);
+int closesocket(int s);
+#endif
