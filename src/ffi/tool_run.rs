@@ -28,6 +28,7 @@ use crate::json;
 #[cfg(any(feature = "tool-arg-check", feature = "mcp-server"))]
 use core::ffi::{c_void, CStr};
 
+#[cfg(feature = "mcp-server")]
 pub(crate) use super::agent_loop::lock_tools;
 
 /// Why `args` do not fit the parameters `node`'s tool registered, if they

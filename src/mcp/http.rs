@@ -205,10 +205,11 @@ mod tests {
 
     #[test]
     fn table() {
-        let cases: &[(
-            &[u8],
-            Result<(Method, &[u8], Option<Option<usize>>), HeadError>,
-        )] = &[
+        type Case = (
+            &'static [u8],
+            Result<(Method, &'static [u8], Option<Option<usize>>), HeadError>,
+        );
+        let cases: &[Case] = &[
             (b"GET / HTTP/1.0\r\n\r\n", Ok((Method::Get, b"/", None))),
             (
                 b"DELETE /mcp HTTP/1.1\r\n\r\n",

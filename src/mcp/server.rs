@@ -274,8 +274,7 @@ pub fn stop() {
     SERVER.stop.store(true, Ordering::SeqCst);
     // SAFETY: `done` was set by `start` and is not written until the
     // thread has released it.
-    let ended =
-        unsafe { (*SERVER.done.get()).as_ref() }.map_or(true, |d| d.take(RT_WAITING_FOREVER));
+    let ended = unsafe { (*SERVER.done.get()).as_ref() }.is_none_or(|d| d.take(RT_WAITING_FOREVER));
     if ended {
         // SAFETY: the thread has ended: nobody else reads these.
         unsafe {
