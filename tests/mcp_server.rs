@@ -559,3 +559,28 @@ fn a_tool_never_runs_for_mcp_and_the_loop_at_once() {
         "two runs of the tool overlapped"
     );
 }
+
+#[test]
+fn expect_100_continue_gets_the_go_ahead() {
+    let _serial = lock();
+    let llm = LlmServer::with_model(arith_model::respond).unwrap();
+    let mcp = McpAgent::start(&llm, server::Overrides::default());
+    let body = INIT.as_bytes();
+    let mut s = TcpStream::connect(mcp.addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    write!(
+        s,
+        "POST /mcp HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .unwrap();
+    // The go-ahead comes before any body byte was sent.
+    let mut interim = [0u8; 25];
+    s.read_exact(&mut interim).unwrap();
+    assert_eq!(&interim, b"HTTP/1.1 100 Continue\r\n\r\n");
+    s.write_all(body).unwrap();
+    let mut rest = String::new();
+    s.read_to_string(&mut rest).unwrap();
+    assert!(rest.starts_with("HTTP/1.1 200 OK\r\n"), "{rest}");
+    assert!(rest.contains("Mcp-Session-Id: "), "{rest}");
+}

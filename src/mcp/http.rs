@@ -34,6 +34,9 @@ pub struct Head<'a> {
     /// A `Transfer-Encoding` was sent (the server takes `Content-Length`
     /// bodies only).
     pub transfer_encoding: bool,
+    /// `Expect: 100-continue`: the client waits for a go-ahead before the
+    /// body (curl does for bodies over 1 KB).
+    pub expect_continue: bool,
     /// Bytes of the head, blank line included: the body starts there.
     pub len: usize,
 }
@@ -74,6 +77,7 @@ pub fn parse_head(buf: &[u8]) -> Result<Head<'_>, HeadError> {
         session: None,
         protocol: None,
         transfer_encoding: false,
+        expect_continue: false,
         len: end + 4,
     };
     for line in lines {
@@ -95,6 +99,8 @@ pub fn parse_head(buf: &[u8]) -> Result<Head<'_>, HeadError> {
             head.protocol = Some(value);
         } else if is(b"transfer-encoding") {
             head.transfer_encoding = true;
+        } else if is(b"expect") {
+            head.expect_continue = value.eq_ignore_ascii_case(b"100-continue");
         }
     }
     Ok(head)
@@ -250,9 +256,11 @@ mod tests {
     }
 
     #[test]
-    fn chunked_is_seen() {
+    fn chunked_and_expect_are_seen() {
         let h = parse_head(b"POST /mcp HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n").unwrap();
-        assert!(h.transfer_encoding);
+        assert!(h.transfer_encoding && !h.expect_continue);
+        let h = parse_head(b"POST /mcp HTTP/1.1\r\nExpect: 100-Continue\r\n\r\n").unwrap();
+        assert!(h.expect_continue);
     }
 
     #[test]

@@ -326,6 +326,7 @@ fn entropy() -> u32 {
 /// What the head says, copied out of the receive buffer.
 struct Request {
     method: Method,
+    expect_continue: bool,
     head_len: usize,
     body_len: usize,
     session: Option<([u8; ID_LEN], usize)>,
@@ -389,6 +390,10 @@ fn serve_connection(fd: c_int, s: &Settings, sessions: &mut Sessions) {
     let total = request.head_len + request.body_len;
     if crate::fallible::resize(&mut buf, total.max(filled) + 1, 0).is_err() {
         return send(fd, &fail(503, b"out of memory"), None);
+    }
+    if request.expect_continue && filled < total && !send_all(fd, b"HTTP/1.1 100 Continue\r\n\r\n")
+    {
+        return;
     }
     while filled < total {
         match receive(fd, &mut buf[filled..total], &deadline) {
@@ -488,6 +493,7 @@ fn check(head: &http::Head<'_>, s: &Settings) -> Result<Request, (Answer, Option
     };
     Ok(Request {
         method: head.method,
+        expect_continue: head.expect_continue,
         head_len: head.len,
         body_len,
         session: head.session.map(copy::<ID_LEN>),
