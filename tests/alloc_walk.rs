@@ -16,7 +16,10 @@
 //!   C tools, then the text);
 //! - `walk_init_and_cleanup`: `init_agent()` then `cleanup_agent()`;
 //! - `walk_main_loop_entry_and_cleanup`: `main_loop_entry()` then
-//!   `cleanup_agent_entry()` (the loop thread's start and stop).
+//!   `cleanup_agent_entry()` (the loop thread's start and stop);
+//! - `walk_mcp_session`: an MCP client's `initialize`, `tools/call add`
+//!   and `DELETE` (faults on the server's thread, the client's side left
+//!   out).
 //!
 //! Each walk runs in a child process of this test binary (see
 //! `rtt_agent_testkit::alloc_walk`); its summary lines ("alloc walk: ...")
@@ -631,5 +634,131 @@ fn walk_multimodal_upload() {
             }
         }
         assert!(!files.uploads().is_empty());
+    });
+}
+
+// ---- (f) an MCP client's session: initialize, tools/call, DELETE ---------
+
+/// One answer of the MCP server: status (0 when it closed without one),
+/// its session id header if any, its body.
+struct McpAnswer {
+    status: u16,
+    session: Option<String>,
+    body: String,
+}
+
+fn mcp_request(port: u16, head: &str, body: &str) -> McpAnswer {
+    use std::io::{Read, Write};
+    let mut answer = McpAnswer {
+        status: 0,
+        session: None,
+        body: String::new(),
+    };
+    let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+        return answer;
+    };
+    let _ = s.set_read_timeout(Some(Duration::from_secs(20)));
+    let _ = write!(s, "{head}Content-Length: {}\r\n\r\n{body}", body.len());
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    let text = String::from_utf8_lossy(&out).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    answer.status = head.get(9..12).and_then(|s| s.parse().ok()).unwrap_or(0);
+    answer.session = head
+        .lines()
+        .find_map(|l| l.strip_prefix("Mcp-Session-Id: "))
+        .map(str::to_string);
+    answer.body = body.to_string();
+    answer
+}
+
+/// What an answer says, for the walk: `Ok(None)` the expected result,
+/// `Ok(Some(why))` a clear refusal for lack of memory, `Err` anything else.
+fn mcp_outcome(what: &str, a: &McpAnswer, expected: &str) -> Result<Option<String>, String> {
+    match a.status {
+        200 if a.body.contains(expected) => Ok(None),
+        200 | 503 if a.body.contains("out of memory") => {
+            Ok(Some(format!("{what}: out of memory ({})", a.status)))
+        }
+        // A tool without memory for its result reports a failure.
+        200 if a.body.contains("\"isError\":true") && a.body.contains("failed") => {
+            Ok(Some(format!("{what}: the tool failed")))
+        }
+        0 => Ok(Some(format!("{what}: closed without an answer"))),
+        s => Err(format!("{what}: {s} {}", short(&a.body, 120))),
+    }
+}
+
+#[test]
+fn walk_mcp_session() {
+    use rtt_agent::mcp::server;
+    in_child_process("walk_mcp_session", CHILD_LIMIT, || {
+        let llm = Arc::new(server_with(arith_model::respond));
+        let srv = llm.clone();
+        server::set_overrides(server::Overrides {
+            enabled: Some(true),
+            port: Some(0),
+            ..Default::default()
+        });
+        let summary = walk(
+            "(f) an MCP session: initialize, tools/call add, DELETE (the server's thread)",
+            2,
+            BOTH,
+            Duration::from_secs(30),
+            move |armed| {
+                let agent = Agent::start(&srv, Overrides::default());
+                let Some(port) = server::port() else {
+                    drop(agent);
+                    return Ok("the server did not start".into());
+                };
+                // This thread plays the client: its own allocations are
+                // neither counted nor failed; the server's thread's are.
+                heap::exclude_this_thread(true);
+                let answers = armed.run(|| {
+                    let init = mcp_request(
+                        port,
+                        "POST /mcp HTTP/1.1\r\n",
+                        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#,
+                    );
+                    let Some(sid) = init.session.clone() else {
+                        return vec![init];
+                    };
+                    let call = mcp_request(
+                        port,
+                        &format!("POST /mcp HTTP/1.1\r\nMcp-Session-Id: {sid}\r\n"),
+                        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":3}}}"#,
+                    );
+                    let end = mcp_request(
+                        port,
+                        &format!("DELETE /mcp HTTP/1.1\r\nMcp-Session-Id: {sid}\r\n"),
+                        "",
+                    );
+                    vec![init, call, end]
+                });
+                heap::exclude_this_thread(false);
+                drop(agent);
+                let expected = [
+                    ("initialize", "\"protocolVersion\":\"2025-11-25\""),
+                    (
+                        "tools/call",
+                        r#"{"type":"text","text":"2 + 3 = 5"}],"isError":false"#,
+                    ),
+                    ("DELETE", ""),
+                ];
+                let mut notes = Vec::new();
+                for (a, (what, want)) in answers.iter().zip(expected) {
+                    if let Some(n) = mcp_outcome(what, a, want)? {
+                        notes.push(n);
+                    }
+                }
+                Ok(if notes.is_empty() {
+                    "answered".into()
+                } else {
+                    notes.join("; ")
+                })
+            },
+        );
+        server::set_overrides(server::Overrides::default());
+        assert!(summary.allocations > 10, "{summary:?}");
     });
 }

@@ -45,6 +45,24 @@ pub struct Answer {
     pub body: Vec<u8>,
     /// A session `initialize` made (the `Mcp-Session-Id` header).
     pub new_session: Option<[u8; ID_LEN]>,
+    /// Sent when `body` is empty: an error answer that found no memory
+    /// for its own body says so from flash.
+    pub fixed: &'static [u8],
+}
+
+/// The body of an error answer written without memory.
+const OUT_OF_MEMORY: &[u8] =
+    b"{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32603,\"message\":\"out of memory\"}}";
+
+impl Answer {
+    pub fn new(status: u16, body: Vec<u8>) -> Answer {
+        Answer {
+            status,
+            body,
+            new_session: None,
+            fixed: b"",
+        }
+    }
 }
 
 /// What a request is answered with (the server's settings, snapshotted
@@ -92,13 +110,12 @@ pub(crate) fn error(status: u16, id: *const cJSON, code: i32, parts: &[&[u8]]) -
         body.put(b"}}")
     })();
     if written.is_err() {
-        body.0 = Vec::new();
+        return Answer {
+            fixed: OUT_OF_MEMORY,
+            ..Answer::new(503, Vec::new())
+        };
     }
-    Answer {
-        status,
-        body: body.0,
-        new_session: None,
-    }
+    Answer::new(status, body.0)
 }
 
 fn write_id(id: *const cJSON, out: &mut dyn ByteSink) -> Result<(), WriteError> {
@@ -136,6 +153,16 @@ pub fn answer(ctx: &mut Context<'_>, body: &CStr) -> Answer {
     // SAFETY: `body` is NUL-terminated; cJSON only reads it.
     let tree = unsafe { cJSON_Parse(body.as_ptr()) };
     if tree.is_null() {
+        // cJSON says the same for no memory: our own (allocation-free)
+        // reading tells which it was.
+        if crate::stream::is_well_formed(body.to_bytes()) {
+            return error(
+                503,
+                ptr::null(),
+                INTERNAL_ERROR,
+                &[b"out of memory for the request"],
+            );
+        }
         return error(
             400,
             ptr::null(),
@@ -259,11 +286,7 @@ unsafe fn answer_message(ctx: &mut Context<'_>, msg: *mut cJSON) -> Answer {
 }
 
 fn accepted() -> Answer {
-    Answer {
-        status: 202,
-        body: Vec::new(),
-        new_session: None,
-    }
+    Answer::new(202, Vec::new())
 }
 
 /// `{"jsonrpc":"2.0","id":id,"result":...}` with the result `write` makes.
@@ -277,11 +300,7 @@ fn result(id: *const cJSON, write: impl FnOnce(&mut Body) -> Result<(), WriteErr
         body.put(b"}")
     })();
     match written {
-        Ok(()) => Answer {
-            status: 200,
-            body: body.0,
-            new_session: None,
-        },
+        Ok(()) => Answer::new(200, body.0),
         Err(WriteError::Sink) => error(
             200,
             id,

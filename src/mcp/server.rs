@@ -176,6 +176,9 @@ struct ServerCell {
     port: AtomicU16,
     done: UnsafeCell<Option<Semaphore>>,
     settings: UnsafeCell<Option<Settings>>,
+    /// Made by `start` (so that a start without memory fails there, not
+    /// later on the thread), used by the thread alone while it runs.
+    sessions: UnsafeCell<Option<Sessions>>,
 }
 // SAFETY: `done` and `settings` are written only while no server thread
 // exists (see `ServerCell`); the thread only reads them.
@@ -188,6 +191,7 @@ static SERVER: ServerCell = ServerCell {
     port: AtomicU16::new(0),
     done: UnsafeCell::new(None),
     settings: UnsafeCell::new(None),
+    sessions: UnsafeCell::new(None),
 };
 
 /// The port the server listens on, while it runs.
@@ -217,7 +221,9 @@ pub fn start() {
     }
     // SAFETY: a glue call on the socket just made.
     let port = unsafe { agent_mcp_port(fd) }.clamp(0, 65535) as u16;
-    let Some(done) = Semaphore::create(c"AgentMcpD", 0) else {
+    let sessions = Sessions::new(s.max_sessions, entropy());
+    let done = Semaphore::create(c"AgentMcpD", 0);
+    let (Some(sessions), Some(done)) = (sessions, done) else {
         crate::log_e!("[mcp] not started: out of memory");
         // SAFETY: our socket, not used again.
         unsafe { agent_mcp_close(fd) };
@@ -227,6 +233,7 @@ pub fn start() {
     unsafe {
         *SERVER.done.get() = Some(done);
         *SERVER.settings.get() = Some(s);
+        *SERVER.sessions.get() = Some(sessions);
     }
     SERVER.listen_fd.store(fd, Ordering::SeqCst);
     SERVER.port.store(port, Ordering::SeqCst);
@@ -245,6 +252,7 @@ pub fn start() {
         unsafe {
             agent_mcp_close(fd);
             *SERVER.done.get() = None;
+            *SERVER.sessions.get() = None;
         }
         return;
     }
@@ -280,6 +288,7 @@ pub fn stop() {
         unsafe {
             *SERVER.done.get() = None;
             *SERVER.settings.get() = None;
+            *SERVER.sessions.get() = None;
         }
     }
     SERVER.running.store(false, Ordering::SeqCst);
@@ -288,25 +297,23 @@ pub fn stop() {
 /// The server thread: accept, answer, close, until stopped.
 unsafe extern "C" fn server_thread(_parameter: *mut c_void) {
     crate::ffi_fn!(failure = (), {
-        // SAFETY: written by `start` before this thread existed.
-        let Some(s) = (unsafe { *SERVER.settings.get() }) else {
-            return;
-        };
+        // SAFETY: written by `start` before this thread existed; the
+        // sessions are this thread's alone until `stop` has seen it end.
+        let settings = unsafe { *SERVER.settings.get() };
+        // SAFETY: as above: this thread's alone while it runs.
+        let sessions = unsafe { (*SERVER.sessions.get()).as_mut() };
         let fd = SERVER.listen_fd.load(Ordering::SeqCst);
-        match Sessions::new(s.max_sessions, entropy()) {
-            Some(mut sessions) => {
-                while !SERVER.stop.load(Ordering::SeqCst) {
-                    // SAFETY: our listening socket.
-                    let client = unsafe { agent_mcp_accept(fd, IO_TIMEOUT_MS) };
-                    if client < 0 {
-                        continue; // the poll timed out, or a client vanished
-                    }
-                    serve_connection(client, &s, &mut sessions);
-                    // SAFETY: the accepted socket, not used again.
-                    unsafe { agent_mcp_close(client) };
+        if let (Some(s), Some(sessions)) = (settings, sessions) {
+            while !SERVER.stop.load(Ordering::SeqCst) {
+                // SAFETY: our listening socket.
+                let client = unsafe { agent_mcp_accept(fd, IO_TIMEOUT_MS) };
+                if client < 0 {
+                    continue; // the poll timed out, or a client vanished
                 }
+                serve_connection(client, &s, sessions);
+                // SAFETY: the accepted socket, not used again.
+                unsafe { agent_mcp_close(client) };
             }
-            None => crate::log_e!("[mcp] stopped: no memory for the session table"),
         }
         // SAFETY: our listening socket, not used again.
         unsafe { agent_mcp_close(fd) };
@@ -376,11 +383,7 @@ fn serve_connection(fd: c_int, s: &Settings, sessions: &mut Sessions) {
             );
         };
         let answer = if sessions.remove(&id[..n]) {
-            Answer {
-                status: 200,
-                body: Vec::new(),
-                new_session: None,
-            }
+            Answer::new(200, Vec::new())
         } else {
             fail(404, b"no such session")
         };
@@ -546,10 +549,15 @@ fn send(fd: c_int, answer: &Answer, extra: Option<&[u8]>) {
     put(crate::text::decimal(answer.status as u64, &mut digits));
     put(b" ");
     put(http::reason(answer.status));
+    let body = if answer.body.is_empty() {
+        answer.fixed
+    } else {
+        &answer.body[..]
+    };
     put(b"\r\nConnection: close\r\nCache-Control: no-store\r\nContent-Length: ");
-    put(crate::text::decimal(answer.body.len() as u64, &mut digits));
+    put(crate::text::decimal(body.len() as u64, &mut digits));
     put(b"\r\n");
-    if !answer.body.is_empty() {
+    if !body.is_empty() {
         put(b"Content-Type: application/json\r\n");
     }
     if let Some(id) = &answer.new_session {
@@ -562,6 +570,6 @@ fn send(fd: c_int, answer: &Answer, extra: Option<&[u8]>) {
     }
     put(b"\r\n");
     if send_all(fd, &head[..len]) {
-        send_all(fd, &answer.body);
+        send_all(fd, body);
     }
 }

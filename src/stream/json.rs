@@ -285,6 +285,40 @@ fn utf8_width(lead: u8) -> u8 {
 /// time: a byte equal to the needle becomes zero after the XOR, and the
 /// classic has-zero-byte test flags it. Flags can be wrong only above a true
 /// zero byte (borrow propagation), so the lowest flag is always right.
+/// Is `text` well-formed JSON (values nested at most [`MAX_DEPTH`] deep)?
+/// Without allocating: it tells a body that cJSON could not parse for lack
+/// of memory from one that is not JSON (the MCP server answers the two
+/// differently).
+#[cfg(feature = "mcp-server")]
+pub(crate) fn is_well_formed(text: &[u8]) -> bool {
+    struct Accept;
+    impl Handler for Accept {
+        fn begin(&mut self, _object: bool) -> Result<bool, Stop> {
+            Ok(true)
+        }
+        fn end(&mut self) -> Result<(), Stop> {
+            Ok(())
+        }
+        fn key(&mut self, _key: Option<&[u8]>) -> Result<bool, Stop> {
+            Ok(true)
+        }
+        fn str_begin(&mut self) -> Result<bool, Stop> {
+            Ok(true)
+        }
+        fn str_chunk(&mut self, _text: &str) -> Result<(), Stop> {
+            Ok(())
+        }
+        fn str_end(&mut self) -> Result<(), Stop> {
+            Ok(())
+        }
+        fn scalar(&mut self, _value: Scalar) -> Result<(), Stop> {
+            Ok(())
+        }
+    }
+    let mut t = Tokenizer::new();
+    t.feed(text, &mut Accept).is_ok() && t.end_event(&mut Accept).is_ok()
+}
+
 pub(crate) fn find2(hay: &[u8], a: u8, b: u8) -> Option<usize> {
     const W: usize = core::mem::size_of::<usize>();
     const LO: usize = usize::MAX / 255;

@@ -106,6 +106,8 @@ mod ndjson;
 mod sse;
 mod tool_call;
 
+#[cfg(feature = "mcp-server")]
+pub(crate) use json::is_well_formed;
 pub use tool_call::ToolCall;
 
 use alloc::string::String;
