@@ -351,6 +351,24 @@ fn bad_requests_get_clear_errors() {
         (r.status, r.body.as_str()),
         (200, r#"{"jsonrpc":"2.0","id":9,"result":{}}"#)
     );
+    // A session id with more after it is not that session.
+    let longer = format!("{sid}0");
+    let r = post(
+        a,
+        &[("Mcp-Session-Id", &longer)],
+        r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+    );
+    assert_eq!(r.status, 404, "{}", r.body);
+    // A NUL inside the head leaves the body where it is.
+    let r = post(
+        a,
+        &[("Mcp-Session-Id", &sid), ("X-Odd", "a\u{0}b")],
+        r#"{"jsonrpc":"2.0","id":8,"method":"ping"}"#,
+    );
+    assert_eq!(
+        (r.status, r.body.as_str()),
+        (200, r#"{"jsonrpc":"2.0","id":8,"result":{}}"#)
+    );
     // A session ends with DELETE; afterwards it is unknown.
     let del = |id: &str| {
         raw(

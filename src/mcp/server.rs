@@ -340,11 +340,15 @@ struct Request {
     protocol: Option<([u8; 16], usize)>,
 }
 
+/// A header value copied out; one longer than `N` becomes empty, which
+/// matches no session and no protocol revision (cut to `N`, it could).
 fn copy<const N: usize>(v: &[u8]) -> ([u8; N], usize) {
     let mut out = [0u8; N];
-    let n = v.len().min(N);
-    out[..n].copy_from_slice(&v[..n]);
-    (out, n)
+    if v.len() > N {
+        return (out, 0);
+    }
+    out[..v.len()].copy_from_slice(v);
+    (out, v.len())
 }
 
 /// Read, check and answer one request on `fd`.
@@ -406,15 +410,18 @@ fn serve_connection(fd: c_int, s: &Settings, sessions: &mut Sessions) {
             }
         }
     }
-    buf.truncate(total);
-    buf.retain(|&b| b != 0); // a NUL would cut the body for cJSON
-    if crate::fallible::push(&mut buf, 0).is_err() {
-        return send(fd, &fail(503, b"out of memory"), None);
+    // The body without NUL bytes (one would cut it for cJSON), then its
+    // NUL, within the room reserved above.
+    let mut end = request.head_len;
+    for i in request.head_len..total {
+        let b = buf[i];
+        if b != 0 {
+            buf[end] = b;
+            end += 1;
+        }
     }
-    let Ok(body) = CStr::from_bytes_with_nul(
-        buf.get(request.head_len.min(buf.len() - 1)..)
-            .unwrap_or(b"\0"),
-    ) else {
+    buf[end] = 0;
+    let Ok(body) = CStr::from_bytes_with_nul(&buf[request.head_len..=end]) else {
         return send(fd, &fail(400, b"bad body"), None);
     };
     let mut ctx = rpc::Context {
