@@ -1,7 +1,9 @@
 //! Figures, not tests: heap peak of one `chat()` with a 20-message context
 //! and 3 tools, and for a 10-round tool conversation the heap peak above the
 //! pre-`init_agent` baseline and the AgentLoop thread's stack high-water mark
-//! (painted stack, measured by the host thread implementation).
+//! (painted stack, measured by the host thread implementation); for the MCP
+//! server the heap peak of a `tools/list` and of a `tools/call` above the
+//! running agent's, and the AgentMcp thread's stack high-water mark.
 //!
 //!     cargo bench --bench agent
 
@@ -166,6 +168,91 @@ fn chat_16k() {
     );
 }
 
+/// One request to the MCP server on 127.0.0.1:`port`, from a thread whose
+/// own allocations stay out of the figures; the answer's body.
+fn mcp_post(port: u16, session: &str, body: &str) -> String {
+    use std::io::{Read, Write};
+    let (session, body) = (session.to_string(), body.to_string());
+    std::thread::spawn(move || {
+        heap::exclude_this_thread(true);
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        let head = if session.is_empty() {
+            String::new()
+        } else {
+            format!("Mcp-Session-Id: {session}\r\n")
+        };
+        write!(
+            s,
+            "POST /mcp HTTP/1.1\r\n{head}Content-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut out = String::new();
+        s.read_to_string(&mut out).unwrap();
+        out
+    })
+    .join()
+    .unwrap()
+}
+
+fn mcp_figures() {
+    use rtt_agent::mcp::server;
+    let llm = uncounted_server(Vec::new);
+    server::set_overrides(server::Overrides {
+        enabled: Some(true),
+        port: Some(0),
+        ..Default::default()
+    });
+    thread::reset_stack_high_water();
+    let before = settled_used();
+    let agent = Agent::start(&llm, rtt_agent::ffi::chat::Overrides::default());
+    let port = server::port().expect("the MCP server runs");
+    let init = mcp_post(
+        port,
+        "",
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#,
+    );
+    let sid = init
+        .lines()
+        .find_map(|l| l.strip_prefix("Mcp-Session-Id: "))
+        .expect("a session")
+        .trim()
+        .to_string();
+    drop(init);
+    println!("MCP server: the agent's 3 built-in tools");
+    for (what, body) in [
+        (
+            "tools/list",
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+        ),
+        (
+            "tools/call add",
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":3}}}"#,
+        ),
+    ] {
+        let base = settled_used();
+        heap::rt_host_heap_reset_max_used();
+        let answer = mcp_post(port, &sid, body);
+        let peak = heap::max_used() - base;
+        println!(
+            "  {what}: heap peak {peak} bytes above the running agent ({} bytes of answer)",
+            answer.len()
+        );
+    }
+    drop(sid);
+    drop(agent);
+    server::set_overrides(server::Overrides::default());
+    let after = settled_used();
+    println!(
+        "  heap after cleanup: {} bytes from before the start",
+        after as isize - before as isize
+    );
+    match thread::stack_high_water("AgentMcp") {
+        Some(s) => println!("  AgentMcp stack high-water mark: {s} bytes (host x86_64 build; PKG_AGENT_MCP_THREAD_STACK on a board)"),
+        None => println!("  AgentMcp stack high-water mark: not measured"),
+    }
+}
+
 fn main() {
     if std::env::args().any(|a| a == "--list") {
         return; // cargo test --benches asks for the list of benchmarks
@@ -177,4 +264,5 @@ fn main() {
     let _serial = lock();
     chat_heap_peak();
     loop_figures();
+    mcp_figures();
 }

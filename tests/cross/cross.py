@@ -519,7 +519,8 @@ def panic_abort_figure(target, prefix, cflags):
 # Thread entry functions (mangled-name suffix) and the stack each thread gets by default.
 THREAD_ENTRIES = [('agent_loop11loop_thread', 'agent loop thread (PKG_AGENT_LOOP_STACK_SIZE, 6144 by default)'),
                   ('cli10cli_thread', 'CLI channel thread'),
-                  ('agent_web_cgi', 'WebNet channel\'s handlers, on WebNet\'s thread (WEBNET_THREAD_STACKSIZE, 4096 by default)')]
+                  ('agent_web_cgi', 'WebNet channel\'s handlers, on WebNet\'s thread (WEBNET_THREAD_STACKSIZE, 4096 by default)'),
+                  ('server13server_thread', 'MCP server thread, the C tools it runs included (PKG_AGENT_MCP_THREAD_STACK, 6144 by default)')]
 
 
 def check_target(target, board, prefix, cflags, results, api_names):
@@ -580,7 +581,9 @@ def check_target(target, board, prefix, cflags, results, api_names):
     for su in glob.glob(os.path.join(objdir, 'src_*.su')):
         tool_funcs.update(l.split('\t')[0].rsplit(':', 1)[-1] for l in open(su))
     for f, (callees, indirect) in graph.items():
-        if indirect and 'agent_loop' in f:
+        # The tool's execute function, called through its node: the loop's and
+        # the MCP server's calls.
+        if indirect and ('agent_loop' in f or '3mcp3rpc' in f):
             callees.update(t for t in tool_funcs if t in graph)
     entries = {}
     for name, label in THREAD_ENTRIES:
