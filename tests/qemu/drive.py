@@ -945,11 +945,36 @@ class Run:
             heap['peak'] = f['max']
             return '; '.join(got) + '; free: used %d, maximum %d' % (f['used'], f['max'])
 
-        def cleanup(cycle):
+        def cleanup(cycle, half_sent=False):
             def fn():
+                held = None
+                if half_sent:
+                    # A client that sent half a head and went silent: the
+                    # server sits in recv() on it. Stopping must not wait
+                    # for that client (nor for the 5 s read deadline): recv
+                    # returns after SO_RCVTIMEO (1 s) and the thread sees
+                    # the stop request.
+                    held = socket.create_connection(('127.0.0.1', port), timeout=10)
+                    held.sendall(('POST %s HTTP/1.1\r\nHost: board\r\nAuthorization: Bearer %s\r\n'
+                                  % (MCP_PATH, token)).encode())
+                    time.sleep(0.5)
                 t0 = time.monotonic()
-                out = b.run('cleanup_agent_entry', timeout=40)
-                secs = time.monotonic() - t0
+                try:
+                    out = b.run('cleanup_agent_entry', timeout=40)
+                    secs = time.monotonic() - t0
+                    if held is not None:
+                        if secs >= 4:
+                            raise Fail('cleanup_agent_entry took %.1f s with a silent client connected: the '
+                                       'server did not leave recv() on its 1 s SO_RCVTIMEO' % secs)
+                        try:
+                            closed = held.recv(100) == b''
+                        except OSError:
+                            closed = True
+                        if not closed:
+                            raise Fail('the silent client got an answer, not the connection closed')
+                finally:
+                    if held is not None:
+                        held.close()
                 b.quiet(2)  # lwIP's last segments of the closed connections
                 m = re.search(r'cleanup done: used (\d+)', out)
                 used = b.free()['used']
@@ -957,8 +982,9 @@ class Run:
                 if used != boot['used']:
                     raise Fail('heap used after cleanup is %d, at boot %d (%+d)'
                                % (used, boot['used'], used - boot['used']))
-                return 'returned in %.1f s; free: used %d (= boot)%s' % (
-                    secs, used, '; library log: cleanup done: used %s' % m.group(1) if m else '')
+                return 'returned in %.1f s%s; free: used %d (= boot)%s' % (
+                    secs, ' with a silent client connected (closed)' if half_sent else '', used,
+                    '; library log: cleanup done: used %s' % m.group(1) if m else '')
             return fn
 
         def again():
@@ -991,7 +1017,8 @@ class Run:
         # the last connections' TIME_WAIT lasts 2 MSL (lwIP SO_REUSE).
         ok = ok and self.attempt(fw, 'second main_loop_entry: serving again at once', start(2))
         ok = ok and self.attempt(fw, 'second cycle: initialize, tools/call mul, DELETE, Ctrl-D', again)
-        ok = ok and self.attempt(fw, 'second cleanup_agent_entry, heap back to boot', cleanup(2))
+        ok = ok and self.attempt(fw, 'second cleanup_agent_entry with a silent client connected, heap back',
+                                 cleanup(2, half_sent=True))
         self.figures.append(('mcp: heap used at boot (free)', heap['boot']))
         for k, label in (('started', 'at agent start (library log)'),
                          ('peak', 'peak ("maximum" of free) after the SDK check, bad input, flood and chat'),
@@ -1206,6 +1233,17 @@ def main():
         rows += [('webnet firmware: ' + w, v) for w, v in mapsize.rows(os.path.join(a.webnet, 'rtthread.map'))]
     if a.mcp:
         rows += [('mcp firmware: ' + w, v) for w, v in mapsize.rows(os.path.join(a.mcp, 'rtthread.map'))]
+        # The exact cost of the server: the same CLI firmware without it
+        # (agent-cli, RT_USING_POSIX_STDIO on as agent-mcp).
+        plain = [c for c in a.cli if os.path.basename(c) == 'agent-cli']
+        if plain:
+            try:
+                with_mcp = mapsize.package_flash(os.path.join(a.mcp, 'rtthread.map'))
+                without = mapsize.package_flash(os.path.join(plain[0], 'rtthread.map'))
+                rows.append(('flash PKG_AGENT_MCP_SERVER adds to the package (agent-mcp - agent-cli)',
+                             '%+d bytes (%d - %d)' % (with_mcp - without, with_mcp, without)))
+            except (OSError, SystemExit) as e:
+                rows.append(('flash PKG_AGENT_MCP_SERVER adds to the package', 'unavailable: %s' % e))
     rows += [(w, v) for w, v in run.figures]
     width = max(len(w) for w, _ in rows) if rows else 10
     for w, v in rows:
