@@ -9,6 +9,7 @@ import os
 import re
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -854,6 +855,56 @@ class Run:
                 raise Fail('an MCP request reached the model: %s' % self.server.answers(mark))
             return ', '.join(out)
 
+        def broken_clients():
+            # A client that resets the connection after half a head: lwIP
+            # keeps ERR_RST, so every later recv() fails at once; the
+            # server must take that as the end of the connection, not wait
+            # out its 5 s read deadline (the next client would wait that
+            # long). And a client that pauses 2 s in the middle of its head
+            # (two SO_RCVTIMEO timeouts of 1 s): still answered, so a
+            # timeout is still told from a failure.
+            out = []
+            for i in (1, 2):
+                s = socket.create_connection(('127.0.0.1', port), timeout=10)
+                s.sendall(('POST %s HTTP/1.1\r\nHost: board\r\n' % MCP_PATH).encode())
+                time.sleep(0.5)
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack('ii', 1, 0))
+                s.close()  # SO_LINGER 0: an RST, relayed to the guest by QEMU's slirp
+                t0 = time.monotonic()
+                r = mcp_post(web, INITIALIZE, auth)
+                secs = time.monotonic() - t0
+                if r.status != 200:
+                    raise Fail('initialize after a reset client: HTTP %d %s' % (r.status, r.text()[:200]))
+                web.raw(('DELETE %s HTTP/1.1\r\nHost: board\r\nAuthorization: Bearer %s\r\nMcp-Session-Id: '
+                         '%s\r\n\r\n' % (MCP_PATH, token, r.header('mcp-session-id'))).encode())
+                if secs > 2:
+                    raise Fail('the client after one that reset mid-request was answered after %.1f s: the '
+                               'server stayed on the reset connection' % secs)
+                out.append('%.2f s' % secs)
+            s = socket.create_connection(('127.0.0.1', port), timeout=20)
+            try:
+                data = INITIALIZE.encode()
+                s.sendall(('POST %s HTTP/1.1\r\nHost: board\r\nAuthorization: Bearer %s\r\n'
+                           % (MCP_PATH, token)).encode())
+                time.sleep(2.0)
+                s.sendall(('Content-Type: application/json\r\nContent-Length: %d\r\n\r\n' % len(data)).encode()
+                          + data)
+                buf = b''
+                while True:
+                    chunk = s.recv(65536)
+                    if not chunk:
+                        break
+                    buf += chunk
+            finally:
+                s.close()
+            r = Response(buf, True) if buf else None
+            if r is None or r.status != 200:
+                raise Fail('a client pausing 2 s inside its head got %s' % (r and r.status or 'no answer'))
+            web.raw(('DELETE %s HTTP/1.1\r\nHost: board\r\nAuthorization: Bearer %s\r\nMcp-Session-Id: '
+                     '%s\r\n\r\n' % (MCP_PATH, token, r.header('mcp-session-id'))).encode())
+            return ('the next client after one that reset mid-request answered in %s; a client pausing 2 s inside '
+                    'its head answered (200)' % ' and '.join(out))
+
         flood_result = {}
 
         def flood(times):
@@ -988,6 +1039,12 @@ class Run:
             return fn
 
         def again():
+            # The console back first: `free` with the server started and
+            # idle (the library's "agent started" line comes before it).
+            b.send('\x04')
+            b.expect(r'leaving the agent chat', 10, 'Ctrl-D leaves the chat')
+            self.shell_alive('after Ctrl-D')
+            heap['serving'] = b.free()['used']
             r = mcp_post(web, INITIALIZE, auth)
             if r.status != 200 or not r.header('mcp-session-id'):
                 raise Fail('initialize after the restart: HTTP %d %s' % (r.status, r.text()[:200]))
@@ -999,16 +1056,16 @@ class Run:
                 raise Fail('tools/call mul(6,7) after the restart: HTTP %d %s' % (r2.status, text[:300]))
             r3 = web.raw(('DELETE %s HTTP/1.1\r\nHost: board\r\nAuthorization: Bearer %s\r\nMcp-Session-Id: '
                           '%s\r\n\r\n' % (MCP_PATH, token, sid)).encode())
-            b.send('\x04')
-            b.expect(r'leaving the agent chat', 10, 'Ctrl-D leaves the chat')
-            self.shell_alive('after Ctrl-D')
-            return 'initialize 200, tools/call mul(6,7): %s; DELETE %d' % (one_line(r2.text())[:160], r3.status)
+            return 'free with the server idle: used %d; initialize 200, tools/call mul(6,7): %s; DELETE %d' % (
+                heap['serving'], one_line(r2.text())[:160], r3.status)
 
         ok = self.attempt(fw, 'nothing on port %d before main_loop_entry' % MCP_PORT,
                           nothing_listens('before main_loop_entry'))
         ok = self.attempt(fw, 'main_loop_entry: "[mcp] serving MCP" on port %d' % MCP_PORT, start(1)) and ok
         ok = ok and self.attempt(fw, 'official MCP Python SDK (sdk_server_check.py --url) on the board', sdk)
         ok = ok and self.attempt(fw, 'bad input: malformed JSON, batch, oversized bodies', bad_input)
+        ok = ok and self.attempt(fw, 'a client reset mid-request does not hold the server; a slow one is served',
+                                 broken_clients)
         ok = ok and self.attempt(fw, 'flood of 20 initialize while the chat answers; DELETE', flood_and_chat)
         ok = ok and self.attempt(fw, 'Ctrl-D; list thread: AgentMcp and AgentLoop stacks', leave)
         ok = ok and self.attempt(fw, 'cleanup_agent_entry, heap back to boot', cleanup(1))
@@ -1016,11 +1073,12 @@ class Run:
         # At once again: the port must be free for the new listener though
         # the last connections' TIME_WAIT lasts 2 MSL (lwIP SO_REUSE).
         ok = ok and self.attempt(fw, 'second main_loop_entry: serving again at once', start(2))
-        ok = ok and self.attempt(fw, 'second cycle: initialize, tools/call mul, DELETE, Ctrl-D', again)
+        ok = ok and self.attempt(fw, 'second cycle: Ctrl-D, free, initialize, tools/call mul, DELETE', again)
         ok = ok and self.attempt(fw, 'second cleanup_agent_entry with a silent client connected, heap back',
                                  cleanup(2, half_sent=True))
         self.figures.append(('mcp: heap used at boot (free)', heap['boot']))
-        for k, label in (('started', 'at agent start (library log)'),
+        for k, label in (('started', 'at agent start (library log, before the server starts)'),
+                         ('serving', 'after main_loop_entry, the server started and idle (free, second cycle)'),
                          ('peak', 'peak ("maximum" of free) after the SDK check, bad input, flood and chat'),
                          ('cleanup1', 'after cleanup_agent_entry'),
                          ('cleanup2', 'after the second cycle\'s cleanup')):
