@@ -982,7 +982,10 @@ class Run:
             self.shell_alive('after Ctrl-D')
             got = []
             out = b.run('list thread')
-            for name in (MCP_THREAD, LOOP_THREAD):
+            # tcpip: lwIP's thread, on the BSP's 1024-byte stack (the
+            # WebNet firmware needs 2048), runs every segment of the
+            # server's connections.
+            for name in (MCP_THREAD, LOOP_THREAD, 'tcpip'):
                 line = next((ln for ln in out.splitlines() if ln.split() and ln.split()[0].startswith(name)), None)
                 if not line:
                     raise Fail('`list thread` shows no %s thread:\n%s' % (name, out))
@@ -1067,7 +1070,7 @@ class Run:
         ok = ok and self.attempt(fw, 'a client reset mid-request does not hold the server; a slow one is served',
                                  broken_clients)
         ok = ok and self.attempt(fw, 'flood of 20 initialize while the chat answers; DELETE', flood_and_chat)
-        ok = ok and self.attempt(fw, 'Ctrl-D; list thread: AgentMcp and AgentLoop stacks', leave)
+        ok = ok and self.attempt(fw, 'Ctrl-D; list thread: AgentMcp, AgentLoop and tcpip stacks', leave)
         ok = ok and self.attempt(fw, 'cleanup_agent_entry, heap back to boot', cleanup(1))
         ok = ok and self.attempt(fw, 'nothing on port %d after cleanup' % MCP_PORT, nothing_listens('after cleanup'))
         # At once again: the port must be free for the new listener though
