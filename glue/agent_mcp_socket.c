@@ -13,6 +13,7 @@
 #include <rtconfig.h>
 
 #if defined(PKG_AGENT_MCP_SERVER) || defined(AGENT_ALL_PARTS)
+#include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -92,9 +93,23 @@ int agent_mcp_set_timeout(int fd, int ms)
     return set_timeouts(fd, ms);
 }
 
+/* > 0: bytes read; 0: the client closed, or the connection failed; < 0:
+ * nothing yet (the SO_RCVTIMEO timeout or a signal: try again).
+ *
+ * A failed connection must read as closed, not as "nothing yet": after a
+ * reset lwIP keeps the error (ERR_RST is fatal, netconn_recv_data returns it
+ * at once on every later call), so recv() fails immediately again and again
+ * with ECONNRESET instead of waiting out the timeout. Retrying that spins
+ * the server's thread until the request's read deadline (seen on
+ * qemu-vexpress-a9 with lwIP 2.0.3: a client that reset after half a head
+ * held the server 5 s, the next client waited that long). Linux returns
+ * ECONNRESET once and then 0. */
 int agent_mcp_recv(int fd, void *buf, int len)
 {
-    return (int)recv(fd, buf, (size_t)len, 0);
+    int n = (int)recv(fd, buf, (size_t)len, 0);
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+        return 0;
+    return n;
 }
 
 int agent_mcp_send(int fd, const void *buf, int len)

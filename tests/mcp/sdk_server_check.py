@@ -19,7 +19,16 @@ tools add, mul, compare) and checks, through the SDK's own client:
 - the simulator then stops cleanly (its heap back to what it was).
 
     target/mcp-venv/bin/python tests/mcp/sdk_server_check.py target/debug/rtt-agent-sim
+
+With `--url URL --token TOKEN` (a board: tests/qemu/drive.py) nothing is
+started or stopped: the same checks run against the server at URL, built
+with that token, and the last check (the simulator's clean stop) is left to
+the caller.
+
+    target/mcp-venv/bin/python tests/mcp/sdk_server_check.py \
+        --url http://127.0.0.1:PORT/mcp --token TOKEN
 """
+import argparse
 import asyncio
 import re
 import subprocess
@@ -33,6 +42,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
+# The simulator's token; --token replaces it.
 TOKEN = "mcp-test-token-7"
 NUMBER = {"type": "number"}
 SCHEMA = {
@@ -64,8 +74,8 @@ def transport(url, token):
     return streamable_http_client(url, http_client=create_mcp_http_client(headers=headers))
 
 
-async def with_token(url, mode):
-    async with Client(transport(url, TOKEN), mode=mode) as client:
+async def with_token(url, mode, token):
+    async with Client(transport(url, token), mode=mode) as client:
         check(client.server_info.name == "rtt-agent",
               f"[{mode}] connected: server {client.server_info.name} speaking {client.protocol_version}")
         await client.send_ping()
@@ -110,8 +120,38 @@ async def refused(url, token):
           f"with {label}: HTTP {r.status_code}, WWW-Authenticate {r.headers.get('www-authenticate')!r}")
 
 
+def checks(url, token):
+    asyncio.run(with_token(url, "auto", token))
+    asyncio.run(with_token(url, "legacy", token))
+    asyncio.run(refused(url, None))
+    asyncio.run(refused(url, "wrong-" + token))
+
+
+def against_url(url, token):
+    """A server someone else runs (the board in QEMU): the checks only."""
+    print(f"MCP server at {url} (not started here)")
+    try:
+        checks(url, token)
+    except Exception as e:  # noqa: BLE001 - any failure to talk is a failed check
+        check(False, f"talking to {url}: {type(e).__name__}: {e}")
+    if failures:
+        sys.exit(f"{len(failures)} MCP server check(s) failed")
+    print("MCP server with the official SDK: all checks passed")
+
+
 def main():
-    sim = sys.argv[1]
+    p = argparse.ArgumentParser()
+    p.add_argument("sim", nargs="?", help="rtt-agent-sim, started with --mcp (not with --url)")
+    p.add_argument("--url", help="the endpoint of a server already running (nothing is started or stopped)")
+    p.add_argument("--token", help="its bearer token (with --url)")
+    a = p.parse_args()
+    if a.url:
+        if a.sim or not a.token:
+            p.error("--url takes --token and no simulator")
+        return against_url(a.url, a.token)
+    if not a.sim or a.token:
+        p.error("give the simulator (rtt-agent-sim), or --url URL --token TOKEN")
+    sim = a.sim
     proc = subprocess.Popen([sim, "--mcp", "--mcp-token", TOKEN], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     output = []
@@ -133,10 +173,7 @@ def main():
         sys.exit("the simulator did not print its MCP address")
     print(f"simulator's MCP server: {url[0]}")
     try:
-        asyncio.run(with_token(url[0], "auto"))
-        asyncio.run(with_token(url[0], "legacy"))
-        asyncio.run(refused(url[0], None))
-        asyncio.run(refused(url[0], "wrong-token"))
+        checks(url[0], TOKEN)
     finally:
         # Ctrl-D leaves the chat, a second one the shell; the simulator then
         # stops the agent (and its server) and frees everything.

@@ -24,11 +24,12 @@ class Timeout(Exception):
 
 
 class Board:
-    def __init__(self, bsp, relay_cmd, transcript, host_port=None):
+    def __init__(self, bsp, relay_cmd, transcript, host_port=None, guest_port=80):
         """relay_cmd: the program QEMU runs per guest connection to
         GUEST_SERVER:80 (it connects to the scripted server on 127.0.0.1).
         host_port: forward 127.0.0.1:host_port on the host to the board's
-        port 80 (its WebNet), and nothing else."""
+        guest_port (80: its WebNet; 8000: its MCP server), and nothing
+        else."""
         image = os.path.join(bsp, 'rtthread.bin')
         for c in relay_cmd:
             if ',' in c:
@@ -40,7 +41,7 @@ class Board:
         if host_port is not None:
             # Only the host's loopback: restrict=on leaves explicit
             # forwards working, and this one listens on 127.0.0.1 only.
-            netdev += ',hostfwd=tcp:127.0.0.1:%d-:80' % int(host_port)
+            netdev += ',hostfwd=tcp:127.0.0.1:%d-:%d' % (int(host_port), int(guest_port))
         self.cmd = ['qemu-system-arm', '-M', 'vexpress-a9', '-smp', 'cpus=1', '-m', '128M',
                     '-kernel', image, '-display', 'none', '-monitor', 'none', '-serial', 'stdio',
                     '-netdev', netdev, '-net', 'nic,netdev=n0,model=lan9118']

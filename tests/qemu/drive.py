@@ -9,6 +9,7 @@ import os
 import re
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -23,6 +24,14 @@ QUESTION = 'what is (2+3)*4?'
 ANSWER = r'The result is 20\.'
 CHAT_PROMPT = 'you> '
 LOOP_THREAD = 'AgentLoop'
+# The MCP firmware's settings (tests/qemu/layout.py keeps the Kconfig
+# defaults): port, endpoint, sessions at once.
+MCP_PORT = 8000
+MCP_PATH = '/mcp'
+MCP_SESSIONS = 4
+MCP_THREAD = 'AgentMcp'
+INITIALIZE = ('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
+              '"capabilities":{},"clientInfo":{"name":"qemu-drive","version":"1"}}}')
 
 
 class Fail(Exception):
@@ -110,12 +119,12 @@ class Run:
             return False
 
     # -- board ---------------------------------------------------------------
-    def boot(self, bsp, name, host_port=None):
+    def boot(self, bsp, name, host_port=None, guest_port=80):
         if self.board:
             self.board.close()
         self.boots += 1
         transcript = os.path.join(self.args.logs, 'serial-%s-%d.txt' % (name, self.boots))
-        self.board = Board(bsp, self.server.relay, transcript, host_port=host_port)
+        self.board = Board(bsp, self.server.relay, transcript, host_port=host_port, guest_port=guest_port)
         b = self.board
         # The BSP's main.c runs a demo at boot: wait for it to end.
         b.expect(r'==== RT-Thread Lab Done ====', 120, 'boot (the BSP demo must finish)')
@@ -738,6 +747,349 @@ class Run:
         b.close()
         self.board = None
 
+    # -- MCP firmware --------------------------------------------------------
+    def mcp(self, bsp, token, sdk_check):
+        """The CLI firmware with PKG_AGENT_MCP_SERVER: the MCP server on the
+        board's port 8000 through a hostfwd from 127.0.0.1, driven with the
+        official MCP Python SDK and raw HTTP, while the console's chat goes
+        on."""
+        fw = 'mcp'
+        port = free_port()
+        try:
+            boot = self.boot(bsp, fw, host_port=port, guest_port=MCP_PORT)
+        except (Fail, Timeout) as e:
+            self.record(fw, 'boot', 'FAIL', str(e) + self.excerpt(0))
+            return
+        b = self.board
+        web = Web(port)
+        url = 'http://127.0.0.1:%d%s' % (port, MCP_PATH)
+        heap = {'boot': boot['used']}
+        self.figures.append(('mcp: host port forwarded to the board\'s port %d' % MCP_PORT, '127.0.0.1:%d' % port))
+        auth = {'Authorization': 'Bearer ' + token}
+
+        def nothing_listens(when):
+            def fn():
+                try:
+                    r = mcp_post(web, INITIALIZE, auth, timeout=8)
+                except OSError as e:
+                    return 'no answer on port %d %s (%s)' % (MCP_PORT, when, type(e).__name__)
+                raise Fail('the board answered HTTP %d on port %d %s' % (r.status, MCP_PORT, when))
+            return fn
+
+        def start(cycle):
+            def fn():
+                mark = len(b.buf)
+                b.send('main_loop_entry\r')
+                b.expect(r'Agent chat:[^\n]*\n', 20, 'main_loop_entry opens the chat')
+                b.expect(re.escape(CHAT_PROMPT), 5, 'the chat prompt')
+                b.quiet(1)  # the server thread logs from its own start
+                log = b.since(mark)
+                m = re.search(r'\[mcp\] serving MCP \(Streamable HTTP\) on port (\d+)(\S*) \((bearer token|no '
+                              r'token)\)', log)
+                if not m:
+                    bad = re.search(r'\[mcp\][^\n]*', log)
+                    raise Fail('no "[mcp] serving MCP ..." line after main_loop_entry%s'
+                               % (': the log says %r' % bad.group(0) if bad else ''))
+                if int(m.group(1)) != MCP_PORT or m.group(2) != MCP_PATH or m.group(3) != 'bearer token':
+                    raise Fail('the server says port %s path %s (%s), built with %d %s and a token'
+                               % (m.group(1), m.group(2), m.group(3), MCP_PORT, MCP_PATH))
+                started = re.search(r'agent started: used (\d+)', log)
+                if started and cycle == 1:
+                    heap['started'] = int(started.group(1))
+                return 'log: %s; %s' % (one_line(m.group(0)),
+                                        'heap used at start %s (library log)' % (started.group(1) if started
+                                                                                  else '?'))
+            return fn
+
+        def sdk():
+            cmd = sdk_check.split() + ['--url', url, '--token', token]
+            t0 = time.monotonic()
+            p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300)
+            text = p.stdout.decode('utf-8', 'replace')
+            with open(os.path.join(self.args.logs, 'mcp-sdk.txt'), 'w') as f:
+                f.write(text)
+            oks = re.findall(r'^ok +(.*)$', text, re.M)
+            if p.returncode != 0 or 'all checks passed' not in text:
+                bad = re.findall(r'^FAIL .*$', text, re.M)
+                raise Fail('tests/mcp/sdk_server_check.py --url failed (exit %d): %s\n%s'
+                           % (p.returncode, '; '.join(bad) or '?', text[-3000:]))
+            return '%d checks passed in %.1f s (both connect modes, tools/list add/mul/compare with their ' \
+                   'schemas, add(2,3), isError, -32602, 401 twice); output in logs/mcp-sdk.txt' % (
+                       len(oks), time.monotonic() - t0)
+
+        def bad_input():
+            out = []
+            mark = self.server.mark()
+            for what, body, code, rpc in (
+                    ('malformed JSON', '{"jsonrpc":"2.0","id":1,"method":', 400, -32700),
+                    ('a batch', '[' + INITIALIZE + ']', 400, -32600),
+                    ('not an object', '42', 400, -32600)):
+                r = mcp_post(web, body, auth)
+                got = rpc_code(r)
+                if r.status != code or got != rpc:
+                    raise Fail('%s: expected HTTP %d with JSON-RPC %d, got %d %s: %s'
+                               % (what, code, rpc, r.status, got, r.text()[:200]))
+                out.append('%s %d/%d' % (what, r.status, got))
+            # A body over PKG_AGENT_MCP_MAX_BODY (4096), sent whole: the
+            # server answers from the head, without reading it.
+            big = json.dumps({'jsonrpc': '2.0', 'id': 1, 'method': 'ping', 'params': {'pad': 'x' * 5000}})
+            try:
+                r = mcp_post(web, big, auth)
+            except OSError as e:
+                raise Fail('a %d-byte body: no answer (%s: %s)' % (len(big), type(e).__name__, e))
+            if r.status != 413:
+                raise Fail('a %d-byte body: HTTP %d, not 413: %s' % (len(big), r.status, r.text()[:200]))
+            out.append('%d-byte body %d' % (len(big), r.status))
+            # The head alone announcing such a body (a client waiting to
+            # send it).
+            r = web.raw(('POST %s HTTP/1.1\r\nHost: board\r\nAuthorization: Bearer %s\r\nContent-Type: '
+                         'application/json\r\nContent-Length: 100000\r\n\r\n' % (MCP_PATH, token)).encode())
+            if r.status != 413:
+                raise Fail('a head announcing 100000 bytes: HTTP %d, not 413' % r.status)
+            out.append('head announcing 100000 bytes %d' % r.status)
+            r = web.get(MCP_PATH)
+            if r.status not in (401, 405):
+                raise Fail('GET %s: HTTP %d' % (MCP_PATH, r.status))
+            out.append('GET without token %d' % r.status)
+            if self.server.answers(mark):
+                raise Fail('an MCP request reached the model: %s' % self.server.answers(mark))
+            return ', '.join(out)
+
+        def broken_clients():
+            # A client that resets the connection after half a head: lwIP
+            # keeps ERR_RST, so every later recv() fails at once; the
+            # server must take that as the end of the connection, not wait
+            # out its 5 s read deadline (the next client would wait that
+            # long). And a client that pauses 2 s in the middle of its head
+            # (two SO_RCVTIMEO timeouts of 1 s): still answered, so a
+            # timeout is still told from a failure.
+            out = []
+            for i in (1, 2):
+                s = socket.create_connection(('127.0.0.1', port), timeout=10)
+                s.sendall(('POST %s HTTP/1.1\r\nHost: board\r\n' % MCP_PATH).encode())
+                time.sleep(0.5)
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack('ii', 1, 0))
+                s.close()  # SO_LINGER 0: an RST, relayed to the guest by QEMU's slirp
+                t0 = time.monotonic()
+                r = mcp_post(web, INITIALIZE, auth)
+                secs = time.monotonic() - t0
+                if r.status != 200:
+                    raise Fail('initialize after a reset client: HTTP %d %s' % (r.status, r.text()[:200]))
+                web.raw(('DELETE %s HTTP/1.1\r\nHost: board\r\nAuthorization: Bearer %s\r\nMcp-Session-Id: '
+                         '%s\r\n\r\n' % (MCP_PATH, token, r.header('mcp-session-id'))).encode())
+                if secs > 2:
+                    raise Fail('the client after one that reset mid-request was answered after %.1f s: the '
+                               'server stayed on the reset connection' % secs)
+                out.append('%.2f s' % secs)
+            s = socket.create_connection(('127.0.0.1', port), timeout=20)
+            try:
+                data = INITIALIZE.encode()
+                s.sendall(('POST %s HTTP/1.1\r\nHost: board\r\nAuthorization: Bearer %s\r\n'
+                           % (MCP_PATH, token)).encode())
+                time.sleep(2.0)
+                s.sendall(('Content-Type: application/json\r\nContent-Length: %d\r\n\r\n' % len(data)).encode()
+                          + data)
+                buf = b''
+                while True:
+                    chunk = s.recv(65536)
+                    if not chunk:
+                        break
+                    buf += chunk
+            finally:
+                s.close()
+            r = Response(buf, True) if buf else None
+            if r is None or r.status != 200:
+                raise Fail('a client pausing 2 s inside its head got %s' % (r and r.status or 'no answer'))
+            web.raw(('DELETE %s HTTP/1.1\r\nHost: board\r\nAuthorization: Bearer %s\r\nMcp-Session-Id: '
+                     '%s\r\n\r\n' % (MCP_PATH, token, r.header('mcp-session-id'))).encode())
+            return ('the next client after one that reset mid-request answered in %s; a client pausing 2 s inside '
+                    'its head answered (200)' % ' and '.join(out))
+
+        flood_result = {}
+
+        def flood(times):
+            ids, statuses = [], []
+            for _ in range(20):
+                r = mcp_post(web, INITIALIZE, auth)
+                times.append(time.monotonic())
+                statuses.append(r.status)
+                if r.status == 200:
+                    ids.append(r.header('mcp-session-id'))
+                elif r.status != 503 or rpc_code(r) is None:
+                    flood_result['bad'] = 'HTTP %d: %s' % (r.status, r.text()[:200])
+            flood_result['statuses'] = statuses
+            deleted = []
+            for sid in ids:
+                r = web.raw(('DELETE %s HTTP/1.1\r\nHost: board\r\nAuthorization: Bearer %s\r\nMcp-Session-Id: '
+                             '%s\r\n\r\n' % (MCP_PATH, token, sid)).encode())
+                deleted.append(r.status)
+            flood_result['deleted'] = deleted
+            r = mcp_post(web, INITIALIZE, auth)
+            flood_result['after'] = r.status
+            if r.status == 200:
+                web.raw(('DELETE %s HTTP/1.1\r\nHost: board\r\nAuthorization: Bearer %s\r\nMcp-Session-Id: '
+                         '%s\r\n\r\n' % (MCP_PATH, token, r.header('mcp-session-id'))).encode())
+
+        def flood_and_chat():
+            # The flood from a host thread while the console's chat waits
+            # for a slow model (five fragments 600 ms apart): the agent loop
+            # and the server share the heap and the tool lock, nothing else,
+            # so the chat must be answered meanwhile. Then the two-round
+            # question (the tools, under the lock the server also takes).
+            errors, times = [], []
+
+            def run_flood():
+                try:
+                    flood(times)
+                except (OSError, Fail) as e:
+                    errors.append('%s: %s' % (type(e).__name__, e))
+
+            th = threading.Thread(target=run_flood)
+            th.start()
+            t0 = time.monotonic()
+            _, secs = self.chat('slowstream: count for me', r'Counting slowly: one, two, three\.', 90)
+            t1 = time.monotonic()
+            th.join(180)
+            if th.is_alive() or errors:
+                raise Fail('the flood did not finish: %s' % (errors or 'still running after 180 s'))
+            during = sum(1 for t in times if t0 <= t <= t1)
+            if during == 0:
+                raise Fail('no flood request was answered during the %.1f s chat (flood %.1f-%.1f s): no overlap, '
+                           'nothing shown' % (t1 - t0, times[0] - t0, times[-1] - t0))
+            st = flood_result.get('statuses', [])
+            if 'bad' in flood_result:
+                raise Fail('flood: %s' % flood_result['bad'])
+            if st[:MCP_SESSIONS] != [200] * MCP_SESSIONS or st[MCP_SESSIONS:] != [503] * (20 - MCP_SESSIONS):
+                raise Fail('20 initialize with %d sessions allowed: %s (the SDK\'s sessions must have been ended '
+                           'by its DELETE)' % (MCP_SESSIONS, st))
+            if flood_result['deleted'] != [200] * MCP_SESSIONS or flood_result['after'] != 200:
+                raise Fail('DELETE of the %d sessions: %s; initialize after: %s'
+                           % (MCP_SESSIONS, flood_result['deleted'], flood_result['after']))
+            mark = self.server.mark()
+            _, secs2 = self.chat(QUESTION, ANSWER, 90)
+            kinds = [k for (_, _, k) in self.server.answers(mark)]
+            if kinds != ['tool_calls', 'tool_calls', 'text']:
+                raise Fail('the two-round question after the flood: the server answered %s' % kinds)
+            return ('the slow chat answered in %.1f s, %d of the 20 initialize answered within it (flood %.1f s); '
+                    '%d x 200 then %d x 503; DELETE %s; a new initialize then %d; then the two-round question '
+                    'answered in %.1f s' % (secs, during, times[-1] - times[0], st.count(200), st.count(503),
+                                            '/'.join(map(str, flood_result['deleted'])), flood_result['after'],
+                                            secs2))
+
+        def leave():
+            b.send('\x04')
+            b.expect(r'leaving the agent chat', 10, 'Ctrl-D leaves the chat')
+            self.shell_alive('after Ctrl-D')
+            got = []
+            out = b.run('list thread')
+            # tcpip: lwIP's thread, on the BSP's 1024-byte stack (the
+            # WebNet firmware needs 2048), runs every segment of the
+            # server's connections.
+            for name in (MCP_THREAD, LOOP_THREAD, 'tcpip'):
+                line = next((ln for ln in out.splitlines() if ln.split() and ln.split()[0].startswith(name)), None)
+                if not line:
+                    raise Fail('`list thread` shows no %s thread:\n%s' % (name, out))
+                f = line.split()
+                size = int(f[4], 16) if f[4].startswith('0x') else int(f[4])
+                pct = re.search(r'(\d+)%', line)
+                self.figures.append(('mcp: %s stack high-water (list thread)' % name,
+                                     '%s%% of %d bytes' % (pct.group(1) if pct else '?', size)))
+                got.append('%s %s%% of %d' % (name, pct.group(1) if pct else '?', size))
+            f = b.free()
+            heap['peak'] = f['max']
+            return '; '.join(got) + '; free: used %d, maximum %d' % (f['used'], f['max'])
+
+        def cleanup(cycle, half_sent=False):
+            def fn():
+                held = None
+                if half_sent:
+                    # A client that sent half a head and went silent: the
+                    # server sits in recv() on it. Stopping must not wait
+                    # for that client (nor for the 5 s read deadline): recv
+                    # returns after SO_RCVTIMEO (1 s) and the thread sees
+                    # the stop request.
+                    held = socket.create_connection(('127.0.0.1', port), timeout=10)
+                    held.sendall(('POST %s HTTP/1.1\r\nHost: board\r\nAuthorization: Bearer %s\r\n'
+                                  % (MCP_PATH, token)).encode())
+                    time.sleep(0.5)
+                t0 = time.monotonic()
+                try:
+                    out = b.run('cleanup_agent_entry', timeout=40)
+                    secs = time.monotonic() - t0
+                    if held is not None:
+                        if secs >= 4:
+                            raise Fail('cleanup_agent_entry took %.1f s with a silent client connected: the '
+                                       'server did not leave recv() on its 1 s SO_RCVTIMEO' % secs)
+                        try:
+                            closed = held.recv(100) == b''
+                        except OSError:
+                            closed = True
+                        if not closed:
+                            raise Fail('the silent client got an answer, not the connection closed')
+                finally:
+                    if held is not None:
+                        held.close()
+                b.quiet(2)  # lwIP's last segments of the closed connections
+                m = re.search(r'cleanup done: used (\d+)', out)
+                used = b.free()['used']
+                heap['cleanup%d' % cycle] = used
+                if used != boot['used']:
+                    raise Fail('heap used after cleanup is %d, at boot %d (%+d)'
+                               % (used, boot['used'], used - boot['used']))
+                return 'returned in %.1f s%s; free: used %d (= boot)%s' % (
+                    secs, ' with a silent client connected (closed)' if half_sent else '', used,
+                    '; library log: cleanup done: used %s' % m.group(1) if m else '')
+            return fn
+
+        def again():
+            # The console back first: `free` with the server started and
+            # idle (the library's "agent started" line comes before it).
+            b.send('\x04')
+            b.expect(r'leaving the agent chat', 10, 'Ctrl-D leaves the chat')
+            self.shell_alive('after Ctrl-D')
+            heap['serving'] = b.free()['used']
+            r = mcp_post(web, INITIALIZE, auth)
+            if r.status != 200 or not r.header('mcp-session-id'):
+                raise Fail('initialize after the restart: HTTP %d %s' % (r.status, r.text()[:200]))
+            sid = r.header('mcp-session-id')
+            r2 = mcp_post(web, '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"mul",'
+                               '"arguments":{"a":6,"b":7}}}', dict(auth, **{'Mcp-Session-Id': sid}))
+            text = r2.text()
+            if r2.status != 200 or '42' not in text or '"isError":true' in text.replace(' ', ''):
+                raise Fail('tools/call mul(6,7) after the restart: HTTP %d %s' % (r2.status, text[:300]))
+            r3 = web.raw(('DELETE %s HTTP/1.1\r\nHost: board\r\nAuthorization: Bearer %s\r\nMcp-Session-Id: '
+                          '%s\r\n\r\n' % (MCP_PATH, token, sid)).encode())
+            return 'free with the server idle: used %d; initialize 200, tools/call mul(6,7): %s; DELETE %d' % (
+                heap['serving'], one_line(r2.text())[:160], r3.status)
+
+        ok = self.attempt(fw, 'nothing on port %d before main_loop_entry' % MCP_PORT,
+                          nothing_listens('before main_loop_entry'))
+        ok = self.attempt(fw, 'main_loop_entry: "[mcp] serving MCP" on port %d' % MCP_PORT, start(1)) and ok
+        ok = ok and self.attempt(fw, 'official MCP Python SDK (sdk_server_check.py --url) on the board', sdk)
+        ok = ok and self.attempt(fw, 'bad input: malformed JSON, batch, oversized bodies', bad_input)
+        ok = ok and self.attempt(fw, 'a client reset mid-request does not hold the server; a slow one is served',
+                                 broken_clients)
+        ok = ok and self.attempt(fw, 'flood of 20 initialize while the chat answers; DELETE', flood_and_chat)
+        ok = ok and self.attempt(fw, 'Ctrl-D; list thread: AgentMcp, AgentLoop and tcpip stacks', leave)
+        ok = ok and self.attempt(fw, 'cleanup_agent_entry, heap back to boot', cleanup(1))
+        ok = ok and self.attempt(fw, 'nothing on port %d after cleanup' % MCP_PORT, nothing_listens('after cleanup'))
+        # At once again: the port must be free for the new listener though
+        # the last connections' TIME_WAIT lasts 2 MSL (lwIP SO_REUSE).
+        ok = ok and self.attempt(fw, 'second main_loop_entry: serving again at once', start(2))
+        ok = ok and self.attempt(fw, 'second cycle: Ctrl-D, free, initialize, tools/call mul, DELETE', again)
+        ok = ok and self.attempt(fw, 'second cleanup_agent_entry with a silent client connected, heap back',
+                                 cleanup(2, half_sent=True))
+        self.figures.append(('mcp: heap used at boot (free)', heap['boot']))
+        for k, label in (('started', 'at agent start (library log, before the server starts)'),
+                         ('serving', 'after main_loop_entry, the server started and idle (free, second cycle)'),
+                         ('peak', 'peak ("maximum" of free) after the SDK check, bad input, flood and chat'),
+                         ('cleanup1', 'after cleanup_agent_entry'),
+                         ('cleanup2', 'after the second cycle\'s cleanup')):
+            if k in heap:
+                self.figures.append(('mcp: heap used %s' % label, heap[k]))
+        b.close()
+        self.board = None
+
     def close(self):
         if self.board:
             self.board.close()
@@ -867,6 +1219,24 @@ def expect_status(r, code):
         raise Fail('HTTP %d, not %d: %s | %s' % (r.status, code, r.head.replace('\r\n', ' | '), r.text()[:300]))
 
 
+def mcp_post(web, body, headers, timeout=30):
+    """One JSON-RPC message POSTed to the MCP endpoint."""
+    data = body.encode()
+    head = 'POST %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Type: application/json\r\n' \
+           'Accept: application/json, text/event-stream\r\nContent-Length: %d\r\n' % (MCP_PATH, web.port, len(data))
+    for k, v in headers.items():
+        head += '%s: %s\r\n' % (k, v)
+    return web.raw(head.encode() + b'\r\n' + data, timeout)
+
+
+def rpc_code(r):
+    """The JSON-RPC error code of an answer, or None."""
+    try:
+        return json.loads(r.text()).get('error', {}).get('code')
+    except (ValueError, AttributeError):
+        return None
+
+
 def one_line(text):
     text = re.sub(r'\x1b\[[0-9;]*m', '', text)
     return ' '.join(text.split())[:400]
@@ -882,6 +1252,9 @@ def main():
     p.add_argument('--web-token', default='')
     p.add_argument('--page', help='web/agent.html, to compare with what the board serves')
     p.add_argument('--browser', default='', help='command of the browser test (tests/browser/run.py)')
+    p.add_argument('--mcp', help='the MCP firmware\'s BSP (CLI channel and PKG_AGENT_MCP_SERVER)')
+    p.add_argument('--mcp-token', default='', help='its PKG_AGENT_MCP_TOKEN')
+    p.add_argument('--mcp-check', default='', help='command of the SDK check (tests/mcp/sdk_server_check.py)')
     p.add_argument('--shots', default=os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
         os.path.abspath(__file__)))), 'target'), help='where the browser test saves its screenshot')
     a = p.parse_args()
@@ -905,6 +1278,8 @@ def main():
             run.debug(a.debug)
         if a.webnet:
             run.webnet(a.webnet, a.web_token, a.page, a.browser)
+        if a.mcp:
+            run.mcp(a.mcp, a.mcp_token, a.mcp_check)
     finally:
         run.close()
 
@@ -917,6 +1292,19 @@ def main():
         rows += mapsize.rows(os.path.join(a.cli[0], 'rtthread.map'))
     if a.webnet:
         rows += [('webnet firmware: ' + w, v) for w, v in mapsize.rows(os.path.join(a.webnet, 'rtthread.map'))]
+    if a.mcp:
+        rows += [('mcp firmware: ' + w, v) for w, v in mapsize.rows(os.path.join(a.mcp, 'rtthread.map'))]
+        # The exact cost of the server: the same CLI firmware without it
+        # (agent-cli, RT_USING_POSIX_STDIO on as agent-mcp).
+        plain = [c for c in a.cli if os.path.basename(c) == 'agent-cli']
+        if plain:
+            try:
+                with_mcp = mapsize.package_flash(os.path.join(a.mcp, 'rtthread.map'))
+                without = mapsize.package_flash(os.path.join(plain[0], 'rtthread.map'))
+                rows.append(('flash PKG_AGENT_MCP_SERVER adds to the package (agent-mcp - agent-cli)',
+                             '%+d bytes (%d - %d)' % (with_mcp - without, with_mcp, without)))
+            except (OSError, SystemExit) as e:
+                rows.append(('flash PKG_AGENT_MCP_SERVER adds to the package', 'unavailable: %s' % e))
     rows += [(w, v) for w, v in run.figures]
     width = max(len(w) for w, _ in rows) if rows else 10
     for w, v in rows:

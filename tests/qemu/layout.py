@@ -8,8 +8,10 @@ would, and writes its .config; used by tests/qemu/run.sh (std lib only).
                                                packages/ laid out (WebNet too
                                                with --webnet)
   layout.py config BSP_DIR --channel cli|debug|webnet --posix-stdio on|off
-                   [--prebuilt LIB] [--web-token TOKEN]
-                                               .config overrides
+                   [--prebuilt LIB] [--web-token TOKEN] [--mcp-token TOKEN]
+                                               .config overrides (--mcp-token:
+                                               the MCP server on, with that
+                                               bearer token)
   layout.py check  BSP_DIR (the same options as config)
                                                rtconfig.h has what we asked
 
@@ -352,6 +354,22 @@ def overrides(a):
             'RT_LWIP_TCPTHREAD_STACKSIZE': '2048',
             'PKG_AGENT_WEB_TOKEN': '"%s"' % a.web_token,
         })
+    if a.mcp_token:
+        # The MCP server on SAL's BSD sockets over lwIP (both on above).
+        # lwIP's port (components/net/lwip/port/lwipopts.h) defines
+        # LWIP_SO_RCVTIMEO and LWIP_SO_SNDTIMEO 1 unless told otherwise, and
+        # lwip_accept/lwip_recvfrom return EWOULDBLOCK after SO_RCVTIMEO:
+        # that is how the server's thread sees a stop request, so nothing
+        # here may turn them off. PKG_AGENT_MCP_PORT, _PATH, _MAX_BODY,
+        # _MAX_SESSIONS keep their defaults (8000, /mcp, 4096, 4): the
+        # driver's checks are written against them.
+        o.update({
+            'PKG_AGENT_MCP_SERVER': 'y',
+            'PKG_AGENT_MCP_TOKEN': '"%s"' % a.mcp_token,
+            'PKG_AGENT_MCP_PORT': '8000',
+            'PKG_AGENT_MCP_MAX_BODY': '4096',
+            'PKG_AGENT_MCP_MAX_SESSIONS': '4',
+        })
     if a.posix_stdio == 'off':
         o['RT_USING_POSIX_TERMIOS'] = None  # it selects RT_USING_POSIX_STDIO
     if a.channel == 'debug':
@@ -409,7 +427,8 @@ def cmd_check(a):
     if bad:
         die('rtconfig.h of %s after `scons --pyconfig-silent` is not what .config asked for:\n  %s\n'
             '(a Kconfig dependency refused it; see %s/.config)' % (a.bsp, '\n  '.join(bad), a.bsp))
-    print('rtconfig.h: ok (%s channel, RT_USING_POSIX_STDIO %s)' % (a.channel, a.posix_stdio))
+    print('rtconfig.h: ok (%s channel%s, RT_USING_POSIX_STDIO %s)'
+          % (a.channel, ', MCP server' if a.mcp_token else '', a.posix_stdio))
 
 
 def main():
@@ -429,6 +448,7 @@ def main():
         c.add_argument('--posix-stdio', choices=('on', 'off'), required=True)
         c.add_argument('--prebuilt', default='')
         c.add_argument('--web-token', default='')
+        c.add_argument('--mcp-token', default='')
     a = p.parse_args()
     {'tree': cmd_tree, 'bsp': cmd_bsp, 'config': cmd_config, 'check': cmd_check}[a.cmd](a)
 

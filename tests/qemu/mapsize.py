@@ -14,6 +14,16 @@ GROUPS = (
 )
 # Listed only when the firmware has them.
 OPTIONAL = ('WebNet (dependency)',)
+# Parts of the package counted again on their own (by section name, which
+# for Rust is the mangled symbol: -ffunction-sections), listed when the
+# firmware has them. Code of shared helpers they call (JSON writers, cJSON
+# glue) is not in them, nor Rust's rodata (unnamed sections): the
+# firmware without the part is the exact comparison.
+PARTS = (
+    ('of which the MCP server\'s code (rtt_agent::mcp, agent_mcp_socket.c)',
+     lambda sec, obj: ('librtt_agent.a' in obj and '9rtt_agent3mcp' in sec)
+     or obj.endswith('glue/agent_mcp_socket.o')),
+)
 
 
 def kind(section):
@@ -31,7 +41,7 @@ def kind(section):
 
 def sizes(path):
     """{group: {text, rodata, data, bss}}"""
-    out = {g: {'text': 0, 'rodata': 0, 'data': 0, 'bss': 0} for g, _ in GROUPS}
+    out = {g: {'text': 0, 'rodata': 0, 'data': 0, 'bss': 0} for g, _ in GROUPS + PARTS}
     with open(path, errors='replace') as f:
         lines = f.read().splitlines()
     try:
@@ -62,6 +72,9 @@ def sizes(path):
             if match(obj):
                 out[g][k] += size
                 break
+        for g, match in PARTS:
+            if match(sec, obj):
+                out[g][k] += size
     return out
 
 
@@ -82,10 +95,22 @@ def rows(path):
                 total[k] += v[k]
         r.append(('flash %s' % g, '%d bytes (text %d, rodata %d, data %d; bss %d)'
                   % (flash, v['text'], v['rodata'], v['data'], v['bss'])))
+    for g, _ in PARTS:
+        v = s[g]
+        flash = v['text'] + v['rodata'] + v['data']
+        if flash + v['bss']:
+            r.append(('flash %s' % g, '%d bytes (text %d, rodata %d, data %d; bss %d)'
+                      % (flash, v['text'], v['rodata'], v['data'], v['bss'])))
     flash = total['text'] + total['rodata'] + total['data']
     r.insert(0, ('flash the package adds (rtthread.map)', '%d bytes (text %d, rodata %d, data %d; bss %d)'
                  % (flash, total['text'], total['rodata'], total['data'], total['bss'])))
     return r
+
+
+def package_flash(path):
+    """Flash of the package's own groups (text + rodata + data)."""
+    s = sizes(path)
+    return sum(s[g][k] for g, _ in GROUPS if g.startswith('package') for k in ('text', 'rodata', 'data'))
 
 
 if __name__ == '__main__':

@@ -23,17 +23,23 @@
 #   WEBNET_SRC     the WebNet package sources (RT-Thread-packages/webnet
 #                  2.0.x; GPL-2.0, built, never copied into this repo);
 #                  needed when QEMU_WEBNET is on or only
+#   QEMU_MCP       off (default), on (also the MCP server's firmware,
+#                  agent-mcp: CLI channel plus PKG_AGENT_MCP_SERVER, driven
+#                  with the official MCP Python SDK through a hostfwd), or
+#                  only (just that firmware)
 #   QEMU_BROWSER=1 with the WebNet firmware, also run the browser test
 #                  (tests/browser/run.py --url) against the board's page
 #   AGENT_SRC      the package sources put into the BSP (default: this work
 #                  tree; e.g. an unpacked `git archive` of another commit)
 # Options: --stdio on|off|both (as QEMU_STDIO), --skip-build, --webnet
-# (QEMU_WEBNET=on), --webnet-only (QEMU_WEBNET=only), --browser.
+# (QEMU_WEBNET=on), --webnet-only (QEMU_WEBNET=only), --browser, --mcp
+# (QEMU_MCP=on), --mcp-only (QEMU_MCP=only).
 #
 # Network: qemu's user networking only, restricted (restrict=on: the guest
 # reaches nothing but the one guestfwd), 10.0.2.100:80 forwarded to the
 # scripted server on 127.0.0.1; the WebNet firmware adds one hostfwd from
-# 127.0.0.1:<free port> to the board's port 80. See tests/qemu/README.md.
+# 127.0.0.1:<free port> to the board's port 80, the MCP firmware one to its
+# port 8000. See tests/qemu/README.md.
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -43,6 +49,7 @@ stdio="${QEMU_STDIO:-on}"
 skip_build="${QEMU_SKIP_BUILD:-}"
 webnet="${QEMU_WEBNET:-off}"
 browser="${QEMU_BROWSER:-}"
+mcp="${QEMU_MCP:-off}"
 while [ $# -gt 0 ]; do
     case "$1" in
         --stdio) stdio="$2"; shift 2 ;;
@@ -50,11 +57,17 @@ while [ $# -gt 0 ]; do
         --webnet) webnet=on; shift ;;
         --webnet-only) webnet=only; shift ;;
         --browser) browser=1; shift ;;
-        *) echo "usage: $0 [--stdio on|off|both] [--skip-build] [--webnet|--webnet-only] [--browser]" >&2; exit 2 ;;
+        --mcp) mcp=on; shift ;;
+        --mcp-only) mcp=only; shift ;;
+        *) echo "usage: $0 [--stdio on|off|both] [--skip-build] [--webnet|--webnet-only] [--browser] [--mcp|--mcp-only]" >&2; exit 2 ;;
     esac
 done
 case "$stdio" in on|off|both) ;; *) echo "QEMU_STDIO/--stdio must be on, off or both" >&2; exit 2 ;; esac
 case "$webnet" in off|on|only) ;; *) echo "QEMU_WEBNET must be off, on or only" >&2; exit 2 ;; esac
+case "$mcp" in off|on|only) ;; *) echo "QEMU_MCP must be off, on or only" >&2; exit 2 ;; esac
+[ "$mcp" = only ] && [ "$webnet" = only ] && { echo "--mcp-only and --webnet-only exclude each other" >&2; exit 2; }
+# --mcp-only: the MCP firmware alone (the WebNet one too with --webnet).
+[ "$mcp" = only ] && [ "$webnet" = on ] && webnet=only
 [ -n "$browser" ] && [ "$webnet" = off ] && { echo "--browser/QEMU_BROWSER needs the WebNet firmware (--webnet or --webnet-only)" >&2; exit 2; }
 
 if [ -z "${RTT_ROOT:-}" ]; then
@@ -71,6 +84,8 @@ if [ "$webnet" != off ]; then
 fi
 # The token the WebNet firmware is built with (PKG_AGENT_WEB_TOKEN).
 web_token=qemu-web-token
+# The bearer token the MCP firmware is built with (PKG_AGENT_MCP_TOKEN).
+mcp_token=qemu-mcp-token
 
 work="${QEMU_WORK:-$repo/target/qemu}"
 mkdir -p "$work/logs"
@@ -83,6 +98,11 @@ agent_src="$(cd "${AGENT_SRC:-$repo}" && pwd)"
 # shellcheck source=../lib/deps.sh
 . "$repo/tests/lib/deps.sh"
 apt_install qemu-system-arm scons gcc-arm-none-eabi rustc-web rust-web-src python3 python3-kconfiglib
+if [ "$mcp" != off ]; then
+    # The official MCP Python SDK in target/mcp-venv (pinned, licences
+    # checked), as the simulator's MCP test uses it.
+    (cd "$repo" && . tests/mcp/venv.sh) || fail "installing the MCP SDK (tests/mcp/venv.sh) failed"
+fi
 
 # RT-Thread's build puts EXEC_PATH (/usr/bin) first in PATH, so name the
 # toolchain explicitly: Debian's rustc-web with rust-web-src (-Zbuild-std).
@@ -102,6 +122,9 @@ build_bsp() { # name channel stdio [prebuilt-lib]
         extra=(--web-token "$web_token")
         bsp_extra=(--webnet "$WEBNET_SRC")
     fi
+    # The MCP firmware: the CLI channel with the MCP server (its own
+    # library: cargo feature mcp-server).
+    [ "$name" = agent-mcp ] && extra=(--mcp-token "$mcp_token")
     step "build $name: $channel channel, RT_USING_POSIX_STDIO $st${prebuilt:+, prebuilt Rust library}"
     "$py" "$here/layout.py" bsp "$rtt" "$name" "$agent_src" "$CJSON_SRC" "$WEBCLIENT_SRC" ${bsp_extra[@]+"${bsp_extra[@]}"} >/dev/null
     "$py" "$here/layout.py" config "$bsp" --channel "$channel" --posix-stdio "$st" --prebuilt "$prebuilt" ${extra[@]+"${extra[@]}"}
@@ -128,8 +151,12 @@ case "$stdio" in
     off) cli_bsps=(agent-cli-nostdio) ;;
     both) cli_bsps=(agent-cli agent-cli-nostdio) ;;
 esac
-# --webnet-only: the WebNet firmware alone.
+# --webnet-only, --mcp-only: that firmware alone.
 [ "$webnet" = only ] && cli_bsps=()
+[ "$mcp" = only ] && cli_bsps=()
+# The Debug firmware runs unless one firmware alone was asked for.
+debug=1
+[ "$webnet" = only ] || [ "$mcp" = only ] && debug=
 
 if [ -z "$skip_build" ]; then
     step "lay out RT-Thread ($src_rtt) into $rtt (RTT_ROOT is not modified)"
@@ -148,11 +175,14 @@ if [ -z "$skip_build" ]; then
     # library with the chosen channel only (cargo feature channel-debug), so
     # this firmware builds its own. (The second CLI firmware above links the
     # first one's library: PKG_AGENT_PREBUILT_LIB.)
-    [ "$webnet" = only ] || build_bsp agent-debug debug on
+    [ -z "$debug" ] || build_bsp agent-debug debug on
     # The WebNet channel (a menuconfig choice too: its own library, cargo
     # feature channel-webnet) with the real WebNet package and its CGI
     # module.
     [ "$webnet" = off ] || build_bsp agent-webnet webnet on
+    # The MCP server with the CLI channel (its own library, cargo feature
+    # mcp-server), SAL's sockets over lwIP.
+    [ "$mcp" = off ] || build_bsp agent-mcp cli on
 fi
 
 step "scripted server"
@@ -164,7 +194,7 @@ server="$(cargo metadata --format-version 1 --no-deps --manifest-path "$repo/Car
 
 args=()
 for b in ${cli_bsps[@]+"${cli_bsps[@]}"}; do args+=(--cli "$rtt/bsp/$b"); done
-[ "$webnet" = only ] || args+=(--debug "$rtt/bsp/agent-debug")
+[ -z "$debug" ] || args+=(--debug "$rtt/bsp/agent-debug")
 if [ "$webnet" != off ]; then
     args+=(--webnet "$rtt/bsp/agent-webnet" --web-token "$web_token" --page "$repo/web/agent.html")
     if [ -n "$browser" ]; then
@@ -179,6 +209,10 @@ if [ "$webnet" != off ]; then
         fi
         args+=(--browser "$venv/bin/python $repo/tests/browser/run.py")
     fi
+fi
+if [ "$mcp" != off ]; then
+    args+=(--mcp "$rtt/bsp/agent-mcp" --mcp-token "$mcp_token"
+           --mcp-check "$repo/target/mcp-venv/bin/python $repo/tests/mcp/sdk_server_check.py")
 fi
 step "boot and drive (transcripts in $logs)"
 exec "$py" "$here/drive.py" --server "$server" --logs "$logs" "${args[@]}"

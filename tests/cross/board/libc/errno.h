@@ -7,4 +7,8 @@ int *__errno(void);
 #define errno (*__errno())
 #define ENOENT 2
 #define ENOTDIR 20
+/* glue/agent_mcp_socket.c tells a receive timeout from a failure. */
+#define EINTR 4
+#define EAGAIN 11
+#define EWOULDBLOCK EAGAIN
 #endif
