@@ -4,22 +4,22 @@
 #ifndef _NETINET_IN_H_STANDIN
 #define _NETINET_IN_H_STANDIN
 #include <sys/socket.h>
-typedef uint16_t in_port_t;
+typedef agent_standin_u16 in_port_t;
 struct in_addr
 {
-    uint32_t s_addr;
+    agent_standin_u32 s_addr;
 };
 struct sockaddr_in
 {
-    uint8_t sin_len;
+    agent_standin_u8 sin_len;
     sa_family_t sin_family;
     in_port_t sin_port;
     struct in_addr sin_addr;
     char sin_zero[8];
 };
-#define INADDR_ANY ((uint32_t)0x00000000UL)
-#define INADDR_LOOPBACK ((uint32_t)0x7f000001UL)
-#define htons(x) ((uint16_t)((((x) & 0xffu) << 8) | (((x) & 0xff00u) >> 8)))
+#define INADDR_ANY ((agent_standin_u32)0x00000000UL)
+#define INADDR_LOOPBACK ((agent_standin_u32)0x7f000001UL)
+#define htons(x) ((agent_standin_u16)((((x) & 0xffu) << 8) | (((x) & 0xff00u) >> 8)))
 #define ntohs(x) htons(x)
 #define htonl(x) ((((x) & 0xffUL) << 24) | (((x) & 0xff00UL) << 8) | (((x) & 0xff0000UL) >> 8) | (((x) & 0xff000000UL) >> 24))
 #endif

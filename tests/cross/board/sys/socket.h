@@ -5,9 +5,13 @@
 #ifndef _SYS_SOCKET_H_STANDIN
 #define _SYS_SOCKET_H_STANDIN
 #include <stddef.h>
-#include <stdint.h>
-typedef uint32_t socklen_t;
-typedef uint8_t sa_family_t;
+/* Fixed-width types by hand: a toolchain without a C library has no
+ * stdint.h to include. */
+typedef unsigned char agent_standin_u8;
+typedef unsigned short agent_standin_u16;
+typedef unsigned int agent_standin_u32;
+typedef agent_standin_u32 socklen_t;
+typedef agent_standin_u8 sa_family_t;
 #define SOCK_STREAM 1
 #define AF_INET 2
 #define SOL_SOCKET 0xfff
@@ -16,7 +20,7 @@ typedef uint8_t sa_family_t;
 #define SO_RCVTIMEO 0x1006
 struct sockaddr
 {
-    uint8_t sa_len;
+    agent_standin_u8 sa_len;
     sa_family_t sa_family;
     char sa_data[14];
 };
