@@ -106,6 +106,9 @@ void agent_web_cgi(struct webnet_session *session, int endpoint);
  * 0; 1 with PKG_AGENT_TOOLS_TEXT, else 0. */
 int agent_glue_summary_max_len(void);
 int agent_glue_tools_text(void);
+const char *agent_glue_mcp_servers(void);
+int agent_glue_mcp_max_tools(void);
+int agent_glue_mcp_max_response(void);
 
 /* The channel chosen in menuconfig (AGENT_CHANNEL_OPS), or RT_NULL. */
 struct AgentChannelOps;

@@ -25,6 +25,8 @@ pub mod fallible;
 pub mod ffi;
 pub mod json;
 pub mod line_editor;
+#[cfg(feature = "mcp-client")]
+pub mod mcp;
 pub mod rtt;
 pub mod stream;
 pub mod text;

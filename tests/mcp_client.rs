@@ -1,0 +1,366 @@
+//! The MCP client against a scripted remote server written with the
+//! official MCP Python SDK (`tests/mcp/scripted_server.py`, Streamable
+//! HTTP, both SSE and JSON answers): the agent lists the remote tools at
+//! start and offers them to the model prefixed (`m1_sub`), the scripted
+//! model calls one, the answer uses its result; `isError` reaches the model
+//! as an error text; a server that forgot the session (404) gets a new
+//! handshake and the call goes through; a server that is down, or answers
+//! garbage, an unknown content type, an oversized message or a cut stream,
+//! leaves its tools out with a logged reason while the local tools go on
+//! working. The heap is back at its baseline after every agent run.
+//!
+//! One test function in a process of its own, as `agent_lifecycle.rs`: the
+//! heap checks need nothing else running beside them.
+
+use rtt_agent::ffi::chat::Overrides;
+use rtt_agent::host::{console, heap};
+use rtt_agent::mcp::client::{self, servers};
+use rtt_agent_testkit::agent::*;
+use rtt_agent_testkit::arith_model;
+use rtt_agent_testkit::llm_server::*;
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+fn settled_used() -> usize {
+    assert!(
+        rtt_agent::host::thread::settle(Duration::from_secs(10)),
+        "threads still running"
+    );
+    heap::used()
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The venv's python with the SDK, installed by tests/mcp/venv.sh when it
+/// is missing; `None` (the test then skips, saying why) only when that
+/// cannot be done.
+fn python() -> Option<PathBuf> {
+    let python = root().join("target/mcp-venv/bin/python");
+    let ready = |p: &PathBuf| {
+        Command::new(p)
+            .args(["-c", "import mcp.server.mcpserver, uvicorn"])
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if ready(&python) {
+        return Some(python);
+    }
+    let installed = Command::new("bash")
+        .args(["-c", ". tests/mcp/venv.sh"])
+        .current_dir(root())
+        .status()
+        .is_ok_and(|s| s.success());
+    (installed && ready(&python)).then_some(python)
+}
+
+/// The scripted MCP server, killed on drop.
+struct McpServer {
+    child: Child,
+    url: String,
+}
+
+impl McpServer {
+    fn start(python: &PathBuf, args: &[&str]) -> McpServer {
+        let mut child = Command::new(python)
+            .arg(root().join("tests/mcp/scripted_server.py"))
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start tests/mcp/scripted_server.py");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Some(url) = line.strip_prefix("URL ") {
+                    let _ = tx.send(url.to_string());
+                }
+            }
+        });
+        let url = rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the scripted MCP server printed no URL within 30 s");
+        McpServer { child, url }
+    }
+
+    fn port(&self) -> String {
+        let rest = self.url.rsplit(':').next().unwrap();
+        rest.split('/').next().unwrap().to_string()
+    }
+}
+
+impl Drop for McpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A model for the remote tools: "sub" calls `m1_sub(10, 4)`, "echo" calls
+/// `m1_echo`, "fail" calls `m1_fail`; after a tool result it answers
+/// `Result: <the tool's text>`.
+fn remote_model(req: &RecordedRequest) -> ScriptedResponse {
+    let msgs = messages_of(req);
+    let last = msgs.last().cloned().unwrap();
+    if last.role == "tool" {
+        return ScriptedResponse::text(&["Result: ", &last.content]);
+    }
+    if last.content.contains("echo") {
+        ScriptedResponse::tool_calls(&[("call_e", "m1_echo", &[r#"{"text":"hi there"}"#])])
+    } else if last.content.contains("fail") {
+        ScriptedResponse::tool_calls(&[("call_f", "m1_fail", &[r#"{"reason":"asked to"}"#])])
+    } else if last.content.contains("wrong") {
+        // A call that does not fit the remote schema: refused before it goes out.
+        ScriptedResponse::tool_calls(&[("call_w", "m1_sub", &[r#"{"a":"ten"}"#])])
+    } else {
+        ScriptedResponse::tool_calls(&[("call_s", "m1_sub", &[r#"{"a":10,"b":4}"#])])
+    }
+}
+
+/// The `tools` of a recorded chat request: (name, parameters as JSON text).
+fn offered_tools(req: &RecordedRequest) -> Vec<(String, String)> {
+    use rtt_agent::cjson_sys::*;
+    use std::ffi::{CStr, CString};
+    let body = CString::new(req.body.clone()).unwrap();
+    let mut out = Vec::new();
+    // SAFETY: `body` is NUL-terminated; the tree is owned here and deleted
+    // once; every item read belongs to it and is NULL-checked.
+    unsafe {
+        let root = cJSON_Parse(body.as_ptr());
+        assert!(!root.is_null());
+        let tools = cJSON_GetObjectItemCaseSensitive(root, c"tools".as_ptr());
+        for i in 0..cJSON_GetArraySize(tools) {
+            let f = cJSON_GetObjectItemCaseSensitive(
+                cJSON_GetArrayItem(tools, i),
+                c"function".as_ptr(),
+            );
+            let name = cJSON_GetObjectItemCaseSensitive(f, c"name".as_ptr());
+            let params =
+                cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(f, c"parameters".as_ptr()));
+            out.push((
+                CStr::from_ptr((*name).valuestring)
+                    .to_string_lossy()
+                    .into_owned(),
+                CStr::from_ptr(params).to_string_lossy().into_owned(),
+            ));
+            cJSON_free(params.cast());
+        }
+        cJSON_Delete(root);
+    }
+    out
+}
+
+#[test]
+fn mcp_client() {
+    let _serial = lock();
+    let Some(python) = python() else {
+        eprintln!(
+            "SKIPPED mcp_client: no python3 venv with the MCP SDK (tests/mcp/venv.sh failed: python3 or python3-venv missing?)"
+        );
+        return;
+    };
+    remote_tools_over_sse_and_json(&python);
+    forgotten_session_gets_a_new_handshake(&python);
+    server_down_at_start_leaves_local_tools();
+    garbage_servers_leave_their_tools_out();
+    servers::reset();
+    client::set_max_response(None);
+}
+
+/// Each of the SDK's answer kinds: SSE streams (its default), then one
+/// JSON body per POST.
+fn remote_tools_over_sse_and_json(python: &PathBuf) {
+    for args in [&[][..], &["--json"][..]] {
+        let mcp = McpServer::start(python, args);
+        servers::reset();
+        servers::add(mcp.url.as_bytes()).unwrap();
+        let llm_model = LlmServer::with_model(remote_model).unwrap();
+        let baseline = settled_used();
+        console::rt_host_console_capture(1);
+        let agent = Agent::start_at(&llm_model.url(), Overrides::default());
+        assert_eq!(agent.ask("sub please"), "Result: 10 - 4 = 6", "{args:?}");
+        assert_eq!(agent.ask("echo please"), "Result: echo: hi there");
+        let failed = agent.ask("fail please");
+        assert_eq!(
+            failed,
+            "Result: error: the remote tool reported a failure: Error executing tool fail: refused: asked to"
+        );
+        let wrong = agent.ask("wrong please");
+        assert!(
+            wrong.contains("do not fit its parameters") && wrong.contains("the tool was not run"),
+            "{wrong}"
+        );
+        // The replies are on the heap too.
+        drop((failed, wrong));
+        drop(agent);
+        assert_eq!(
+            settled_used(),
+            baseline,
+            "heap not back after the remote calls ({args:?})"
+        );
+        let log = console::take_captured();
+        console::rt_host_console_capture(0);
+        assert!(
+            log.contains(&format!("mcp: {}: 3 remote tool(s)", mcp.url)),
+            "{log}"
+        );
+
+        let reqs = llm_model.requests();
+        let tools = offered_tools(&reqs[0]);
+        let names: Vec<&str> = tools.iter().map(|(n, _)| n.as_str()).collect();
+        for want in ["add", "mul", "compare", "m1_sub", "m1_echo", "m1_fail"] {
+            assert!(names.contains(&want), "{names:?}");
+        }
+        let sub = &tools.iter().find(|(n, _)| n == "m1_sub").unwrap().1;
+        assert!(
+            sub.contains(r#""a":{"title":"A","type":"number"}"#)
+                && sub.contains(r#""required":["a","b"]"#),
+            "{sub}"
+        );
+        // The tool result went back to the model as the tool message.
+        let msgs = messages_of(&reqs[1]);
+        assert_eq!(msgs.last().unwrap().content, "10 - 4 = 6");
+    }
+}
+
+/// The server restarts between the handshake and the call (same port): the
+/// call is refused with 404 for the unknown session, the client runs the
+/// handshake again and repeats the call once.
+fn forgotten_session_gets_a_new_handshake(python: &PathBuf) {
+    let first = McpServer::start(python, &[]);
+    let port = first.port();
+    servers::reset();
+    servers::add(first.url.as_bytes()).unwrap();
+    let llm = LlmServer::with_model(remote_model).unwrap();
+    let baseline = settled_used();
+    console::rt_host_console_capture(1);
+    let agent = Agent::start_at(&llm.url(), Overrides::default());
+    drop(first);
+    let _second = McpServer::start(python, &["--port", &port]);
+    assert_eq!(agent.ask("sub please"), "Result: 10 - 4 = 6");
+    drop(agent);
+    assert_eq!(
+        settled_used(),
+        baseline,
+        "heap not back after the new handshake"
+    );
+    let log = console::take_captured();
+    console::rt_host_console_capture(0);
+    assert!(
+        log.contains("forgot the session (404); a new handshake"),
+        "{log}"
+    );
+}
+
+/// A port nobody listens on.
+fn unused_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+fn server_down_at_start_leaves_local_tools() {
+    let url = format!("http://127.0.0.1:{}/mcp", unused_port());
+    servers::reset();
+    servers::add(url.as_bytes()).unwrap();
+    let llm = LlmServer::with_model(arith_model::respond).unwrap();
+    let baseline = settled_used();
+    console::rt_host_console_capture(1);
+    let agent = Agent::start_at(&llm.url(), Overrides::default());
+    assert_eq!(agent.ask("(2+3)*4"), "The result is 20.");
+    drop(agent);
+    assert_eq!(
+        settled_used(),
+        baseline,
+        "heap not back after a server that was down"
+    );
+    let log = console::take_captured();
+    console::rt_host_console_capture(0);
+    assert!(
+        log.contains(&format!(
+            "mcp: {url}: its tools are left out (initialize failed: cannot connect to the server"
+        )),
+        "{log}"
+    );
+    for r in llm.requests() {
+        assert!(offered_tools(&r).iter().all(|(n, _)| !n.starts_with("m1_")));
+    }
+}
+
+/// Four servers that answer the handshake with garbage: not JSON, a body
+/// over the cap, a content type that is neither, an event stream cut
+/// before its answer (retried, then given up). Each is left out with its
+/// reason; the agent answers with the local tools.
+fn garbage_servers_leave_their_tools_out() {
+    let big = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"result":{{"protocolVersion":"2025-11-25","pad":"{}"}}}}"#,
+        "x".repeat(8192)
+    );
+    let kinds: Vec<(ScriptedResponse, &str)> = vec![
+        (
+            ScriptedResponse::raw(200, "application/json", "<html>surprise</html>"),
+            "the answer is not a JSON-RPC response",
+        ),
+        (
+            ScriptedResponse::json(200, &big),
+            "the answer is longer than PKG_AGENT_MCP_MAX_RESPONSE",
+        ),
+        (
+            ScriptedResponse::raw(200, "text/html", "<html></html>"),
+            "the answer is neither application/json nor text/event-stream",
+        ),
+        (
+            ScriptedResponse::sse(vec![
+                b"event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\"}\n\n".to_vec(),
+                b"data: {\"jsonrpc\":\"2.0\",\"id\":1,\"res".to_vec(),
+            ]),
+            "the event stream ended before the answer",
+        ),
+    ];
+    let mut garbage = Vec::new();
+    servers::reset();
+    for (response, _) in &kinds {
+        let response = response.clone();
+        let server = LlmServer::with_model(move |_| response.clone()).unwrap();
+        servers::add(format!("{}/mcp", server.base_url()).as_bytes()).unwrap();
+        garbage.push(server);
+    }
+    client::set_max_response(Some(4096));
+    let llm = LlmServer::with_model(arith_model::respond).unwrap();
+    let baseline = settled_used();
+    console::rt_host_console_capture(1);
+    let agent = Agent::start_at(&llm.url(), Overrides::default());
+    assert_eq!(agent.ask("(2+3)*4"), "The result is 20.");
+    drop(agent);
+    assert_eq!(
+        settled_used(),
+        baseline,
+        "heap not back after the garbage servers"
+    );
+    let log = console::take_captured();
+    console::rt_host_console_capture(0);
+    for ((_, why), server) in kinds.iter().zip(&garbage) {
+        let line = format!(
+            "mcp: {}/mcp: its tools are left out (initialize failed: {why}",
+            server.base_url()
+        );
+        assert!(log.contains(&line), "{line}\n---\n{log}");
+    }
+    // The cut stream was retried (PKG_AGENT_HTTP_RETRIES), the others not.
+    assert_eq!(garbage[0].requests().len(), 1);
+    assert_eq!(garbage[3].requests().len(), 4);
+    let init = &garbage[0].requests()[0];
+    assert_eq!(init.method, "POST");
+    assert_eq!(
+        init.header("Accept"),
+        Some("application/json, text/event-stream")
+    );
+    assert!(init.body_text().contains(r#""method":"initialize""#));
+    assert!(init
+        .body_text()
+        .contains(r#""protocolVersion":"2025-11-25""#));
+}
