@@ -155,6 +155,23 @@ fn offered_tools(req: &RecordedRequest) -> Vec<(String, String)> {
     out
 }
 
+/// Is the registry's tool `name` a remote one (`client::is_remote`, which
+/// the MCP server uses to leave these out of its own list)? False when
+/// there is no such tool. Read between two messages: the loop waits in its
+/// mailbox and changes nothing.
+fn remote(name: &str) -> bool {
+    use rtt_agent::ffi::tools::search_agent_tool_node;
+    let call = std::ffi::CString::new(format!(r#"{{"function":{{"name":"{name}"}}}}"#)).unwrap();
+    // SAFETY: a NUL-terminated text; the tree is deleted once, after the
+    // lookup that borrows it.
+    unsafe {
+        let tree = rtt_agent::cjson_sys::cJSON_Parse(call.as_ptr());
+        let node = search_agent_tool_node(tree);
+        rtt_agent::cjson_sys::cJSON_Delete(tree);
+        client::is_remote(node)
+    }
+}
+
 #[test]
 fn mcp_client() {
     let _serial = lock();
@@ -168,6 +185,7 @@ fn mcp_client() {
     forgotten_session_gets_a_new_handshake(&python);
     server_down_at_start_leaves_local_tools();
     garbage_servers_leave_their_tools_out();
+    agent_config_mcp_manages_the_list();
     servers::reset();
     client::set_max_response(None);
 }
@@ -183,6 +201,9 @@ fn remote_tools_over_sse_and_json(python: &PathBuf) {
         let baseline = settled_used();
         console::rt_host_console_capture(1);
         let agent = Agent::start_at(&llm_model.url(), Overrides::default());
+        assert!(remote("m1_sub") && remote("m1_fail"));
+        assert!(!remote("add") && !remote("m9_none"));
+        assert!(!client::is_remote(std::ptr::null_mut()));
         assert_eq!(agent.ask("sub please"), "Result: 10 - 4 = 6", "{args:?}");
         assert_eq!(agent.ask("echo please"), "Result: echo: hi there");
         let failed = agent.ask("fail please");
@@ -363,4 +384,73 @@ fn garbage_servers_leave_their_tools_out() {
     assert!(init
         .body_text()
         .contains(r#""protocolVersion":"2025-11-25""#));
+}
+
+/// `agent_config mcp ...` through the shell: its output and result.
+fn msh(line: &str) -> (i32, String) {
+    let line = std::ffi::CString::new(line).unwrap();
+    console::rt_host_console_capture(1);
+    // SAFETY: a NUL-terminated command line.
+    let rc = unsafe { rtt_agent::host::shell::rt_host_msh_exec(line.as_ptr()) };
+    let out = console::take_captured();
+    console::rt_host_console_capture(0);
+    (rc, out)
+}
+
+/// `agent_config mcp list|add|del|reset`: bounded (4 URLs of at most 127
+/// bytes), no duplicates, clear refusals; the list is what the next agent
+/// start reads.
+fn agent_config_mcp_manages_the_list() {
+    servers::reset();
+    assert_eq!(
+        msh("agent_config mcp"),
+        (0, "mcp: no remote MCP servers\n".into())
+    );
+    let (rc, out) = msh("agent_config mcp add http://10.0.0.1:8000/mcp");
+    assert_eq!(rc, 0);
+    assert_eq!(
+        out,
+        "mcp 1: http://10.0.0.1:8000/mcp\n(from the next agent start)\n"
+    );
+    let (rc, out) = msh("agent_config mcp add http://10.0.0.1:8000/mcp");
+    assert_eq!(
+        (rc, out.as_str()),
+        (-1, "agent_config mcp: already in the list\n")
+    );
+    for i in 2..=4 {
+        assert_eq!(
+            msh(&format!("agent_config mcp add http://10.0.0.{i}/mcp")).0,
+            0
+        );
+    }
+    let (rc, out) = msh("agent_config mcp add http://10.0.0.5/mcp");
+    assert_eq!(
+        (rc, out.as_str()),
+        (-1, "agent_config mcp: the list is full (4 servers)\n")
+    );
+    let long = format!("agent_config mcp add http://{}/mcp", "h".repeat(130));
+    let (rc, out) = msh(&long);
+    assert_eq!(rc, -1);
+    assert!(
+        out.contains("a URL is 1 to 127 bytes without blanks"),
+        "{out}"
+    );
+    let (rc, out) = msh("agent_config mcp del http://10.0.0.2/mcp");
+    assert_eq!(rc, 0);
+    assert_eq!(
+        out,
+        "mcp 1: http://10.0.0.1:8000/mcp\nmcp 2: http://10.0.0.3/mcp\nmcp 3: http://10.0.0.4/mcp\n(from the next agent start)\n"
+    );
+    let (rc, out) = msh("agent_config mcp del http://10.0.0.2/mcp");
+    assert_eq!(
+        (rc, out.as_str()),
+        (-1, "agent_config mcp: not in the list\n")
+    );
+    let (rc, out) = msh("agent_config mcp add");
+    assert_eq!(rc, -1);
+    assert!(out.starts_with("usage: agent_config mcp"), "{out}");
+    assert_eq!(
+        msh("agent_config mcp reset").1,
+        "mcp: no remote MCP servers\n(from the next agent start)\n"
+    );
 }

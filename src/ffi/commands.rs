@@ -120,6 +120,8 @@ pub unsafe extern "C" fn agent_config(argc: c_int, argv: *mut *mut c_char) -> c_
         if argc != 3 {
             line(&[
                 b"usage: agent_config [key|model|url <value>] [tools text|native] [format <name>]",
+                #[cfg(feature = "mcp-client")]
+                b" [mcp list|add|del|reset ...]",
             ]);
             return -1;
         }

@@ -47,7 +47,7 @@ static HEAD: AtomicPtr<AgentToolList> = AtomicPtr::new(ptr::null_mut());
 static TOOLS_ARRAY: AtomicPtr<cJSON> = AtomicPtr::new(ptr::null_mut());
 
 /// Nodes after the head, in registration order.
-fn nodes() -> impl Iterator<Item = AgentToolNode_t> {
+pub(crate) fn nodes() -> impl Iterator<Item = AgentToolNode_t> {
     let head = HEAD.load(Ordering::Acquire);
     let mut next = if head.is_null() {
         ptr::null_mut()

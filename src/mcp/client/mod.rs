@@ -141,13 +141,16 @@ fn with_state<R>(f: impl FnOnce(&mut State) -> R) -> Option<R> {
 }
 
 /// Is `node` a remote tool (registered by this client)? The MCP server
-/// leaves these out of its own `tools/list`. NULL-safe.
+/// leaves these out of its own `tools/list`. False for NULL and for
+/// anything that is not a node of the registry: the pointer is only
+/// compared until the registry's walk finds it, so any value is safe.
 pub fn is_remote(node: AgentToolNode_t) -> bool {
-    if node.is_null() {
+    let Some(found) = crate::ffi::tools::nodes().find(|&n| n == node) else {
         return false;
-    }
-    // SAFETY: a non-NULL node of the registry (the caller's), read only.
-    let f = unsafe { (*node).execute_func };
+    };
+    // SAFETY: `found` is a linked node of the registry, alive during the
+    // walk's owner's use (see `tools::nodes`); read only.
+    let f = unsafe { (*found).execute_func };
     f.is_some_and(|f| {
         core::ptr::fn_addr_eq(
             f,
@@ -586,6 +589,10 @@ pub fn stop() {
 /// and the result's text parts (or what failed) as the node's result.
 /// Ownership: `args` is borrowed; the node's old `ret.messages` is freed
 /// and replaced by a new set the node owns.
+///
+/// # Safety
+/// As every tool's execute function: `args` is NULL or a live object,
+/// `node` NULL or a live node of the registry.
 pub unsafe extern "C" fn call_remote(args: *mut cJSON, node: *mut AgentToolList) {
     crate::ffi_fn!(failure = (), nonnull(node), {
         // SAFETY: a live registry node (the caller's contract); its old
