@@ -316,7 +316,7 @@ fn local_name(index: usize, name: &[u8]) -> Option<Vec<u8>> {
     crate::fallible::extend(&mut out, b"m").ok()?;
     crate::fallible::extend(
         &mut out,
-        crate::text::decimal(index as u64 + 1, &mut digits),
+        crate::text::decimal((index + 1) as u64, &mut digits),
     )
     .ok()?;
     crate::fallible::push(&mut out, b'_').ok()?;
@@ -391,14 +391,16 @@ unsafe fn definition(tool: *mut cJSON, local: &[u8]) -> *mut cJSON {
     }
 }
 
-/// Register the tools of one `tools/list` page; false once the cap on
-/// remote tools is reached.
+/// Register the tools of one `tools/list` page of the server at
+/// `state.servers[slot]`, the `index`-th of the list (named `m<index+1>_`);
+/// false once the cap on remote tools is reached.
 ///
 /// # Safety
 /// `page` is a live answer owned by the caller.
 unsafe fn register_page(
     state_tools: &mut Vec<Remote>,
     index: usize,
+    slot: usize,
     url: &Url,
     page: *mut cJSON,
 ) -> bool {
@@ -439,7 +441,7 @@ unsafe fn register_page(
         }
         let remote = Remote {
             local,
-            server: index,
+            server: slot,
             name: remote_name,
         };
         if crate::fallible::push(state_tools, remote).is_err() {
@@ -482,7 +484,10 @@ fn connect(state: &mut State, index: usize, url: Url) {
         crate::log_e!("mcp: no memory for the server ", url.as_bytes());
         return;
     }
-    let Some(server) = state.servers.last_mut() else {
+    // Its place in `state.servers`, which a server refused for want of
+    // memory leaves out: not always `index`.
+    let slot = state.servers.len().saturating_sub(1);
+    let Some(server) = state.servers.get_mut(slot) else {
         return;
     };
     let first_tool = state.tools.len();
@@ -519,7 +524,7 @@ fn connect(state: &mut State, index: usize, url: Url) {
             }
         };
         // SAFETY: `answer.0` is a live answer owned by `answer`.
-        if !unsafe { register_page(&mut state.tools, index, &url, answer.0) } {
+        if !unsafe { register_page(&mut state.tools, index, slot, &url, answer.0) } {
             break;
         }
         // SAFETY: as above.
@@ -554,7 +559,7 @@ fn connect(state: &mut State, index: usize, url: Url) {
         "mcp: ",
         url.as_bytes(),
         ": ",
-        state.tools.len() - first_tool,
+        state.tools.len().saturating_sub(first_tool),
         " remote tool(s)"
     );
 }
