@@ -62,6 +62,9 @@ fn python() -> Option<PathBuf> {
 struct McpServer {
     child: Child,
     url: String,
+    /// Reads the server's stdout; joined on drop, so that its memory is
+    /// freed before any heap figure is taken.
+    reader: Option<std::thread::JoinHandle<()>>,
 }
 
 impl McpServer {
@@ -75,7 +78,9 @@ impl McpServer {
             .expect("start tests/mcp/scripted_server.py");
         let stdout = child.stdout.take().unwrap();
         let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
+        let reader = std::thread::spawn(move || {
+            // Not the library's: its reads stay out of the heap figures.
+            heap::exclude_this_thread(true);
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
                 if let Some(url) = line.strip_prefix("URL ") {
                     let _ = tx.send(url.to_string());
@@ -85,7 +90,11 @@ impl McpServer {
         let url = rx
             .recv_timeout(Duration::from_secs(30))
             .expect("the scripted MCP server printed no URL within 30 s");
-        McpServer { child, url }
+        McpServer {
+            child,
+            url,
+            reader: Some(reader),
+        }
     }
 
     fn port(&self) -> String {
@@ -98,6 +107,9 @@ impl Drop for McpServer {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if let Some(reader) = self.reader.take() {
+            let _ = reader.join();
+        }
     }
 }
 

@@ -184,18 +184,47 @@ fn settings(url: &CStr) -> Settings<'_> {
     }
 }
 
-/// Send one request (a notification when `request` is false) and take its
-/// `result`: the whole answer, owned. On a 404 with a session (the server
-/// forgot it) the handshake runs again once and the request is repeated,
-/// when `may_reinit`. `error` says what failed.
+/// Why one exchange failed.
+enum Failed {
+    /// A 404 to a request with a session id: the server forgot the session.
+    SessionGone,
+    /// Anything else (`error` says what).
+    Other,
+}
+
+/// [`exchange_once`]; after a 404 for a forgotten session the handshake
+/// runs again and the request is repeated, once. (Two steps, not a
+/// recursion: the stack estimate stays bounded.)
 fn exchange(
     server: &mut Server,
     request: bool,
     method: &[u8],
     params: Params<'_>,
-    may_reinit: bool,
     error: &mut ErrorText,
 ) -> Result<Tree, ()> {
+    match exchange_once(server, request, method, params, error) {
+        Err(Failed::SessionGone) => {
+            crate::log_w!(
+                "mcp: ",
+                server.url.as_bytes(),
+                " forgot the session (404); a new handshake"
+            );
+            handshake(server, error)?;
+            exchange_once(server, request, method, params, error).map_err(drop)
+        }
+        other => other.map_err(drop),
+    }
+}
+
+/// Send one request (a notification when `request` is false) and take its
+/// answer, owned (its `result` is there). `error` says what failed.
+fn exchange_once(
+    server: &mut Server,
+    request: bool,
+    method: &[u8],
+    params: Params<'_>,
+    error: &mut ErrorText,
+) -> Result<Tree, Failed> {
     let id = if request {
         let id = server.next_id;
         server.next_id = server.next_id.wrapping_add(1).max(1);
@@ -218,19 +247,13 @@ fn exchange(
     // unmodified for the call.
     let sent = unsafe { transport::send(&settings(url.as_cstr()), &rpc, &mut reply, error) };
     if let Err(failure) = sent {
-        if failure == Failure::Status(404) && !server.session.is_empty() && may_reinit {
-            crate::log_w!(
-                "mcp: ",
-                url.as_bytes(),
-                " forgot the session (404); a new handshake"
-            );
-            handshake(server, error)?;
-            return exchange(server, request, method, params, false, error);
+        if failure == Failure::Status(404) && !server.session.is_empty() {
+            return Err(Failed::SessionGone);
         }
         if failure == Failure::Stream(ReplyError::NoMemory) {
             crate::log_e!("mcp: ", error.as_str());
         }
-        return Err(());
+        return Err(Failed::Other);
     }
     if method == b"initialize" && !reply.session_id.is_empty() {
         server.session = core::mem::take(&mut reply.session_id);
@@ -244,7 +267,7 @@ fn exchange(
     unsafe {
         if answer.0.is_null() {
             error.set(&[b"no answer to the request"]);
-            return Err(());
+            return Err(Failed::Other);
         }
         let err = json::get(answer.0, c"error");
         if !err.is_null() {
@@ -260,11 +283,11 @@ fn exchange(
                 b": ",
                 message,
             ]);
-            return Err(());
+            return Err(Failed::Other);
         }
         if json::get(answer.0, c"result").is_null() {
             error.set(&[b"the answer has no result"]);
-            return Err(());
+            return Err(Failed::Other);
         }
     }
     Ok(answer)
@@ -274,14 +297,8 @@ fn exchange(
 fn handshake(server: &mut Server, error: &mut ErrorText) -> Result<(), ()> {
     server.session = Vec::new();
     server.protocol = None;
-    let answer = exchange(
-        server,
-        true,
-        b"initialize",
-        Params::Initialize,
-        false,
-        error,
-    )?;
+    let answer =
+        exchange_once(server, true, b"initialize", Params::Initialize, error).map_err(drop)?;
     // SAFETY: `answer.0` is a live answer with a `result` (exchange checked).
     let version = unsafe { json::get_str(json::get(answer.0, c"result"), c"protocolVersion") };
     let Some(agreed) = rpc::ACCEPTED_VERSIONS
@@ -298,15 +315,15 @@ fn handshake(server: &mut Server, error: &mut ErrorText) -> Result<(), ()> {
     };
     server.protocol = Some(agreed);
     drop(answer);
-    exchange(
+    exchange_once(
         server,
         false,
         b"notifications/initialized",
         Params::None,
-        false,
         error,
     )
     .map(drop)
+    .map_err(drop)
 }
 
 /// `name` as a registry name for server `index` (0-based).
@@ -508,7 +525,6 @@ fn connect(state: &mut State, index: usize, url: Url) {
             true,
             b"tools/list",
             Params::Cursor(&cursor),
-            true,
             &mut error,
         ) {
             Ok(a) => a,
@@ -690,7 +706,7 @@ unsafe fn call(
         name: &remote.name,
         arguments: args,
     };
-    let answer = match exchange(server, true, b"tools/call", params, true, &mut error) {
+    let answer = match exchange(server, true, b"tools/call", params, &mut error) {
         Ok(a) => a,
         Err(()) => {
             crate::log_w!("mcp: tools/call of ", local, " failed: ", error.as_str());
