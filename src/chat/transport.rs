@@ -200,10 +200,7 @@ impl RequestBody for ChatRequest<'_> {
 ///
 /// # Safety
 /// As [`RequestBody::write`].
-unsafe fn body_length<B: RequestBody + ?Sized>(
-    format: Format,
-    body: &B,
-) -> Result<usize, WriteError> {
+unsafe fn body_length(format: Format, body: &dyn RequestBody) -> Result<usize, WriteError> {
     let mut counter = ByteCounter::default();
     // SAFETY: our caller's guarantee, passed on.
     unsafe { body.write(format, &mut counter)? };
@@ -436,12 +433,99 @@ fn failed<E>(failure: Failure<E>, retryable: bool) -> Attempt<E> {
 ///
 /// # Safety
 /// Whatever `req` borrows stays alive and unmodified during the call.
-pub unsafe fn send<B: RequestBody + ?Sized, S: ResponseSink>(
+pub unsafe fn send<B: RequestBody, S: ResponseSink>(
     settings: &Settings<'_>,
     req: &B,
     sink: &mut S,
     error: &mut ErrorText,
 ) -> Result<(), Failure<S::Error>> {
+    // One copy of the transport for every body and sink (the chat client's
+    // and the MCP client's): only this shim is made per type.
+    let mut erased = Erased { sink, last: None };
+    // SAFETY: our caller's guarantee on what `req` borrows, passed on.
+    let result = unsafe { send_dyn(settings, req, &mut erased, error) };
+    result.map_err(|failure| match failure {
+        Failure::Connect => Failure::Connect,
+        Failure::Timeout => Failure::Timeout,
+        Failure::Deadline => Failure::Deadline,
+        Failure::Read => Failure::Read,
+        Failure::Status(s) => Failure::Status(s),
+        Failure::NoMemory => Failure::NoMemory,
+        Failure::Request(e) => Failure::Request(e),
+        Failure::Cancelled => Failure::Cancelled,
+        // A stream failure always recorded its error first.
+        Failure::Stream(()) => erased.last.map_or(Failure::Read, Failure::Stream),
+    })
+}
+
+/// A [`ResponseSink`] as [`send_dyn`] drives it, its error type erased:
+/// the last error is kept here and answered for.
+trait DynSink {
+    fn body(&mut self, bytes: &[u8]) -> Result<Flow, ()>;
+    fn end(&mut self) -> Result<(), ()>;
+    fn delivered(&self) -> bool;
+    fn restart(&mut self);
+    /// Of the last error.
+    fn retryable(&self) -> bool;
+    /// Of the last error.
+    fn describe(&self, text: &mut ErrorText);
+    fn success(&self, status: c_int) -> bool;
+    fn head(&mut self, head: &ResponseHead) -> Result<(), ()>;
+}
+
+struct Erased<'s, S: ResponseSink> {
+    sink: &'s mut S,
+    last: Option<S::Error>,
+}
+
+impl<S: ResponseSink> Erased<'_, S> {
+    fn keep<T>(&mut self, r: Result<T, S::Error>) -> Result<T, ()> {
+        r.map_err(|e| self.last = Some(e))
+    }
+}
+
+impl<S: ResponseSink> DynSink for Erased<'_, S> {
+    fn body(&mut self, bytes: &[u8]) -> Result<Flow, ()> {
+        let r = self.sink.body(bytes);
+        self.keep(r)
+    }
+    fn end(&mut self) -> Result<(), ()> {
+        let r = self.sink.end();
+        self.keep(r)
+    }
+    fn delivered(&self) -> bool {
+        self.sink.delivered()
+    }
+    fn restart(&mut self) {
+        self.sink.restart()
+    }
+    fn retryable(&self) -> bool {
+        self.last.is_some_and(|e| self.sink.retryable(e))
+    }
+    fn describe(&self, text: &mut ErrorText) {
+        if let Some(e) = self.last {
+            self.sink.describe(e, text)
+        }
+    }
+    fn success(&self, status: c_int) -> bool {
+        self.sink.success(status)
+    }
+    fn head(&mut self, head: &ResponseHead) -> Result<(), ()> {
+        let r = self.sink.head(head);
+        self.keep(r)
+    }
+}
+
+/// [`send`] for any body and sink.
+///
+/// # Safety
+/// As [`send`].
+unsafe fn send_dyn(
+    settings: &Settings<'_>,
+    req: &dyn RequestBody,
+    sink: &mut dyn DynSink,
+    error: &mut ErrorText,
+) -> Result<(), Failure<()>> {
     error.clear();
     let deadline = Deadline::new(now(), settings.request_timeout_ms.max(1), tick_rate());
     if crate::rtt::board().webclient_tls == 0 && is_https(settings.url) {
@@ -695,14 +779,14 @@ impl Io<'_> {
 /// # Safety
 /// Whatever `req` borrows stays alive and unmodified during the call, and
 /// `length` is [`body_length`] of `req`.
-unsafe fn attempt_once<B: RequestBody + ?Sized, S: ResponseSink>(
+unsafe fn attempt_once(
     settings: &Settings<'_>,
-    req: &B,
+    req: &dyn RequestBody,
     length: usize,
-    sink: &mut S,
+    sink: &mut dyn DynSink,
     error: &mut ErrorText,
     deadline: &Deadline,
-) -> Attempt<S::Error> {
+) -> Attempt<()> {
     let hz = tick_rate();
     // SAFETY: webclient_session_create takes only a size; NULL is handled below.
     let raw = unsafe { webclient_session_create(HEADER_BUFSZ) };
@@ -900,8 +984,8 @@ unsafe fn attempt_once<B: RequestBody + ?Sized, S: ResponseSink>(
         status,
     };
     if let Err(e) = sink.head(&head) {
-        sink.describe(e, error);
-        return failed(Failure::Stream(e), sink.retryable(e));
+        sink.describe(error);
+        return failed(Failure::Stream(e), sink.retryable());
     }
     // A success other than 200 with an empty body (202 Accepted) ends here:
     // webclient reads a zero Content-Length as "unknown" and would wait for
@@ -911,8 +995,8 @@ unsafe fn attempt_once<B: RequestBody + ?Sized, S: ResponseSink>(
         return match sink.end() {
             Ok(()) => Attempt::Ok,
             Err(e) => {
-                sink.describe(e, error);
-                failed(Failure::Stream(e), sink.retryable(e))
+                sink.describe(error);
+                failed(Failure::Stream(e), sink.retryable())
             }
         };
     }
@@ -924,20 +1008,22 @@ unsafe fn attempt_once<B: RequestBody + ?Sized, S: ResponseSink>(
         return failed(Failure::NoMemory, false);
     }
     loop {
-        let result = match io.read(&mut buf) {
+        // On `Err` the sink's error is kept by the sink (see `Erased`).
+        match io.read(&mut buf) {
             ReadEnd::Data(n) => match sink.body(&buf[..n]) {
                 Ok(Flow::More) => continue,
                 Ok(Flow::Done) => return Attempt::Ok,
-                Err(e) => e,
+                Err(()) => {}
             },
-            ReadEnd::End => match sink.end() {
-                Ok(()) => return Attempt::Ok,
-                Err(e) => e,
-            },
+            ReadEnd::End => {
+                if sink.end().is_ok() {
+                    return Attempt::Ok;
+                }
+            }
             ReadEnd::Stop(stop) => return io.fail(stop, error),
-        };
-        sink.describe(result, error);
-        return failed(Failure::Stream(result), sink.retryable(result));
+        }
+        sink.describe(error);
+        return failed(Failure::Stream(()), sink.retryable());
     }
 }
 

@@ -452,3 +452,98 @@ impl ResponseSink for Reply {
         text.set(&[what]);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_with_port_only_when_the_url_names_one() {
+        let mut buf = [0u8; 130];
+        assert_eq!(
+            host_with_port(b"http://127.0.0.1:8000/mcp", &mut buf),
+            Some(c"127.0.0.1:8000")
+        );
+        assert_eq!(
+            host_with_port(b"http://u:p@example.org:81?x", &mut buf),
+            Some(c"example.org:81")
+        );
+        assert_eq!(
+            host_with_port(b"http://[fe80::1]:9000/mcp", &mut buf),
+            Some(c"[fe80::1]:9000")
+        );
+        assert_eq!(host_with_port(b"http://[fe80::1]/mcp", &mut buf), None);
+        assert_eq!(host_with_port(b"https://example.org/mcp", &mut buf), None);
+        assert_eq!(host_with_port(b"no scheme:80", &mut buf), None);
+    }
+
+    #[test]
+    fn media_types_with_parameters() {
+        assert!(media_type_is(b"application/json", b"application/json"));
+        assert!(media_type_is(
+            b"Application/JSON; charset=utf-8",
+            b"application/json"
+        ));
+        assert!(!media_type_is(b"application/jsonl", b"application/json"));
+        assert!(!media_type_is(b"text/html", b"text/event-stream"));
+    }
+
+    /// An SSE answer behind a notification, with a two-line data field and
+    /// CRLF line ends, fed cut at every offset: the answer is found, the
+    /// notification dropped, whatever the cut.
+    #[test]
+    fn sse_answer_found_at_every_cut() {
+        let stream: &[u8] = b": ping\r\n\r\nevent: message\r\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}\r\n\r\n\
+event: message\r\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\r\ndata: \"result\":{\"ok\":true}}\r\n\r\n";
+        for cut in 0..=stream.len() {
+            let mut reply = Reply::new(Some(7), 1024);
+            reply.kind = Kind::Sse;
+            let (a, b) = stream.split_at(cut);
+            let mut done = reply.body(a).unwrap() == Flow::Done;
+            if !done {
+                done = reply.body(b).unwrap() == Flow::Done;
+            }
+            assert!(done, "cut at {cut}");
+            let answer = Tree(reply.take_answer());
+            // SAFETY: the answer is a live tree owned by `answer`.
+            unsafe {
+                let ok = crate::json::get(crate::json::get(answer.0, c"result"), c"ok");
+                assert!(!ok.is_null(), "cut at {cut}");
+            }
+        }
+    }
+
+    /// Owns a tree in the tests.
+    struct Tree(*mut cJSON);
+    impl Drop for Tree {
+        fn drop(&mut self) {
+            // SAFETY: NULL or a tree owned here.
+            unsafe { cJSON_Delete(self.0) };
+        }
+    }
+
+    #[test]
+    fn caps_and_cuts() {
+        // An event over the cap: refused, whatever comes after.
+        let mut reply = Reply::new(Some(1), 16);
+        reply.kind = Kind::Sse;
+        let big = b"data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n";
+        assert_eq!(reply.body(big), Err(ReplyError::TooLong));
+        // A JSON body over the cap stops at once.
+        let mut reply = Reply::new(Some(1), 16);
+        reply.kind = Kind::Json;
+        assert_eq!(reply.body(&big[6..]), Err(ReplyError::TooLong));
+        // A stream that ends inside the answer's event is cut (retryable).
+        let mut reply = Reply::new(Some(1), 1024);
+        reply.kind = Kind::Sse;
+        assert_eq!(reply.body(&big[..20]), Ok(Flow::More));
+        assert_eq!(reply.end(), Err(ReplyError::Cut));
+        assert!(reply.retryable(ReplyError::Cut));
+        // The answer to another id is not ours.
+        let mut reply = Reply::new(Some(2), 1024);
+        reply.kind = Kind::Json;
+        assert_eq!(reply.body(&big[6..]), Ok(Flow::More));
+        assert_eq!(reply.end(), Err(ReplyError::NotJsonRpc));
+        assert!(!reply.retryable(ReplyError::NotJsonRpc));
+    }
+}
