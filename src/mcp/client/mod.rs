@@ -365,6 +365,15 @@ unsafe fn definition(tool: *mut cJSON, local: &[u8]) -> *mut cJSON {
     unsafe {
         let description = json::get_str(tool, c"description").unwrap_or(c"");
         let mut schema = cJSON_DetachItemFromObjectCaseSensitive(tool, c"inputSchema".as_ptr());
+        // A detached item keeps its key, and `json::add_to_object` reads a
+        // key as "attached": without this, a failed attach (no memory for
+        // the new key) would leak the schema.
+        if !schema.is_null() && (*schema).type_ & cJSON_StringIsConst == 0 {
+            cJSON_free((*schema).string as *mut core::ffi::c_void);
+        }
+        if !schema.is_null() {
+            (*schema).string = core::ptr::null_mut();
+        }
         if !schema.is_null() && (*schema).type_ & 0xFF != cJSON_Object {
             cJSON_Delete(schema);
             schema = core::ptr::null_mut();
@@ -623,44 +632,60 @@ pub unsafe extern "C" fn call_remote(args: *mut cJSON, node: *mut AgentToolList)
             (*node).ret.messages = core::ptr::null_mut();
             (*node).ret.ret = rt_error();
         }
-        let mut text: Vec<u8> = Vec::new();
+        let mut text = Text::default();
         // SAFETY: `node` is live; `args` NULL or a live object, borrowed.
         let ok = with_state(|state| unsafe { call(state, node, args, &mut text) }).unwrap_or_else(
             || {
-                text.clear();
-                let _ = crate::fallible::extend(
-                    &mut text,
-                    b"error: the MCP client is busy with another call; try again",
-                );
+                text.say(&[b"error: the MCP client is busy with another call; try again"]);
                 false
             },
         );
-        if crate::fallible::push(&mut text, 0).is_err() {
-            crate::log_e!("mcp: no memory for a tool result");
-            return;
-        }
+        text.say(&[b"\0"]);
+        // A result cut short by memory would mislead the model: say so
+        // instead, from a constant.
+        let shown: *const c_char = if text.oom {
+            crate::log_e!("mcp: no memory for a remote tool's result");
+            NO_MEMORY.as_ptr()
+        } else {
+            text.bytes.as_ptr() as *const c_char
+        };
         let messages = messages_create(1);
-        // SAFETY: `messages` is NULL or a fresh set; `text` is NUL-terminated
-        // and copied; the node takes the set.
+        // SAFETY: `messages` is NULL or a fresh set; `shown` is
+        // NUL-terminated (the NUL pushed above, or a literal) and copied;
+        // the node takes the set.
         unsafe {
-            if messages.is_null()
-                || messages_append(messages, TYPE_TEXT, text.as_ptr() as *const c_char) != rt_eok()
-            {
+            if messages.is_null() || messages_append(messages, TYPE_TEXT, shown) != rt_eok() {
                 messages_destroy(messages);
                 crate::log_e!("mcp: no memory for a tool result");
                 return;
             }
             (*node).ret.messages = messages;
-            (*node).ret.ret = if ok { rt_eok() } else { rt_error() };
+            (*node).ret.ret = if ok && !text.oom {
+                rt_eok()
+            } else {
+                rt_error()
+            };
         }
     })
 }
 
-/// Push `parts` onto `text`, as much as memory allows.
-fn say(text: &mut Vec<u8>, parts: &[&[u8]]) {
-    for p in parts {
-        if crate::fallible::extend(text, p).is_err() {
-            return;
+/// The answer when the result's text could not be built.
+const NO_MEMORY: &CStr =
+    c"error: no memory on the device for the remote tool's result; it may or may not have run";
+
+/// A result text being built; remembers running out of memory.
+#[derive(Default)]
+struct Text {
+    bytes: Vec<u8>,
+    oom: bool,
+}
+
+impl Text {
+    fn say(&mut self, parts: &[&[u8]]) {
+        for p in parts {
+            if !self.oom && crate::fallible::extend(&mut self.bytes, p).is_err() {
+                self.oom = true;
+            }
         }
     }
 }
@@ -674,31 +699,25 @@ unsafe fn call(
     state: &mut State,
     node: *mut AgentToolList,
     args: *mut cJSON,
-    text: &mut Vec<u8>,
+    text: &mut Text,
 ) -> bool {
     // SAFETY: `node` is live (contract); its definition lives as long.
     let local = unsafe { crate::ffi::tools::function_name((*node).tool_obj) }
         .map_or(&b""[..], CStr::to_bytes);
     let Some(remote) = state.tools.iter().find(|t| t.local == local) else {
-        say(
-            text,
-            &[
-                b"error: the remote tool \"",
-                local,
-                b"\" is no longer connected",
-            ],
-        );
+        text.say(&[
+            b"error: the remote tool \"",
+            local,
+            b"\" is no longer connected",
+        ]);
         return false;
     };
     let Some(server) = state.servers.get_mut(remote.server) else {
-        say(
-            text,
-            &[
-                b"error: the remote tool \"",
-                local,
-                b"\" is no longer connected",
-            ],
-        );
+        text.say(&[
+            b"error: the remote tool \"",
+            local,
+            b"\" is no longer connected",
+        ]);
         return false;
     };
     let mut error = ErrorText::new();
@@ -710,16 +729,13 @@ unsafe fn call(
         Ok(a) => a,
         Err(()) => {
             crate::log_w!("mcp: tools/call of ", local, " failed: ", error.as_str());
-            say(
-                text,
-                &[
-                    b"error: the remote tool \"",
-                    local,
-                    b"\" could not be called (",
-                    error.as_str().as_bytes(),
-                    b"); it may or may not have run",
-                ],
-            );
+            text.say(&[
+                b"error: the remote tool \"",
+                local,
+                b"\" could not be called (",
+                error.as_str().as_bytes(),
+                b"); it may or may not have run",
+            ]);
             return false;
         }
     };
@@ -730,9 +746,9 @@ unsafe fn call(
         let is_error = json::get(result, c"isError");
         let is_error = !is_error.is_null() && (*is_error).type_ & 0xFF == cJSON_True;
         if is_error {
-            say(text, &[b"error: the remote tool reported a failure: "]);
+            text.say(&[b"error: the remote tool reported a failure: "]);
         }
-        let start = text.len();
+        let start = text.bytes.len();
         for part in json::children(json::get(result, c"content")) {
             let kind = json::get_str(part, c"type").map(CStr::to_bytes);
             let piece = match kind {
@@ -742,13 +758,13 @@ unsafe fn call(
                 Some(b"resource_link") | Some(b"resource") => b"[a resource, not shown]",
                 _ => continue,
             };
-            if text.len() > start {
-                say(text, &[b"\n"]);
+            if text.bytes.len() > start {
+                text.say(&[b"\n"]);
             }
-            say(text, &[piece]);
+            text.say(&[piece]);
         }
-        if text.len() == start {
-            say(text, &[b"(the remote tool returned no text)"]);
+        if text.bytes.len() == start {
+            text.say(&[b"(the remote tool returned no text)"]);
         }
         !is_error
     }

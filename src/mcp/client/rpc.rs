@@ -442,7 +442,10 @@ impl ResponseSink for Reply {
     fn describe(&self, error: ReplyError, text: &mut ErrorText) {
         let what: &[u8] = match error {
             ReplyError::TooLong => b"the answer is longer than PKG_AGENT_MCP_MAX_RESPONSE",
-            ReplyError::NotJsonRpc => b"the answer is not a JSON-RPC response",
+            ReplyError::NotJsonRpc => {
+                // cJSON_Parse says NULL for both.
+                b"the answer is not a JSON-RPC response (or no memory to parse it)"
+            }
             ReplyError::ContentType => {
                 b"the answer is neither application/json nor text/event-stream"
             }
