@@ -3,7 +3,8 @@
 //! Read at each agent start.
 //!
 //! Bounded storage, no heap: [`MAX_SERVERS`] slots of [`URL_MAX`] bytes in
-//! a static (516 bytes of RAM), under a lock held only to copy a slot.
+//! a static (536 bytes of `.bss` on Cortex-M4F), under a lock held only
+//! to copy a slot.
 
 use crate::rtt::sleep_lock::SleepLock;
 use core::cell::UnsafeCell;
