@@ -7,7 +7,9 @@
 //! handshake and the call goes through; a server that is down, or answers
 //! garbage, an unknown content type, an oversized message or a cut stream,
 //! leaves its tools out with a logged reason while the local tools go on
-//! working. The heap is back at its baseline after every agent run.
+//! working; scripted JSON-RPC servers show `nextCursor` paging, the name
+//! rules, the version negotiation and the headers of every request. The
+//! heap is back at its baseline after every agent run.
 //!
 //! One test function in a process of its own, as `agent_lifecycle.rs`: the
 //! heap checks need nothing else running beside them.
@@ -93,6 +95,7 @@ fn mcp_client() {
     forgotten_session_gets_a_new_handshake(&python);
     server_down_at_start_leaves_local_tools();
     garbage_servers_leave_their_tools_out();
+    paging_versions_and_errors();
     agent_config_mcp_manages_the_list();
     servers::reset();
     client::set_max_response(None);
@@ -361,4 +364,156 @@ fn agent_config_mcp_manages_the_list() {
         msh("agent_config mcp reset").1,
         "mcp: no remote MCP servers\n(from the next agent start)\n"
     );
+}
+
+/// The JSON-RPC id of a recorded request (`"id":N`), if any.
+fn id_of(req: &RecordedRequest) -> Option<u64> {
+    let body = req.body_text();
+    let at = body.find("\"id\":")? + 5;
+    body[at..]
+        .split(|c: char| !c.is_ascii_digit())
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// A scripted MCP server (JSON answers) speaking `version`, whose
+/// `tools/list` has two pages (`endless`: a next page for ever), or whose
+/// `initialize` fails with a JSON-RPC error (`version` empty).
+fn fake_mcp(version: &'static str, endless: bool) -> impl Fn(&RecordedRequest) -> ScriptedResponse {
+    move |req| {
+        let body = req.body_text();
+        let id = id_of(req).unwrap_or(0);
+        let tool = |name: &str| {
+            format!(
+                r#"{{"name":{},"description":"d","inputSchema":{{"type":"object","properties":{{"n":{{"type":"integer"}}}}}}}}"#,
+                json_string(name)
+            )
+        };
+        let answer = |result: String| {
+            ScriptedResponse::json(
+                200,
+                &format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#),
+            )
+        };
+        if body.contains(r#""method":"initialize""#) {
+            if version.is_empty() {
+                return ScriptedResponse::json(
+                    200,
+                    &format!(
+                        r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":-32602,"message":"unsupported client"}}}}"#
+                    ),
+                );
+            }
+            return answer(format!(
+                r#"{{"protocolVersion":"{version}","capabilities":{{"tools":{{}}}},"serverInfo":{{"name":"fake","version":"1"}}}}"#
+            ))
+            .header("Mcp-Session-Id", "sess-42");
+        }
+        if body.contains(r#""method":"notifications/initialized""#) {
+            return ScriptedResponse::raw(202, "application/json", "");
+        }
+        if endless {
+            return answer(format!(
+                r#"{{"tools":[{}],"nextCursor":"more"}}"#,
+                tool("again")
+            ));
+        }
+        if body.contains(r#""cursor":"p2""#) {
+            answer(format!(r#"{{"tools":[{}]}}"#, tool("b1")))
+        } else {
+            let long = "x".repeat(100);
+            answer(format!(
+                r#"{{"tools":[{},{}],"nextCursor":"p2"}}"#,
+                tool("add.v2/beta"),
+                tool(&long)
+            ))
+        }
+    }
+}
+
+/// `nextCursor` paging, the name rules, an older protocol version taken,
+/// a version refused, a JSON-RPC error to `initialize`, the page cap; the
+/// session id and protocol version on every request after the handshake.
+fn paging_versions_and_errors() {
+    let paged = LlmServer::with_model(fake_mcp("2025-03-26", false)).unwrap();
+    let endless = LlmServer::with_model(fake_mcp("2025-06-18", true)).unwrap();
+    let old = LlmServer::with_model(fake_mcp("1999-01-01", false)).unwrap();
+    let refusing = LlmServer::with_model(fake_mcp("", false)).unwrap();
+    servers::reset();
+    for s in [&paged, &endless, &old, &refusing] {
+        servers::add(format!("{}/mcp", s.base_url()).as_bytes()).unwrap();
+    }
+    let llm = LlmServer::with_model(arith_model::respond).unwrap();
+    let baseline = settled_used();
+    console::rt_host_console_capture(1);
+    let agent = Agent::start_at(&llm.url(), Overrides::default());
+    assert_eq!(agent.ask("(2+3)*4"), "The result is 20.");
+    drop(agent);
+    assert_eq!(
+        settled_used(),
+        baseline,
+        "heap not back after the scripted servers"
+    );
+    let log = console::take_captured();
+    console::rt_host_console_capture(0);
+
+    let names: Vec<String> = offered_tools(&llm.requests()[0])
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    let long = format!("m1_{}", "x".repeat(61));
+    assert_eq!(long.len(), 64);
+    for want in ["m1_add_v2_beta", long.as_str(), "m1_b1", "m2_again", "add"] {
+        assert!(names.iter().any(|n| n == want), "{want} not in {names:?}");
+    }
+    // The endless server's 8 pages all list "again": one registered, the
+    // rest refused as duplicates; then the cap.
+    assert!(log.contains("more than 8 tools/list pages"), "{log}");
+    assert_eq!(endless.requests().len(), 2 + 8);
+    assert!(log.contains(&format!(
+        "mcp: {}/mcp: its tools are left out (initialize failed: the server speaks protocol version 1999-01-01",
+        old.base_url()
+    )), "{log}");
+    assert!(log.contains(&format!(
+        "mcp: {}/mcp: its tools are left out (initialize failed: JSON-RPC error -32602: unsupported client)",
+        refusing.base_url()
+    )), "{log}");
+    assert!(
+        !names
+            .iter()
+            .any(|n| n.starts_with("m3_") || n.starts_with("m4_")),
+        "{names:?}"
+    );
+
+    let reqs = paged.requests();
+    let methods: Vec<String> = reqs
+        .iter()
+        .map(|r| {
+            let b = r.body_text();
+            let at = b.find(r#""method":""#).unwrap() + 10;
+            b[at..].split('"').next().unwrap().to_string()
+        })
+        .collect();
+    assert_eq!(
+        methods,
+        [
+            "initialize",
+            "notifications/initialized",
+            "tools/list",
+            "tools/list"
+        ]
+    );
+    assert_eq!(reqs[0].header("Mcp-Session-Id"), None);
+    assert_eq!(reqs[0].header("MCP-Protocol-Version"), None);
+    assert_eq!(id_of(&reqs[1]), None, "a notification has no id");
+    for r in &reqs[1..] {
+        assert_eq!(r.header("Mcp-Session-Id"), Some("sess-42"));
+        assert_eq!(r.header("MCP-Protocol-Version"), Some("2025-03-26"));
+        let port = paged.addr().port();
+        // Ours, with the port, and webclient's own left out.
+        assert_eq!(r.header_all("Host"), [format!("127.0.0.1:{port}").as_str()]);
+    }
+    assert!(!reqs[2].body_text().contains("cursor"));
+    assert!(reqs[3].body_text().contains(r#""params":{"cursor":"p2"}"#));
 }
