@@ -9,6 +9,7 @@ SDK answers with an SSE stream (text/event-stream), so both response kinds
 the client accepts are exercised.
 """
 
+import logging
 import socket
 import sys
 
@@ -42,6 +43,9 @@ def fail(reason: str) -> str:
 
 
 def main() -> None:
+    # The SDK logs every session at INFO; the test's output needs none of it.
+    logging.basicConfig(level=logging.WARNING)
+    logging.getLogger("mcp").setLevel(logging.WARNING)
     args = sys.argv[1:]
     json_response = "--json" in args
     port = int(args[args.index("--port") + 1]) if "--port" in args else 0
