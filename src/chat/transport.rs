@@ -6,6 +6,12 @@
 //! from the caller's trees (see [`super::request`]); the response body is
 //! handed, read by read, to a [`ResponseSink`] (the SSE parser).
 //!
+//! Other requests go the same way: any [`RequestBody`] (the MCP client's
+//! JSON-RPC requests, with header lines of their own) and any
+//! [`ResponseSink`] (which may take other success statuses and read the
+//! response's head). One copy of the code serves them all: [`send`] is a
+//! small shim per type over `send_dyn`.
+//!
 //! # The deadline
 //! One request in all (connect, every attempt, every wait between attempts,
 //! every byte) is bounded by `PKG_AGENT_REQUEST_TIMEOUT_MS`
