@@ -118,6 +118,9 @@ int agent_mcp_recv(int fd, void *buf, int len);
 int agent_mcp_send(int fd, const void *buf, int len);
 void agent_mcp_close(int fd);
 int agent_glue_tools_text(void);
+const char *agent_glue_mcp_servers(void);
+int agent_glue_mcp_max_tools(void);
+int agent_glue_mcp_max_response(void);
 
 /* The channel chosen in menuconfig (AGENT_CHANNEL_OPS), or RT_NULL. */
 struct AgentChannelOps;

@@ -25,7 +25,7 @@ pub mod fallible;
 pub mod ffi;
 pub mod json;
 pub mod line_editor;
-#[cfg(feature = "mcp-server")]
+#[cfg(any(feature = "mcp-server", feature = "mcp-client"))]
 pub mod mcp;
 pub mod rtt;
 pub mod stream;

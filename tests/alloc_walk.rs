@@ -20,6 +20,9 @@
 //! - `walk_mcp_session`: an MCP client's `initialize`, `tools/call add`
 //!   and `DELETE` (faults on the server's thread, the client's side left
 //!   out).
+//! - `walk_mcp_client`: the agent's start with a remote MCP server (the
+//!   Python SDK's: handshake, `tools/list`, registration), one message
+//!   answered with a remote tool (`tools/call`), and the stop.
 //!
 //! Each walk runs in a child process of this test binary (see
 //! `rtt_agent_testkit::alloc_walk`); its summary lines ("alloc walk: ...")
@@ -760,5 +763,104 @@ fn walk_mcp_session() {
         );
         server::set_overrides(server::Overrides::default());
         assert!(summary.allocations > 10, "{summary:?}");
+    });
+}
+
+// ---- (g) the MCP client: start with a remote server, a remote call, stop --
+
+#[test]
+fn walk_mcp_client() {
+    use rtt_agent::mcp::client::servers;
+    use rtt_agent_testkit::agent::configure_at;
+    use rtt_agent_testkit::mcp_server::{python, remote_model, McpServer};
+    // A failure, not a skip: the test command installs what the venv needs.
+    let python = python().expect("a python3 venv with the MCP SDK (tests/mcp/venv.sh failed)");
+    in_child_process("walk_mcp_client", CHILD_LIMIT, move || {
+        // The test side: out of the figures and of injection.
+        heap::exclude_this_thread(true);
+        let mcp = McpServer::start(&python, &["--json"]);
+        heap::exclude_this_thread(false);
+        servers::reset();
+        servers::add(mcp.url.as_bytes()).unwrap();
+        let server = Arc::new(server_with(remote_model));
+        set_reply_timeout_ms(Some(15_000));
+        let srv = server.clone();
+        let summary = walk(
+            "(f) main_loop_entry() with a remote MCP server, a remote tool call, cleanup_agent_entry()",
+            2,
+            BOTH,
+            Duration::from_secs(45),
+            move |armed| {
+                configure_at(
+                    &srv.url(),
+                    c"sk-walk",
+                    c"walk-model",
+                    Overrides {
+                        retry_base_ms: Some(1),
+                        ..Overrides::default()
+                    },
+                );
+                set_channel(std::ptr::addr_of!(agent_debug_ops));
+                console::rt_host_console_capture(1);
+                let mut reply = FixedText::default();
+                let (start, sent, stop) = armed.run(|| {
+                    let start = main_loop_entry();
+                    let sent = if start == 0 {
+                        Some(send_message(TYPE_TEXT, b"sub please\0", &mut |r| reply.set(r)))
+                    } else {
+                        None
+                    };
+                    (start, sent, cleanup_agent_entry())
+                });
+                let log = console::take_captured();
+                console::rt_host_console_capture(0);
+                set_channel(std::ptr::null());
+                set_overrides(Overrides::default());
+                if stop != 0 {
+                    return Err(format!("cleanup_agent_entry returned {stop}"));
+                }
+                let text = reply.text();
+                match (start, sent) {
+                    (-1, _) => Ok("error return: main_loop_entry -1".into()),
+                    (_, None) => Err("main_loop_entry failed without -1".into()),
+                    (_, Some(Err(why @ "out of memory"))) => Ok(format!("error return: {why}")),
+                    // The agent came up without its channel (no memory for
+                    // it: logged), so nothing could be sent.
+                    (_, Some(Err(why)))
+                        if why.starts_with("the debug channel is not running")
+                            && log.contains("the channel did not start") =>
+                    {
+                        Ok("channel did not start (logged)".into())
+                    }
+                    (_, Some(Err(why))) => Err(format!("no reply: {why}")),
+                    (_, Some(Ok(()))) if text == "Result: 10 - 4 = 6" => Ok("answered".into()),
+                    // The remote tool was left out (no memory at start): the
+                    // model's call is answered with the tools there are.
+                    (_, Some(Ok(())))
+                        if text.starts_with("Result: error: there is no tool named \"m1_sub\"")
+                            && (log.contains("W/agent: mcp: ") || log.contains("E/agent: mcp: ")) =>
+                    {
+                        Ok("remote tool left out (logged)".into())
+                    }
+                    (_, Some(Ok(())))
+                        if text.starts_with("Result: error:") || text.starts_with("error:") =>
+                    {
+                        Ok(format!("error reply: {}", short(&text, 90)))
+                    }
+                    // No memory for the tool message's content: the context
+                    // records it empty (src/ffi/context.rs, as for a C tool:
+                    // walk (b)'s "A tool failed, so I stop here: "), and the
+                    // model answers with nothing after its colon.
+                    (_, Some(Ok(()))) if text == "Result: " => {
+                        Ok("model reply: an empty tool result (no memory for its content)".into())
+                    }
+                    (_, Some(Ok(()))) => Err(format!("an unexpected reply: {text:?}")),
+                }
+            },
+        );
+        set_reply_timeout_ms(None);
+        servers::reset();
+        drop(mcp);
+        assert!(summary.allocations > 50, "{summary:?}");
     });
 }

@@ -54,6 +54,10 @@
 #define AGENT_ALL_PARTS
 #define PKG_AGENT_CLI_HISTORY
 #define PKG_AGENT_MSH_EXTRAS
+/* The MCP client is built (all-parts) with no server configured: tests add
+ * theirs at run time. */
+#define PKG_AGENT_MCP_CLIENT
+#define PKG_AGENT_MCP_SERVERS ""
 #define PKG_AGENT_MULTIMODAL_DISABLE
 /* Multimodal options (used only with PKG_AGENT_MULTIMODAL_ENABLE). */
 #define PKG_AGENT_FILE_OP_THREAD_SIZE 4096

@@ -6,6 +6,12 @@
 //! from the caller's trees (see [`super::request`]); the response body is
 //! handed, read by read, to a [`ResponseSink`] (the SSE parser).
 //!
+//! Other requests go the same way: any [`RequestBody`] (the MCP client's
+//! JSON-RPC requests, with header lines of their own) and any
+//! [`ResponseSink`] (which may take other success statuses and read the
+//! response's head). One copy of the code serves them all: [`send`] is a
+//! small shim per type over `send_dyn`.
+//!
 //! # The deadline
 //! One request in all (connect, every attempt, every wait between attempts,
 //! every byte) is bounded by `PKG_AGENT_REQUEST_TIMEOUT_MS`
@@ -48,8 +54,7 @@
 //! webclient's connect timeout (a silent network, not a certificate).
 
 use super::deadline::Deadline;
-use super::provider::{body_length, write_body};
-use super::request::{ByteSink, ChatRequest, WriteError};
+use super::request::{ByteCounter, ByteSink, ChatRequest, WriteError};
 use super::retry::{self, retryable_status, trim};
 use crate::rtt::webclient::*;
 use crate::stream::Format;
@@ -155,6 +160,74 @@ pub trait ResponseSink {
     fn retryable(&self, error: Self::Error) -> bool;
     /// A short text for `error`.
     fn describe(&self, error: Self::Error, text: &mut ErrorText);
+    /// Does a response with `status` carry the answer? Every other status
+    /// is an HTTP error (its message read, retried by
+    /// [`retryable_status`]). A chat answer is 200 alone; the MCP client
+    /// also takes 202 (a notification accepted, no body).
+    fn success(&self, status: c_int) -> bool {
+        status == 200
+    }
+    /// The head of a successful response, before its body (the MCP client
+    /// reads `Content-Type` and `Mcp-Session-Id` here).
+    fn head(&mut self, _head: &ResponseHead) -> Result<(), Self::Error> {
+        Ok(())
+    }
+}
+
+/// A request body [`send`] streams (written twice: once counted for
+/// `Content-Length`, once sent), and the header lines it needs besides
+/// `Content-Type: application/json`, `Content-Length` and the key.
+pub trait RequestBody {
+    /// Write the body.
+    ///
+    /// # Safety
+    /// Whatever the body borrows (cJSON trees) is alive and unmodified for
+    /// the whole [`send`].
+    unsafe fn write(&self, format: Format, out: &mut dyn ByteSink) -> Result<(), WriteError>;
+    /// The `Accept` header line, `\r\n` included.
+    fn accept(&self, format: Format) -> &'static CStr {
+        accept(format)
+    }
+    /// Add this body's own header fields through `add(name, value)`, which
+    /// returns false when the session's header buffer is full; false then.
+    fn extra_headers(&self, _add: &mut dyn FnMut(&CStr, &CStr) -> bool) -> bool {
+        true
+    }
+}
+
+impl RequestBody for ChatRequest<'_> {
+    unsafe fn write(&self, format: Format, out: &mut dyn ByteSink) -> Result<(), WriteError> {
+        // SAFETY: our caller's guarantee on the trees this request borrows.
+        unsafe { super::provider::write_body(format, self, out) }
+    }
+}
+
+/// The length [`RequestBody::write`] produces.
+///
+/// # Safety
+/// As [`RequestBody::write`].
+unsafe fn body_length(format: Format, body: &dyn RequestBody) -> Result<usize, WriteError> {
+    let mut counter = ByteCounter::default();
+    // SAFETY: our caller's guarantee, passed on.
+    unsafe { body.write(format, &mut counter)? };
+    Ok(counter.0)
+}
+
+/// The status and header fields of a response, while its session is live.
+pub struct ResponseHead {
+    session: *mut webclient_session,
+    pub status: c_int,
+}
+
+impl ResponseHead {
+    /// The value of the first header line starting with `name` in any
+    /// case (end `name` with its `:`; see [`header`]).
+    pub fn header(&self, name: &CStr) -> Option<&[u8]> {
+        // SAFETY: a ResponseHead exists only inside `attempt_once`, while its
+        // session is live and its head read; the value is borrowed for no
+        // longer than `self`, and nothing changes the session meanwhile.
+        unsafe { header(self.session, name) }
+    }
 }
 
 /// Whether to keep reading.
@@ -365,13 +438,100 @@ fn failed<E>(failure: Failure<E>, retryable: bool) -> Attempt<E> {
 /// attempts said).
 ///
 /// # Safety
-/// The trees in `req` stay alive and unmodified during the call.
-pub unsafe fn send<S: ResponseSink>(
+/// Whatever `req` borrows stays alive and unmodified during the call.
+pub unsafe fn send<B: RequestBody, S: ResponseSink>(
     settings: &Settings<'_>,
-    req: &ChatRequest<'_>,
+    req: &B,
     sink: &mut S,
     error: &mut ErrorText,
 ) -> Result<(), Failure<S::Error>> {
+    // One copy of the transport for every body and sink (the chat client's
+    // and the MCP client's): only this shim is made per type.
+    let mut erased = Erased { sink, last: None };
+    // SAFETY: our caller's guarantee on what `req` borrows, passed on.
+    let result = unsafe { send_dyn(settings, req, &mut erased, error) };
+    result.map_err(|failure| match failure {
+        Failure::Connect => Failure::Connect,
+        Failure::Timeout => Failure::Timeout,
+        Failure::Deadline => Failure::Deadline,
+        Failure::Read => Failure::Read,
+        Failure::Status(s) => Failure::Status(s),
+        Failure::NoMemory => Failure::NoMemory,
+        Failure::Request(e) => Failure::Request(e),
+        Failure::Cancelled => Failure::Cancelled,
+        // A stream failure always recorded its error first.
+        Failure::Stream(()) => erased.last.map_or(Failure::Read, Failure::Stream),
+    })
+}
+
+/// A [`ResponseSink`] as [`send_dyn`] drives it, its error type erased:
+/// the last error is kept here and answered for.
+trait DynSink {
+    fn body(&mut self, bytes: &[u8]) -> Result<Flow, ()>;
+    fn end(&mut self) -> Result<(), ()>;
+    fn delivered(&self) -> bool;
+    fn restart(&mut self);
+    /// Of the last error.
+    fn retryable(&self) -> bool;
+    /// Of the last error.
+    fn describe(&self, text: &mut ErrorText);
+    fn success(&self, status: c_int) -> bool;
+    fn head(&mut self, head: &ResponseHead) -> Result<(), ()>;
+}
+
+struct Erased<'s, S: ResponseSink> {
+    sink: &'s mut S,
+    last: Option<S::Error>,
+}
+
+impl<S: ResponseSink> Erased<'_, S> {
+    fn keep<T>(&mut self, r: Result<T, S::Error>) -> Result<T, ()> {
+        r.map_err(|e| self.last = Some(e))
+    }
+}
+
+impl<S: ResponseSink> DynSink for Erased<'_, S> {
+    fn body(&mut self, bytes: &[u8]) -> Result<Flow, ()> {
+        let r = self.sink.body(bytes);
+        self.keep(r)
+    }
+    fn end(&mut self) -> Result<(), ()> {
+        let r = self.sink.end();
+        self.keep(r)
+    }
+    fn delivered(&self) -> bool {
+        self.sink.delivered()
+    }
+    fn restart(&mut self) {
+        self.sink.restart()
+    }
+    fn retryable(&self) -> bool {
+        self.last.is_some_and(|e| self.sink.retryable(e))
+    }
+    fn describe(&self, text: &mut ErrorText) {
+        if let Some(e) = self.last {
+            self.sink.describe(e, text)
+        }
+    }
+    fn success(&self, status: c_int) -> bool {
+        self.sink.success(status)
+    }
+    fn head(&mut self, head: &ResponseHead) -> Result<(), ()> {
+        let r = self.sink.head(head);
+        self.keep(r)
+    }
+}
+
+/// [`send`] for any body and sink.
+///
+/// # Safety
+/// As [`send`].
+unsafe fn send_dyn(
+    settings: &Settings<'_>,
+    req: &dyn RequestBody,
+    sink: &mut dyn DynSink,
+    error: &mut ErrorText,
+) -> Result<(), Failure<()>> {
     error.clear();
     let deadline = Deadline::new(now(), settings.request_timeout_ms.max(1), tick_rate());
     if crate::rtt::board().webclient_tls == 0 && is_https(settings.url) {
@@ -623,16 +783,16 @@ impl Io<'_> {
 }
 
 /// # Safety
-/// The trees in `req` stay alive and unmodified during the call, and `length`
-/// is [`body_length`] of `req`.
-unsafe fn attempt_once<S: ResponseSink>(
+/// Whatever `req` borrows stays alive and unmodified during the call, and
+/// `length` is [`body_length`] of `req`.
+unsafe fn attempt_once(
     settings: &Settings<'_>,
-    req: &ChatRequest<'_>,
+    req: &dyn RequestBody,
     length: usize,
-    sink: &mut S,
+    sink: &mut dyn DynSink,
     error: &mut ErrorText,
     deadline: &Deadline,
-) -> Attempt<S::Error> {
+) -> Attempt<()> {
     let hz = tick_rate();
     // SAFETY: webclient_session_create takes only a size; NULL is handled below.
     let raw = unsafe { webclient_session_create(HEADER_BUFSZ) };
@@ -648,7 +808,7 @@ unsafe fn attempt_once<S: ResponseSink>(
     // literal whose one `%s` (if any) gets a NUL-terminated string.
     let mut ok = unsafe {
         webclient_header_fields_add(session.0, c"Content-Type: application/json\r\n".as_ptr()) >= 0
-            && webclient_header_fields_add(session.0, accept(settings.format).as_ptr()) >= 0
+            && webclient_header_fields_add(session.0, req.accept(settings.format).as_ptr()) >= 0
             && webclient_header_fields_add(
                 session.0,
                 c"Content-Length: %s\r\n".as_ptr(),
@@ -685,6 +845,19 @@ unsafe fn attempt_once<S: ResponseSink>(
             )
         } >= 0;
     }
+    ok = ok
+        && req.extra_headers(&mut |name: &CStr, value: &CStr| {
+            // SAFETY: a live session, a literal format with two `%s`, and two
+            // `&CStr`s, so NUL-terminated.
+            unsafe {
+                webclient_header_fields_add(
+                    session.0,
+                    c"%s: %s\r\n".as_ptr(),
+                    name.as_ptr(),
+                    value.as_ptr(),
+                ) >= 0
+            }
+        });
     if !ok {
         error.set(&[b"HTTP headers do not fit the session's header buffer"]);
         return failed(Failure::NoMemory, false);
@@ -747,7 +920,7 @@ unsafe fn attempt_once<S: ResponseSink>(
     };
     let format = settings.format;
     // SAFETY: the trees in `req` stay alive and unmodified (our contract).
-    if let Err(e) = unsafe { write_body(format, req, &mut writer) }.and_then(|_| writer.flush()) {
+    if let Err(e) = unsafe { req.write(format, &mut writer) }.and_then(|_| writer.flush()) {
         if cancelled() {
             error.set(&[b"cancelled"]);
             return failed(Failure::Cancelled, false);
@@ -808,9 +981,30 @@ unsafe fn attempt_once<S: ResponseSink>(
     }
     // SAFETY: `session.0` is a live session with a response head read.
     io.chunked = unsafe { is_chunked(session.0) };
-    if status != 200 {
+    if !sink.success(status) {
         // SAFETY: `session.0` is a live session with a response head read.
         return unsafe { http_error(session.0, status, error, &mut io) };
+    }
+    let head = ResponseHead {
+        session: session.0,
+        status,
+    };
+    if let Err(e) = sink.head(&head) {
+        sink.describe(error);
+        return failed(Failure::Stream(e), sink.retryable());
+    }
+    // A success other than 200 with an empty body (202 Accepted) ends here:
+    // webclient reads a zero Content-Length as "unknown" and would wait for
+    // the socket timeout. (A chat answer is 200, read as always.)
+    // SAFETY: `session.0` is a live session with a response head read.
+    if status != 200 && unsafe { webclient_content_length_get(session.0) } == 0 {
+        return match sink.end() {
+            Ok(()) => Attempt::Ok,
+            Err(e) => {
+                sink.describe(error);
+                failed(Failure::Stream(e), sink.retryable())
+            }
+        };
     }
 
     let want = settings.read_buffer.clamp(64, MAX_READ_BUF);
@@ -820,20 +1014,22 @@ unsafe fn attempt_once<S: ResponseSink>(
         return failed(Failure::NoMemory, false);
     }
     loop {
-        let result = match io.read(&mut buf) {
+        // On `Err` the sink's error is kept by the sink (see `Erased`).
+        match io.read(&mut buf) {
             ReadEnd::Data(n) => match sink.body(&buf[..n]) {
                 Ok(Flow::More) => continue,
                 Ok(Flow::Done) => return Attempt::Ok,
-                Err(e) => e,
+                Err(()) => {}
             },
-            ReadEnd::End => match sink.end() {
-                Ok(()) => return Attempt::Ok,
-                Err(e) => e,
-            },
+            ReadEnd::End => {
+                if sink.end().is_ok() {
+                    return Attempt::Ok;
+                }
+            }
             ReadEnd::Stop(stop) => return io.fail(stop, error),
-        };
-        sink.describe(result, error);
-        return failed(Failure::Stream(result), sink.retryable(result));
+        }
+        sink.describe(error);
+        return failed(Failure::Stream(()), sink.retryable());
     }
 }
 

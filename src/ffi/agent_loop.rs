@@ -478,6 +478,8 @@ fn build_agent(loop_thread: rt_thread_t) -> bool {
     AGENT.pending.store(0, Ordering::SeqCst);
     // SAFETY: C function of the package (the user-editable tool_func.c).
     unsafe { init_tools() };
+    #[cfg(feature = "mcp-client")]
+    crate::mcp::client::start();
     let hub = message_hub_create();
     let context = super::context::agent_context_create();
     let spare_reply = make_spare_reply();
@@ -490,6 +492,8 @@ fn build_agent(loop_thread: rt_thread_t) -> bool {
     };
     let fail = || {
         crate::log_e!("init_agent: out of memory");
+        #[cfg(feature = "mcp-client")]
+        crate::mcp::client::stop();
         // SAFETY: C function of the package.
         unsafe { agent_tools_cleanup() };
         false
@@ -573,6 +577,8 @@ fn tear_down_agent() {
     // reference into `agent` (see `AgentCell`); this thread is its writer.
     let agent = unsafe { (*AGENT.agent.get()).take() };
     drop(agent);
+    #[cfg(feature = "mcp-client")]
+    crate::mcp::client::stop();
     // SAFETY: C function of the package.
     unsafe { agent_tools_cleanup() };
 }

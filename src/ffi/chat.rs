@@ -305,6 +305,30 @@ pub unsafe extern "C" fn chat(
     })
 }
 
+/// The chat client's network settings, overrides applied: the read
+/// timeout, retries and their base wait, the read buffer and the whole
+/// request's deadline. The MCP client's requests go by the same.
+pub(crate) struct Network {
+    pub timeout_ms: u32,
+    pub retries: u32,
+    pub retry_base_ms: u32,
+    pub read_buffer: usize,
+    pub request_timeout_ms: u32,
+}
+
+pub(crate) fn network() -> Network {
+    let cfg = board();
+    Network {
+        timeout_ms: pick(Setting::TimeoutMs, cap(cfg.http_timeout_ms)).min(u32::MAX as usize)
+            as u32,
+        retries: pick(Setting::Retries, cap(cfg.http_retries)).min(16) as u32,
+        retry_base_ms: pick(Setting::RetryBaseMs, cap(cfg.retry_base_ms)).min(60_000) as u32,
+        read_buffer: cap(cfg.resp_bufsz),
+        request_timeout_ms: pick(Setting::RequestTimeoutMs, cfg.request_timeout_ms())
+            .clamp(1, u32::MAX as usize) as u32,
+    }
+}
+
 /// [`chat`], with the failure's text in `error` ("" after a success).
 ///
 /// # Safety
@@ -333,16 +357,15 @@ pub(crate) unsafe fn chat_with_error(
         crate::log_e!("chat: ", error.as_str());
         return ptr::null_mut();
     }
+    let net = network();
     let settings = Settings {
         url,
         api_key: config.api_key(),
-        timeout_ms: pick(Setting::TimeoutMs, cap(cfg.http_timeout_ms)).min(u32::MAX as usize)
-            as u32,
-        retries: pick(Setting::Retries, cap(cfg.http_retries)).min(16) as u32,
-        retry_base_ms: pick(Setting::RetryBaseMs, cap(cfg.retry_base_ms)).min(60_000) as u32,
-        read_buffer: cap(cfg.resp_bufsz),
-        request_timeout_ms: pick(Setting::RequestTimeoutMs, cfg.request_timeout_ms())
-            .clamp(1, u32::MAX as usize) as u32,
+        timeout_ms: net.timeout_ms,
+        retries: net.retries,
+        retry_base_ms: net.retry_base_ms,
+        read_buffer: net.read_buffer,
+        request_timeout_ms: net.request_timeout_ms,
         format: crate::chat::provider::format_for(url),
     };
     let req = ChatRequest {

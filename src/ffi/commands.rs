@@ -108,9 +108,20 @@ pub unsafe extern "C" fn agent_config(argc: c_int, argv: *mut *mut c_char) -> c_
         }
         // SAFETY: finsh passes argc NUL-terminated strings.
         let arg = |i: c_int| unsafe { *argv.add(i as usize) as *const c_char };
+        #[cfg(feature = "mcp-client")]
+        // SAFETY: argc > 1, so argv[1] is one of finsh's NUL-terminated words.
+        if unsafe { CStr::from_ptr(arg(1)) }.to_bytes() == b"mcp" {
+            let word = |i: c_int| {
+                // SAFETY: only for i < argc: finsh's NUL-terminated words.
+                (i < argc).then(|| unsafe { CStr::from_ptr(arg(i)) }.to_bytes())
+            };
+            return mcp_command(word(2), word(3), argc > 4);
+        }
         if argc != 3 {
             line(&[
                 b"usage: agent_config [key|model|url <value>] [tools text|native] [format <name>]",
+                #[cfg(feature = "mcp-client")]
+                b" [mcp list|add|del|reset ...]",
             ]);
             return -1;
         }
@@ -158,6 +169,63 @@ pub unsafe extern "C" fn agent_config(argc: c_int, argv: *mut *mut c_char) -> c_
         show_config();
         0
     })
+}
+
+/// `agent_config mcp list|add <url>|del <url>|reset`: the remote MCP
+/// servers of the next agent start (bounded: see `mcp::client::servers`).
+#[cfg(feature = "mcp-client")]
+fn mcp_command(what: Option<&[u8]>, url: Option<&[u8]>, extra: bool) -> c_int {
+    use crate::mcp::client::servers::{self, Refused, MAX_SERVERS, URL_MAX};
+    let usage = || {
+        line(&[b"usage: agent_config mcp [list | add <url> | del <url> | reset]"]);
+        -1
+    };
+    if extra {
+        return usage();
+    }
+    let result = match (what, url) {
+        (None | Some(b"list"), None) => Ok(()),
+        (Some(b"add"), Some(url)) => servers::add(url),
+        (Some(b"del"), Some(url)) => servers::del(url),
+        (Some(b"reset"), None) => {
+            servers::reset();
+            Ok(())
+        }
+        _ => return usage(),
+    };
+    if let Err(why) = result {
+        let mut a = [0u8; 20];
+        let mut b = [0u8; 20];
+        match why {
+            Refused::BadUrl => line(&[
+                b"agent_config mcp: a URL is 1 to ",
+                number(URL_MAX, &mut a),
+                b" bytes without blanks",
+            ]),
+            Refused::Full => line(&[
+                b"agent_config mcp: the list is full (",
+                number(MAX_SERVERS, &mut b),
+                b" servers)",
+            ]),
+            Refused::Duplicate => line(&[b"agent_config mcp: already in the list"]),
+            Refused::NotFound => line(&[b"agent_config mcp: not in the list"]),
+        }
+        return -1;
+    }
+    let mut any = false;
+    for i in 0..MAX_SERVERS {
+        let Some(url) = servers::get(i) else { break };
+        let mut n = [0u8; 20];
+        line(&[b"mcp ", number(i + 1, &mut n), b": ", url.as_bytes()]);
+        any = true;
+    }
+    if !any {
+        line(&[b"mcp: no remote MCP servers"]);
+    }
+    if what.is_some_and(|w| w != b"list") {
+        line(&[b"(from the next agent start)"]);
+    }
+    0
 }
 
 /// `agent_status`: whether the loop runs, how many messages it answered, and

@@ -421,9 +421,20 @@ unsafe fn list_tools(id: *const cJSON, params: *const cJSON, page_size: usize) -
     })
 }
 
-/// The registry's tools this server offers.
+/// The registry's tools this server offers: the board's own (tools a
+/// remote MCP server lends the agent are not passed on, so two boards
+/// pointed at each other do not loop).
 fn served_tools() -> impl Iterator<Item = AgentToolNode_t> {
-    tools::nodes()
+    tools::nodes().filter(|&n| !is_remote(n))
+}
+
+#[cfg(feature = "mcp-client")]
+fn is_remote(node: AgentToolNode_t) -> bool {
+    super::client::is_remote(node)
+}
+#[cfg(not(feature = "mcp-client"))]
+fn is_remote(_node: AgentToolNode_t) -> bool {
+    false
 }
 
 fn parse_cursor(c: &[u8]) -> Option<usize> {

@@ -103,7 +103,7 @@ mod chunk;
 mod json;
 #[cfg(feature = "provider-ollama")]
 mod ndjson;
-mod sse;
+pub(crate) mod sse;
 mod tool_call;
 
 #[cfg(feature = "mcp-server")]

@@ -12,6 +12,8 @@
 //! - [`file_server`]: the C package's file server protocol, scripted
 //!   (multimodal uploads);
 //! - [`webclient_client`]: thin wrappers over the host webclient's C API;
+//! - [`mcp_server`]: the scripted remote MCP server (Python SDK) and a
+//!   model calling its tools;
 //! - [`alloc_walk`]: running a scenario with the k-th allocation of the
 //!   process failing, for every k, in a child process.
 //!
@@ -29,5 +31,6 @@ pub mod chat_call;
 pub mod deadline_run;
 pub mod file_server;
 pub mod llm_server;
+pub mod mcp_server;
 pub mod web;
 pub mod webclient_client;

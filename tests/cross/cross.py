@@ -706,6 +706,7 @@ def prebuilt_check(prefix):
 AREAS = [
     ('Anthropic adapter (provider-anthropic)', r'rtt_agent::(stream|chat)::anthropic'),
     ('Ollama adapter (provider-ollama)', r'rtt_agent::stream::ndjson|rtt_agent::chat::ollama'),
+    ('MCP client (mcp-client)', r'rtt_agent::mcp::client'),
     ('provider layer (format choice, shared writers)', r'rtt_agent::chat::provider'),
     ('stream parser', r'rtt_agent::stream::'),
     ('chat client', r'rtt_agent::chat::|^chat$|rtt_agent::ffi::chat::'),

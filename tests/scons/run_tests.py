@@ -202,6 +202,8 @@ def test_kconfig_choices_become_cargo_features():
         ({'PKG_AGENT_PROVIDER_ANTHROPIC': '', 'PKG_AGENT_PROVIDER_OLLAMA': ''}, (),
          ('channel-cli', 'provider-anthropic', 'provider-ollama')),
         ({'PKG_AGENT_MCP_SERVER': ''}, (), ('channel-cli', 'mcp-server')),
+        ({'PKG_AGENT_MCP_CLIENT': '', 'PKG_AGENT_MCP_SERVERS': '"http://10.0.0.5:8000/mcp"',
+          'PKG_AGENT_MSH_EXTRAS': ''}, (), ('channel-cli', 'msh-extras', 'mcp-client')),
         ({'PKG_AGENT_MULTIMODAL_ENABLE': '', 'PKG_AGENT_WEBNET_CHANNEL': ''},
          ('PKG_AGENT_CLI_CHANNEL', 'PKG_AGENT_MULTIMODAL_DISABLE'), ('channel-webnet', 'multimodal')),
         ({}, ('PKG_AGENT_CLI_CHANNEL',), ()),

@@ -1,0 +1,774 @@
+//! The MCP client (feature `mcp-client`, `PKG_AGENT_MCP_CLIENT`): the tools
+//! of remote MCP servers offered to the board's model next to its own.
+//!
+//! At agent start ([`start`], called by the agent right after
+//! `init_tools()`) each server of the list ([`servers`]) gets the
+//! handshake of the Streamable HTTP transport, `initialize` (protocol
+//! version 2025-11-25; a server answering 2025-06-18 or 2025-03-26 is
+//! taken too) and `notifications/initialized`, then `tools/list` (following
+//! `nextCursor`, at most [`MAX_PAGES`] pages). Every remote tool becomes a
+//! normal registry node (`append_tool`): it is offered to the model, its
+//! arguments are checked against its `inputSchema` like a C tool's, and
+//! tools-text mode lists it. Its `execute_func` is [`call_remote`], which
+//! sends `tools/call` and fills the node's `ret.messages` with the text
+//! parts of the result.
+//!
+//! Names: `m<N>_<name>`, N the server's place in the list (1-based), the
+//! remote name with every byte outside `[A-Za-z0-9_-]` made `_`, cut to 64
+//! bytes (`^[a-zA-Z0-9_-]{1,64}$`, what every provider accepts). A name
+//! that still collides is refused by `append_tool` and logged.
+//!
+//! Every request goes through the chat client's transport
+//! (`crate::chat::transport::send`): its deadline
+//! (`PKG_AGENT_REQUEST_TIMEOUT_MS`), read timeout, retries and backoff.
+//! A server that is down, refuses the handshake or answers garbage leaves
+//! its tools out with a `log_w!` line saying why; the agent starts anyway.
+//!
+//! Ownership: the state ([`State`]) belongs to the thread that owns the
+//! tool registry (the loop thread while the agent runs; the thread
+//! starting or stopping it otherwise), as the registry does. A busy flag
+//! makes any other use (a C caller running a tool node from another thread
+//! meanwhile) an error answer rather than a race. [`stop`] frees it all;
+//! the nodes themselves are the registry's and go with it.
+
+pub mod rpc;
+pub mod servers;
+
+use crate::chat::transport::{self, ErrorText, Failure, Settings};
+use crate::cjson_sys::*;
+use crate::ffi::messages::{messages_append, messages_create, messages_destroy, TYPE_TEXT};
+use crate::ffi::tools::{append_tool, AgentToolList, AgentToolNode_t};
+use crate::json;
+use crate::rtt::{rt_eok, rt_error};
+use crate::stream::Format;
+use alloc::vec::Vec;
+use core::cell::UnsafeCell;
+use core::ffi::{c_char, c_int, CStr};
+use core::sync::atomic::{AtomicBool, Ordering};
+use rpc::{Params, Reply, ReplyError, Rpc};
+use servers::Url;
+
+/// Most `tools/list` pages read from one server.
+pub const MAX_PAGES: usize = 8;
+/// Longest tool name a provider accepts.
+const NAME_MAX: usize = 64;
+/// Longest `nextCursor` followed.
+const CURSOR_MAX: usize = 256;
+
+extern "C" {
+    /// PKG_AGENT_MCP_MAX_TOOLS (glue/agent_mcp_client.c).
+    fn agent_glue_mcp_max_tools() -> c_int;
+    /// PKG_AGENT_MCP_MAX_RESPONSE (glue/agent_mcp_client.c).
+    fn agent_glue_mcp_max_response() -> c_int;
+}
+
+fn max_tools() -> usize {
+    // SAFETY: a plain getter of the glue.
+    (unsafe { agent_glue_mcp_max_tools() }).clamp(1, 1024) as usize
+}
+
+/// The largest JSON-RPC message taken; a test may lower it.
+fn max_response() -> usize {
+    match MAX_RESPONSE_OVERRIDE.load(Ordering::Relaxed) {
+        // SAFETY: a plain getter of the glue.
+        0 => (unsafe { agent_glue_mcp_max_response() }).clamp(1024, 1 << 20) as usize,
+        v => v,
+    }
+}
+
+static MAX_RESPONSE_OVERRIDE: core::sync::atomic::AtomicUsize =
+    core::sync::atomic::AtomicUsize::new(0);
+
+/// Replace `PKG_AGENT_MCP_MAX_RESPONSE` from the next request on (`None`:
+/// the board's); for tests and the simulator.
+pub fn set_max_response(bytes: Option<usize>) {
+    MAX_RESPONSE_OVERRIDE.store(bytes.unwrap_or(0), Ordering::Relaxed);
+}
+
+/// One remote server of this agent run.
+struct Server {
+    url: Url,
+    /// `Mcp-Session-Id` of the handshake, NUL-terminated (empty: none).
+    session: Vec<u8>,
+    /// The version agreed in the handshake.
+    protocol: Option<&'static CStr>,
+    next_id: u32,
+}
+
+impl Server {
+    fn session_id(&self) -> &CStr {
+        CStr::from_bytes_until_nul(&self.session).unwrap_or(c"")
+    }
+}
+
+/// A registered remote tool.
+struct Remote {
+    /// The registry's name (`m<N>_...`).
+    local: Vec<u8>,
+    server: usize,
+    /// Its name on the server.
+    name: Vec<u8>,
+}
+
+struct State {
+    servers: Vec<Server>,
+    tools: Vec<Remote>,
+}
+
+struct Owned(UnsafeCell<State>);
+// SAFETY: used only by the registry's owner, and only while BUSY is taken
+// (see `with_state`).
+unsafe impl Sync for Owned {}
+
+static STATE: Owned = Owned(UnsafeCell::new(State {
+    servers: Vec::new(),
+    tools: Vec::new(),
+}));
+static BUSY: AtomicBool = AtomicBool::new(false);
+
+/// Run `f` on the state; `None` when another call holds it.
+fn with_state<R>(f: impl FnOnce(&mut State) -> R) -> Option<R> {
+    if BUSY
+        .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+        .is_err()
+    {
+        return None;
+    }
+    // SAFETY: BUSY was taken above, so this is the only reference.
+    let r = f(unsafe { &mut *STATE.0.get() });
+    BUSY.store(false, Ordering::Release);
+    Some(r)
+}
+
+/// Is `node` a remote tool (registered by this client)? The MCP server
+/// leaves these out of its own `tools/list`. False for NULL and for
+/// anything that is not a node of the registry: the pointer is only
+/// compared until the registry's walk finds it, so any value is safe.
+pub fn is_remote(node: AgentToolNode_t) -> bool {
+    let Some(found) = crate::ffi::tools::nodes().find(|&n| n == node) else {
+        return false;
+    };
+    // SAFETY: `found` is a linked node of the registry, alive during the
+    // walk's owner's use (see `tools::nodes`); read only.
+    let f = unsafe { (*found).execute_func };
+    f.is_some_and(|f| {
+        core::ptr::fn_addr_eq(
+            f,
+            call_remote as unsafe extern "C" fn(*mut cJSON, *mut AgentToolList),
+        )
+    })
+}
+
+/// A parsed answer, deleted on drop.
+struct Tree(*mut cJSON);
+
+impl Drop for Tree {
+    fn drop(&mut self) {
+        // SAFETY: NULL or a tree owned here.
+        unsafe { cJSON_Delete(self.0) };
+    }
+}
+
+/// The settings of a request to `url`: the chat client's.
+fn settings(url: &CStr) -> Settings<'_> {
+    let net = crate::ffi::chat::network();
+    Settings {
+        url,
+        api_key: c"",
+        timeout_ms: net.timeout_ms,
+        retries: net.retries,
+        retry_base_ms: net.retry_base_ms,
+        read_buffer: net.read_buffer,
+        request_timeout_ms: net.request_timeout_ms,
+        format: Format::OpenAi,
+    }
+}
+
+/// Why one exchange failed.
+enum Failed {
+    /// A 404 to a request with a session id: the server forgot the session.
+    SessionGone,
+    /// Anything else (`error` says what).
+    Other,
+}
+
+/// [`exchange_once`]; after a 404 for a forgotten session the handshake
+/// runs again and the request is repeated, once. (Two steps, not a
+/// recursion: the stack estimate stays bounded.)
+fn exchange(
+    server: &mut Server,
+    request: bool,
+    method: &[u8],
+    params: Params<'_>,
+    error: &mut ErrorText,
+) -> Result<Tree, ()> {
+    match exchange_once(server, request, method, params, error) {
+        Err(Failed::SessionGone) => {
+            crate::log_w!(
+                "mcp: ",
+                server.url.as_bytes(),
+                " forgot the session (404); a new handshake"
+            );
+            handshake(server, error)?;
+            exchange_once(server, request, method, params, error).map_err(drop)
+        }
+        other => other.map_err(drop),
+    }
+}
+
+/// Send one request (a notification when `request` is false) and take its
+/// answer, owned (its `result` is there). `error` says what failed.
+fn exchange_once(
+    server: &mut Server,
+    request: bool,
+    method: &[u8],
+    params: Params<'_>,
+    error: &mut ErrorText,
+) -> Result<Tree, Failed> {
+    let id = if request {
+        let id = server.next_id;
+        server.next_id = server.next_id.wrapping_add(1).max(1);
+        Some(id)
+    } else {
+        None
+    };
+    let url = server.url;
+    let mut host = [0u8; 130];
+    let rpc = Rpc {
+        id,
+        method,
+        params,
+        session: server.session_id(),
+        protocol: server.protocol,
+        host: rpc::host_with_port(url.as_bytes(), &mut host),
+    };
+    let mut reply = Reply::new(id, max_response());
+    // SAFETY: the arguments tree `rpc` may borrow is the caller's, alive and
+    // unmodified for the call.
+    let sent = unsafe { transport::send(&settings(url.as_cstr()), &rpc, &mut reply, error) };
+    if let Err(failure) = sent {
+        if failure == Failure::Status(404) && !server.session.is_empty() {
+            return Err(Failed::SessionGone);
+        }
+        if failure == Failure::Stream(ReplyError::NoMemory) {
+            crate::log_e!("mcp: ", error.as_str());
+        }
+        return Err(Failed::Other);
+    }
+    if method == b"initialize" && !reply.session_id.is_empty() {
+        server.session = core::mem::take(&mut reply.session_id);
+    }
+    let answer = Tree(reply.take_answer());
+    if !request {
+        return Ok(answer);
+    }
+    // SAFETY: `answer.0` is the live answer (send succeeded on a request,
+    // so the reply holds one), owned by `answer`.
+    unsafe {
+        if answer.0.is_null() {
+            error.set(&[b"no answer to the request"]);
+            return Err(Failed::Other);
+        }
+        let err = json::get(answer.0, c"error");
+        if !err.is_null() {
+            let message = json::get_str(err, c"message").map_or(&b"?"[..], CStr::to_bytes);
+            let code = json::get(err, c"code");
+            let code = if code.is_null() { 0 } else { (*code).valueint };
+            let mut digits = [0u8; 20];
+            let sign: &[u8] = if code < 0 { b"-" } else { b"" };
+            error.set(&[
+                b"JSON-RPC error ",
+                sign,
+                crate::text::decimal(u64::from(code.unsigned_abs()), &mut digits),
+                b": ",
+                message,
+            ]);
+            return Err(Failed::Other);
+        }
+        if json::get(answer.0, c"result").is_null() {
+            error.set(&[b"the answer has no result"]);
+            return Err(Failed::Other);
+        }
+    }
+    Ok(answer)
+}
+
+/// `initialize` and `notifications/initialized`.
+fn handshake(server: &mut Server, error: &mut ErrorText) -> Result<(), ()> {
+    server.session = Vec::new();
+    server.protocol = None;
+    let answer =
+        exchange_once(server, true, b"initialize", Params::Initialize, error).map_err(drop)?;
+    // SAFETY: `answer.0` is a live answer with a `result` (exchange checked).
+    let version = unsafe { json::get_str(json::get(answer.0, c"result"), c"protocolVersion") };
+    let Some(agreed) = rpc::ACCEPTED_VERSIONS
+        .iter()
+        .find(|v| Some(**v) == version)
+        .copied()
+    else {
+        error.set(&[
+            b"the server speaks protocol version ",
+            version.map_or(&b"(none)"[..], CStr::to_bytes),
+            b", not 2025-11-25, 2025-06-18 or 2025-03-26",
+        ]);
+        return Err(());
+    };
+    server.protocol = Some(agreed);
+    drop(answer);
+    exchange_once(
+        server,
+        false,
+        b"notifications/initialized",
+        Params::None,
+        error,
+    )
+    .map(drop)
+    .map_err(drop)
+}
+
+/// `name` as a registry name for server `index` (0-based).
+fn local_name(index: usize, name: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut digits = [0u8; 20];
+    crate::fallible::extend(&mut out, b"m").ok()?;
+    crate::fallible::extend(
+        &mut out,
+        crate::text::decimal((index + 1) as u64, &mut digits),
+    )
+    .ok()?;
+    crate::fallible::push(&mut out, b'_').ok()?;
+    for &b in name {
+        if out.len() == NAME_MAX {
+            break;
+        }
+        let ok = b.is_ascii_alphanumeric() || b == b'_' || b == b'-';
+        crate::fallible::push(&mut out, if ok { b } else { b'_' }).ok()?;
+    }
+    Some(out)
+}
+
+/// The definition of a remote tool, in the registry's shape
+/// (`{"type":"function","function":{"name","description","parameters"}}`),
+/// its `inputSchema` moved out of `tool`.
+///
+/// # Safety
+/// `tool` is a live object of a tree owned by the caller.
+unsafe fn definition(tool: *mut cJSON, local: &[u8]) -> *mut cJSON {
+    let mut name: Vec<u8> = Vec::new();
+    if crate::fallible::extend(&mut name, local).is_err()
+        || crate::fallible::push(&mut name, 0).is_err()
+    {
+        return core::ptr::null_mut();
+    }
+    // SAFETY: `tool` is live (contract); every item made here is owned by
+    // `item` or deleted; add_to_object takes ownership in every case.
+    unsafe {
+        let description = json::get_str(tool, c"description").unwrap_or(c"");
+        let mut schema = cJSON_DetachItemFromObjectCaseSensitive(tool, c"inputSchema".as_ptr());
+        // A detached item keeps its key, and `json::add_to_object` reads a
+        // key as "attached": without this, a failed attach (no memory for
+        // the new key) would leak the schema.
+        if !schema.is_null() && (*schema).type_ & cJSON_StringIsConst == 0 {
+            cJSON_free((*schema).string as *mut core::ffi::c_void);
+        }
+        if !schema.is_null() {
+            (*schema).string = core::ptr::null_mut();
+        }
+        if !schema.is_null() && (*schema).type_ & 0xFF != cJSON_Object {
+            cJSON_Delete(schema);
+            schema = core::ptr::null_mut();
+        }
+        if schema.is_null() {
+            schema = cJSON_CreateObject();
+            if json::add_to_object(schema, c"type", cJSON_CreateString(c"object".as_ptr())).is_err()
+            {
+                cJSON_Delete(schema);
+                return core::ptr::null_mut();
+            }
+        }
+        let item = cJSON_CreateObject();
+        let function = cJSON_CreateObject();
+        if item.is_null() || function.is_null() {
+            cJSON_Delete(item);
+            cJSON_Delete(function);
+            cJSON_Delete(schema);
+            return core::ptr::null_mut();
+        }
+        let ok = json::add_to_object(
+            function,
+            c"name",
+            cJSON_CreateString(name.as_ptr() as *const c_char),
+        )
+        .is_ok()
+            & json::add_to_object(
+                function,
+                c"description",
+                cJSON_CreateString(description.as_ptr()),
+            )
+            .is_ok()
+            & json::add_to_object(function, c"parameters", schema).is_ok()
+            & json::add_to_object(item, c"type", cJSON_CreateString(c"function".as_ptr())).is_ok()
+            & json::add_to_object(item, c"function", function).is_ok();
+        if !ok {
+            cJSON_Delete(item);
+            return core::ptr::null_mut();
+        }
+        item
+    }
+}
+
+/// Register the tools of one `tools/list` page of the server at
+/// `state.servers[slot]`, the `index`-th of the list (named `m<index+1>_`);
+/// false once the cap on remote tools is reached.
+///
+/// # Safety
+/// `page` is a live answer owned by the caller.
+unsafe fn register_page(
+    state_tools: &mut Vec<Remote>,
+    index: usize,
+    slot: usize,
+    url: &Url,
+    page: *mut cJSON,
+) -> bool {
+    // SAFETY: `page` is live (contract); `tools` is NULL or its child.
+    let tools = unsafe { json::get(json::get(page, c"result"), c"tools") };
+    // SAFETY: as above; children of a live array.
+    for tool in unsafe { json::children(tools) } {
+        if state_tools.len() >= max_tools() {
+            crate::log_w!(
+                "mcp: more than ",
+                max_tools(),
+                " remote tools (PKG_AGENT_MCP_MAX_TOOLS); the rest of ",
+                url.as_bytes(),
+                " are left out"
+            );
+            return false;
+        }
+        // SAFETY: `tool` is a live child of the page.
+        let Some(name) = (unsafe { json::get_str(tool, c"name") }).map(CStr::to_bytes) else {
+            crate::log_w!(
+                "mcp: ",
+                url.as_bytes(),
+                " listed a tool without a name; left out"
+            );
+            continue;
+        };
+        let (Some(local), Ok(remote_name)) =
+            (local_name(index, name), crate::fallible::copy_of(name))
+        else {
+            crate::log_e!("mcp: no memory for the remote tool ", name);
+            return false;
+        };
+        // SAFETY: `tool` is a live object of the page, which the caller owns.
+        let obj = unsafe { definition(tool, &local) };
+        if obj.is_null() {
+            crate::log_e!("mcp: no memory for the remote tool ", name);
+            return false;
+        }
+        let remote = Remote {
+            local,
+            server: slot,
+            name: remote_name,
+        };
+        if crate::fallible::push(state_tools, remote).is_err() {
+            // SAFETY: `obj` is a detached tree made here.
+            unsafe { cJSON_Delete(obj) };
+            crate::log_e!("mcp: no memory for the remote tool ", name);
+            return false;
+        }
+        // SAFETY: `obj` is a detached definition, handed over; the function
+        // has the execute_func signature.
+        if unsafe { append_tool(obj, Some(call_remote)) } != rt_eok() {
+            state_tools.pop();
+            crate::log_w!(
+                "mcp: the remote tool ",
+                name,
+                " of ",
+                url.as_bytes(),
+                " was not registered (its name is taken, or no memory)"
+            );
+        }
+    }
+    true
+}
+
+/// Handshake with server `index` and register its tools; false (its tools
+/// left out, the reason logged) when it failed.
+fn connect(state: &mut State, index: usize, url: Url) {
+    let mut error = ErrorText::new();
+    if crate::fallible::push(
+        &mut state.servers,
+        Server {
+            url,
+            session: Vec::new(),
+            protocol: None,
+            next_id: 1,
+        },
+    )
+    .is_err()
+    {
+        crate::log_e!("mcp: no memory for the server ", url.as_bytes());
+        return;
+    }
+    // Its place in `state.servers`, which a server refused for want of
+    // memory leaves out: not always `index`.
+    let slot = state.servers.len().saturating_sub(1);
+    let Some(server) = state.servers.get_mut(slot) else {
+        return;
+    };
+    let first_tool = state.tools.len();
+    if handshake(server, &mut error).is_err() {
+        crate::log_w!(
+            "mcp: ",
+            url.as_bytes(),
+            ": its tools are left out (initialize failed: ",
+            error.as_str(),
+            ")"
+        );
+        return;
+    }
+    let mut cursor: Vec<u8> = Vec::new();
+    for page in 0..MAX_PAGES {
+        let answer = match exchange(
+            server,
+            true,
+            b"tools/list",
+            Params::Cursor(&cursor),
+            &mut error,
+        ) {
+            Ok(a) => a,
+            Err(()) => {
+                crate::log_w!(
+                    "mcp: ",
+                    url.as_bytes(),
+                    ": tools/list failed (",
+                    error.as_str(),
+                    "); its tools from there on are left out"
+                );
+                break;
+            }
+        };
+        // SAFETY: `answer.0` is a live answer owned by `answer`.
+        if !unsafe { register_page(&mut state.tools, index, slot, &url, answer.0) } {
+            break;
+        }
+        // SAFETY: as above.
+        let next = unsafe { json::get_str(json::get(answer.0, c"result"), c"nextCursor") };
+        cursor.clear();
+        match next.map(CStr::to_bytes) {
+            Some(n) if !n.is_empty() && n.len() <= CURSOR_MAX => {
+                if crate::fallible::extend(&mut cursor, n).is_err() {
+                    crate::log_e!("mcp: no memory for a tools/list cursor");
+                    break;
+                }
+            }
+            Some(n) if !n.is_empty() => {
+                crate::log_w!(
+                    "mcp: ",
+                    url.as_bytes(),
+                    ": a tools/list cursor over 256 bytes; the later pages are left out"
+                );
+                break;
+            }
+            _ => break,
+        }
+        if page + 1 == MAX_PAGES {
+            crate::log_w!(
+                "mcp: ",
+                url.as_bytes(),
+                ": more than 8 tools/list pages; the later ones are left out"
+            );
+        }
+    }
+    crate::log_i!(
+        "mcp: ",
+        url.as_bytes(),
+        ": ",
+        state.tools.len().saturating_sub(first_tool),
+        " remote tool(s)"
+    );
+}
+
+/// Connect to every listed server and register its tools (at agent start,
+/// right after `init_tools()`, on the thread that owns the registry).
+// Kept out of `build_agent`, its one caller, so that the size report
+// counts the client's start as the client's.
+#[inline(never)]
+pub fn start() {
+    stop();
+    let done = with_state(|state| {
+        for i in 0..servers::MAX_SERVERS {
+            let Some(url) = servers::get(i) else { break };
+            connect(state, i, url);
+        }
+    });
+    if done.is_none() {
+        crate::log_w!("mcp: the client is in use; no remote tools this time");
+    }
+}
+
+/// Forget every server and remote tool (at agent stop, before the tool
+/// registry is destroyed; the nodes go with the registry). webclient 2.x
+/// sends GET and POST only, so sessions are not ended with an HTTP DELETE:
+/// the servers expire them (docs/mcp-client.md).
+pub fn stop() {
+    with_state(|state| {
+        state.servers = Vec::new();
+        state.tools = Vec::new();
+    });
+}
+
+/// The `execute_func` of every remote tool: `tools/call` on its server,
+/// and the result's text parts (or what failed) as the node's result.
+/// Ownership: `args` is borrowed; the node's old `ret.messages` is freed
+/// and replaced by a new set the node owns.
+///
+/// # Safety
+/// As every tool's execute function: `args` is NULL or a live object,
+/// `node` NULL or a live node of the registry.
+pub unsafe extern "C" fn call_remote(args: *mut cJSON, node: *mut AgentToolList) {
+    crate::ffi_fn!(failure = (), nonnull(node), {
+        // SAFETY: a live registry node (the caller's contract); its old
+        // result is its own to free.
+        unsafe {
+            messages_destroy((*node).ret.messages);
+            (*node).ret.messages = core::ptr::null_mut();
+            (*node).ret.ret = rt_error();
+        }
+        let mut text = Text::default();
+        // SAFETY: `node` is live; `args` NULL or a live object, borrowed.
+        let ok = with_state(|state| unsafe { call(state, node, args, &mut text) }).unwrap_or_else(
+            || {
+                text.say(&[b"error: the MCP client is busy with another call; try again"]);
+                false
+            },
+        );
+        text.say(&[b"\0"]);
+        // A result cut short by memory would mislead the model: say so
+        // instead, from a constant.
+        let shown: *const c_char = if text.oom {
+            crate::log_e!("mcp: no memory for a remote tool's result");
+            NO_MEMORY.as_ptr()
+        } else {
+            text.bytes.as_ptr() as *const c_char
+        };
+        let messages = messages_create(1);
+        // SAFETY: `messages` is NULL or a fresh set; `shown` is
+        // NUL-terminated (the NUL pushed above, or a literal) and copied;
+        // the node takes the set.
+        unsafe {
+            if messages.is_null() || messages_append(messages, TYPE_TEXT, shown) != rt_eok() {
+                messages_destroy(messages);
+                crate::log_e!("mcp: no memory for a tool result");
+                return;
+            }
+            (*node).ret.messages = messages;
+            (*node).ret.ret = if ok && !text.oom {
+                rt_eok()
+            } else {
+                rt_error()
+            };
+        }
+    })
+}
+
+/// The answer when the result's text could not be built.
+const NO_MEMORY: &CStr =
+    c"error: no memory on the device for the remote tool's result; it may or may not have run";
+
+/// A result text being built; remembers running out of memory.
+#[derive(Default)]
+struct Text {
+    bytes: Vec<u8>,
+    oom: bool,
+}
+
+impl Text {
+    fn say(&mut self, parts: &[&[u8]]) {
+        for p in parts {
+            if !self.oom && crate::fallible::extend(&mut self.bytes, p).is_err() {
+                self.oom = true;
+            }
+        }
+    }
+}
+
+/// The call behind [`call_remote`]: true when the tool succeeded; `text`
+/// gets its result or what failed, worded for the model.
+///
+/// # Safety
+/// `node` is a live registry node; `args` is NULL or a live object.
+unsafe fn call(
+    state: &mut State,
+    node: *mut AgentToolList,
+    args: *mut cJSON,
+    text: &mut Text,
+) -> bool {
+    // SAFETY: `node` is live (contract); its definition lives as long.
+    let local = unsafe { crate::ffi::tools::function_name((*node).tool_obj) }
+        .map_or(&b""[..], CStr::to_bytes);
+    let Some(remote) = state.tools.iter().find(|t| t.local == local) else {
+        text.say(&[
+            b"error: the remote tool \"",
+            local,
+            b"\" is no longer connected",
+        ]);
+        return false;
+    };
+    let Some(server) = state.servers.get_mut(remote.server) else {
+        text.say(&[
+            b"error: the remote tool \"",
+            local,
+            b"\" is no longer connected",
+        ]);
+        return false;
+    };
+    let mut error = ErrorText::new();
+    let params = Params::Call {
+        name: &remote.name,
+        arguments: args,
+    };
+    let answer = match exchange(server, true, b"tools/call", params, &mut error) {
+        Ok(a) => a,
+        Err(()) => {
+            crate::log_w!("mcp: tools/call of ", local, " failed: ", error.as_str());
+            text.say(&[
+                b"error: the remote tool \"",
+                local,
+                b"\" could not be called (",
+                error.as_str().as_bytes(),
+                b"); it may or may not have run",
+            ]);
+            return false;
+        }
+    };
+    // SAFETY: `answer.0` is a live answer with a result, owned here; its
+    // strings are read before it is dropped.
+    unsafe {
+        let result = json::get(answer.0, c"result");
+        let is_error = json::get(result, c"isError");
+        let is_error = !is_error.is_null() && (*is_error).type_ & 0xFF == cJSON_True;
+        if is_error {
+            text.say(&[b"error: the remote tool reported a failure: "]);
+        }
+        let start = text.bytes.len();
+        for part in json::children(json::get(result, c"content")) {
+            let kind = json::get_str(part, c"type").map(CStr::to_bytes);
+            let piece = match kind {
+                Some(b"text") => json::get_str(part, c"text").map_or(&b""[..], CStr::to_bytes),
+                Some(b"image") => b"[an image, not shown]",
+                Some(b"audio") => b"[audio, not shown]",
+                Some(b"resource_link") | Some(b"resource") => b"[a resource, not shown]",
+                _ => continue,
+            };
+            if text.bytes.len() > start {
+                text.say(&[b"\n"]);
+            }
+            text.say(&[piece]);
+        }
+        if text.bytes.len() == start {
+            text.say(&[b"(the remote tool returned no text)"]);
+        }
+        !is_error
+    }
+}

@@ -1,0 +1,72 @@
+"""A scripted remote MCP server for tests/mcp_client.rs, written with the
+official MCP Python SDK (`mcp`, MIT) over Streamable HTTP.
+
+Tools: `sub(a, b)` (a - b, as text), `echo(text)`, and `fail(reason)`, which
+always answers `isError` with the reason. Listens on 127.0.0.1 on a free
+port (or the one given with `--port N`) and prints one line, `URL http://127.0.0.1:PORT/mcp`, once it accepts
+connections. `--json` answers every POST with one JSON body; without it the
+SDK answers with an SSE stream (text/event-stream), so both response kinds
+the client accepts are exercised.
+"""
+
+import logging
+import socket
+import sys
+
+import uvicorn
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+server = MCPServer("scripted-remote", version="1.0")
+
+
+@server.tool()
+def sub(a: float, b: float) -> str:
+    """Subtract b from a."""
+    result = a - b
+    if result == int(result):
+        result = int(result)
+    return f"{a:g} - {b:g} = {result}"
+
+
+@server.tool()
+def echo(text: str) -> str:
+    """Repeat the text."""
+    return f"echo: {text}"
+
+
+@server.tool()
+def fail(reason: str) -> str:
+    """Always fails with the given reason."""
+    # ToolError: the SDK passes its message on as the isError text.
+    raise ToolError(f"refused: {reason}")
+
+
+def main() -> None:
+    # The SDK logs every session at INFO; the test's output needs none of it.
+    logging.basicConfig(level=logging.WARNING)
+    logging.getLogger("mcp").setLevel(logging.WARNING)
+    args = sys.argv[1:]
+    json_response = "--json" in args
+    port = int(args[args.index("--port") + 1]) if "--port" in args else 0
+    app = server.streamable_http_app(json_response=json_response)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
+    port = sock.getsockname()[1]
+    config = uvicorn.Config(app, log_level="warning")
+    uv = uvicorn.Server(config)
+
+    # Print the URL only once uvicorn listens, so the test never races it.
+    original_startup = uv.startup
+
+    async def startup(sockets=None):
+        await original_startup(sockets=sockets)
+        print(f"URL http://127.0.0.1:{port}/mcp", flush=True)
+
+    uv.startup = startup
+    uv.run(sockets=[sock])
+
+
+if __name__ == "__main__":
+    main()

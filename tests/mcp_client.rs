@@ -1,0 +1,570 @@
+//! The MCP client against a scripted remote server written with the
+//! official MCP Python SDK (`tests/mcp/scripted_server.py`, Streamable
+//! HTTP, both SSE and JSON answers): the agent lists the remote tools at
+//! start and offers them to the model prefixed (`m1_sub`), the scripted
+//! model calls one, the answer uses its result; `isError` reaches the model
+//! as an error text; a server that forgot the session (404) gets a new
+//! handshake and the call goes through; a server that is down, or answers
+//! garbage, an unknown content type, an oversized message or a cut stream,
+//! leaves its tools out with a logged reason while the local tools go on
+//! working; scripted JSON-RPC servers show `nextCursor` paging, the name
+//! rules, the version negotiation and the headers of every request. The
+//! heap is back at its baseline after every agent run.
+//!
+//! One test function in a process of its own, as `agent_lifecycle.rs`: the
+//! heap checks need nothing else running beside them.
+
+use rtt_agent::ffi::chat::Overrides;
+use rtt_agent::host::{console, heap};
+use rtt_agent::mcp::client::{self, servers};
+use rtt_agent_testkit::agent::*;
+use rtt_agent_testkit::arith_model;
+use rtt_agent_testkit::llm_server::*;
+use rtt_agent_testkit::mcp_server::{python, remote_model, McpServer};
+use std::path::PathBuf;
+use std::time::Duration;
+
+fn settled_used() -> usize {
+    assert!(
+        rtt_agent::host::thread::settle(Duration::from_secs(10)),
+        "threads still running"
+    );
+    heap::used()
+}
+
+/// The `tools` of a recorded chat request: (name, parameters as JSON text).
+fn offered_tools(req: &RecordedRequest) -> Vec<(String, String)> {
+    use rtt_agent::cjson_sys::*;
+    use std::ffi::{CStr, CString};
+    let body = CString::new(req.body.clone()).unwrap();
+    let mut out = Vec::new();
+    // SAFETY: `body` is NUL-terminated; the tree is owned here and deleted
+    // once; every item read belongs to it and is NULL-checked.
+    unsafe {
+        let root = cJSON_Parse(body.as_ptr());
+        assert!(!root.is_null());
+        let tools = cJSON_GetObjectItemCaseSensitive(root, c"tools".as_ptr());
+        for i in 0..cJSON_GetArraySize(tools) {
+            let f = cJSON_GetObjectItemCaseSensitive(
+                cJSON_GetArrayItem(tools, i),
+                c"function".as_ptr(),
+            );
+            let name = cJSON_GetObjectItemCaseSensitive(f, c"name".as_ptr());
+            let params =
+                cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(f, c"parameters".as_ptr()));
+            out.push((
+                CStr::from_ptr((*name).valuestring)
+                    .to_string_lossy()
+                    .into_owned(),
+                CStr::from_ptr(params).to_string_lossy().into_owned(),
+            ));
+            cJSON_free(params.cast());
+        }
+        cJSON_Delete(root);
+    }
+    out
+}
+
+/// Is the registry's tool `name` a remote one (`client::is_remote`, which
+/// the MCP server uses to leave these out of its own list)? False when
+/// there is no such tool. Read between two messages: the loop waits in its
+/// mailbox and changes nothing.
+fn remote(name: &str) -> bool {
+    use rtt_agent::ffi::tools::search_agent_tool_node;
+    let call = std::ffi::CString::new(format!(r#"{{"function":{{"name":"{name}"}}}}"#)).unwrap();
+    // SAFETY: a NUL-terminated text; the tree is deleted once, after the
+    // lookup that borrows it.
+    unsafe {
+        let tree = rtt_agent::cjson_sys::cJSON_Parse(call.as_ptr());
+        let node = search_agent_tool_node(tree);
+        rtt_agent::cjson_sys::cJSON_Delete(tree);
+        client::is_remote(node)
+    }
+}
+
+#[test]
+fn mcp_client() {
+    let _serial = lock();
+    // A failure, not a skip: the test command installs what the venv needs.
+    let python = python().expect("a python3 venv with the MCP SDK (tests/mcp/venv.sh failed)");
+    remote_tools_over_sse_and_json(&python);
+    forgotten_session_gets_a_new_handshake(&python);
+    server_down_at_start_leaves_local_tools();
+    garbage_servers_leave_their_tools_out();
+    paging_versions_and_errors();
+    agent_config_mcp_manages_the_list();
+    the_boards_server_passes_no_remote_tool_on(&python);
+    servers::reset();
+    client::set_max_response(None);
+}
+
+/// A board that is both client and server lists its own tools only: a
+/// remote tool is not offered on (two boards pointed at each other would
+/// call each other in a loop), and cannot be called through it.
+fn the_boards_server_passes_no_remote_tool_on(python: &PathBuf) {
+    use rtt_agent::mcp::server;
+    use std::io::{Read, Write};
+    let mcp = McpServer::start(python, &[]);
+    servers::reset();
+    servers::add(mcp.url.as_bytes()).unwrap();
+    server::set_overrides(server::Overrides {
+        enabled: Some(true),
+        port: Some(0),
+        ..Default::default()
+    });
+    let llm = LlmServer::with_model(arith_model::respond).unwrap();
+    let agent = Agent::start_at(&llm.url(), Overrides::default());
+    assert!(remote("m1_sub"), "the remote tools are registered");
+    let port = server::port().expect("the board's MCP server runs");
+    let post = |session: &str, body: &str| {
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        write!(
+            s,
+            "POST /mcp HTTP/1.1\r\nMcp-Session-Id: {session}\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut out = String::new();
+        s.read_to_string(&mut out).unwrap();
+        out
+    };
+    let init = post(
+        "",
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#,
+    );
+    let sid = init
+        .lines()
+        .find_map(|l| l.strip_prefix("Mcp-Session-Id: "))
+        .expect("a session")
+        .trim()
+        .to_string();
+    let list = post(&sid, r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
+    for own in ["\"add\"", "\"mul\"", "\"compare\""] {
+        assert!(list.contains(own), "{list}");
+    }
+    assert!(!list.contains("m1_"), "{list}");
+    let call = post(
+        &sid,
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"m1_sub","arguments":{"a":1,"b":2}}}"#,
+    );
+    assert!(call.contains("Unknown tool: m1_sub"), "{call}");
+    drop(agent);
+    server::set_overrides(server::Overrides::default());
+}
+
+/// Each of the SDK's answer kinds: SSE streams (its default), then one
+/// JSON body per POST.
+fn remote_tools_over_sse_and_json(python: &PathBuf) {
+    for args in [&[][..], &["--json"][..]] {
+        let mcp = McpServer::start(python, args);
+        servers::reset();
+        servers::add(mcp.url.as_bytes()).unwrap();
+        let llm_model = LlmServer::with_model(remote_model).unwrap();
+        let baseline = settled_used();
+        console::rt_host_console_capture(1);
+        let agent = Agent::start_at(&llm_model.url(), Overrides::default());
+        assert!(remote("m1_sub") && remote("m1_fail"));
+        assert!(!remote("add") && !remote("m9_none"));
+        assert!(!client::is_remote(std::ptr::null_mut()));
+        assert_eq!(agent.ask("sub please"), "Result: 10 - 4 = 6", "{args:?}");
+        assert_eq!(agent.ask("echo please"), "Result: echo: hi there");
+        let failed = agent.ask("fail please");
+        assert_eq!(
+            failed,
+            "Result: error: the remote tool reported a failure: Error executing tool fail: refused: asked to"
+        );
+        let wrong = agent.ask("wrong please");
+        assert!(
+            wrong.contains("do not fit its parameters") && wrong.contains("the tool was not run"),
+            "{wrong}"
+        );
+        // The replies are on the heap too.
+        drop((failed, wrong));
+        drop(agent);
+        assert_eq!(
+            settled_used(),
+            baseline,
+            "heap not back after the remote calls ({args:?})"
+        );
+        let log = console::take_captured();
+        console::rt_host_console_capture(0);
+        assert!(
+            log.contains(&format!("mcp: {}: 3 remote tool(s)", mcp.url)),
+            "{log}"
+        );
+
+        let reqs = llm_model.requests();
+        let tools = offered_tools(&reqs[0]);
+        let names: Vec<&str> = tools.iter().map(|(n, _)| n.as_str()).collect();
+        for want in ["add", "mul", "compare", "m1_sub", "m1_echo", "m1_fail"] {
+            assert!(names.contains(&want), "{names:?}");
+        }
+        let sub = &tools.iter().find(|(n, _)| n == "m1_sub").unwrap().1;
+        assert!(
+            sub.contains(r#""a":{"title":"A","type":"number"}"#)
+                && sub.contains(r#""required":["a","b"]"#),
+            "{sub}"
+        );
+        // The tool result went back to the model as the tool message.
+        let msgs = messages_of(&reqs[1]);
+        assert_eq!(msgs.last().unwrap().content, "10 - 4 = 6");
+    }
+}
+
+/// The server restarts between the handshake and the call (same port): the
+/// call is refused with 404 for the unknown session, the client runs the
+/// handshake again and repeats the call once.
+fn forgotten_session_gets_a_new_handshake(python: &PathBuf) {
+    let first = McpServer::start(python, &[]);
+    let port = first.port();
+    servers::reset();
+    servers::add(first.url.as_bytes()).unwrap();
+    let llm = LlmServer::with_model(remote_model).unwrap();
+    let baseline = settled_used();
+    console::rt_host_console_capture(1);
+    let agent = Agent::start_at(&llm.url(), Overrides::default());
+    drop(first);
+    let _second = McpServer::start(python, &["--port", &port]);
+    assert_eq!(agent.ask("sub please"), "Result: 10 - 4 = 6");
+    drop(agent);
+    assert_eq!(
+        settled_used(),
+        baseline,
+        "heap not back after the new handshake"
+    );
+    let log = console::take_captured();
+    console::rt_host_console_capture(0);
+    assert!(
+        log.contains("forgot the session (404); a new handshake"),
+        "{log}"
+    );
+}
+
+/// A port nobody listens on.
+fn unused_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+fn server_down_at_start_leaves_local_tools() {
+    let url = format!("http://127.0.0.1:{}/mcp", unused_port());
+    servers::reset();
+    servers::add(url.as_bytes()).unwrap();
+    let llm = LlmServer::with_model(arith_model::respond).unwrap();
+    let baseline = settled_used();
+    console::rt_host_console_capture(1);
+    let agent = Agent::start_at(&llm.url(), Overrides::default());
+    assert_eq!(agent.ask("(2+3)*4"), "The result is 20.");
+    drop(agent);
+    assert_eq!(
+        settled_used(),
+        baseline,
+        "heap not back after a server that was down"
+    );
+    let log = console::take_captured();
+    console::rt_host_console_capture(0);
+    assert!(
+        log.contains(&format!(
+            "mcp: {url}: its tools are left out (initialize failed: cannot connect to the server"
+        )),
+        "{log}"
+    );
+    for r in llm.requests() {
+        assert!(offered_tools(&r).iter().all(|(n, _)| !n.starts_with("m1_")));
+    }
+}
+
+/// Four servers that answer the handshake with garbage: not JSON, a body
+/// over the cap, a content type that is neither, an event stream cut
+/// before its answer (retried, then given up). Each is left out with its
+/// reason; the agent answers with the local tools.
+fn garbage_servers_leave_their_tools_out() {
+    let big = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"result":{{"protocolVersion":"2025-11-25","pad":"{}"}}}}"#,
+        "x".repeat(8192)
+    );
+    let kinds: Vec<(ScriptedResponse, &str)> = vec![
+        (
+            ScriptedResponse::raw(200, "application/json", "<html>surprise</html>"),
+            "the answer is not a JSON-RPC response (or no memory to parse it)",
+        ),
+        (
+            ScriptedResponse::json(200, &big),
+            "the answer is longer than PKG_AGENT_MCP_MAX_RESPONSE",
+        ),
+        (
+            ScriptedResponse::raw(200, "text/html", "<html></html>"),
+            "the answer is neither application/json nor text/event-stream",
+        ),
+        (
+            ScriptedResponse::sse(vec![
+                b"event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\"}\n\n".to_vec(),
+                b"data: {\"jsonrpc\":\"2.0\",\"id\":1,\"res".to_vec(),
+            ]),
+            "the event stream ended before the answer",
+        ),
+    ];
+    let mut garbage = Vec::new();
+    servers::reset();
+    for (response, _) in &kinds {
+        let response = response.clone();
+        let server = LlmServer::with_model(move |_| response.clone()).unwrap();
+        servers::add(format!("{}/mcp", server.base_url()).as_bytes()).unwrap();
+        garbage.push(server);
+    }
+    client::set_max_response(Some(4096));
+    let llm = LlmServer::with_model(arith_model::respond).unwrap();
+    let baseline = settled_used();
+    console::rt_host_console_capture(1);
+    let agent = Agent::start_at(&llm.url(), Overrides::default());
+    assert_eq!(agent.ask("(2+3)*4"), "The result is 20.");
+    drop(agent);
+    assert_eq!(
+        settled_used(),
+        baseline,
+        "heap not back after the garbage servers"
+    );
+    let log = console::take_captured();
+    console::rt_host_console_capture(0);
+    for ((_, why), server) in kinds.iter().zip(&garbage) {
+        let line = format!(
+            "mcp: {}/mcp: its tools are left out (initialize failed: {why}",
+            server.base_url()
+        );
+        assert!(log.contains(&line), "{line}\n---\n{log}");
+    }
+    // The cut stream was retried (PKG_AGENT_HTTP_RETRIES), the others not.
+    assert_eq!(garbage[0].requests().len(), 1);
+    assert_eq!(garbage[3].requests().len(), 4);
+    let init = &garbage[0].requests()[0];
+    assert_eq!(init.method, "POST");
+    assert_eq!(
+        init.header("Accept"),
+        Some("application/json, text/event-stream")
+    );
+    assert!(init.body_text().contains(r#""method":"initialize""#));
+    assert!(init
+        .body_text()
+        .contains(r#""protocolVersion":"2025-11-25""#));
+}
+
+/// `agent_config mcp ...` through the shell: its output and result.
+fn msh(line: &str) -> (i32, String) {
+    let line = std::ffi::CString::new(line).unwrap();
+    console::rt_host_console_capture(1);
+    // SAFETY: a NUL-terminated command line.
+    let rc = unsafe { rtt_agent::host::shell::rt_host_msh_exec(line.as_ptr()) };
+    let out = console::take_captured();
+    console::rt_host_console_capture(0);
+    (rc, out)
+}
+
+/// `agent_config mcp list|add|del|reset`: bounded (4 URLs of at most 127
+/// bytes), no duplicates, clear refusals; the list is what the next agent
+/// start reads.
+fn agent_config_mcp_manages_the_list() {
+    servers::reset();
+    assert_eq!(
+        msh("agent_config mcp"),
+        (0, "mcp: no remote MCP servers\n".into())
+    );
+    let (rc, out) = msh("agent_config mcp add http://10.0.0.1:8000/mcp");
+    assert_eq!(rc, 0);
+    assert_eq!(
+        out,
+        "mcp 1: http://10.0.0.1:8000/mcp\n(from the next agent start)\n"
+    );
+    let (rc, out) = msh("agent_config mcp add http://10.0.0.1:8000/mcp");
+    assert_eq!(
+        (rc, out.as_str()),
+        (-1, "agent_config mcp: already in the list\n")
+    );
+    for i in 2..=4 {
+        assert_eq!(
+            msh(&format!("agent_config mcp add http://10.0.0.{i}/mcp")).0,
+            0
+        );
+    }
+    let (rc, out) = msh("agent_config mcp add http://10.0.0.5/mcp");
+    assert_eq!(
+        (rc, out.as_str()),
+        (-1, "agent_config mcp: the list is full (4 servers)\n")
+    );
+    let long = format!("agent_config mcp add http://{}/mcp", "h".repeat(130));
+    let (rc, out) = msh(&long);
+    assert_eq!(rc, -1);
+    assert!(
+        out.contains("a URL is 1 to 127 bytes without blanks"),
+        "{out}"
+    );
+    let (rc, out) = msh("agent_config mcp del http://10.0.0.2/mcp");
+    assert_eq!(rc, 0);
+    assert_eq!(
+        out,
+        "mcp 1: http://10.0.0.1:8000/mcp\nmcp 2: http://10.0.0.3/mcp\nmcp 3: http://10.0.0.4/mcp\n(from the next agent start)\n"
+    );
+    let (rc, out) = msh("agent_config mcp del http://10.0.0.2/mcp");
+    assert_eq!(
+        (rc, out.as_str()),
+        (-1, "agent_config mcp: not in the list\n")
+    );
+    let (rc, out) = msh("agent_config mcp add");
+    assert_eq!(rc, -1);
+    assert!(out.starts_with("usage: agent_config mcp"), "{out}");
+    assert_eq!(
+        msh("agent_config mcp reset").1,
+        "mcp: no remote MCP servers\n(from the next agent start)\n"
+    );
+}
+
+/// The JSON-RPC id of a recorded request (`"id":N`), if any.
+fn id_of(req: &RecordedRequest) -> Option<u64> {
+    let body = req.body_text();
+    let at = body.find("\"id\":")? + 5;
+    body[at..]
+        .split(|c: char| !c.is_ascii_digit())
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// A scripted MCP server (JSON answers) speaking `version`, whose
+/// `tools/list` has two pages (`endless`: a next page for ever), or whose
+/// `initialize` fails with a JSON-RPC error (`version` empty).
+fn fake_mcp(version: &'static str, endless: bool) -> impl Fn(&RecordedRequest) -> ScriptedResponse {
+    move |req| {
+        let body = req.body_text();
+        let id = id_of(req).unwrap_or(0);
+        let tool = |name: &str| {
+            format!(
+                r#"{{"name":{},"description":"d","inputSchema":{{"type":"object","properties":{{"n":{{"type":"integer"}}}}}}}}"#,
+                json_string(name)
+            )
+        };
+        let answer = |result: String| {
+            ScriptedResponse::json(
+                200,
+                &format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#),
+            )
+        };
+        if body.contains(r#""method":"initialize""#) {
+            if version.is_empty() {
+                return ScriptedResponse::json(
+                    200,
+                    &format!(
+                        r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":-32602,"message":"unsupported client"}}}}"#
+                    ),
+                );
+            }
+            return answer(format!(
+                r#"{{"protocolVersion":"{version}","capabilities":{{"tools":{{}}}},"serverInfo":{{"name":"fake","version":"1"}}}}"#
+            ))
+            .header("Mcp-Session-Id", "sess-42");
+        }
+        if body.contains(r#""method":"notifications/initialized""#) {
+            return ScriptedResponse::raw(202, "application/json", "");
+        }
+        if endless {
+            return answer(format!(
+                r#"{{"tools":[{}],"nextCursor":"more"}}"#,
+                tool("again")
+            ));
+        }
+        if body.contains(r#""cursor":"p2""#) {
+            answer(format!(r#"{{"tools":[{}]}}"#, tool("b1")))
+        } else {
+            let long = "x".repeat(100);
+            answer(format!(
+                r#"{{"tools":[{},{}],"nextCursor":"p2"}}"#,
+                tool("add.v2/beta"),
+                tool(&long)
+            ))
+        }
+    }
+}
+
+/// `nextCursor` paging, the name rules, an older protocol version taken,
+/// a version refused, a JSON-RPC error to `initialize`, the page cap; the
+/// session id and protocol version on every request after the handshake.
+fn paging_versions_and_errors() {
+    let paged = LlmServer::with_model(fake_mcp("2025-03-26", false)).unwrap();
+    let endless = LlmServer::with_model(fake_mcp("2025-06-18", true)).unwrap();
+    let old = LlmServer::with_model(fake_mcp("1999-01-01", false)).unwrap();
+    let refusing = LlmServer::with_model(fake_mcp("", false)).unwrap();
+    servers::reset();
+    for s in [&paged, &endless, &old, &refusing] {
+        servers::add(format!("{}/mcp", s.base_url()).as_bytes()).unwrap();
+    }
+    let llm = LlmServer::with_model(arith_model::respond).unwrap();
+    let baseline = settled_used();
+    console::rt_host_console_capture(1);
+    let agent = Agent::start_at(&llm.url(), Overrides::default());
+    assert_eq!(agent.ask("(2+3)*4"), "The result is 20.");
+    drop(agent);
+    assert_eq!(
+        settled_used(),
+        baseline,
+        "heap not back after the scripted servers"
+    );
+    let log = console::take_captured();
+    console::rt_host_console_capture(0);
+
+    let names: Vec<String> = offered_tools(&llm.requests()[0])
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    let long = format!("m1_{}", "x".repeat(61));
+    assert_eq!(long.len(), 64);
+    for want in ["m1_add_v2_beta", long.as_str(), "m1_b1", "m2_again", "add"] {
+        assert!(names.iter().any(|n| n == want), "{want} not in {names:?}");
+    }
+    // The endless server's 8 pages all list "again": one registered, the
+    // rest refused as duplicates; then the cap.
+    assert!(log.contains("more than 8 tools/list pages"), "{log}");
+    assert_eq!(endless.requests().len(), 2 + 8);
+    assert!(log.contains(&format!(
+        "mcp: {}/mcp: its tools are left out (initialize failed: the server speaks protocol version 1999-01-01",
+        old.base_url()
+    )), "{log}");
+    assert!(log.contains(&format!(
+        "mcp: {}/mcp: its tools are left out (initialize failed: JSON-RPC error -32602: unsupported client)",
+        refusing.base_url()
+    )), "{log}");
+    assert!(
+        !names
+            .iter()
+            .any(|n| n.starts_with("m3_") || n.starts_with("m4_")),
+        "{names:?}"
+    );
+
+    let reqs = paged.requests();
+    let methods: Vec<String> = reqs
+        .iter()
+        .map(|r| {
+            let b = r.body_text();
+            let at = b.find(r#""method":""#).unwrap() + 10;
+            b[at..].split('"').next().unwrap().to_string()
+        })
+        .collect();
+    assert_eq!(
+        methods,
+        [
+            "initialize",
+            "notifications/initialized",
+            "tools/list",
+            "tools/list"
+        ]
+    );
+    assert_eq!(reqs[0].header("Mcp-Session-Id"), None);
+    assert_eq!(reqs[0].header("MCP-Protocol-Version"), None);
+    assert_eq!(id_of(&reqs[1]), None, "a notification has no id");
+    for r in &reqs[1..] {
+        assert_eq!(r.header("Mcp-Session-Id"), Some("sess-42"));
+        assert_eq!(r.header("MCP-Protocol-Version"), Some("2025-03-26"));
+        let port = paged.addr().port();
+        // Ours, with the port, and webclient's own left out.
+        assert_eq!(r.header_all("Host"), [format!("127.0.0.1:{port}").as_str()]);
+    }
+    assert!(!reqs[2].body_text().contains("cursor"));
+    assert!(reqs[3].body_text().contains(r#""params":{"cursor":"p2"}"#));
+}
