@@ -31,13 +31,15 @@ MCP_PORT = 8000
 MCP_PATH = '/mcp'
 MCP_SESSIONS = 4
 MCP_THREAD = 'AgentMcp'
-# The MCP client's remote server (tests/mcp/scripted_server.py, the official
-# SDK) as the board sees it: the address PKG_AGENT_MCP_SERVERS names, which a
-# second guestfwd relays to the server on 127.0.0.1. Its tools: sub, echo,
-# fail, registered on the board as m1_<name> (the first server of the list).
-REMOTE_GUEST = ('10.0.2.101', 8000)
-REMOTE_URL = 'http://%s:%d/mcp' % REMOTE_GUEST
-REMOTE_TOOLS = ('m1_echo', 'm1_fail', 'm1_sub')
+# The MCP client's remote servers (tests/mcp/scripted_server.py, the
+# official SDK), as the board sees them: the addresses PKG_AGENT_MCP_SERVERS
+# names (tests/qemu/run.sh, in this order), which guestfwds relay to the
+# servers on 127.0.0.1. The first answers with SSE streams, the second with
+# JSON bodies (--json). Tools of each: sub, echo, fail, registered on the
+# board as m<N>_<name> (N: the server's place in the list).
+REMOTES = ((('10.0.2.101', 8000), [], 'SSE'), (('10.0.2.102', 8000), ['--json'], 'JSON'))
+REMOTE_URLS = tuple('http://%s:%d/mcp' % g for g, _, _ in REMOTES)
+REMOTE_TOOLS = tuple(tuple('m%d_%s' % (i + 1, t) for t in ('echo', 'fail', 'sub')) for i in range(len(REMOTES)))
 INITIALIZE = ('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
               '"capabilities":{},"clientInfo":{"name":"qemu-drive","version":"1"}}}')
 
@@ -107,9 +109,9 @@ class RemoteMcp:
     """tests/mcp/scripted_server.py (the official MCP Python SDK) on a free
     127.0.0.1 port, its DNS-rebinding guard widened by exactly the Host the
     board sends through the guestfwd."""
-    def __init__(self, cmd, log_path):
+    def __init__(self, cmd, guest, extra, log_path):
         self.log_path = log_path
-        self.proc = subprocess.Popen(cmd.split() + ['--allow-host', '%s:%d' % REMOTE_GUEST],
+        self.proc = subprocess.Popen(cmd.split() + extra + ['--allow-host', '%s:%d' % guest],
                                      stdout=subprocess.PIPE, stderr=open(log_path, 'w'),
                                      start_new_session=True)
         # It prints its URL once uvicorn listens; bounded.
@@ -139,7 +141,7 @@ class Run:
         self.server = Server(args.server, os.path.join(args.logs, 'server.log'))
         self.board = None
         self.boots = 0
-        self.remote = None
+        self.remotes = []
 
     # -- bookkeeping ---------------------------------------------------------
     def record(self, fw, step, status, detail=''):
@@ -801,23 +803,27 @@ class Run:
         board's port 8000 through a hostfwd from 127.0.0.1, driven with the
         official MCP Python SDK and raw HTTP, while the console's chat goes
         on. With remote_cmd (the firmware also has PKG_AGENT_MCP_CLIENT and
-        PKG_AGENT_MCP_SERVERS=REMOTE_URL): the scripted SDK server started
-        on 127.0.0.1 and reached by the board through a second guestfwd;
-        its tools offered to the model and called, kept out of the board's
-        own server, and left out with a reason once it is stopped."""
+        PKG_AGENT_MCP_SERVERS=REMOTE_URLS): the two scripted SDK servers
+        started on 127.0.0.1 and reached by the board through guestfwds;
+        their tools offered to the model and called, kept out of the
+        board's own server, and left out with a reason once they are
+        stopped."""
         fw = 'mcp'
         port = free_port()
         fwds = ()
         if remote_cmd:
-            try:
-                self.remote = RemoteMcp(remote_cmd, os.path.join(self.args.logs, 'mcp-remote.log'))
-            except Fail as e:
-                self.record(fw, 'start the scripted MCP server (tests/mcp/scripted_server.py)', 'FAIL', str(e))
-                return
-            self.figures.append(('mcp client: scripted SDK server on the host, relayed from the guest\'s %s:%d'
-                                 % REMOTE_GUEST, '127.0.0.1:%d' % self.remote.port))
-            fwds = ((REMOTE_GUEST[0], REMOTE_GUEST[1], [self.server.exe, '--connect',
-                                                        '127.0.0.1:%d' % self.remote.port]),)
+            fwds = []
+            for i, (guest, extra, kind) in enumerate(REMOTES):
+                try:
+                    r = RemoteMcp(remote_cmd, guest, extra, os.path.join(self.args.logs, 'mcp-remote-%d.log' % (i + 1)))
+                except Fail as e:
+                    self.record(fw, 'start the scripted MCP server %d (tests/mcp/scripted_server.py)' % (i + 1),
+                                'FAIL', str(e))
+                    return
+                self.remotes.append(r)
+                self.figures.append(('mcp client: scripted SDK server %d (%s answers) on the host, relayed from '
+                                     'the guest\'s %s:%d' % ((i + 1, kind) + guest), '127.0.0.1:%d' % r.port))
+                fwds.append((guest[0], guest[1], [self.server.exe, '--connect', '127.0.0.1:%d' % r.port]))
         try:
             boot = self.boot(bsp, fw, host_port=port, guest_port=MCP_PORT, guestfwds=fwds)
         except (Fail, Timeout) as e:
@@ -869,30 +875,34 @@ class Run:
             return fn
 
         def client_line(mark, cycle):
-            # The client's summary of its one server: cycle 1 (the scripted
-            # server up) "<url>: 3 remote tool(s)"; cycle 2 (stopped) the
+            # The client's summary of each server: cycle 1 (the scripted
+            # servers up) "<url>: 3 remote tool(s)"; cycle 2 (stopped) the
             # reason its tools are left out. Waited for (bounded): the
-            # client may still be retrying when the chat prompt shows.
-            esc = re.escape(REMOTE_URL)
-            want = (r'mcp: %s: (\d+) remote tool\(s\)' % esc if cycle == 1
-                    else r'mcp: %s: its tools are left out \(([^\n]*)\)' % esc)
-            deadline = time.monotonic() + 60
-            while True:
-                log = re.sub(r'\x1b\[[0-9;]*m', '', b.since(mark))
-                got = re.search(want, log)
-                if got:
-                    break
-                other = re.search(r'mcp: %s: [^\n]*' % esc, log)
-                if other and cycle == 1:
-                    raise Fail('the MCP client logged %r, not its tools' % other.group(0).strip())
-                if time.monotonic() > deadline:
-                    raise Fail('no %r line within 60 s of main_loop_entry%s'
-                               % (want, ': the log has %r' % other.group(0) if other else ''))
-                b.quiet(0.5)
-            if cycle == 1 and int(got.group(1)) != len(REMOTE_TOOLS):
-                raise Fail('the MCP client registered %s remote tools; the scripted server has %d (%s)'
-                           % (got.group(1), len(REMOTE_TOOLS), ', '.join(REMOTE_TOOLS)))
-            return 'client: %s' % got.group(0).strip()
+            # client may still be connecting or retrying when the chat
+            # prompt shows.
+            lines = []
+            for url, tools in zip(REMOTE_URLS, REMOTE_TOOLS):
+                esc = re.escape(url)
+                want = (r'mcp: %s: (\d+) remote tool\(s\)' % esc if cycle == 1
+                        else r'mcp: %s: its tools are left out \(([^\n]*)\)' % esc)
+                deadline = time.monotonic() + 60
+                while True:
+                    log = re.sub(r'\x1b\[[0-9;]*m', '', b.since(mark))
+                    got = re.search(want, log)
+                    if got:
+                        break
+                    other = re.search(r'mcp: %s: [^\n]*' % esc, log)
+                    if other and cycle == 1:
+                        raise Fail('the MCP client logged %r, not its tools' % other.group(0).strip())
+                    if time.monotonic() > deadline:
+                        raise Fail('no %r line within 60 s of main_loop_entry%s'
+                                   % (want, ': the log has %r' % other.group(0) if other else ''))
+                    b.quiet(0.5)
+                if cycle == 1 and int(got.group(1)) != len(tools):
+                    raise Fail('the MCP client registered %s remote tools of %s; the scripted server has %d (%s)'
+                               % (got.group(1), url, len(tools), ', '.join(tools)))
+                lines.append(got.group(0).strip())
+            return 'client: %s' % '; '.join(lines)
 
         def sdk():
             cmd = sdk_check.split() + ['--url', url, '--token', token]
@@ -925,7 +935,7 @@ class Run:
                 names = [t.get('name') for t in ((body or {}).get('result') or {}).get('tools', [])]
                 if lst.status != 200 or not names:
                     raise Fail('tools/list: HTTP %d %s' % (lst.status, lst.text()[:300]))
-                if any(n.startswith('m1_') for n in names) or 'add' not in names:
+                if any(re.match(r'm\d+_', n) for n in names) or 'add' not in names:
                     raise Fail('the board\'s own server lists %s (remote tools must not be there)' % names)
                 call = mcp_post(web, '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"m1_sub",'
                                      '"arguments":{"a":10,"b":4}}}', h)
@@ -940,33 +950,39 @@ class Run:
                          '%s\r\n\r\n' % (MCP_PATH, token, sid)).encode())
             return 'tools/list: %s; tools/call m1_sub refused (%s)' % (' '.join(names), how)
 
-        def remote_call():
-            # The model (qemu_llm_server's remotesub) calls the remote m1_sub
-            # (a=10, b=4) and answers with the tool's result: the answer on
-            # the console carries what the SDK server computed.
-            mark = self.server.mark()
-            reply, secs = self.chat('remotesub: what is 10 - 4?', r'Remote result: 10 - 4 = 6', 90)
-            got = self.server.answers(mark)
-            scen = [sc for (sc, _, _) in got]
-            if scen != ['remotesub-call', 'remotesub-answer']:
-                raise Fail('the LLM server answered %s, not the remote call then the answer' % got)
-            offered = self.server.offered(mark)
-            missing = [t for t in REMOTE_TOOLS if not offered or t not in offered[0]]
-            if missing:
-                raise Fail('the first request did not offer %s: %s' % (missing, offered[:1]))
-            return 'answered in %.1f s: %s; the model was offered %s' % (
-                secs, one_line(reply), ' '.join(offered[0]))
+        def remote_call(keyword, question, expect):
+            # The model (qemu_llm_server's remotesub / remoteecho) calls a
+            # remote tool and answers with its result: the answer on the
+            # console carries what the SDK server computed.
+            def fn():
+                mark = self.server.mark()
+                reply, secs = self.chat(question, expect, 90)
+                got = self.server.answers(mark)
+                scen = [sc for (sc, _, _) in got]
+                if scen != [keyword + '-call', keyword + '-answer']:
+                    raise Fail('the LLM server answered %s, not the remote call then the answer' % got)
+                offered = self.server.offered(mark)
+                missing = [t for ts in REMOTE_TOOLS for t in ts if not offered or t not in offered[0]]
+                if missing:
+                    raise Fail('the first request did not offer %s: %s' % (missing, offered[:1]))
+                return 'answered in %.1f s: %s; the model was offered %s' % (
+                    secs, one_line(reply), ' '.join(offered[0]))
+            return fn
 
         def stop_remote():
-            self.remote.stop()
-            try:
-                socket.create_connection(('127.0.0.1', self.remote.port), timeout=3).close()
-            except OSError as e:
-                return 'stopped; nothing on 127.0.0.1:%d (%s)' % (self.remote.port, type(e).__name__)
-            raise Fail('127.0.0.1:%d still answers after the scripted MCP server was stopped' % self.remote.port)
+            out = []
+            for r in self.remotes:
+                r.stop()
+                try:
+                    socket.create_connection(('127.0.0.1', r.port), timeout=3).close()
+                except OSError as e:
+                    out.append('nothing on 127.0.0.1:%d (%s)' % (r.port, type(e).__name__))
+                    continue
+                raise Fail('127.0.0.1:%d still answers after its scripted MCP server was stopped' % r.port)
+            return 'both stopped; ' + ', '.join(out)
 
         def local_only():
-            # The remote server down: the arithmetic question still answered
+            # The remote servers down: the arithmetic question still answered
             # with the board's own tools, and no remote tool offered.
             mark = self.server.mark()
             _, secs = self.chat(QUESTION, ANSWER, 90)
@@ -974,10 +990,11 @@ class Run:
             if kinds != ['tool_calls', 'tool_calls', 'text']:
                 raise Fail('the two-round question: the server answered %s' % kinds)
             offered = self.server.offered(mark)
-            remote = sorted({t for o in offered for t in o if t.startswith('m1_')})
+            remote = sorted({t for o in offered for t in o if re.match(r'm\d+_', t)})
             if remote or not offered:
                 raise Fail('the requests offered remote tools %s (or none logged: %s)' % (remote, offered))
-            return 'answered in %.1f s with local tools (%s), no m1_ tool offered' % (secs, ' '.join(offered[0]))
+            return 'answered in %.1f s with local tools (%s), no remote (m<N>_) tool offered' % (
+                secs, ' '.join(offered[0]))
 
         def bad_input():
             out = []
@@ -1231,8 +1248,12 @@ class Run:
         if remote_cmd:
             ok = ok and self.attempt(fw, 'client: the board\'s own MCP server lists and calls no remote tool',
                                      own_server_hides_remote)
-            ok = ok and self.attempt(fw, 'client: the model calls the remote m1_sub, the answer carries its result',
-                                     remote_call)
+            ok = ok and self.attempt(fw, 'client: the model calls m1_sub (SSE server), the answer carries its '
+                                     'result', remote_call('remotesub', 'remotesub: what is 10 - 4?',
+                                                           r'Remote result: 10 - 4 = 6'))
+            ok = ok and self.attempt(fw, 'client: the model calls m2_echo (JSON server), the answer carries its '
+                                     'result', remote_call('remoteecho', 'remoteecho: say hi there',
+                                                           r'Remote result: echo: hi there'))
         ok = ok and self.attempt(fw, 'bad input: malformed JSON, batch, oversized bodies', bad_input)
         ok = ok and self.attempt(fw, 'a client reset mid-request does not hold the server; a slow one is served',
                                  broken_clients)
@@ -1241,14 +1262,14 @@ class Run:
         ok = ok and self.attempt(fw, 'cleanup_agent_entry, heap back to boot', cleanup(1))
         ok = ok and self.attempt(fw, 'nothing on port %d after cleanup' % MCP_PORT, nothing_listens('after cleanup'))
         if remote_cmd:
-            ok = ok and self.attempt(fw, 'client: stop the scripted MCP server', stop_remote)
+            ok = ok and self.attempt(fw, 'client: stop both scripted MCP servers', stop_remote)
         # At once again: the port must be free for the new listener though
         # the last connections' TIME_WAIT lasts 2 MSL (lwIP SO_REUSE).
         ok = ok and self.attempt(fw, 'second main_loop_entry: serving again at once%s'
                                  % (', the client says why the remote tools are left out' if remote_cmd else ''),
                                  start(2))
         if remote_cmd:
-            ok = ok and self.attempt(fw, 'client: the remote server down, the two-round question with local tools',
+            ok = ok and self.attempt(fw, 'client: the remote servers down, the two-round question with local tools',
                                      local_only)
         ok = ok and self.attempt(fw, 'second cycle: Ctrl-D, free, initialize, tools/call mul, DELETE', again)
         ok = ok and self.attempt(fw, 'second cleanup_agent_entry with a silent client connected, heap back',
@@ -1267,8 +1288,8 @@ class Run:
     def close(self):
         if self.board:
             self.board.close()
-        if self.remote:
-            self.remote.stop()
+        for r in self.remotes:
+            r.stop()
         self.server.close()
 
 
@@ -1445,7 +1466,7 @@ def main():
     p.add_argument('--mcp-check', default='', help='command of the SDK check (tests/mcp/sdk_server_check.py)')
     p.add_argument('--mcp-remote', default='', help='command of the scripted SDK MCP server the firmware\'s MCP '
                    'client connects to (tests/mcp/scripted_server.py); the firmware must have PKG_AGENT_MCP_SERVERS '
-                   '"%s"' % REMOTE_URL)
+                   '"%s"' % ' '.join(REMOTE_URLS))
     p.add_argument('--shots', default=os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
         os.path.abspath(__file__)))), 'target'), help='where the browser test saves its screenshot')
     a = p.parse_args()

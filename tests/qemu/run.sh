@@ -27,8 +27,8 @@
 #                  channel plus PKG_AGENT_MCP_SERVER, driven with the
 #                  official MCP Python SDK through a hostfwd, and
 #                  PKG_AGENT_MCP_CLIENT, whose remote server is the SDK's
-#                  tests/mcp/scripted_server.py reached through a second
-#                  guestfwd), or only (just that firmware)
+#                  tests/mcp/scripted_server.py, twice, reached through
+#                  two more guestfwds), or only (just that firmware)
 #   QEMU_BROWSER=1 with the WebNet firmware, also run the browser test
 #                  (tests/browser/run.py --url) against the board's page
 #   AGENT_SRC      the package sources put into the BSP (default: this work
@@ -41,8 +41,8 @@
 # reaches nothing but the one guestfwd), 10.0.2.100:80 forwarded to the
 # scripted server on 127.0.0.1; the WebNet firmware adds one hostfwd from
 # 127.0.0.1:<free port> to the board's port 80, the MCP firmware one to its
-# port 8000 and a second guestfwd, 10.0.2.101:8000, to the scripted MCP
-# server on 127.0.0.1. See tests/qemu/README.md.
+# port 8000 and two more guestfwds, 10.0.2.101:8000 and 10.0.2.102:8000, to
+# the scripted MCP servers on 127.0.0.1. See tests/qemu/README.md.
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -89,10 +89,11 @@ fi
 web_token=qemu-web-token
 # The bearer token the MCP firmware is built with (PKG_AGENT_MCP_TOKEN).
 mcp_token=qemu-mcp-token
-# PKG_AGENT_MCP_SERVERS of the MCP firmware: a guest-side address that a
-# second guestfwd relays to tests/mcp/scripted_server.py on 127.0.0.1
-# (tests/qemu/drive.py REMOTE_URL says the same).
-mcp_remote_url=http://10.0.2.101:8000/mcp
+# PKG_AGENT_MCP_SERVERS of the MCP firmware: two guest-side addresses that
+# guestfwds relay to two tests/mcp/scripted_server.py on 127.0.0.1, one
+# answering with SSE, one with JSON bodies (tests/qemu/drive.py REMOTES says
+# the same).
+mcp_remote_url="http://10.0.2.101:8000/mcp http://10.0.2.102:8000/mcp"
 
 work="${QEMU_WORK:-$repo/target/qemu}"
 mkdir -p "$work/logs"
@@ -133,8 +134,8 @@ build_bsp() { # name channel stdio [prebuilt-lib]
     # library: cargo feature mcp-server).
     # The MCP firmware: the CLI channel with the MCP server and the MCP
     # client (its own library: cargo features mcp-server, mcp-client); the
-    # client's one server is the guest-side address the driver relays to
-    # the scripted SDK server on 127.0.0.1.
+    # client's servers are the guest-side addresses the driver relays to
+    # the scripted SDK servers on 127.0.0.1.
     [ "$name" = agent-mcp ] && extra=(--mcp-token "$mcp_token" --mcp-servers "$mcp_remote_url")
     step "build $name: $channel channel, RT_USING_POSIX_STDIO $st${prebuilt:+, prebuilt Rust library}"
     "$py" "$here/layout.py" bsp "$rtt" "$name" "$agent_src" "$CJSON_SRC" "$WEBCLIENT_SRC" ${bsp_extra[@]+"${bsp_extra[@]}"} >/dev/null

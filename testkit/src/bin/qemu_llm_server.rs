@@ -19,12 +19,13 @@
 //!   minutes: the request stays in flight and makes no progress;
 //! - `slowstream`: a text answer in five fragments 600 ms apart (the WebNet
 //!   check sees the deltas arrive over time, not at once);
-//! - `remotesub`: the MCP client's check: if the request offers the remote
-//!   tool `m1_sub` (the first MCP server's `sub`), a call of it with
-//!   a=10, b=4, then, once its result follows, a text answer quoting it
+//! - `remotesub`, `remoteecho`: the MCP client's check: if the request
+//!   offers the remote tool (`m1_sub`, the first MCP server's `sub`;
+//!   `m2_echo`, the second one's `echo`), a call of it (a=10, b=4; text
+//!   "hi there"), then, once its result follows, a text answer quoting it
 //!   (`Remote result: <the tool message>`), so the console shows what the
-//!   remote server computed; a request without `m1_sub` gets a text answer
-//!   saying so;
+//!   remote server computed; a request without that tool gets a text
+//!   answer saying so;
 //! - anything else: the arithmetic model (tool calls to add/mul/compare in
 //!   OpenAI's fragment shape, one round per nesting level).
 
@@ -78,6 +79,65 @@ fn offered_tools(body: &[u8]) -> Vec<String> {
         cJSON_Delete(root);
     }
     out
+}
+
+/// A remote-tool scenario: the keyword, the tool the model calls, its
+/// arguments in OpenAI's fragment shape, and the scenario names logged for
+/// the call, the answer and a request without the tool.
+struct RemoteCall {
+    keyword: &'static str,
+    tool: &'static str,
+    args: &'static [&'static str],
+    logged: [&'static str; 3],
+}
+
+const REMOTE_CALLS: &[RemoteCall] = &[
+    RemoteCall {
+        keyword: "remotesub",
+        tool: "m1_sub",
+        args: &[r#"{"a":10,"#, r#""b":4}"#],
+        logged: ["remotesub-call", "remotesub-answer", "remotesub-missing"],
+    },
+    RemoteCall {
+        keyword: "remoteecho",
+        tool: "m2_echo",
+        args: &[r#"{"text":"#, r#""hi there"}"#],
+        logged: ["remoteecho-call", "remoteecho-answer", "remoteecho-missing"],
+    },
+];
+
+/// One remote-tool scenario (see the module docs).
+fn remote(
+    req: &RecordedRequest,
+    rc: &RemoteCall,
+    results: usize,
+) -> (&'static str, ScriptedResponse) {
+    let offered = offered_tools(&req.body);
+    if !offered.iter().any(|t| t == rc.tool) {
+        // Said in the answer, so the console shows why no remote call was
+        // made.
+        let text = format!(
+            "{} was not offered (tools: {}).",
+            rc.tool,
+            offered.join(" ")
+        );
+        return (rc.logged[2], ScriptedResponse::text(&[text.as_str()]));
+    }
+    if results > 0 {
+        let result = messages_of(req)
+            .last()
+            .filter(|m| m.role == "tool")
+            .map(|m| m.content.clone())
+            .unwrap_or_default();
+        return (
+            rc.logged[1],
+            ScriptedResponse::text(&["Remote result: ", result.as_str()]),
+        );
+    }
+    (
+        rc.logged[0],
+        ScriptedResponse::tool_calls(&[("call_r1", rc.tool, rc.args)]),
+    )
 }
 
 static RATE_LIMITED: Mutex<Option<HashSet<String>>> = Mutex::new(None);
@@ -136,32 +196,8 @@ fn respond(req: &RecordedRequest) -> (&'static str, ScriptedResponse) {
                 .delay(Duration::from_millis(600)),
         );
     }
-    if user.contains("remotesub") {
-        let offered = offered_tools(&req.body);
-        if !offered.iter().any(|t| t == "m1_sub") {
-            // Said in the answer, so the console shows why no remote call
-            // was made.
-            let text = format!("m1_sub was not offered (tools: {}).", offered.join(" "));
-            return (
-                "remotesub-missing",
-                ScriptedResponse::text(&[text.as_str()]),
-            );
-        }
-        if tools > 0 {
-            let result = messages_of(req)
-                .last()
-                .filter(|m| m.role == "tool")
-                .map(|m| m.content.clone())
-                .unwrap_or_default();
-            return (
-                "remotesub-answer",
-                ScriptedResponse::text(&["Remote result: ", result.as_str()]),
-            );
-        }
-        return (
-            "remotesub-call",
-            ScriptedResponse::tool_calls(&[("call_r1", "m1_sub", &[r#"{"a":10,"#, r#""b":4}"#])]),
-        );
+    if let Some(rc) = REMOTE_CALLS.iter().find(|rc| user.contains(rc.keyword)) {
+        return remote(req, rc, tools);
     }
     ("arith", arith_model::respond(req))
 }
