@@ -1275,7 +1275,11 @@ class Run:
         ok = ok and self.attempt(fw, 'second cleanup_agent_entry with a silent client connected, heap back',
                                  cleanup(2, half_sent=True))
         self.figures.append(('mcp: heap used at boot (free)', heap['boot']))
-        for k, label in (('started', 'at agent start (library log, before the server starts)'),
+        # The library's "agent started" line comes after the MCP client's
+        # start (its remote tools registered) and before the server's.
+        for k, label in (('started', 'at agent start (library log: remote tools registered, before the server '
+                                     'starts)' if remote_cmd else 'at agent start (library log, before the server '
+                                     'starts)'),
                          ('serving', 'after main_loop_entry, the server started and idle (free, second cycle)'),
                          ('peak', 'peak ("maximum" of free) after the SDK check, bad input, flood and chat'),
                          ('cleanup1', 'after cleanup_agent_entry'),
