@@ -7,6 +7,12 @@ port (or the one given with `--port N`) and prints one line, `URL http://127.0.0
 connections. `--json` answers every POST with one JSON body; without it the
 SDK answers with an SSE stream (text/event-stream), so both response kinds
 the client accepts are exercised.
+
+`--allow-host HOST:PORT` (repeatable) adds a Host header value the SDK's
+DNS-rebinding guard accepts, besides its loopback defaults. The
+real-firmware check needs it: the board reaches this server through a QEMU
+guestfwd and names the guest-side address in its Host header (for example
+`10.0.2.101:8000`), which the guard would refuse. The guard stays on.
 """
 
 import logging
@@ -16,6 +22,7 @@ import sys
 import uvicorn
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.transport_security import TransportSecuritySettings
 
 server = MCPServer("scripted-remote", version="1.0")
 
@@ -49,7 +56,18 @@ def main() -> None:
     args = sys.argv[1:]
     json_response = "--json" in args
     port = int(args[args.index("--port") + 1]) if "--port" in args else 0
-    app = server.streamable_http_app(json_response=json_response)
+    extra_hosts = [args[i + 1] for i, a in enumerate(args[:-1]) if a == "--allow-host"]
+    security = None  # the SDK's own loopback-only guard
+    if extra_hosts:
+        # The SDK's loopback defaults plus the given hosts: still a guard,
+        # only wider by exactly these values.
+        security = TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"] + extra_hosts,
+            allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
+            + ["http://" + h for h in extra_hosts],
+        )
+    app = server.streamable_http_app(json_response=json_response, transport_security=security)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))

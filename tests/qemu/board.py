@@ -24,20 +24,30 @@ class Timeout(Exception):
 
 
 class Board:
-    def __init__(self, bsp, relay_cmd, transcript, host_port=None, guest_port=80):
+    def __init__(self, bsp, relay_cmd, transcript, host_port=None, guest_port=80, guestfwds=()):
         """relay_cmd: the program QEMU runs per guest connection to
         GUEST_SERVER:80 (it connects to the scripted server on 127.0.0.1).
         host_port: forward 127.0.0.1:host_port on the host to the board's
         guest_port (80: its WebNet; 8000: its MCP server), and nothing
-        else."""
+        else. guestfwds: more (guest address, guest port, relay command)
+        forwards, each relay connecting to a server on 127.0.0.1 (the MCP
+        client's remote server)."""
         image = os.path.join(bsp, 'rtthread.bin')
-        for c in relay_cmd:
-            if ',' in c:
-                raise ValueError('no commas in the relay command (qemu option syntax): %r' % c)
+        fwds = [(GUEST_SERVER, 80, relay_cmd)] + list(guestfwds)
+        for _, _, cmd in fwds:
+            for c in cmd:
+                if ',' in c:
+                    raise ValueError('no commas in the relay command (qemu option syntax): %r' % c)
+            # The relays (qemu_llm_server --connect) refuse any other
+            # address too; checked here so that no forward is ever set up
+            # towards one.
+            if '--connect' not in cmd or not cmd[cmd.index('--connect') + 1].startswith('127.0.0.1:'):
+                raise ValueError('a guestfwd relay must connect to 127.0.0.1: %r' % (cmd,))
         # Isolated user networking: restrict=on cuts the guest off from the
-        # host and any network; the one guestfwd runs the relay, which only
+        # host and any network; each guestfwd runs a relay, which only
         # connects to 127.0.0.1.
-        netdev = 'user,id=n0,restrict=on,guestfwd=tcp:%s:80-cmd:%s' % (GUEST_SERVER, ' '.join(relay_cmd))
+        netdev = 'user,id=n0,restrict=on' + ''.join(
+            ',guestfwd=tcp:%s:%d-cmd:%s' % (addr, int(port), ' '.join(cmd)) for addr, port, cmd in fwds)
         if host_port is not None:
             # Only the host's loopback: restrict=on leaves explicit
             # forwards working, and this one listens on 127.0.0.1 only.

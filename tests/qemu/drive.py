@@ -7,6 +7,7 @@ import gzip
 import json
 import os
 import re
+import select
 import signal
 import socket
 import struct
@@ -30,6 +31,15 @@ MCP_PORT = 8000
 MCP_PATH = '/mcp'
 MCP_SESSIONS = 4
 MCP_THREAD = 'AgentMcp'
+# The MCP client's remote servers (tests/mcp/scripted_server.py, the
+# official SDK), as the board sees them: the addresses PKG_AGENT_MCP_SERVERS
+# names (tests/qemu/run.sh, in this order), which guestfwds relay to the
+# servers on 127.0.0.1. The first answers with SSE streams, the second with
+# JSON bodies (--json). Tools of each: sub, echo, fail, registered on the
+# board as m<N>_<name> (N: the server's place in the list).
+REMOTES = ((('10.0.2.101', 8000), [], 'SSE'), (('10.0.2.102', 8000), ['--json'], 'JSON'))
+REMOTE_URLS = tuple('http://%s:%d/mcp' % g for g, _, _ in REMOTES)
+REMOTE_TOOLS = tuple(tuple('m%d_%s' % (i + 1, t) for t in ('echo', 'fail', 'sub')) for i in range(len(REMOTES)))
 INITIALIZE = ('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
               '"capabilities":{},"clientInfo":{"name":"qemu-drive","version":"1"}}}')
 
@@ -67,6 +77,16 @@ class Server:
                 out.append((m.group(1), int(m.group(2)), m.group(3)))
         return out
 
+    def offered(self, mark):
+        """The tool names each request since `mark` offered the model (the
+        `tools=` of the request log lines)."""
+        out = []
+        for line in self.lines()[mark:]:
+            m = re.match(r'\[server\] request \d+: .* tools=(\S*)$', line)
+            if m:
+                out.append([t for t in m.group(1).split(',') if t])
+        return out
+
     def wait_answers(self, mark, pred, timeout):
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -85,6 +105,34 @@ class Server:
                 self.proc.wait()
 
 
+class RemoteMcp:
+    """tests/mcp/scripted_server.py (the official MCP Python SDK) on a free
+    127.0.0.1 port, its DNS-rebinding guard widened by exactly the Host the
+    board sends through the guestfwd."""
+    def __init__(self, cmd, guest, extra, log_path):
+        self.log_path = log_path
+        self.proc = subprocess.Popen(cmd.split() + extra + ['--allow-host', '%s:%d' % guest],
+                                     stdout=subprocess.PIPE, stderr=open(log_path, 'w'),
+                                     start_new_session=True)
+        # It prints its URL once uvicorn listens; bounded.
+        r, _, _ = select.select([self.proc.stdout], [], [], 30)
+        line = self.proc.stdout.readline().decode() if r else ''
+        m = re.match(r'URL http://127\.0\.0\.1:(\d+)/mcp', line)
+        if not m:
+            self.stop()
+            raise Fail('the scripted MCP server did not start (%r; log %s)' % (line, log_path))
+        self.port = int(m.group(1))
+
+    def stop(self):
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(5)
+
+
 class Run:
     def __init__(self, args):
         self.args = args
@@ -93,6 +141,7 @@ class Run:
         self.server = Server(args.server, os.path.join(args.logs, 'server.log'))
         self.board = None
         self.boots = 0
+        self.remotes = []
 
     # -- bookkeeping ---------------------------------------------------------
     def record(self, fw, step, status, detail=''):
@@ -119,12 +168,13 @@ class Run:
             return False
 
     # -- board ---------------------------------------------------------------
-    def boot(self, bsp, name, host_port=None, guest_port=80):
+    def boot(self, bsp, name, host_port=None, guest_port=80, guestfwds=()):
         if self.board:
             self.board.close()
         self.boots += 1
         transcript = os.path.join(self.args.logs, 'serial-%s-%d.txt' % (name, self.boots))
-        self.board = Board(bsp, self.server.relay, transcript, host_port=host_port, guest_port=guest_port)
+        self.board = Board(bsp, self.server.relay, transcript, host_port=host_port, guest_port=guest_port,
+                           guestfwds=guestfwds)
         b = self.board
         # The BSP's main.c runs a demo at boot: wait for it to end.
         b.expect(r'==== RT-Thread Lab Done ====', 120, 'boot (the BSP demo must finish)')
@@ -748,15 +798,34 @@ class Run:
         self.board = None
 
     # -- MCP firmware --------------------------------------------------------
-    def mcp(self, bsp, token, sdk_check):
+    def mcp(self, bsp, token, sdk_check, remote_cmd=''):
         """The CLI firmware with PKG_AGENT_MCP_SERVER: the MCP server on the
         board's port 8000 through a hostfwd from 127.0.0.1, driven with the
         official MCP Python SDK and raw HTTP, while the console's chat goes
-        on."""
+        on. With remote_cmd (the firmware also has PKG_AGENT_MCP_CLIENT and
+        PKG_AGENT_MCP_SERVERS=REMOTE_URLS): the two scripted SDK servers
+        started on 127.0.0.1 and reached by the board through guestfwds;
+        their tools offered to the model and called, kept out of the
+        board's own server, and left out with a reason once they are
+        stopped."""
         fw = 'mcp'
         port = free_port()
+        fwds = ()
+        if remote_cmd:
+            fwds = []
+            for i, (guest, extra, kind) in enumerate(REMOTES):
+                try:
+                    r = RemoteMcp(remote_cmd, guest, extra, os.path.join(self.args.logs, 'mcp-remote-%d.log' % (i + 1)))
+                except Fail as e:
+                    self.record(fw, 'start the scripted MCP server %d (tests/mcp/scripted_server.py)' % (i + 1),
+                                'FAIL', str(e))
+                    return
+                self.remotes.append(r)
+                self.figures.append(('mcp client: scripted SDK server %d (%s answers) on the host, relayed from '
+                                     'the guest\'s %s:%d' % ((i + 1, kind) + guest), '127.0.0.1:%d' % r.port))
+                fwds.append((guest[0], guest[1], [self.server.exe, '--connect', '127.0.0.1:%d' % r.port]))
         try:
-            boot = self.boot(bsp, fw, host_port=port, guest_port=MCP_PORT)
+            boot = self.boot(bsp, fw, host_port=port, guest_port=MCP_PORT, guestfwds=fwds)
         except (Fail, Timeout) as e:
             self.record(fw, 'boot', 'FAIL', str(e) + self.excerpt(0))
             return
@@ -793,13 +862,47 @@ class Run:
                 if int(m.group(1)) != MCP_PORT or m.group(2) != MCP_PATH or m.group(3) != 'bearer token':
                     raise Fail('the server says port %s path %s (%s), built with %d %s and a token'
                                % (m.group(1), m.group(2), m.group(3), MCP_PORT, MCP_PATH))
+                client = ''
+                if remote_cmd:
+                    client = '; ' + client_line(mark, cycle)
+                    log = b.since(mark)
                 started = re.search(r'agent started: used (\d+)', log)
                 if started and cycle == 1:
                     heap['started'] = int(started.group(1))
-                return 'log: %s; %s' % (one_line(m.group(0)),
-                                        'heap used at start %s (library log)' % (started.group(1) if started
-                                                                                  else '?'))
+                return 'log: %s; %s%s' % (one_line(m.group(0)),
+                                          'heap used at start %s (library log)' % (started.group(1) if started
+                                                                                    else '?'), client)
             return fn
+
+        def client_line(mark, cycle):
+            # The client's summary of each server: cycle 1 (the scripted
+            # servers up) "<url>: 3 remote tool(s)"; cycle 2 (stopped) the
+            # reason its tools are left out. Waited for (bounded): the
+            # client may still be connecting or retrying when the chat
+            # prompt shows.
+            lines = []
+            for url, tools in zip(REMOTE_URLS, REMOTE_TOOLS):
+                esc = re.escape(url)
+                want = (r'mcp: %s: (\d+) remote tool\(s\)' % esc if cycle == 1
+                        else r'mcp: %s: its tools are left out \(([^\n]*)\)' % esc)
+                deadline = time.monotonic() + 60
+                while True:
+                    log = re.sub(r'\x1b\[[0-9;]*m', '', b.since(mark))
+                    got = re.search(want, log)
+                    if got:
+                        break
+                    other = re.search(r'mcp: %s: [^\n]*' % esc, log)
+                    if other and cycle == 1:
+                        raise Fail('the MCP client logged %r, not its tools' % other.group(0).strip())
+                    if time.monotonic() > deadline:
+                        raise Fail('no %r line within 60 s of main_loop_entry%s'
+                                   % (want, ': the log has %r' % other.group(0) if other else ''))
+                    b.quiet(0.5)
+                if cycle == 1 and int(got.group(1)) != len(tools):
+                    raise Fail('the MCP client registered %s remote tools of %s; the scripted server has %d (%s)'
+                               % (got.group(1), url, len(tools), ', '.join(tools)))
+                lines.append(got.group(0).strip())
+            return 'client: %s' % '; '.join(lines)
 
         def sdk():
             cmd = sdk_check.split() + ['--url', url, '--token', token]
@@ -816,6 +919,82 @@ class Run:
             return '%d checks passed in %.1f s (both connect modes, tools/list add/mul/compare with their ' \
                    'schemas, add(2,3), isError, -32602, 401 twice); output in logs/mcp-sdk.txt' % (
                        len(oks), time.monotonic() - t0)
+
+        def own_server_hides_remote():
+            # The board's own MCP server serves its local tools only: a
+            # remote tool re-served would make the board a proxy nobody
+            # asked for.
+            r = mcp_post(web, INITIALIZE, auth)
+            sid = r.header('mcp-session-id')
+            if r.status != 200 or not sid:
+                raise Fail('initialize: HTTP %d %s' % (r.status, r.text()[:200]))
+            h = dict(auth, **{'Mcp-Session-Id': sid})
+            try:
+                lst = mcp_post(web, '{"jsonrpc":"2.0","id":2,"method":"tools/list"}', h)
+                body = rpc_json(lst)
+                names = [t.get('name') for t in ((body or {}).get('result') or {}).get('tools', [])]
+                if lst.status != 200 or not names:
+                    raise Fail('tools/list: HTTP %d %s' % (lst.status, lst.text()[:300]))
+                if any(re.match(r'm\d+_', n) for n in names) or 'add' not in names:
+                    raise Fail('the board\'s own server lists %s (remote tools must not be there)' % names)
+                call = mcp_post(web, '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"m1_sub",'
+                                     '"arguments":{"a":10,"b":4}}}', h)
+                cb = rpc_json(call) or {}
+                refused = 'error' in cb or (cb.get('result') or {}).get('isError') is True
+                if call.status != 200 or not refused or '10 - 4' in call.text():
+                    raise Fail('tools/call m1_sub on the board\'s own server was not refused: HTTP %d %s'
+                               % (call.status, call.text()[:300]))
+                how = 'JSON-RPC %s' % cb['error'].get('code') if 'error' in cb else 'isError'
+            finally:
+                web.raw(('DELETE %s HTTP/1.1\r\nHost: board\r\nAuthorization: Bearer %s\r\nMcp-Session-Id: '
+                         '%s\r\n\r\n' % (MCP_PATH, token, sid)).encode())
+            return 'tools/list: %s; tools/call m1_sub refused (%s)' % (' '.join(names), how)
+
+        def remote_call(keyword, question, expect):
+            # The model (qemu_llm_server's remotesub / remoteecho) calls a
+            # remote tool and answers with its result: the answer on the
+            # console carries what the SDK server computed.
+            def fn():
+                mark = self.server.mark()
+                reply, secs = self.chat(question, expect, 90)
+                got = self.server.answers(mark)
+                scen = [sc for (sc, _, _) in got]
+                if scen != [keyword + '-call', keyword + '-answer']:
+                    raise Fail('the LLM server answered %s, not the remote call then the answer' % got)
+                offered = self.server.offered(mark)
+                missing = [t for ts in REMOTE_TOOLS for t in ts if not offered or t not in offered[0]]
+                if missing:
+                    raise Fail('the first request did not offer %s: %s' % (missing, offered[:1]))
+                return 'answered in %.1f s: %s; the model was offered %s' % (
+                    secs, one_line(reply), ' '.join(offered[0]))
+            return fn
+
+        def stop_remote():
+            out = []
+            for r in self.remotes:
+                r.stop()
+                try:
+                    socket.create_connection(('127.0.0.1', r.port), timeout=3).close()
+                except OSError as e:
+                    out.append('nothing on 127.0.0.1:%d (%s)' % (r.port, type(e).__name__))
+                    continue
+                raise Fail('127.0.0.1:%d still answers after its scripted MCP server was stopped' % r.port)
+            return 'both stopped; ' + ', '.join(out)
+
+        def local_only():
+            # The remote servers down: the arithmetic question still answered
+            # with the board's own tools, and no remote tool offered.
+            mark = self.server.mark()
+            _, secs = self.chat(QUESTION, ANSWER, 90)
+            kinds = [k for (_, _, k) in self.server.answers(mark)]
+            if kinds != ['tool_calls', 'tool_calls', 'text']:
+                raise Fail('the two-round question: the server answered %s' % kinds)
+            offered = self.server.offered(mark)
+            remote = sorted({t for o in offered for t in o if re.match(r'm\d+_', t)})
+            if remote or not offered:
+                raise Fail('the requests offered remote tools %s (or none logged: %s)' % (remote, offered))
+            return 'answered in %.1f s with local tools (%s), no remote (m<N>_) tool offered' % (
+                secs, ' '.join(offered[0]))
 
         def bad_input():
             out = []
@@ -1066,6 +1245,15 @@ class Run:
                           nothing_listens('before main_loop_entry'))
         ok = self.attempt(fw, 'main_loop_entry: "[mcp] serving MCP" on port %d' % MCP_PORT, start(1)) and ok
         ok = ok and self.attempt(fw, 'official MCP Python SDK (sdk_server_check.py --url) on the board', sdk)
+        if remote_cmd:
+            ok = ok and self.attempt(fw, 'client: the board\'s own MCP server lists and calls no remote tool',
+                                     own_server_hides_remote)
+            ok = ok and self.attempt(fw, 'client: the model calls m1_sub (SSE server), the answer carries its '
+                                     'result', remote_call('remotesub', 'remotesub: what is 10 - 4?',
+                                                           r'Remote result: 10 - 4 = 6'))
+            ok = ok and self.attempt(fw, 'client: the model calls m2_echo (JSON server), the answer carries its '
+                                     'result', remote_call('remoteecho', 'remoteecho: say hi there',
+                                                           r'Remote result: echo: hi there'))
         ok = ok and self.attempt(fw, 'bad input: malformed JSON, batch, oversized bodies', bad_input)
         ok = ok and self.attempt(fw, 'a client reset mid-request does not hold the server; a slow one is served',
                                  broken_clients)
@@ -1073,14 +1261,25 @@ class Run:
         ok = ok and self.attempt(fw, 'Ctrl-D; list thread: AgentMcp, AgentLoop and tcpip stacks', leave)
         ok = ok and self.attempt(fw, 'cleanup_agent_entry, heap back to boot', cleanup(1))
         ok = ok and self.attempt(fw, 'nothing on port %d after cleanup' % MCP_PORT, nothing_listens('after cleanup'))
+        if remote_cmd:
+            ok = ok and self.attempt(fw, 'client: stop both scripted MCP servers', stop_remote)
         # At once again: the port must be free for the new listener though
         # the last connections' TIME_WAIT lasts 2 MSL (lwIP SO_REUSE).
-        ok = ok and self.attempt(fw, 'second main_loop_entry: serving again at once', start(2))
+        ok = ok and self.attempt(fw, 'second main_loop_entry: serving again at once%s'
+                                 % (', the client says why the remote tools are left out' if remote_cmd else ''),
+                                 start(2))
+        if remote_cmd:
+            ok = ok and self.attempt(fw, 'client: the remote servers down, the two-round question with local tools',
+                                     local_only)
         ok = ok and self.attempt(fw, 'second cycle: Ctrl-D, free, initialize, tools/call mul, DELETE', again)
         ok = ok and self.attempt(fw, 'second cleanup_agent_entry with a silent client connected, heap back',
                                  cleanup(2, half_sent=True))
         self.figures.append(('mcp: heap used at boot (free)', heap['boot']))
-        for k, label in (('started', 'at agent start (library log, before the server starts)'),
+        # The library's "agent started" line comes after the MCP client's
+        # start (its remote tools registered) and before the server's.
+        for k, label in (('started', 'at agent start (library log: remote tools registered, before the server '
+                                     'starts)' if remote_cmd else 'at agent start (library log, before the server '
+                                     'starts)'),
                          ('serving', 'after main_loop_entry, the server started and idle (free, second cycle)'),
                          ('peak', 'peak ("maximum" of free) after the SDK check, bad input, flood and chat'),
                          ('cleanup1', 'after cleanup_agent_entry'),
@@ -1093,6 +1292,8 @@ class Run:
     def close(self):
         if self.board:
             self.board.close()
+        for r in self.remotes:
+            r.stop()
         self.server.close()
 
 
@@ -1229,6 +1430,18 @@ def mcp_post(web, body, headers, timeout=30):
     return web.raw(head.encode() + b'\r\n' + data, timeout)
 
 
+def rpc_json(r):
+    """The JSON-RPC message of an answer (the board's server answers with a
+    JSON body; the first `data:` line of an SSE body is taken too), or
+    None."""
+    text = r.text()
+    data = re.search(r'^data: ?(.*)$', text, re.M)
+    try:
+        return json.loads(data.group(1) if data and not text.lstrip().startswith('{') else text)
+    except ValueError:
+        return None
+
+
 def rpc_code(r):
     """The JSON-RPC error code of an answer, or None."""
     try:
@@ -1255,6 +1468,9 @@ def main():
     p.add_argument('--mcp', help='the MCP firmware\'s BSP (CLI channel and PKG_AGENT_MCP_SERVER)')
     p.add_argument('--mcp-token', default='', help='its PKG_AGENT_MCP_TOKEN')
     p.add_argument('--mcp-check', default='', help='command of the SDK check (tests/mcp/sdk_server_check.py)')
+    p.add_argument('--mcp-remote', default='', help='command of the scripted SDK MCP server the firmware\'s MCP '
+                   'client connects to (tests/mcp/scripted_server.py); the firmware must have PKG_AGENT_MCP_SERVERS '
+                   '"%s"' % ' '.join(REMOTE_URLS))
     p.add_argument('--shots', default=os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
         os.path.abspath(__file__)))), 'target'), help='where the browser test saves its screenshot')
     a = p.parse_args()
@@ -1279,7 +1495,7 @@ def main():
         if a.webnet:
             run.webnet(a.webnet, a.web_token, a.page, a.browser)
         if a.mcp:
-            run.mcp(a.mcp, a.mcp_token, a.mcp_check)
+            run.mcp(a.mcp, a.mcp_token, a.mcp_check, a.mcp_remote)
     finally:
         run.close()
 
@@ -1301,10 +1517,12 @@ def main():
             try:
                 with_mcp = mapsize.package_flash(os.path.join(a.mcp, 'rtthread.map'))
                 without = mapsize.package_flash(os.path.join(plain[0], 'rtthread.map'))
-                rows.append(('flash PKG_AGENT_MCP_SERVER adds to the package (agent-mcp - agent-cli)',
+                rows.append(('flash PKG_AGENT_MCP_SERVER and PKG_AGENT_MCP_CLIENT add to the package '
+                             '(agent-mcp - agent-cli)',
                              '%+d bytes (%d - %d)' % (with_mcp - without, with_mcp, without)))
             except (OSError, SystemExit) as e:
-                rows.append(('flash PKG_AGENT_MCP_SERVER adds to the package', 'unavailable: %s' % e))
+                rows.append(('flash PKG_AGENT_MCP_SERVER and PKG_AGENT_MCP_CLIENT add to the package',
+                             'unavailable: %s' % e))
     rows += [(w, v) for w, v in run.figures]
     width = max(len(w) for w, _ in rows) if rows else 10
     for w, v in rows:

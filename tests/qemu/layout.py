@@ -9,9 +9,12 @@ would, and writes its .config; used by tests/qemu/run.sh (std lib only).
                                                with --webnet)
   layout.py config BSP_DIR --channel cli|debug|webnet --posix-stdio on|off
                    [--prebuilt LIB] [--web-token TOKEN] [--mcp-token TOKEN]
+                   [--mcp-servers URLS]
                                                .config overrides (--mcp-token:
                                                the MCP server on, with that
-                                               bearer token)
+                                               bearer token; --mcp-servers:
+                                               the MCP client on, with that
+                                               PKG_AGENT_MCP_SERVERS)
   layout.py check  BSP_DIR (the same options as config)
                                                rtconfig.h has what we asked
 
@@ -370,6 +373,16 @@ def overrides(a):
             'PKG_AGENT_MCP_MAX_BODY': '4096',
             'PKG_AGENT_MCP_MAX_SESSIONS': '4',
         })
+    if a.mcp_servers:
+        # The MCP client: the remote servers' tools offered next to the
+        # board's own. The URL names a guest-side address that the driver's
+        # second guestfwd relays to the scripted SDK server on 127.0.0.1;
+        # PKG_AGENT_MCP_MAX_TOOLS and _MAX_RESPONSE keep their defaults (16,
+        # 16384), more than the scripted server's three tools need.
+        o.update({
+            'PKG_AGENT_MCP_CLIENT': 'y',
+            'PKG_AGENT_MCP_SERVERS': '"%s"' % a.mcp_servers,
+        })
     if a.posix_stdio == 'off':
         o['RT_USING_POSIX_TERMIOS'] = None  # it selects RT_USING_POSIX_STDIO
     if a.channel == 'debug':
@@ -427,8 +440,9 @@ def cmd_check(a):
     if bad:
         die('rtconfig.h of %s after `scons --pyconfig-silent` is not what .config asked for:\n  %s\n'
             '(a Kconfig dependency refused it; see %s/.config)' % (a.bsp, '\n  '.join(bad), a.bsp))
-    print('rtconfig.h: ok (%s channel%s, RT_USING_POSIX_STDIO %s)'
-          % (a.channel, ', MCP server' if a.mcp_token else '', a.posix_stdio))
+    print('rtconfig.h: ok (%s channel%s%s, RT_USING_POSIX_STDIO %s)'
+          % (a.channel, ', MCP server' if a.mcp_token else '',
+             ', MCP client of %s' % a.mcp_servers if a.mcp_servers else '', a.posix_stdio))
 
 
 def main():
@@ -449,6 +463,7 @@ def main():
         c.add_argument('--prebuilt', default='')
         c.add_argument('--web-token', default='')
         c.add_argument('--mcp-token', default='')
+        c.add_argument('--mcp-servers', default='')
     a = p.parse_args()
     {'tree': cmd_tree, 'bsp': cmd_bsp, 'config': cmd_config, 'check': cmd_check}[a.cmd](a)
 

@@ -23,10 +23,12 @@
 #   WEBNET_SRC     the WebNet package sources (RT-Thread-packages/webnet
 #                  2.0.x; GPL-2.0, built, never copied into this repo);
 #                  needed when QEMU_WEBNET is on or only
-#   QEMU_MCP       off (default), on (also the MCP server's firmware,
-#                  agent-mcp: CLI channel plus PKG_AGENT_MCP_SERVER, driven
-#                  with the official MCP Python SDK through a hostfwd), or
-#                  only (just that firmware)
+#   QEMU_MCP       off (default), on (also the MCP firmware, agent-mcp: CLI
+#                  channel plus PKG_AGENT_MCP_SERVER, driven with the
+#                  official MCP Python SDK through a hostfwd, and
+#                  PKG_AGENT_MCP_CLIENT, whose remote server is the SDK's
+#                  tests/mcp/scripted_server.py, twice, reached through
+#                  two more guestfwds), or only (just that firmware)
 #   QEMU_BROWSER=1 with the WebNet firmware, also run the browser test
 #                  (tests/browser/run.py --url) against the board's page
 #   AGENT_SRC      the package sources put into the BSP (default: this work
@@ -39,7 +41,8 @@
 # reaches nothing but the one guestfwd), 10.0.2.100:80 forwarded to the
 # scripted server on 127.0.0.1; the WebNet firmware adds one hostfwd from
 # 127.0.0.1:<free port> to the board's port 80, the MCP firmware one to its
-# port 8000. See tests/qemu/README.md.
+# port 8000 and two more guestfwds, 10.0.2.101:8000 and 10.0.2.102:8000, to
+# the scripted MCP servers on 127.0.0.1. See tests/qemu/README.md.
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -86,6 +89,11 @@ fi
 web_token=qemu-web-token
 # The bearer token the MCP firmware is built with (PKG_AGENT_MCP_TOKEN).
 mcp_token=qemu-mcp-token
+# PKG_AGENT_MCP_SERVERS of the MCP firmware: two guest-side addresses that
+# guestfwds relay to two tests/mcp/scripted_server.py on 127.0.0.1, one
+# answering with SSE, one with JSON bodies (tests/qemu/drive.py REMOTES says
+# the same).
+mcp_remote_url="http://10.0.2.101:8000/mcp http://10.0.2.102:8000/mcp"
 
 work="${QEMU_WORK:-$repo/target/qemu}"
 mkdir -p "$work/logs"
@@ -124,7 +132,11 @@ build_bsp() { # name channel stdio [prebuilt-lib]
     fi
     # The MCP firmware: the CLI channel with the MCP server (its own
     # library: cargo feature mcp-server).
-    [ "$name" = agent-mcp ] && extra=(--mcp-token "$mcp_token")
+    # The MCP firmware: the CLI channel with the MCP server and the MCP
+    # client (its own library: cargo features mcp-server, mcp-client); the
+    # client's servers are the guest-side addresses the driver relays to
+    # the scripted SDK servers on 127.0.0.1.
+    [ "$name" = agent-mcp ] && extra=(--mcp-token "$mcp_token" --mcp-servers "$mcp_remote_url")
     step "build $name: $channel channel, RT_USING_POSIX_STDIO $st${prebuilt:+, prebuilt Rust library}"
     "$py" "$here/layout.py" bsp "$rtt" "$name" "$agent_src" "$CJSON_SRC" "$WEBCLIENT_SRC" ${bsp_extra[@]+"${bsp_extra[@]}"} >/dev/null
     "$py" "$here/layout.py" config "$bsp" --channel "$channel" --posix-stdio "$st" --prebuilt "$prebuilt" ${extra[@]+"${extra[@]}"}
@@ -212,7 +224,8 @@ if [ "$webnet" != off ]; then
 fi
 if [ "$mcp" != off ]; then
     args+=(--mcp "$rtt/bsp/agent-mcp" --mcp-token "$mcp_token"
-           --mcp-check "$repo/target/mcp-venv/bin/python $repo/tests/mcp/sdk_server_check.py")
+           --mcp-check "$repo/target/mcp-venv/bin/python $repo/tests/mcp/sdk_server_check.py"
+           --mcp-remote "$repo/target/mcp-venv/bin/python $repo/tests/mcp/scripted_server.py")
 fi
 step "boot and drive (transcripts in $logs)"
 exec "$py" "$here/drive.py" --server "$server" --logs "$logs" "${args[@]}"

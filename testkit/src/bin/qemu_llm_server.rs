@@ -19,12 +19,22 @@
 //!   minutes: the request stays in flight and makes no progress;
 //! - `slowstream`: a text answer in five fragments 600 ms apart (the WebNet
 //!   check sees the deltas arrive over time, not at once);
+//! - `remotesub`, `remoteecho`: the MCP client's check: if the request
+//!   offers the remote tool (`m1_sub`, the first MCP server's `sub`;
+//!   `m2_echo`, the second one's `echo`), a call of it (a=10, b=4; text
+//!   "hi there"), then, once its result follows, a text answer quoting it
+//!   (`Remote result: <the tool message>`), so the console shows what the
+//!   remote server computed; a request without that tool gets a text
+//!   answer saying so;
 //! - anything else: the arithmetic model (tool calls to add/mul/compare in
 //!   OpenAI's fragment shape, one round per nesting level).
 
+use rtt_agent::cjson_sys::*;
+use rtt_agent_testkit::agent::messages_of;
 use rtt_agent_testkit::arith_model;
 use rtt_agent_testkit::llm_server::*;
 use std::collections::HashSet;
+use std::ffi::{CStr, CString};
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::sync::Mutex;
@@ -34,6 +44,100 @@ use std::time::Duration;
 fn last_user(body: &[u8]) -> (String, usize) {
     arith_model::conversation(body)
         .map_or((String::new(), 0), |(user, results)| (user, results.len()))
+}
+
+/// The function names of the request's `tools` array (what the board offers
+/// the model: its own tools and the remote ones).
+fn offered_tools(body: &[u8]) -> Vec<String> {
+    let Ok(text) = CString::new(body.to_vec()) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    // SAFETY: `text` is NUL-terminated; `root` is NULL-checked, owned here
+    // and deleted once; cJSON's getters accept NULL, and every string read
+    // is NULL-checked and belongs to the live `root`.
+    unsafe {
+        let root = cJSON_Parse(text.as_ptr());
+        if root.is_null() {
+            return out;
+        }
+        let tools = cJSON_GetObjectItemCaseSensitive(root, c"tools".as_ptr());
+        for i in 0..cJSON_GetArraySize(tools) {
+            let f = cJSON_GetObjectItemCaseSensitive(
+                cJSON_GetArrayItem(tools, i),
+                c"function".as_ptr(),
+            );
+            let name = cJSON_GetObjectItemCaseSensitive(f, c"name".as_ptr());
+            if !name.is_null() && !(*name).valuestring.is_null() {
+                out.push(
+                    CStr::from_ptr((*name).valuestring)
+                        .to_string_lossy()
+                        .into_owned(),
+                );
+            }
+        }
+        cJSON_Delete(root);
+    }
+    out
+}
+
+/// A remote-tool scenario: the keyword, the tool the model calls, its
+/// arguments in OpenAI's fragment shape, and the scenario names logged for
+/// the call, the answer and a request without the tool.
+struct RemoteCall {
+    keyword: &'static str,
+    tool: &'static str,
+    args: &'static [&'static str],
+    logged: [&'static str; 3],
+}
+
+const REMOTE_CALLS: &[RemoteCall] = &[
+    RemoteCall {
+        keyword: "remotesub",
+        tool: "m1_sub",
+        args: &[r#"{"a":10,"#, r#""b":4}"#],
+        logged: ["remotesub-call", "remotesub-answer", "remotesub-missing"],
+    },
+    RemoteCall {
+        keyword: "remoteecho",
+        tool: "m2_echo",
+        args: &[r#"{"text":"#, r#""hi there"}"#],
+        logged: ["remoteecho-call", "remoteecho-answer", "remoteecho-missing"],
+    },
+];
+
+/// One remote-tool scenario (see the module docs).
+fn remote(
+    req: &RecordedRequest,
+    rc: &RemoteCall,
+    results: usize,
+) -> (&'static str, ScriptedResponse) {
+    let offered = offered_tools(&req.body);
+    if !offered.iter().any(|t| t == rc.tool) {
+        // Said in the answer, so the console shows why no remote call was
+        // made.
+        let text = format!(
+            "{} was not offered (tools: {}).",
+            rc.tool,
+            offered.join(" ")
+        );
+        return (rc.logged[2], ScriptedResponse::text(&[text.as_str()]));
+    }
+    if results > 0 {
+        let result = messages_of(req)
+            .last()
+            .filter(|m| m.role == "tool")
+            .map(|m| m.content.clone())
+            .unwrap_or_default();
+        return (
+            rc.logged[1],
+            ScriptedResponse::text(&["Remote result: ", result.as_str()]),
+        );
+    }
+    (
+        rc.logged[0],
+        ScriptedResponse::tool_calls(&[("call_r1", rc.tool, rc.args)]),
+    )
 }
 
 static RATE_LIMITED: Mutex<Option<HashSet<String>>> = Mutex::new(None);
@@ -92,7 +196,9 @@ fn respond(req: &RecordedRequest) -> (&'static str, ScriptedResponse) {
                 .delay(Duration::from_millis(600)),
         );
     }
-    let _ = tools;
+    if let Some(rc) = REMOTE_CALLS.iter().find(|rc| user.contains(rc.keyword)) {
+        return remote(req, rc, tools);
+    }
     ("arith", arith_model::respond(req))
 }
 
@@ -140,12 +246,13 @@ fn main() {
         let n = count.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
         let (user, tools) = last_user(&req.body);
         eprintln!(
-            "[server] request {n}: {} {} conn {} user={:?} tool_results={tools} bytes={}",
+            "[server] request {n}: {} {} conn {} user={:?} tool_results={tools} bytes={} tools={}",
             req.method,
             req.path,
             req.conn,
             user,
-            req.body.len()
+            req.body.len(),
+            offered_tools(&req.body).join(",")
         );
         let (scenario, resp) = respond(req);
         let kind = match &resp.body {
