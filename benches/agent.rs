@@ -13,6 +13,7 @@ use rtt_agent::ffi::tools::get_agent_tools;
 use rtt_agent::host::{heap, thread};
 use rtt_agent_testkit::agent::*;
 use rtt_agent_testkit::llm_server::*;
+use rtt_agent_testkit::mcp_server::mcp_post;
 use std::ffi::CString;
 use std::time::Duration;
 
@@ -166,33 +167,6 @@ fn chat_16k() {
         "chat(): 16 KB of arguments in {} fragments received whole",
         fragments.len()
     );
-}
-
-/// One request to the MCP server on 127.0.0.1:`port`, from a thread whose
-/// own allocations stay out of the figures; the answer's body.
-fn mcp_post(port: u16, session: &str, body: &str) -> String {
-    use std::io::{Read, Write};
-    let (session, body) = (session.to_string(), body.to_string());
-    std::thread::spawn(move || {
-        heap::exclude_this_thread(true);
-        let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-        let head = if session.is_empty() {
-            String::new()
-        } else {
-            format!("Mcp-Session-Id: {session}\r\n")
-        };
-        write!(
-            s,
-            "POST /mcp HTTP/1.1\r\n{head}Content-Length: {}\r\n\r\n{body}",
-            body.len()
-        )
-        .unwrap();
-        let mut out = String::new();
-        s.read_to_string(&mut out).unwrap();
-        out
-    })
-    .join()
-    .unwrap()
 }
 
 fn mcp_figures() {

@@ -65,6 +65,21 @@ fn offered_tools(req: &RecordedRequest) -> Vec<(String, String)> {
     out
 }
 
+/// Start the agent with the servers configured now, have `(2+3)*4`
+/// answered with the local tools, stop it and check the heap is back where
+/// it was (`what` names the case); the log of it all.
+fn local_answer_with_log(llm: &LlmServer, what: &str) -> String {
+    let baseline = settled_used();
+    console::rt_host_console_capture(1);
+    let agent = Agent::start_at(&llm.url(), Overrides::default());
+    assert_eq!(agent.ask("(2+3)*4"), "The result is 20.");
+    drop(agent);
+    assert_eq!(settled_used(), baseline, "{what}");
+    let log = console::take_captured();
+    console::rt_host_console_capture(0);
+    log
+}
+
 /// Is the registry's tool `name` a remote one (`client::is_remote`, which
 /// the MCP server uses to leave these out of its own list)? False when
 /// there is no such tool. Read between two messages: the loop waits in its
@@ -103,7 +118,7 @@ fn mcp_client() {
 /// call each other in a loop), and cannot be called through it.
 fn the_boards_server_passes_no_remote_tool_on(python: &PathBuf) {
     use rtt_agent::mcp::server;
-    use std::io::{Read, Write};
+    use rtt_agent_testkit::mcp_server::mcp_post;
     let mcp = McpServer::start(python, &[]);
     servers::reset();
     servers::add(mcp.url.as_bytes()).unwrap();
@@ -116,18 +131,7 @@ fn the_boards_server_passes_no_remote_tool_on(python: &PathBuf) {
     let agent = Agent::start_at(&llm.url(), Overrides::default());
     assert!(remote("m1_sub"), "the remote tools are registered");
     let port = server::port().expect("the board's MCP server runs");
-    let post = |session: &str, body: &str| {
-        let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-        write!(
-            s,
-            "POST /mcp HTTP/1.1\r\nMcp-Session-Id: {session}\r\nContent-Length: {}\r\n\r\n{body}",
-            body.len()
-        )
-        .unwrap();
-        let mut out = String::new();
-        s.read_to_string(&mut out).unwrap();
-        out
-    };
+    let post = |session: &str, body: &str| mcp_post(port, session, body);
     let init = post(
         "",
         r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#,
@@ -251,18 +255,7 @@ fn server_down_at_start_leaves_local_tools() {
     servers::reset();
     servers::add(url.as_bytes()).unwrap();
     let llm = LlmServer::with_model(arith_model::respond).unwrap();
-    let baseline = settled_used();
-    console::rt_host_console_capture(1);
-    let agent = Agent::start_at(&llm.url(), Overrides::default());
-    assert_eq!(agent.ask("(2+3)*4"), "The result is 20.");
-    drop(agent);
-    assert_eq!(
-        settled_used(),
-        baseline,
-        "heap not back after a server that was down"
-    );
-    let log = console::take_captured();
-    console::rt_host_console_capture(0);
+    let log = local_answer_with_log(&llm, "heap not back after a server that was down");
     assert!(
         log.contains(&format!(
             "mcp: {url}: its tools are left out (initialize failed: cannot connect to the server"
@@ -314,18 +307,7 @@ fn garbage_servers_leave_their_tools_out() {
     }
     client::set_max_response(Some(4096));
     let llm = LlmServer::with_model(arith_model::respond).unwrap();
-    let baseline = settled_used();
-    console::rt_host_console_capture(1);
-    let agent = Agent::start_at(&llm.url(), Overrides::default());
-    assert_eq!(agent.ask("(2+3)*4"), "The result is 20.");
-    drop(agent);
-    assert_eq!(
-        settled_used(),
-        baseline,
-        "heap not back after the garbage servers"
-    );
-    let log = console::take_captured();
-    console::rt_host_console_capture(0);
+    let log = local_answer_with_log(&llm, "heap not back after the garbage servers");
     for ((_, why), server) in kinds.iter().zip(&garbage) {
         let line = format!(
             "mcp: {}/mcp: its tools are left out (initialize failed: {why}",
@@ -496,18 +478,7 @@ fn paging_versions_and_errors() {
         servers::add(format!("{}/mcp", s.base_url()).as_bytes()).unwrap();
     }
     let llm = LlmServer::with_model(arith_model::respond).unwrap();
-    let baseline = settled_used();
-    console::rt_host_console_capture(1);
-    let agent = Agent::start_at(&llm.url(), Overrides::default());
-    assert_eq!(agent.ask("(2+3)*4"), "The result is 20.");
-    drop(agent);
-    assert_eq!(
-        settled_used(),
-        baseline,
-        "heap not back after the scripted servers"
-    );
-    let log = console::take_captured();
-    console::rt_host_console_capture(0);
+    let log = local_answer_with_log(&llm, "heap not back after the scripted servers");
 
     let names: Vec<String> = offered_tools(&llm.requests()[0])
         .into_iter()

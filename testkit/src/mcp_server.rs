@@ -111,3 +111,31 @@ pub fn remote_model(req: &RecordedRequest) -> ScriptedResponse {
         ScriptedResponse::tool_calls(&[("call_s", "m1_sub", &[r#"{"a":10,"b":4}"#])])
     }
 }
+
+/// One POST to the agent's own MCP server on 127.0.0.1:`port` (with
+/// `Mcp-Session-Id: session` unless empty), from a thread whose allocations
+/// stay out of the heap figures; the whole answer, head included.
+pub fn mcp_post(port: u16, session: &str, body: &str) -> String {
+    use std::io::{Read, Write};
+    let (session, body) = (session.to_string(), body.to_string());
+    std::thread::spawn(move || {
+        heap::exclude_this_thread(true);
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        let head = if session.is_empty() {
+            String::new()
+        } else {
+            format!("Mcp-Session-Id: {session}\r\n")
+        };
+        write!(
+            s,
+            "POST /mcp HTTP/1.1\r\n{head}Content-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut out = String::new();
+        s.read_to_string(&mut out).unwrap();
+        out
+    })
+    .join()
+    .unwrap()
+}
