@@ -13,7 +13,7 @@ use rtt_agent::ffi::tools::get_agent_tools;
 use rtt_agent::host::{heap, thread};
 use rtt_agent_testkit::agent::*;
 use rtt_agent_testkit::llm_server::*;
-use rtt_agent_testkit::mcp_server::mcp_post;
+use rtt_agent_testkit::mcp_server::{mcp_post, mcp_session};
 use std::ffi::CString;
 use std::time::Duration;
 
@@ -181,18 +181,7 @@ fn mcp_figures() {
     let before = settled_used();
     let agent = Agent::start(&llm, rtt_agent::ffi::chat::Overrides::default());
     let port = server::port().expect("the MCP server runs");
-    let init = mcp_post(
-        port,
-        "",
-        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#,
-    );
-    let sid = init
-        .lines()
-        .find_map(|l| l.strip_prefix("Mcp-Session-Id: "))
-        .expect("a session")
-        .trim()
-        .to_string();
-    drop(init);
+    let sid = mcp_session(port);
     println!("MCP server: the agent's 3 built-in tools");
     for (what, body) in [
         (

@@ -34,35 +34,7 @@ fn settled_used() -> usize {
 
 /// The `tools` of a recorded chat request: (name, parameters as JSON text).
 fn offered_tools(req: &RecordedRequest) -> Vec<(String, String)> {
-    use rtt_agent::cjson_sys::*;
-    use std::ffi::{CStr, CString};
-    let body = CString::new(req.body.clone()).unwrap();
-    let mut out = Vec::new();
-    // SAFETY: `body` is NUL-terminated; the tree is owned here and deleted
-    // once; every item read belongs to it and is NULL-checked.
-    unsafe {
-        let root = cJSON_Parse(body.as_ptr());
-        assert!(!root.is_null());
-        let tools = cJSON_GetObjectItemCaseSensitive(root, c"tools".as_ptr());
-        for i in 0..cJSON_GetArraySize(tools) {
-            let f = cJSON_GetObjectItemCaseSensitive(
-                cJSON_GetArrayItem(tools, i),
-                c"function".as_ptr(),
-            );
-            let name = cJSON_GetObjectItemCaseSensitive(f, c"name".as_ptr());
-            let params =
-                cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(f, c"parameters".as_ptr()));
-            out.push((
-                CStr::from_ptr((*name).valuestring)
-                    .to_string_lossy()
-                    .into_owned(),
-                CStr::from_ptr(params).to_string_lossy().into_owned(),
-            ));
-            cJSON_free(params.cast());
-        }
-        cJSON_Delete(root);
-    }
-    out
+    rtt_agent_testkit::agent::offered_tools(&req.body)
 }
 
 /// Start the agent with the servers configured now, have `(2+3)*4`
@@ -118,7 +90,7 @@ fn mcp_client() {
 /// call each other in a loop), and cannot be called through it.
 fn the_boards_server_passes_no_remote_tool_on(python: &PathBuf) {
     use rtt_agent::mcp::server;
-    use rtt_agent_testkit::mcp_server::mcp_post;
+    use rtt_agent_testkit::mcp_server::{mcp_post, mcp_session};
     let mcp = McpServer::start(python, &[]);
     servers::reset();
     servers::add(mcp.url.as_bytes()).unwrap();
@@ -132,16 +104,7 @@ fn the_boards_server_passes_no_remote_tool_on(python: &PathBuf) {
     assert!(remote("m1_sub"), "the remote tools are registered");
     let port = server::port().expect("the board's MCP server runs");
     let post = |session: &str, body: &str| mcp_post(port, session, body);
-    let init = post(
-        "",
-        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#,
-    );
-    let sid = init
-        .lines()
-        .find_map(|l| l.strip_prefix("Mcp-Session-Id: "))
-        .expect("a session")
-        .trim()
-        .to_string();
+    let sid = mcp_session(port);
     let list = post(&sid, r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
     for own in ["\"add\"", "\"mul\"", "\"compare\""] {
         assert!(list.contains(own), "{list}");

@@ -199,3 +199,50 @@ pub fn ask_items(items: &[(rtt_agent::ffi::messages::MessageType, &str)]) -> Str
         out
     }
 }
+
+/// The `tools` a chat request offered the model: (name, its parameters as
+/// JSON text, "null" when it has none); empty when the body is not JSON.
+pub fn offered_tools(body: &[u8]) -> Vec<(String, String)> {
+    let Ok(text) = CString::new(body.to_vec()) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    // SAFETY: `text` is NUL-terminated; `root` is NULL-checked, owned here
+    // and deleted once; cJSON's getters accept NULL, every string read is
+    // NULL-checked and belongs to the live `root`, and the printed text is
+    // freed with cJSON's allocator.
+    unsafe {
+        let root = cJSON_Parse(text.as_ptr());
+        if root.is_null() {
+            return out;
+        }
+        let tools = cJSON_GetObjectItemCaseSensitive(root, c"tools".as_ptr());
+        for i in 0..cJSON_GetArraySize(tools) {
+            let f = cJSON_GetObjectItemCaseSensitive(
+                cJSON_GetArrayItem(tools, i),
+                c"function".as_ptr(),
+            );
+            let name = cJSON_GetObjectItemCaseSensitive(f, c"name".as_ptr());
+            if name.is_null() || (*name).valuestring.is_null() {
+                continue;
+            }
+            let printed =
+                cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(f, c"parameters".as_ptr()));
+            let params = if printed.is_null() {
+                "null".to_string()
+            } else {
+                let p = CStr::from_ptr(printed).to_string_lossy().into_owned();
+                cJSON_free(printed.cast());
+                p
+            };
+            out.push((
+                CStr::from_ptr((*name).valuestring)
+                    .to_string_lossy()
+                    .into_owned(),
+                params,
+            ));
+        }
+        cJSON_Delete(root);
+    }
+    out
+}

@@ -139,3 +139,18 @@ pub fn mcp_post(port: u16, session: &str, body: &str) -> String {
     .join()
     .unwrap()
 }
+
+/// `initialize` on the agent's own MCP server at 127.0.0.1:`port` (through
+/// [`mcp_post`]); the new session's id.
+pub fn mcp_session(port: u16) -> String {
+    let init = mcp_post(
+        port,
+        "",
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#,
+    );
+    init.lines()
+        .find_map(|l| l.strip_prefix("Mcp-Session-Id: "))
+        .expect("a session")
+        .trim()
+        .to_string()
+}

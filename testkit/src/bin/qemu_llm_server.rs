@@ -29,12 +29,10 @@
 //! - anything else: the arithmetic model (tool calls to add/mul/compare in
 //!   OpenAI's fragment shape, one round per nesting level).
 
-use rtt_agent::cjson_sys::*;
 use rtt_agent_testkit::agent::messages_of;
 use rtt_agent_testkit::arith_model;
 use rtt_agent_testkit::llm_server::*;
 use std::collections::HashSet;
-use std::ffi::{CStr, CString};
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::sync::Mutex;
@@ -49,36 +47,10 @@ fn last_user(body: &[u8]) -> (String, usize) {
 /// The function names of the request's `tools` array (what the board offers
 /// the model: its own tools and the remote ones).
 fn offered_tools(body: &[u8]) -> Vec<String> {
-    let Ok(text) = CString::new(body.to_vec()) else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    // SAFETY: `text` is NUL-terminated; `root` is NULL-checked, owned here
-    // and deleted once; cJSON's getters accept NULL, and every string read
-    // is NULL-checked and belongs to the live `root`.
-    unsafe {
-        let root = cJSON_Parse(text.as_ptr());
-        if root.is_null() {
-            return out;
-        }
-        let tools = cJSON_GetObjectItemCaseSensitive(root, c"tools".as_ptr());
-        for i in 0..cJSON_GetArraySize(tools) {
-            let f = cJSON_GetObjectItemCaseSensitive(
-                cJSON_GetArrayItem(tools, i),
-                c"function".as_ptr(),
-            );
-            let name = cJSON_GetObjectItemCaseSensitive(f, c"name".as_ptr());
-            if !name.is_null() && !(*name).valuestring.is_null() {
-                out.push(
-                    CStr::from_ptr((*name).valuestring)
-                        .to_string_lossy()
-                        .into_owned(),
-                );
-            }
-        }
-        cJSON_Delete(root);
-    }
-    out
+    rtt_agent_testkit::agent::offered_tools(body)
+        .into_iter()
+        .map(|(name, _)| name)
+        .collect()
 }
 
 /// A remote-tool scenario: the keyword, the tool the model calls, its
