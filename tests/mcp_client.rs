@@ -79,6 +79,7 @@ fn mcp_client() {
     server_down_at_start_leaves_local_tools();
     garbage_servers_leave_their_tools_out();
     paging_versions_and_errors();
+    a_failed_call_is_not_sent_again();
     agent_config_mcp_manages_the_list();
     the_boards_server_passes_no_remote_tool_on(&python);
     servers::reset();
@@ -431,6 +432,42 @@ fn fake_mcp(version: &'static str, endless: bool) -> impl Fn(&RecordedRequest) -
 /// `nextCursor` paging, the name rules, an older protocol version taken,
 /// a version refused, a JSON-RPC error to `initialize`, the page cap; the
 /// session id and protocol version on every request after the handshake.
+/// A `tools/call` whose answer fails (here HTTP 503, which a handshake
+/// request would retry) is sent once: the server may have run the tool.
+fn a_failed_call_is_not_sent_again() {
+    let fake = fake_mcp("2025-11-25", false);
+    let remote = LlmServer::with_model(move |req| {
+        if req.body_text().contains(r#""method":"tools/call""#) {
+            ScriptedResponse::json(503, r#"{"error":"busy"}"#)
+        } else {
+            fake(req)
+        }
+    })
+    .unwrap();
+    servers::reset();
+    servers::add(format!("{}/mcp", remote.base_url()).as_bytes()).unwrap();
+    let llm = LlmServer::start(vec![
+        ScriptedResponse::tool_calls(&[("c1", "m1_b1", &[r#"{"n":1}"#])]),
+        ScriptedResponse::text(&["told"]),
+    ])
+    .unwrap();
+    let agent = Agent::start_at(&llm.url(), Overrides::default());
+    assert_eq!(agent.ask("call b1"), "told");
+    drop(agent);
+    let calls = remote
+        .requests()
+        .iter()
+        .filter(|r| r.body_text().contains(r#""method":"tools/call""#))
+        .count();
+    assert_eq!(calls, 1, "a failed tools/call was sent again");
+    let msgs = messages_of(&llm.requests()[1]);
+    let result = &msgs.last().unwrap().content;
+    assert!(
+        result.contains("could not be called") && result.contains("may or may not have run"),
+        "{result}"
+    );
+}
+
 fn paging_versions_and_errors() {
     let paged = LlmServer::with_model(fake_mcp("2025-03-26", false)).unwrap();
     let endless = LlmServer::with_model(fake_mcp("2025-06-18", true)).unwrap();

@@ -16,7 +16,7 @@
 //! Every writer walks the caller's cJSON trees straight into the sink, as
 //! [`super::request`] does (once to count, once to send): nothing is copied.
 
-use super::request::{ByteCounter, ByteSink, ChatRequest, WriteError};
+use super::request::{ByteSink, ChatRequest, WriteError};
 use crate::stream::Format;
 use core::ffi::CStr;
 
@@ -115,17 +115,6 @@ pub unsafe fn write_body(
         #[cfg(feature = "provider-ollama")]
         Format::Ollama => unsafe { super::ollama::write_body(req, out) },
     }
-}
-
-/// The exact length [`write_body`] will produce.
-///
-/// # Safety
-/// As for [`write_body`].
-pub unsafe fn body_length(format: Format, req: &ChatRequest<'_>) -> Result<usize, WriteError> {
-    let mut counter = ByteCounter::default();
-    // SAFETY: our caller gives the guarantees `write_body` needs.
-    unsafe { write_body(format, req, &mut counter)? };
-    Ok(counter.0)
 }
 
 /// Shared by the writers of the other formats.

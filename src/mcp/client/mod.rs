@@ -243,9 +243,16 @@ fn exchange_once(
         host: rpc::host_with_port(url.as_bytes(), &mut host),
     };
     let mut reply = Reply::new(id, max_response());
+    let mut settings = settings(url.as_cstr());
+    if method == b"tools/call" {
+        // Sent once: after a failed read the server may have run the tool
+        // already (a motor, a relay), and a retry that succeeded would
+        // report one run where there were two.
+        settings.retries = 0;
+    }
     // SAFETY: the arguments tree `rpc` may borrow is the caller's, alive and
     // unmodified for the call.
-    let sent = unsafe { transport::send(&settings(url.as_cstr()), &rpc, &mut reply, error) };
+    let sent = unsafe { transport::send(&settings, &rpc, &mut reply, error) };
     if let Err(failure) = sent {
         if failure == Failure::Status(404) && !server.session.is_empty() {
             return Err(Failed::SessionGone);

@@ -257,7 +257,14 @@ impl Events for Message {
         self.take(bytes).map_err(|e| {
             self.error = Some(e);
             Stop::Done
-        })
+        })?;
+        if self.over {
+            // Past the cap the message is lost: end the read now rather than
+            // receive (and drop) the rest of it.
+            self.error = Some(ReplyError::TooLong);
+            return Err(Stop::Done);
+        }
+        Ok(())
     }
     fn error_event(&mut self) {}
     fn dispatch(&mut self) -> Result<(), Stop> {
@@ -532,6 +539,11 @@ event: message\r\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\r\ndata: \"result\":{\"ok
         reply.kind = Kind::Sse;
         let big = b"data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n";
         assert_eq!(reply.body(big), Err(ReplyError::TooLong));
+        // ... and ends the read as soon as the event passes the cap, not at
+        // its blank line.
+        let mut reply = Reply::new(Some(1), 16);
+        reply.kind = Kind::Sse;
+        assert_eq!(reply.body(&big[..30]), Err(ReplyError::TooLong));
         // A JSON body over the cap stops at once.
         let mut reply = Reply::new(Some(1), 16);
         reply.kind = Kind::Json;
