@@ -79,7 +79,9 @@ fn mcp_client() {
     server_down_at_start_leaves_local_tools();
     garbage_servers_leave_their_tools_out();
     paging_versions_and_errors();
-    a_failed_call_is_not_sent_again();
+    a_failed_call_is_not_sent_again(false);
+    a_failed_call_is_not_sent_again(true);
+    servers_past_the_tool_cap_are_not_asked();
     agent_config_mcp_manages_the_list();
     the_boards_server_passes_no_remote_tool_on(&python);
     servers::reset();
@@ -434,11 +436,23 @@ fn fake_mcp(version: &'static str, endless: bool) -> impl Fn(&RecordedRequest) -
 /// session id and protocol version on every request after the handshake.
 /// A `tools/call` whose answer fails (here HTTP 503, which a handshake
 /// request would retry) is sent once: the server may have run the tool.
-fn a_failed_call_is_not_sent_again() {
+/// With `refused` the server answers a JSON-RPC error instead, and the
+/// model is told what the server said, without the doubt.
+fn a_failed_call_is_not_sent_again(refused: bool) {
     let fake = fake_mcp("2025-11-25", false);
     let remote = LlmServer::with_model(move |req| {
         if req.body_text().contains(r#""method":"tools/call""#) {
-            ScriptedResponse::json(503, r#"{"error":"busy"}"#)
+            if refused {
+                let id = id_of(req).unwrap_or(0);
+                ScriptedResponse::json(
+                    200,
+                    &format!(
+                        r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":-32602,"message":"Unknown tool: b1"}}}}"#
+                    ),
+                )
+            } else {
+                ScriptedResponse::json(503, r#"{"error":"busy"}"#)
+            }
         } else {
             fake(req)
         }
@@ -462,10 +476,65 @@ fn a_failed_call_is_not_sent_again() {
     assert_eq!(calls, 1, "a failed tools/call was sent again");
     let msgs = messages_of(&llm.requests()[1]);
     let result = &msgs.last().unwrap().content;
+    if refused {
+        assert!(
+            result.contains("(JSON-RPC error -32602: Unknown tool: b1)")
+                && !result.contains("may or may not"),
+            "{result}"
+        );
+    } else {
+        assert!(
+            result.contains("could not be called") && result.contains("may or may not have run"),
+            "{result}"
+        );
+    }
+}
+
+/// Once PKG_AGENT_MCP_MAX_TOOLS (16 here) remote tools are registered, the
+/// servers after are not handshaken at all, and the log says why.
+fn servers_past_the_tool_cap_are_not_asked() {
+    let fake = fake_mcp("2025-11-25", false);
+    let many = LlmServer::with_model(move |req| {
+        if req.body_text().contains(r#""method":"tools/list""#) {
+            let id = id_of(req).unwrap_or(0);
+            let tools: Vec<String> = (0..20)
+                .map(|i| format!(r#"{{"name":"t{i}","inputSchema":{{"type":"object"}}}}"#))
+                .collect();
+            ScriptedResponse::json(
+                200,
+                &format!(
+                    r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":[{}]}}}}"#,
+                    tools.join(",")
+                ),
+            )
+        } else {
+            fake(req)
+        }
+    })
+    .unwrap();
+    let later = LlmServer::with_model(fake_mcp("2025-11-25", false)).unwrap();
+    servers::reset();
+    servers::add(format!("{}/mcp", many.base_url()).as_bytes()).unwrap();
+    servers::add(format!("{}/mcp", later.base_url()).as_bytes()).unwrap();
+    let llm = LlmServer::with_model(arith_model::respond).unwrap();
+    let log = local_answer_with_log(&llm, "heap not back after the tool cap");
     assert!(
-        result.contains("could not be called") && result.contains("may or may not have run"),
-        "{result}"
+        log.contains(&format!(
+            "mcp: {}/mcp: its tools are left out (PKG_AGENT_MCP_MAX_TOOLS reached)",
+            later.base_url()
+        )),
+        "{log}"
     );
+    assert!(
+        later.requests().is_empty(),
+        "the server past the cap was asked"
+    );
+    let names: Vec<String> = offered_tools(&llm.requests()[0])
+        .into_iter()
+        .map(|(n, _)| n)
+        .filter(|n| n.starts_with("m1_"))
+        .collect();
+    assert_eq!(names.len(), 16, "{names:?}");
 }
 
 fn paging_versions_and_errors() {

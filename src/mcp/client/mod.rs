@@ -188,8 +188,27 @@ fn settings(url: &CStr) -> Settings<'_> {
 enum Failed {
     /// A 404 to a request with a session id: the server forgot the session.
     SessionGone,
+    /// The server answered with a JSON-RPC `error` (`error` says which):
+    /// it took the request and refused it.
+    Refused,
     /// Anything else (`error` says what).
     Other,
+}
+
+/// Why [`exchange`] failed: the server's JSON-RPC error, or no answer.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum NoResult {
+    Refused,
+    Failed,
+}
+
+impl From<Failed> for NoResult {
+    fn from(f: Failed) -> Self {
+        match f {
+            Failed::Refused => NoResult::Refused,
+            Failed::SessionGone | Failed::Other => NoResult::Failed,
+        }
+    }
 }
 
 /// [`exchange_once`]; after a 404 for a forgotten session the handshake
@@ -201,7 +220,7 @@ fn exchange(
     method: &[u8],
     params: Params<'_>,
     error: &mut ErrorText,
-) -> Result<Tree, ()> {
+) -> Result<Tree, NoResult> {
     match exchange_once(server, request, method, params, error) {
         Err(Failed::SessionGone) => {
             crate::log_w!(
@@ -209,10 +228,10 @@ fn exchange(
                 server.url.as_bytes(),
                 " forgot the session (404); a new handshake"
             );
-            handshake(server, error)?;
-            exchange_once(server, request, method, params, error).map_err(drop)
+            handshake(server, error).map_err(|()| NoResult::Failed)?;
+            exchange_once(server, request, method, params, error).map_err(NoResult::from)
         }
-        other => other.map_err(drop),
+        other => other.map_err(NoResult::from),
     }
 }
 
@@ -290,7 +309,7 @@ fn exchange_once(
                 b": ",
                 message,
             ]);
-            return Err(Failed::Other);
+            return Err(Failed::Refused);
         }
         if json::get(answer.0, c"result").is_null() {
             error.set(&[b"the answer has no result"]);
@@ -544,7 +563,7 @@ fn connect(state: &mut State, index: usize, url: Url) {
             &mut error,
         ) {
             Ok(a) => a,
-            Err(()) => {
+            Err(_) => {
                 crate::log_w!(
                     "mcp: ",
                     url.as_bytes(),
@@ -606,6 +625,15 @@ pub fn start() {
     let done = with_state(|state| {
         for i in 0..servers::MAX_SERVERS {
             let Some(url) = servers::get(i) else { break };
+            if state.tools.len() >= max_tools() {
+                // No room for its tools: no handshake that could only wait.
+                crate::log_w!(
+                    "mcp: ",
+                    url.as_bytes(),
+                    ": its tools are left out (PKG_AGENT_MCP_MAX_TOOLS reached)"
+                );
+                continue;
+            }
             connect(state, i, url);
         }
     });
@@ -737,14 +765,22 @@ unsafe fn call(
     };
     let answer = match exchange(server, true, b"tools/call", params, &mut error) {
         Ok(a) => a,
-        Err(()) => {
+        Err(why) => {
             crate::log_w!("mcp: tools/call of ", local, " failed: ", error.as_str());
+            // A JSON-RPC error is the server's answer (an unknown tool, bad
+            // arguments): it says what it did. Without an answer the device
+            // cannot tell whether the tool ran.
+            let tail: &[u8] = if why == NoResult::Refused {
+                b")"
+            } else {
+                b"); it may or may not have run"
+            };
             text.say(&[
                 b"error: the remote tool \"",
                 local,
                 b"\" could not be called (",
                 error.as_str().as_bytes(),
-                b"); it may or may not have run",
+                tail,
             ]);
             return false;
         }
