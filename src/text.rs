@@ -111,6 +111,26 @@ pub fn decimal(n: u64, buf: &mut [u8; 20]) -> &[u8] {
     buf.get(i..).unwrap_or_default()
 }
 
+/// A decimal number of at most `max_digits` (at most 9, so it fits 32 bits)
+/// ASCII digits, nothing else; `None` otherwise.
+pub fn parse_decimal(v: &[u8], max_digits: usize) -> Option<usize> {
+    if v.is_empty() || v.len() > max_digits.min(9) || !v.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    Some(v.iter().fold(0usize, |n, &d| n * 10 + (d - b'0') as usize))
+}
+
+/// `given == expected` in a time that depends on `expected`'s length only:
+/// a secret (a token) compared byte by byte until the first difference
+/// would tell an attacker how much of a guess was right.
+pub fn same_secret(given: &[u8], expected: &[u8]) -> bool {
+    let mut differ = (given.len() != expected.len()) as u8;
+    for (i, &e) in expected.iter().enumerate() {
+        differ |= e ^ given.get(i).copied().unwrap_or(!e);
+    }
+    differ == 0
+}
+
 /// `n` in decimal as a C string (for a `"%s"` argument).
 pub fn decimal_cstr(n: u64, buf: &mut [u8; 21]) -> &CStr {
     let mut digits = [0u8; 20];
@@ -123,6 +143,23 @@ pub fn decimal_cstr(n: u64, buf: &mut [u8; 21]) -> &CStr {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decimals_parsed_and_secrets_compared() {
+        assert_eq!(parse_decimal(b"4096", 9), Some(4096));
+        assert_eq!(parse_decimal(b"123456789", 9), Some(123_456_789));
+        assert_eq!(parse_decimal(b"1234567890", 12), None);
+        assert_eq!(parse_decimal(b"1234567", 6), None);
+        assert_eq!(parse_decimal(b"", 9), None);
+        assert_eq!(parse_decimal(b"12a", 9), None);
+        assert_eq!(parse_decimal(b"-1", 9), None);
+        assert!(same_secret(b"abc", b"abc"));
+        assert!(!same_secret(b"abd", b"abc"));
+        assert!(!same_secret(b"ab", b"abc"));
+        assert!(!same_secret(b"abcd", b"abc"));
+        assert!(!same_secret(b"", b"abc"));
+        assert!(same_secret(b"", b""));
+    }
 
     /// `utf8` says what core's `from_utf8` says, for every input tried.
     fn same_as_core(b: &[u8]) {

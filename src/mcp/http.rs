@@ -88,7 +88,8 @@ pub fn parse_head(buf: &[u8]) -> Result<Head<'_>, HeadError> {
         let (name, value) = (&line[..colon], trim(&line[colon + 1..]));
         let is = |n: &[u8]| name.eq_ignore_ascii_case(n);
         if is(b"content-length") {
-            head.content_length = Some(decimal(value));
+            // At most 9 digits: bodies are capped far below.
+            head.content_length = Some(crate::text::parse_decimal(value, 9));
         } else if is(b"authorization") {
             head.authorization = Some(value);
         } else if is(b"origin") {
@@ -115,15 +116,7 @@ pub fn bearer(value: &[u8]) -> Option<&[u8]> {
     Some(trim(&value[7..]))
 }
 
-/// Equal, in a time that depends on `expected`'s length only (a token
-/// compared byte by byte would tell an attacker how much of it was right).
-pub fn same_secret(given: &[u8], expected: &[u8]) -> bool {
-    let mut differ = (given.len() != expected.len()) as u8;
-    for (i, &e) in expected.iter().enumerate() {
-        differ |= e ^ given.get(i).copied().unwrap_or(!e);
-    }
-    differ == 0
-}
+pub use crate::text::same_secret;
 
 /// The reason phrase of each status the server sends.
 pub fn reason(status: u16) -> &'static [u8] {
@@ -164,14 +157,6 @@ fn trim(v: &[u8]) -> &[u8] {
         .rposition(|&b| b != b' ' && b != b'\t')
         .map_or(start, |e| e + 1);
     v.get(start..end).unwrap_or_default()
-}
-
-/// A decimal number of at most 9 digits (bodies are capped far below).
-fn decimal(v: &[u8]) -> Option<usize> {
-    if v.is_empty() || v.len() > 9 || !v.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    Some(v.iter().fold(0usize, |n, &d| n * 10 + (d - b'0') as usize))
 }
 
 #[cfg(test)]

@@ -437,11 +437,10 @@ fn is_remote(_node: AgentToolNode_t) -> bool {
     false
 }
 
+/// A cursor is the index of the page's first tool (the registry holds far
+/// fewer than a million).
 fn parse_cursor(c: &[u8]) -> Option<usize> {
-    if c.is_empty() || c.len() > 6 || !c.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    Some(c.iter().fold(0, |n, &d| n * 10 + (d - b'0') as usize))
+    crate::text::parse_decimal(c, 6)
 }
 
 /// `{"name","description","inputSchema"}` of one registered tool.

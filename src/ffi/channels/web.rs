@@ -678,11 +678,7 @@ fn authorized(session: *mut WebSession, given: Option<&CStr>) -> bool {
         return false;
     }
     let given = given.map_or(&b""[..], CStr::to_bytes);
-    let mut differ = (given.len() != token.len()) as u8;
-    for (i, &t) in token.iter().enumerate() {
-        differ |= t ^ given.get(i).copied().unwrap_or(0);
-    }
-    if differ != 0 {
+    if !crate::text::same_secret(given, token) {
         // Not 401: WebNet adds "WWW-Authenticate: Basic" to every 401, and
         // a browser would then ask for a user name and password.
         fail(session, 403, "a valid token is required");
