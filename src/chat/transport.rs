@@ -680,7 +680,12 @@ impl Io<'_> {
     /// Give the socket the smaller of `limit_ms` and the time left; the
     /// seconds set. Called before every webclient call that waits.
     fn set_timeout(&mut self, limit_ms: u32) -> u32 {
-        let left = self.deadline.remaining_ms(now());
+        self.set_timeout_at(limit_ms, now())
+    }
+
+    /// [`Io::set_timeout`] with the clock already read at tick `now`.
+    fn set_timeout_at(&mut self, limit_ms: u32, now: u32) -> u32 {
+        let left = self.deadline.remaining_ms(now);
         self.capped = left < limit_ms;
         let seconds = socket_timeout_seconds(limit_ms.min(left));
         if seconds != self.socket_s {
@@ -704,7 +709,12 @@ impl Io<'_> {
             if cancelled() {
                 return ReadEnd::Stop(Stop::Cancelled);
             }
-            let left = self.deadline.remaining_ms(now());
+            // One clock reading for the deadline check, the socket timeout
+            // and the start of the wait: a chunked stream makes one read
+            // per event, and on the host port each reading costs more than
+            // the rest of this function.
+            let asked_at = now();
+            let left = self.deadline.remaining_ms(asked_at);
             if left == 0 {
                 return ReadEnd::Stop(Stop::Deadline);
             }
@@ -716,8 +726,7 @@ impl Io<'_> {
                     unframed_read_size(left, buf.len()),
                 )
             };
-            self.set_timeout(limit);
-            let asked_at = now();
+            self.set_timeout_at(limit, asked_at);
             // SAFETY: a live session; `buf` is writable for `len` <=
             // `buf.len()` bytes.
             let n = unsafe { webclient_read(self.session, buf.as_mut_ptr() as *mut c_void, len) };
