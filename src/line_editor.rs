@@ -52,7 +52,7 @@ impl Default for LineEditor {
 /// Start of the UTF-8 character that ends just before `at`.
 fn prev_char_start(s: &[u8], at: usize) -> usize {
     let mut i = at.saturating_sub(1);
-    while i > 0 && (s[i] & 0xC0) == 0x80 {
+    while i > 0 && s.get(i).is_some_and(|&b| b & 0xC0 == 0x80) {
         i -= 1;
     }
     i
@@ -61,7 +61,7 @@ fn prev_char_start(s: &[u8], at: usize) -> usize {
 /// End of the UTF-8 character that starts at `at`.
 fn next_char_end(s: &[u8], at: usize) -> usize {
     let mut i = (at + 1).min(s.len());
-    while i < s.len() && (s[i] & 0xC0) == 0x80 {
+    while s.get(i).is_some_and(|&b| b & 0xC0 == 0x80) {
         i += 1;
     }
     i
@@ -183,7 +183,7 @@ impl LineEditor {
             echo(b"\x07");
             return;
         }
-        if let Some(after) = self.line.get_mut(self.cursor..) {
+        if let Some(after) = self.line.get_mut(self.cursor..).filter(|a| !a.is_empty()) {
             after.rotate_right(1); // the new byte moves to the cursor
         }
         self.cursor += 1;
@@ -192,8 +192,11 @@ impl LineEditor {
         let start = prev_char_start(&self.line, self.cursor);
         let end = next_char_end(&self.line, start);
         if self.cursor == end {
-            echo(&self.line[start..]);
-            self.back(width(&self.line[self.cursor..]), echo);
+            echo(self.line.get(start..).unwrap_or_default());
+            self.back(
+                width(self.line.get(self.cursor..).unwrap_or_default()),
+                echo,
+            );
         }
     }
 
@@ -202,12 +205,25 @@ impl LineEditor {
             return;
         }
         let start = prev_char_start(&self.line, self.cursor);
-        self.line.drain(start..self.cursor);
+        // The bytes after the cursor move back over the character, through
+        // `get`s (`drain` would keep a panic path for a bad range).
+        let gone = self.cursor - start;
+        let mut to = start;
+        while let Some(&b) = self.line.get(to + gone) {
+            if let Some(d) = self.line.get_mut(to) {
+                *d = b;
+            }
+            to += 1;
+        }
+        self.line.truncate(to);
         self.cursor = start;
         echo(b"\x08");
-        echo(&self.line[self.cursor..]);
+        echo(self.line.get(self.cursor..).unwrap_or_default());
         echo(b" \x08");
-        self.back(width(&self.line[self.cursor..]), echo);
+        self.back(
+            width(self.line.get(self.cursor..).unwrap_or_default()),
+            echo,
+        );
     }
 
     fn left(&mut self, echo: &mut dyn FnMut(&[u8])) {
@@ -220,7 +236,7 @@ impl LineEditor {
     fn right(&mut self, echo: &mut dyn FnMut(&[u8])) {
         if self.cursor < self.line.len() {
             let end = next_char_end(&self.line, self.cursor);
-            echo(&self.line[self.cursor..end]);
+            echo(self.line.get(self.cursor..end).unwrap_or_default());
             self.cursor = end;
         }
     }
@@ -233,7 +249,10 @@ impl LineEditor {
 
     /// Replace the visible line with `text`.
     fn replace_line(&mut self, text: &[u8], echo: &mut dyn FnMut(&[u8])) {
-        self.back(width(&self.line[..self.cursor]), echo);
+        self.back(
+            width(self.line.get(..self.cursor).unwrap_or_default()),
+            echo,
+        );
         let old_width = width(&self.line);
         self.line.clear();
         if fallible::extend(&mut self.line, text).is_err() {

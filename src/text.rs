@@ -135,9 +135,13 @@ pub fn same_secret(given: &[u8], expected: &[u8]) -> bool {
 pub fn decimal_cstr(n: u64, buf: &mut [u8; 21]) -> &CStr {
     let mut digits = [0u8; 20];
     let d = decimal(n, &mut digits);
-    buf[..d.len()].copy_from_slice(d);
-    buf[d.len()] = 0;
-    CStr::from_bytes_until_nul(&buf[..=d.len()]).unwrap_or(c"0")
+    // At most 20 digits into 21 bytes, zero-filled behind them (no indexing:
+    // no bounds-check panic path).
+    *buf = [0; 21];
+    for (b, &digit) in buf.iter_mut().zip(d) {
+        *b = digit;
+    }
+    CStr::from_bytes_until_nul(buf).unwrap_or(c"0")
 }
 
 #[cfg(test)]

@@ -267,7 +267,7 @@ pub fn write_string(s: &[u8], out: &mut dyn ByteSink) -> Result<(), WriteError> 
             0x00..=0x1F => None,
             _ => continue,
         };
-        out.put(&s[start..i])?;
+        out.put(s.get(start..i).unwrap_or_default())?;
         match escape {
             Some(e) => out.put(e)?,
             None => {
@@ -277,14 +277,14 @@ pub fn write_string(s: &[u8], out: &mut dyn ByteSink) -> Result<(), WriteError> 
                     b'u',
                     b'0',
                     b'0',
-                    HEX[(b >> 4) as usize],
-                    HEX[(b & 0xF) as usize],
+                    HEX[usize::from(b >> 4)],
+                    HEX[usize::from(b & 0xF)],
                 ])?;
             }
         }
         start = i + 1;
     }
-    out.put(&s[start..])?;
+    out.put(s.get(start..).unwrap_or_default())?;
     out.put(b"\"")
 }
 

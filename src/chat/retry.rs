@@ -28,7 +28,7 @@ pub fn trim(b: &[u8]) -> &[u8] {
         .iter()
         .rposition(|c| !c.is_ascii_whitespace())
         .map_or(start, |e| e + 1);
-    &b[start..end.max(start)]
+    b.get(start..end.max(start)).unwrap_or_default()
 }
 
 /// Leading decimal digits as a number, saturating; `None` without digits.
@@ -40,10 +40,11 @@ fn digits(b: &[u8]) -> Option<(u32, &[u8])> {
     if n == 0 {
         return None;
     }
-    let value = b[..n].iter().fold(0u32, |acc, d| {
+    let (run, rest) = b.split_at_checked(n)?;
+    let value = run.iter().fold(0u32, |acc, d| {
         acc.saturating_mul(10).saturating_add(u32::from(d - b'0'))
     });
-    Some((value, &b[n..]))
+    Some((value, rest))
 }
 
 /// `retry-after-ms` (sent by OpenAI and Azure OpenAI next to
@@ -100,10 +101,10 @@ fn number(b: &[u8]) -> Option<u32> {
 
 /// `HH:MM:SS` in seconds of the day.
 fn time_of_day(b: &[u8]) -> Option<u32> {
-    if b.len() != 8 || b[2] != b':' || b[5] != b':' {
+    let &[h1, h2, b':', m1, m2, b':', s1, s2] = b else {
         return None;
-    }
-    let (h, m, s) = (number(&b[..2])?, number(&b[3..5])?, number(&b[6..])?);
+    };
+    let (h, m, s) = (number(&[h1, h2])?, number(&[m1, m2])?, number(&[s1, s2])?);
     // 60: a leap second, as RFC 5322 allows.
     if h > 23 || m > 59 || s > 60 {
         return None;
@@ -146,10 +147,7 @@ pub fn http_date(b: &[u8]) -> Option<u32> {
         .split(|&c| c == b' ' || c == b',' || c == b'-' || c == b'\t')
         .filter(|t| !t.is_empty())
     {
-        if count == tokens.len() {
-            return None;
-        }
-        tokens[count] = t;
+        *tokens.get_mut(count)? = t;
         count += 1;
     }
     if count < 5 || !tokens[0].iter().all(u8::is_ascii_alphabetic) {

@@ -303,11 +303,11 @@ impl ErrorText {
     pub fn append(&mut self, parts: &[&[u8]]) {
         for p in parts {
             for &b in p.iter() {
-                if self.len == self.buf.len() {
+                let Some(slot) = self.buf.get_mut(self.len) else {
                     return;
-                }
+                };
                 // Keep it one printable line.
-                self.buf[self.len] = if b < 0x20 { b' ' } else { b };
+                *slot = if b < 0x20 { b' ' } else { b };
                 self.len += 1;
             }
         }
@@ -359,7 +359,7 @@ struct SessionWriter<'a> {
 impl SessionWriter<'_> {
     fn flush(&mut self) -> Result<(), WriteError> {
         let mut off = 0;
-        while off < self.len {
+        while let Some(rest) = self.buf.get(off..self.len).filter(|r| !r.is_empty()) {
             if cancelled() {
                 return Err(WriteError::Sink);
             }
@@ -367,13 +367,10 @@ impl SessionWriter<'_> {
                 self.late = true;
                 return Err(WriteError::Sink);
             }
-            // SAFETY: a live session; the pointer and length are within `buf`.
+            // SAFETY: a live session; the pointer and length are `rest`'s,
+            // a part of `buf`.
             let n = unsafe {
-                webclient_write(
-                    self.session,
-                    self.buf[off..].as_ptr() as *const c_void,
-                    self.len - off,
-                )
+                webclient_write(self.session, rest.as_ptr() as *const c_void, rest.len())
             };
             if n <= 0 {
                 return Err(WriteError::Sink);
@@ -388,12 +385,16 @@ impl SessionWriter<'_> {
 impl ByteSink for SessionWriter<'_> {
     fn put(&mut self, mut bytes: &[u8]) -> Result<(), WriteError> {
         while !bytes.is_empty() {
-            let room = self.buf.len() - self.len;
-            let n = room.min(bytes.len());
-            self.buf[self.len..self.len + n].copy_from_slice(&bytes[..n]);
+            // `get`s and a zip rather than indexing: no bounds-check panic
+            // path (the old feature set links no panic code at all).
+            let free = self.buf.get_mut(self.len..).unwrap_or_default();
+            let n = free.len().min(bytes.len());
+            for (d, s) in free.iter_mut().zip(bytes) {
+                *d = *s;
+            }
             self.len += n;
-            bytes = &bytes[n..];
-            if self.len == self.buf.len() {
+            bytes = bytes.get(n..).unwrap_or_default();
+            if self.len >= self.buf.len() {
                 self.flush()?;
             }
         }
@@ -1025,7 +1026,7 @@ unsafe fn attempt_once(
     loop {
         // On `Err` the sink's error is kept by the sink (see `Erased`).
         match io.read(&mut buf) {
-            ReadEnd::Data(n) => match sink.body(&buf[..n]) {
+            ReadEnd::Data(n) => match sink.body(buf.get(..n).unwrap_or_default()) {
                 Ok(Flow::More) => continue,
                 Ok(Flow::Done) => return Attempt::Ok,
                 Err(()) => {}
@@ -1063,7 +1064,8 @@ fn uses_bearer(format: Format) -> bool {
 
 fn is_https(url: &CStr) -> bool {
     let u = url.to_bytes();
-    u.len() >= 8 && u[..8].eq_ignore_ascii_case(b"https://")
+    u.get(..8)
+        .is_some_and(|scheme| scheme.eq_ignore_ascii_case(b"https://"))
 }
 
 /// Did a call that started at `since` wait out a socket timeout of
@@ -1154,14 +1156,14 @@ unsafe fn http_error<E>(
     let mut len = 0;
     // What arrived before the body ended, stalled or the deadline came is
     // enough for the message; the status decides the rest.
-    while len < cap {
-        match io.read(&mut body[len..cap]) {
+    while let Some(room) = body.get_mut(len..cap).filter(|r| !r.is_empty()) {
+        match io.read(room) {
             ReadEnd::Data(n) => len += n,
             ReadEnd::End | ReadEnd::Stop(_) => break,
         }
     }
     let nul = [0u8];
-    let body: &[u8] = if body.is_empty() { &nul } else { &body[..=len] };
+    let body: &[u8] = body.get(..=len).unwrap_or(&nul);
     let mut status_buf = [0u8; 20];
     let status_text = crate::text::decimal(status.max(0) as u64, &mut status_buf);
     // SAFETY: `body` ends with a NUL: `nul`, or `body[len]`, which the reads
@@ -1176,7 +1178,7 @@ unsafe fn http_error<E>(
             unsafe { crate::cjson_sys::cJSON_Delete(parsed.tree) };
         }
         None => {
-            let text = trim(&body[..body.len() - 1]);
+            let text = trim(body.split_last().map_or(&[][..], |(_, text)| text));
             if text.is_empty() {
                 error.set(&[b"HTTP ", status_text, b" (no message from the server)"]);
             } else {

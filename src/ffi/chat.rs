@@ -126,8 +126,15 @@ fn publish_last_error(error: &ErrorText) {
     // SAFETY: the only writer holds the lock.
     let last = unsafe { &mut *LAST_ERROR.0.get() };
     let len = error.len.min(last.buf.len() - 1);
-    last.buf[..len].copy_from_slice(&error.buf[..len]);
-    last.buf[len] = 0;
+    // Zero-filled behind the text: always NUL-terminated, and no indexing
+    // (no bounds-check panic path).
+    for (i, d) in last.buf.iter_mut().enumerate() {
+        *d = if i < len {
+            error.buf.get(i).copied().unwrap_or(0)
+        } else {
+            0
+        };
+    }
     last.len = len;
 }
 
@@ -169,25 +176,28 @@ fn call_in_pieces(cb: TextCallback, text: &str) -> bool {
     let mut delivered = false;
     let mut rest = text.as_bytes();
     while !rest.is_empty() {
-        // Up to 127 bytes, ending before a NUL and on a character boundary.
-        let mut cut = rest.len().min(127);
-        if let Some(nul) = rest[..cut].iter().position(|&b| b == 0) {
-            cut = nul;
-        }
-        while cut > 0 && cut < rest.len() && rest[cut] & 0xC0 == 0x80 {
+        // Up to 127 bytes, ending before a NUL and on a character boundary
+        // (`get`s, not indexing: no bounds-check panic path).
+        let head = rest.get(..127).unwrap_or(rest);
+        let mut cut = head.iter().position(|&b| b == 0).unwrap_or(head.len());
+        while cut > 0 && rest.get(cut).is_some_and(|&b| b & 0xC0 == 0x80) {
             cut -= 1;
         }
-        if cut > 0 {
+        let (piece, tail) = rest.split_at_checked(cut).unwrap_or((rest, &[]));
+        if !piece.is_empty() {
             let mut buf = [0u8; 128];
-            buf[..cut].copy_from_slice(&rest[..cut]);
-            // SAFETY: a NUL-terminated stack buffer that outlives the call.
+            for (d, s) in buf.iter_mut().zip(piece) {
+                *d = *s;
+            }
+            // SAFETY: a NUL-terminated stack buffer (at most 127 of its 128
+            // bytes are written) that outlives the call.
             unsafe { cb(buf.as_ptr() as *const c_char) };
             delivered = true;
         }
-        rest = &rest[cut..];
-        if rest.first() == Some(&0) {
-            rest = &rest[1..];
-        }
+        rest = match tail {
+            [0, after @ ..] => after,
+            _ => tail,
+        };
     }
     delivered
 }

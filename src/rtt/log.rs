@@ -231,8 +231,11 @@ pub fn console_print(text: &[u8]) {
     // SAFETY: a constant defined by the C glue.
     let piece = piece_len(unsafe { agent_glue_console_piece }).min(128);
     for chunk in text.chunks(piece) {
+        // At most 128 bytes into 129: always NUL-terminated.
         let mut buf = [0u8; 129];
-        buf[..chunk.len()].copy_from_slice(chunk);
+        for (b, &c) in buf.iter_mut().zip(chunk) {
+            *b = c;
+        }
         // SAFETY: NUL-terminated stack buffer, constant "%s" format.
         unsafe {
             super::kernel::rt_kprintf(c"%s".as_ptr(), buf.as_ptr());

@@ -235,20 +235,24 @@ impl Calls {
         // handful of calls, and this needs no allocation and only a few
         // bytes of stack (core's sorts put kilobytes of scratch on the stack
         // of a thread that has 10 KB in all on a board).
+        // (Pairs through `get_mut`, not indexing: no bounds-check panic path.)
         for i in 1..self.list.len() {
             let mut j = i;
-            while j > 0
-                && (self.list[j - 1].index, self.list[j - 1].seq)
-                    > (self.list[j].index, self.list[j].seq)
+            while let Some([a, b]) = j
+                .checked_sub(1)
+                .and_then(|before| self.list.get_mut(before..=j))
             {
-                self.list.swap(j - 1, j);
+                if (a.index, a.seq) <= (b.index, b.seq) {
+                    break;
+                }
+                core::mem::swap(a, b);
                 j -= 1;
             }
         }
         for k in 0..self.list.len() {
-            let taken = |c: &ToolCall| {
-                c.id.is_empty() || self.list[..k].iter().any(|earlier| earlier.id == c.id)
-            };
+            let earlier = self.list.get(..k).unwrap_or_default();
+            let taken =
+                |c: &ToolCall| c.id.is_empty() || earlier.iter().any(|before| before.id == c.id);
             if self.list.get(k).is_some_and(taken) {
                 let id = self.unique_id(k)?;
                 if let Some(call) = self.list.get_mut(k) {

@@ -486,16 +486,28 @@ def framework_flash(sizes):
     return sum(sizes[p][k] for p in ('rust', 'helpers', 'glue') for k in ('text', 'rodata', 'data'))
 
 
+# Rust's panic machinery: the panic handler and core's panicking functions. In the old feature
+# set no code path can reach them (every index is a `get`), so --gc-sections drops all of them.
+PANIC_CODE = re.compile(r'rust_begin_unwind|^core::panicking::|slice_index_fail|len_mismatch_fail|unwrap_failed|'
+                        r'expect_failed')
+
+
 def old_feature_set(target, prefix, cflags):
-    """Build and link the old package's feature set; its sizes. Fails when a left-out part is in it."""
+    """Build and link the old package's feature set; its sizes. Fails when a left-out part is in it,
+    or when any panic code is (no panic can happen in it, and the image proves it)."""
     sizes, defined = variant_image(target, prefix, cflags, 'old-set', OLD_FEATURES)
     shown = demangle(prefix, defined)
     present = sorted(set(s for d, s in zip(defined, shown) if LEFT_OUT.search(d) or LEFT_OUT.search(s)))
     if present:
         raise Failure('%s: the old feature set (%s) still links parts it leaves out: %s'
                       % (target, ','.join(OLD_FEATURES), ' '.join(present[:12])))
+    panics = sorted(set(s for d, s in zip(defined, shown) if PANIC_CODE.search(d) or PANIC_CODE.search(s)))
+    if panics:
+        raise Failure('%s: the old feature set (%s) links panic code, so some path can still panic '
+                      '(an index or a slice range: use get): %s' % (target, ','.join(OLD_FEATURES),
+                                                                     ' '.join(panics[:12])))
     log('   old feature set (%s): %d bytes of flash, without the Debug channel, agent_config, agent_status, '
-        'history' % (','.join(OLD_FEATURES), framework_flash(sizes)))
+        'history; no panic code linked' % (','.join(OLD_FEATURES), framework_flash(sizes)))
     return sizes
 
 
