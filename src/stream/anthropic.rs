@@ -53,22 +53,23 @@ enum Key {
 
 impl Key {
     fn of(key: Option<&[u8]>) -> Key {
-        match key {
-            Some(b"type") => Key::Type,
-            Some(b"index") => Key::Index,
-            Some(b"content_block") => Key::ContentBlock,
-            Some(b"delta") => Key::Delta,
-            Some(b"text") => Key::Text,
-            Some(b"thinking") => Key::Thinking,
-            Some(b"signature") => Key::Signature,
-            Some(b"partial_json") => Key::PartialJson,
-            Some(b"stop_reason") => Key::StopReason,
-            Some(b"id") => Key::Id,
-            Some(b"name") => Key::Name,
-            Some(b"error") => Key::Error,
-            Some(b"message") => Key::Message,
-            _ => Key::Other,
-        }
+        // The keys of every event first (see `lookup`).
+        const KEYS: &[(&[u8], Key)] = &[
+            (b"type", Key::Type),
+            (b"index", Key::Index),
+            (b"delta", Key::Delta),
+            (b"text", Key::Text),
+            (b"partial_json", Key::PartialJson),
+            (b"thinking", Key::Thinking),
+            (b"content_block", Key::ContentBlock),
+            (b"signature", Key::Signature),
+            (b"stop_reason", Key::StopReason),
+            (b"id", Key::Id),
+            (b"name", Key::Name),
+            (b"error", Key::Error),
+            (b"message", Key::Message),
+        ];
+        super::json::lookup(key, KEYS).unwrap_or(Key::Other)
     }
 }
 

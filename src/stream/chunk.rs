@@ -35,23 +35,26 @@ enum Key {
 }
 
 impl Key {
-    fn of(key: Option<&[u8]>) -> Key {
-        match key {
-            Some(b"choices") => Key::Choices,
-            Some(b"delta") => Key::Delta,
-            Some(b"content") => Key::Content,
-            Some(b"reasoning") => Key::Reasoning,
-            Some(b"reasoning_content") => Key::ReasoningContent,
-            Some(b"tool_calls") => Key::ToolCalls,
-            Some(b"index") => Key::Index,
-            Some(b"id") => Key::Id,
-            Some(b"type") => Key::Type,
-            Some(b"function") => Key::Function,
-            Some(b"name") => Key::Name,
-            Some(b"arguments") => Key::Arguments,
-            Some(b"finish_reason") => Key::FinishReason,
-            Some(b"error") => Key::Error,
-            Some(b"message") => Key::Message,
+    /// The key as read inside `frame`: the few keys read there (a key that
+    /// is not among them is not read). By frame first, so each frame
+    /// compares only its own names.
+    fn of(frame: Frame, key: &[u8]) -> Key {
+        match (frame, key) {
+            (Frame::Root, b"choices") => Key::Choices,
+            (Frame::Root, b"error") => Key::Error,
+            (Frame::Root | Frame::Error, b"message") => Key::Message,
+            (Frame::Choice, b"delta") => Key::Delta,
+            (Frame::Choice, b"finish_reason") => Key::FinishReason,
+            (Frame::Delta, b"content") => Key::Content,
+            (Frame::Delta, b"tool_calls") => Key::ToolCalls,
+            (Frame::Delta, b"reasoning_content") => Key::ReasoningContent,
+            (Frame::Delta, b"reasoning") => Key::Reasoning,
+            (Frame::Call, b"index") => Key::Index,
+            (Frame::Call, b"function") => Key::Function,
+            (Frame::Call, b"id") => Key::Id,
+            (Frame::Call, b"type") => Key::Type,
+            (Frame::Function, b"arguments") => Key::Arguments,
+            (Frame::Function, b"name") => Key::Name,
             _ => Key::Other,
         }
     }
@@ -440,24 +443,15 @@ impl<S: StreamSink + ?Sized> Handler for Sem<'_, S> {
 
     fn key(&mut self, key: Option<&[u8]>) -> Result<bool, Stop> {
         let c = &mut *self.chat;
-        c.key = Key::of(key);
+        c.key = key.map_or(Key::Other, |k| Key::of(c.frame, k));
         // Whether the member is read at all: everything else is skipped by
         // the tokenizer without calling back.
-        Ok(match c.frame {
-            Frame::Root => match c.key {
-                Key::Choices => !c.ev_error,
-                Key::Message => c.ev_error,
-                k => k == Key::Error,
-            },
-            Frame::Choice => matches!(c.key, Key::Delta | Key::FinishReason),
-            Frame::Delta => matches!(
-                c.key,
-                Key::Content | Key::Reasoning | Key::ReasoningContent | Key::ToolCalls
-            ),
-            Frame::Call => matches!(c.key, Key::Index | Key::Id | Key::Type | Key::Function),
-            Frame::Function => matches!(c.key, Key::Name | Key::Arguments),
-            Frame::Error => c.key == Key::Message,
-            Frame::Top | Frame::Choices | Frame::ToolCalls => false,
+        Ok(match c.key {
+            Key::Other => false,
+            // An error event's message at the top, else the chunk's choices.
+            Key::Choices => !c.ev_error,
+            Key::Message if c.frame == Frame::Root => c.ev_error,
+            _ => true,
         })
     }
 

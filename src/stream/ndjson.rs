@@ -42,21 +42,22 @@ enum Key {
 
 impl Key {
     fn of(key: Option<&[u8]>) -> Key {
-        match key {
-            Some(b"message") => Key::Message,
-            Some(b"content") => Key::Content,
-            Some(b"thinking") => Key::Thinking,
-            Some(b"tool_calls") => Key::ToolCalls,
-            Some(b"id") => Key::Id,
-            Some(b"function") => Key::Function,
-            Some(b"index") => Key::Index,
-            Some(b"name") => Key::Name,
-            Some(b"arguments") => Key::Arguments,
-            Some(b"done") => Key::Done,
-            Some(b"done_reason") => Key::DoneReason,
-            Some(b"error") => Key::Error,
-            _ => Key::Other,
-        }
+        // The keys of every line first (see `lookup`).
+        const KEYS: &[(&[u8], Key)] = &[
+            (b"message", Key::Message),
+            (b"content", Key::Content),
+            (b"done", Key::Done),
+            (b"thinking", Key::Thinking),
+            (b"tool_calls", Key::ToolCalls),
+            (b"function", Key::Function),
+            (b"name", Key::Name),
+            (b"arguments", Key::Arguments),
+            (b"id", Key::Id),
+            (b"index", Key::Index),
+            (b"done_reason", Key::DoneReason),
+            (b"error", Key::Error),
+        ];
+        super::json::lookup(key, KEYS).unwrap_or(Key::Other)
     }
 }
 
