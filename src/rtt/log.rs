@@ -134,12 +134,14 @@ impl LineWriter {
 
 /// One part of a log line: text as it is, or a number in decimal. Lines are
 /// built from parts rather than with `core::fmt`, so no formatter is linked
-/// for them.
+/// for them. Numbers are `usize`, the board's word: every number logged is
+/// a count, a size or an `int`, and each call site builds its pieces, so a
+/// 64-bit field would cost two stores per number everywhere.
 #[derive(Clone, Copy)]
 pub enum Piece<'a> {
     Text(&'a [u8]),
-    Number(u64),
-    Negative(u64),
+    Number(usize),
+    Negative(usize),
 }
 
 impl Piece<'_> {
@@ -147,10 +149,10 @@ impl Piece<'_> {
         let mut digits = [0u8; 20];
         match *self {
             Piece::Text(t) => line.write_bytes(t),
-            Piece::Number(n) => line.write_bytes(crate::text::decimal(n, &mut digits)),
+            Piece::Number(n) => line.write_bytes(crate::text::decimal(n as u64, &mut digits)),
             Piece::Negative(n) => {
                 line.write_bytes(b"-");
-                line.write_bytes(crate::text::decimal(n, &mut digits));
+                line.write_bytes(crate::text::decimal(n as u64, &mut digits));
             }
         }
     }
@@ -175,7 +177,7 @@ macro_rules! unsigned_piece {
     ($($t:ty),*) => {$(
         impl From<$t> for Piece<'_> {
             fn from(n: $t) -> Self {
-                Piece::Number(n as u64)
+                Piece::Number(n as usize)
             }
         }
     )*};
@@ -186,9 +188,9 @@ macro_rules! signed_piece {
         impl From<$t> for Piece<'_> {
             fn from(n: $t) -> Self {
                 if n < 0 {
-                    Piece::Negative(n.unsigned_abs() as u64)
+                    Piece::Negative(n.unsigned_abs() as usize)
                 } else {
-                    Piece::Number(n as u64)
+                    Piece::Number(n as usize)
                 }
             }
         }
