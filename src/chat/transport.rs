@@ -275,17 +275,21 @@ pub struct Settings<'a> {
     pub format: Format,
 }
 
+/// Bytes of an [`ErrorText`] (and of `agent_chat_last_error`'s copy, its
+/// NUL included).
+pub const ERROR_TEXT_MAX: usize = 200;
+
 /// A short description of the last failure (status line, server message),
 /// never containing the API key.
 pub struct ErrorText {
-    pub buf: [u8; 200],
+    pub buf: [u8; ERROR_TEXT_MAX],
     pub len: usize,
 }
 
 impl ErrorText {
     pub const fn new() -> Self {
         ErrorText {
-            buf: [0; 200],
+            buf: [0; ERROR_TEXT_MAX],
             len: 0,
         }
     }

@@ -34,7 +34,9 @@ pub unsafe extern "C" fn chat_response_free(resp: ChatResponse_t) {
 
 use super::rt_strdup_parts;
 use crate::chat::request::ChatRequest;
-use crate::chat::transport::{self, ErrorText, Failure, Flow, ResponseSink, Settings};
+use crate::chat::transport::{
+    self, ErrorText, Failure, Flow, ResponseSink, Settings, ERROR_TEXT_MAX,
+};
 use crate::json;
 use crate::rtt::{board, cap};
 use crate::stream::{Caps, ChatStream, Format, Progress, StreamError, StreamSink};
@@ -113,11 +115,11 @@ fn pick(slot: Setting, board_value: usize) -> usize {
 /// `agent_chat_last_error`. A request writes its text into its own buffer
 /// and copies it here, under [`LAST_ERROR_LOCK`], when it ends; the agent
 /// loop's requests keep theirs to themselves ([`chat_with_error`]).
-struct LastError(UnsafeCell<ErrorText>);
+struct LastError(UnsafeCell<[u8; ERROR_TEXT_MAX]>);
 // SAFETY: written only under LAST_ERROR_LOCK; C readers get a pointer to a
 // fixed, always NUL-terminated array (see agent_chat_last_error).
 unsafe impl Sync for LastError {}
-static LAST_ERROR: LastError = LastError(UnsafeCell::new(ErrorText::new()));
+static LAST_ERROR: LastError = LastError(UnsafeCell::new([0; ERROR_TEXT_MAX]));
 static LAST_ERROR_LOCK: crate::rtt::sleep_lock::SleepLock =
     crate::rtt::sleep_lock::SleepLock::new();
 
@@ -125,17 +127,17 @@ fn publish_last_error(error: &ErrorText) {
     let _held = LAST_ERROR_LOCK.lock();
     // SAFETY: the only writer holds the lock.
     let last = unsafe { &mut *LAST_ERROR.0.get() };
-    let len = error.len.min(last.buf.len() - 1);
-    // Zero-filled behind the text: always NUL-terminated, and no indexing
-    // (no bounds-check panic path).
-    for (i, d) in last.buf.iter_mut().enumerate() {
+    // The text (its last byte given up for the NUL if it fills the buffer),
+    // zero-filled behind: always NUL-terminated, and no indexing (no
+    // bounds-check panic path). Only the bytes: C reads up to the NUL.
+    let len = error.len.min(ERROR_TEXT_MAX - 1);
+    for (i, d) in last.iter_mut().enumerate() {
         *d = if i < len {
             error.buf.get(i).copied().unwrap_or(0)
         } else {
             0
         };
     }
-    last.len = len;
 }
 
 /// Why the last `chat()` called from C returned NULL: the HTTP status and
@@ -147,8 +149,8 @@ pub extern "C" fn agent_chat_last_error() -> *const c_char {
     ffi_fn!(failure = ptr::null(), {
         // Always NUL-terminated: zero-initialised, and publish_last_error writes
         // the NUL with the text.
-        // SAFETY: only the address of the static's array is taken.
-        unsafe { core::ptr::addr_of!((*LAST_ERROR.0.get()).buf) as *const c_char }
+        // Only the address of the static's array is taken.
+        LAST_ERROR.0.get() as *const c_char
     })
 }
 

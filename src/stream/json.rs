@@ -331,6 +331,7 @@ pub(crate) fn is_well_formed(text: &[u8]) -> bool {
 /// this loop is one small function and the tables are data. (OpenAI's
 /// handler, the one a board usually runs, matches by frame and key: about
 /// as small there, and 6% fewer instructions per stream than a table.)
+#[cfg(any(feature = "provider-anthropic", feature = "provider-ollama"))]
 pub(crate) fn lookup<T: Copy>(key: Option<&[u8]>, table: &[(&[u8], T)]) -> Option<T> {
     let key = key?;
     table
