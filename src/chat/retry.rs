@@ -99,19 +99,6 @@ fn number(b: &[u8]) -> Option<u32> {
     Some(b.iter().fold(0u32, |acc, d| acc * 10 + u32::from(d - b'0')))
 }
 
-/// `HH:MM:SS` in seconds of the day.
-fn time_of_day(b: &[u8]) -> Option<u32> {
-    let &[h1, h2, b':', m1, m2, b':', s1, s2] = b else {
-        return None;
-    };
-    let (h, m, s) = (number(&[h1, h2])?, number(&[m1, m2])?, number(&[s1, s2])?);
-    // 60: a leap second, as RFC 5322 allows.
-    if h > 23 || m > 59 || s > 60 {
-        return None;
-    }
-    Some(h * 3600 + m * 60 + s)
-}
-
 /// Days from 1970-01-01 to the given civil date (proleptic Gregorian; a
 /// 4-digit year keeps every step far below `u32::MAX`).
 fn days_from_civil(year: u32, month: u32, day: u32) -> u32 {
@@ -140,48 +127,42 @@ fn days_in_month(year: u32, month: u32) -> u32 {
 /// 1970, after 2106 (beyond `u32` seconds) and anything malformed give
 /// `None`.
 pub fn http_date(b: &[u8]) -> Option<u32> {
-    // Up to 6 tokens separated by blanks, commas or dashes.
-    let mut tokens: [&[u8]; 6] = [&[]; 6];
+    // The fields are the runs of letters or digits; anything else (blanks,
+    // commas, dashes, colons) separates them. At most 8.
+    let mut fields: [&[u8]; 8] = [&[]; 8];
     let mut count = 0;
-    for t in b
-        .split(|&c| c == b' ' || c == b',' || c == b'-' || c == b'\t')
-        .filter(|t| !t.is_empty())
+    for field in b
+        .split(|c| !c.is_ascii_alphanumeric())
+        .filter(|f| !f.is_empty())
     {
-        *tokens.get_mut(count)? = t;
+        *fields.get_mut(count)? = field;
         count += 1;
     }
-    if count < 5 || !tokens[0].iter().all(u8::is_ascii_alphabetic) {
+    let [weekday, f1, f2, f3, f4, f5, f6, f7] = fields;
+    if weekday.is_empty() || !weekday.iter().all(u8::is_ascii_alphabetic) {
         return None;
     }
-    let (day, mon, year, time) = if let Some(m) = month(tokens[1]) {
-        // asctime: weekday month day time year
-        if count != 5 {
-            return None;
-        }
-        (number(tokens[2])?, m, number(tokens[4])?, tokens[3])
-    } else {
-        if count != 6 || !tokens[5].eq_ignore_ascii_case(b"GMT") {
-            return None;
-        }
-        let year = match tokens[3].len() {
-            2 => {
-                let yy = number(tokens[3])?;
-                if yy < 70 {
-                    2000 + yy
-                } else {
-                    1900 + yy
-                }
-            }
-            4 => number(tokens[3])?,
-            _ => return None,
-        };
-        (number(tokens[1])?, month(tokens[2])?, year, tokens[4])
+    // IMF-fixdate and RFC 850: weekday day month year hh mm ss GMT;
+    // asctime: weekday month day hh mm ss year.
+    let (day, mon, year, [h, m, s]) = match count {
+        8 if f7.eq_ignore_ascii_case(b"GMT") => (f1, month(f2)?, f3, [f4, f5, f6]),
+        7 => (f2, month(f1)?, f6, [f3, f4, f5]),
+        _ => return None,
     };
-    if year < 1970 || day == 0 || day > days_in_month(year, mon) {
+    let year = match (year.len(), number(year)?) {
+        // A two-digit year (RFC 850) below 70 is 20xx.
+        (2, y @ 0..=69) => 2000 + y,
+        (2, y) => 1900 + y,
+        (4, y) => y,
+        _ => return None,
+    };
+    let day = number(day)?;
+    let (h, m, s) = (number(h)?, number(m)?, number(s)?);
+    // 60: a leap second, as RFC 5322 allows.
+    if year < 1970 || day == 0 || day > days_in_month(year, mon) || h > 23 || m > 59 || s > 60 {
         return None;
     }
-    let secs = time_of_day(time)?;
     days_from_civil(year, mon, day)
         .checked_mul(86_400)?
-        .checked_add(secs)
+        .checked_add(h * 3600 + m * 60 + s)
 }
