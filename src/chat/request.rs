@@ -167,61 +167,52 @@ pub unsafe fn write_value(
             Some(raw) => out.put(raw),
             None => out.put(b"null"),
         },
-        cJSON_Array => {
-            out.put(b"[")?;
-            let mut child = it.child;
-            let mut first = true;
-            while !child.is_null() {
-                if !first {
-                    out.put(b",")?;
-                }
-                first = false;
-                // SAFETY: `child` is non-NULL and a member of the live tree,
-                // which nothing modifies during the call.
-                unsafe { write_value(child, map_types, depth + 1, out)? };
-                // SAFETY: `child` is a non-NULL live member of the tree.
-                child = unsafe { (*child).next };
-            }
-            out.put(b"]")
-        }
-        cJSON_Object => {
-            out.put(b"{")?;
+        cJSON_Array | cJSON_Object => {
+            // One loop for both: an object's members have keys, and its
+            // `"type"` values may be mapped.
+            let object = it.type_ & 0xFF == cJSON_Object;
+            out.put(if object { b"{" } else { b"[" })?;
             let mut child = it.child;
             let mut first = true;
             while !child.is_null() {
                 // SAFETY: `child` is a non-NULL live member of the tree and its
                 // `string` (the key) NULL or a NUL-terminated buffer it owns.
-                let (key, child_type) =
-                    unsafe { (cstr_bytes((*child).string).unwrap_or(b""), (*child).type_) };
+                let (key, child_type, next) = unsafe {
+                    (
+                        cstr_bytes((*child).string).unwrap_or(b""),
+                        (*child).type_,
+                        (*child).next,
+                    )
+                };
                 #[cfg(feature = "provider-anthropic")]
-                if PRIVATE_KEYS.contains(&key) {
-                    // SAFETY: `child` is a non-NULL live member of the tree.
-                    child = unsafe { (*child).next };
+                if object && PRIVATE_KEYS.contains(&key) {
+                    child = next;
                     continue;
                 }
                 if !first {
                     out.put(b",")?;
                 }
                 first = false;
-                write_string(key, out)?;
-                out.put(b":")?;
-                let mapped = if map_types && key == b"type" && child_type & 0xFF == cJSON_String {
-                    // SAFETY: `child` is a live string item; its `valuestring` is
-                    // NULL or a NUL-terminated buffer it owns.
-                    unsafe { cstr_bytes((*child).valuestring) }.and_then(schema_type)
-                } else {
-                    None
-                };
+                let mut mapped = None;
+                if object {
+                    write_string(key, out)?;
+                    out.put(b":")?;
+                    if map_types && key == b"type" && child_type & 0xFF == cJSON_String {
+                        // SAFETY: `child` is a live string item; its
+                        // `valuestring` is NULL or a NUL-terminated buffer it
+                        // owns.
+                        mapped = unsafe { cstr_bytes((*child).valuestring) }.and_then(schema_type);
+                    }
+                }
                 match mapped {
                     Some(t) => write_string(t, out)?,
                     // SAFETY: `child` is non-NULL and a member of the live tree,
                     // which nothing modifies during the call.
                     None => unsafe { write_value(child, map_types, depth + 1, out)? },
                 }
-                // SAFETY: `child` is a non-NULL live member of the tree.
-                child = unsafe { (*child).next };
+                child = next;
             }
-            out.put(b"}")
+            out.put(if object { b"}" } else { b"]" })
         }
         // An invalid item: cJSON itself prints nothing and fails; send null
         // rather than produce a body that is not JSON.
