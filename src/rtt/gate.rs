@@ -71,6 +71,9 @@ impl Gate {
 }
 
 impl Drop for Pass<'_> {
+    /// Not inlined either: an atomic decrement is a loop with two barriers,
+    /// and every pass is dropped somewhere.
+    #[inline(never)]
     fn drop(&mut self) {
         self.gate.word.fetch_sub(USER, Ordering::SeqCst);
     }
