@@ -150,10 +150,13 @@ struct Shared {
     queued_tools: AgentToolNode_t,
     /// Where the fragments of an answer go as they stream in (the CLI prints
     /// them, the WebNet channel sends them to the browser).
-    stream: StreamHooks,
+    /// (A reference: every set of hooks is a constant, and a copy would be
+    /// 16 bytes of the agent's static state.)
+    stream: &'static StreamHooks,
     /// The last reply's text was printed while it streamed.
     last_reply_streamed: bool,
     /// User messages answered since the agent started (`agent_status`).
+    #[cfg(feature = "msh-extras")]
     answered: usize,
 }
 
@@ -334,22 +337,24 @@ const CONSOLE_HOOKS: StreamHooks = StreamHooks {
 /// Send the pieces of every turn to `hooks` (`None`: back to logging them).
 /// No effect without a running agent; a channel sets them after `init_agent`
 /// has built the agent (from its init) and they go with the agent.
-pub fn set_stream_hooks(hooks: Option<StreamHooks>) {
-    AGENT.with_shared(|shared| shared.stream = hooks.unwrap_or(LOG_HOOKS));
+pub fn set_stream_hooks(hooks: Option<&'static StreamHooks>) {
+    AGENT.with_shared(|shared| shared.stream = hooks.unwrap_or(&LOG_HOOKS));
 }
 
 /// Ask the loop to print answers on the console as they stream in (the CLI
 /// channel, while its chat runs). No effect without a running agent.
 pub fn set_stream_to_console(on: bool) {
-    set_stream_hooks(on.then_some(CONSOLE_HOOKS));
+    set_stream_hooks(on.then_some(&CONSOLE_HOOKS));
 }
 
 /// Clear the conversation (back to the system prompt) before the loop
 /// answers its next message. The context belongs to the loop thread, so
-/// other threads ask rather than touch it.
+/// other threads ask rather than touch it. (Only the WebNet channel asks.)
+#[cfg(feature = "channel-webnet")]
 static CONVERSATION_RESET: AtomicBool = AtomicBool::new(false);
 
 /// See [`CONVERSATION_RESET`]; the next message starts a new conversation.
+#[cfg(feature = "channel-webnet")]
 pub fn request_conversation_reset() {
     CONVERSATION_RESET.store(true, Ordering::SeqCst);
 }
@@ -422,6 +427,7 @@ pub(crate) fn put_failed() {
 }
 
 /// User messages answered since the agent started (0 without one).
+#[cfg(feature = "msh-extras")]
 pub fn answered() -> usize {
     AGENT.with_shared(|shared| shared.answered).unwrap_or(0)
 }
@@ -474,6 +480,7 @@ fn log_memory(what: &str) {
 /// channel. On failure nothing is left allocated. Logs `[mem] agent started`.
 fn build_agent(loop_thread: rt_thread_t) -> bool {
     AGENT.owner.store(thread::current(), Ordering::SeqCst);
+    #[cfg(feature = "channel-webnet")]
     CONVERSATION_RESET.store(false, Ordering::SeqCst);
     AGENT.pending.store(0, Ordering::SeqCst);
     // SAFETY: C function of the package (the user-editable tool_func.c).
@@ -486,8 +493,9 @@ fn build_agent(loop_thread: rt_thread_t) -> bool {
     let shared = Shared {
         spare_reply,
         queued_tools: ptr::null_mut(),
-        stream: LOG_HOOKS,
+        stream: &LOG_HOOKS,
         last_reply_streamed: false,
+        #[cfg(feature = "msh-extras")]
         answered: 0,
     };
     let fail = || {
@@ -910,7 +918,7 @@ impl Reply {
 unsafe fn handle_user_message(agent: &Agent, msg: Messages_t) {
     let ctx = agent.context;
     let mut reply = Reply::new();
-    let hooks = agent.shared.lock().map_or(LOG_HOOKS, |mut shared| {
+    let hooks = agent.shared.lock().map_or(&LOG_HOOKS, |mut shared| {
         shared.last_reply_streamed = false;
         shared.stream
     });
@@ -922,6 +930,7 @@ unsafe fn handle_user_message(agent: &Agent, msg: Messages_t) {
         // SAFETY: this thread's live context.
         unsafe { super::tools_text::refresh_system_prompt(ctx) };
     }
+    #[cfg(feature = "channel-webnet")]
     if CONVERSATION_RESET.swap(false, Ordering::SeqCst) && !ctx.is_null() {
         // SAFETY: `ctx` is the non-NULL live context of this thread; its own
         // methods, called with it.
@@ -956,7 +965,7 @@ unsafe fn handle_user_message(agent: &Agent, msg: Messages_t) {
         );
     } else {
         // SAFETY: `ctx` is the non-NULL live context of this thread.
-        unsafe { run_rounds(ctx, &hooks, &mut reply) };
+        unsafe { run_rounds(ctx, hooks, &mut reply) };
         // With the summary on, the context is trimmed after the reply went
         // out (below): the summary request must not delay it.
         // SAFETY: `ctx` is live; `trim_context` is its own method.
@@ -983,6 +992,7 @@ unsafe fn handle_user_message(agent: &Agent, msg: Messages_t) {
         // Not even the spare: the static reply, which needs no memory.
         out = super::messages::out_of_memory_reply();
     }
+    #[cfg(feature = "msh-extras")]
     if let Some(shared) = shared.as_mut() {
         shared.answered += 1;
     }

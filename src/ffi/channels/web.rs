@@ -215,7 +215,7 @@ pub unsafe extern "C" fn webnet_agent_mode(hub: MessageHub_t, _ctx: Context_t) {
             crate::log_e!("WebNet channel: no memory to open");
             return;
         }
-        set_stream_hooks(Some(WEB_HOOKS));
+        set_stream_hooks(Some(&WEB_HOOKS));
         // SAFETY: registers static handlers and starts WebNet's thread.
         if unsafe { agent_glue_web_start() } != 0 {
             crate::log_e!("WebNet channel: webnet_init failed (no memory or no socket?)");
