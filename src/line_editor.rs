@@ -170,7 +170,10 @@ impl LineEditor {
             return; // no memory: simply not remembered
         };
         if self.history.len() == HISTORY {
-            self.history.remove(0);
+            // The oldest goes (a rotation and a pop: `remove` keeps a panic
+            // path for an index it cannot see is in range).
+            self.history.rotate_left(1);
+            self.history.pop();
         }
         if fallible::push(&mut self.history, copy).is_err() {
             return;

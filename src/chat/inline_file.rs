@@ -30,26 +30,24 @@ pub fn encoded_len(n: usize) -> Option<usize> {
 /// Encode `src` (a multiple of 3 long unless it is the last piece) into
 /// `out`, which has room for `encoded_len(src.len())` bytes; the count.
 pub fn encode(src: &[u8], out: &mut [u8]) -> usize {
+    // Groups of 3 through `get`s and quads through `chunks_exact_mut` (no
+    // index or range that could fail: no panic path); a quad that does not
+    // fit in `out` ends the encoding.
     let mut o = 0;
-    for group in src.chunks(3) {
-        let b = [
-            group[0],
-            group.get(1).copied().unwrap_or(0),
-            group.get(2).copied().unwrap_or(0),
-        ];
-        let v = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        out[o] = ALPHABET[(v >> 18) as usize & 63];
-        out[o + 1] = ALPHABET[(v >> 12) as usize & 63];
-        out[o + 2] = if group.len() > 1 {
-            ALPHABET[(v >> 6) as usize & 63]
-        } else {
-            b'='
-        };
-        out[o + 3] = if group.len() > 2 {
-            ALPHABET[v as usize & 63]
-        } else {
-            b'='
-        };
+    let mut rest = src;
+    for quad in out.chunks_exact_mut(4) {
+        let Some(&b0) = rest.first() else { break };
+        let (b1, b2) = (rest.get(1).copied(), rest.get(2).copied());
+        let v =
+            (u32::from(b0) << 16) | (u32::from(b1.unwrap_or(0)) << 8) | u32::from(b2.unwrap_or(0));
+        let sextet = |shift: u32| ALPHABET[(v >> shift) as usize & 63];
+        quad.copy_from_slice(&[
+            sextet(18),
+            sextet(12),
+            if b1.is_some() { sextet(6) } else { b'=' },
+            if b2.is_some() { sextet(0) } else { b'=' },
+        ]);
+        rest = rest.get(3..).unwrap_or_default();
         o += 4;
     }
     o
@@ -60,7 +58,7 @@ pub fn encode(src: &[u8], out: &mut [u8]) -> usize {
 pub fn media_type(path: &[u8]) -> Option<&'static str> {
     let name = path.rsplit(|&b| b == b'/').next().unwrap_or(path);
     let dot = name.iter().rposition(|&b| b == b'.')?;
-    let ext = &name[dot + 1..];
+    let ext = name.get(dot + 1..).unwrap_or_default();
     const TABLE: &[(&str, &str)] = &[
         ("png", "image/png"),
         ("jpg", "image/jpeg"),
@@ -112,18 +110,22 @@ pub unsafe fn write(
         let mut left = size;
         while left > 0 {
             let want = left.min(READ_CHUNK);
-            let got = file
-                .read_full(&mut buf[..want])
-                .map_err(|_| WriteError::File)?;
+            let part = buf.get_mut(..want).unwrap_or_default();
+            let got = file.read_full(part).map_err(|_| WriteError::File)?;
             if got < want {
                 // Shorter than when the message was added: the length
                 // already sent would be wrong.
                 return Err(WriteError::File);
             }
+            // 48 bytes at a time into 64 of base64 (`split_at_checked`, not
+            // `chunks`: no panic path).
             let mut piece = [0u8; 64];
-            for group in buf[..want].chunks(48) {
+            let mut rest: &[u8] = part;
+            while !rest.is_empty() {
+                let (group, after) = rest.split_at_checked(48).unwrap_or((rest, &[]));
                 let n = encode(group, &mut piece);
-                out.put(&piece[..n])?;
+                out.put(piece.get(..n).unwrap_or_default())?;
+                rest = after;
             }
             left -= want;
         }

@@ -91,8 +91,8 @@ impl File {
     /// Fill `buf` completely unless the file ends first: the count read.
     pub fn read_full(&mut self, buf: &mut [u8]) -> Result<usize, FileError> {
         let mut got = 0;
-        while got < buf.len() {
-            match self.read(&mut buf[got..])? {
+        while let Some(rest) = buf.get_mut(got..).filter(|r| !r.is_empty()) {
+            match self.read(rest)? {
                 0 => break,
                 n => got += n,
             }

@@ -232,7 +232,11 @@ macro_rules! log_d { ($($p:expr),+ $(,)?) => { $crate::rtt::log::log_line($crate
 pub fn console_print(text: &[u8]) {
     // SAFETY: a constant defined by the C glue.
     let piece = piece_len(unsafe { agent_glue_console_piece }).min(128);
-    for chunk in text.chunks(piece) {
+    let mut rest = text;
+    while !rest.is_empty() {
+        // `split_at_checked`, not `chunks`: no panic path.
+        let (chunk, after) = rest.split_at_checked(piece).unwrap_or((rest, &[]));
+        rest = after;
         // At most 128 bytes into 129: always NUL-terminated.
         let mut buf = [0u8; 129];
         for (b, &c) in buf.iter_mut().zip(chunk) {

@@ -337,7 +337,9 @@ impl<S: StreamSink + ?Sized> Handler for Sem<'_, S> {
                 let end = start.saturating_add(text.len());
                 match st.event_type.get_mut(start..end) {
                     Some(dst) => {
-                        dst.copy_from_slice(text.as_bytes());
+                        for (d, &s) in dst.iter_mut().zip(text.as_bytes()) {
+                            *d = s;
+                        }
                         st.event_type_len = u8::try_from(end).unwrap_or(u8::MAX);
                     }
                     // No type this long is read: keep it unrecognisable.

@@ -145,7 +145,10 @@ impl Format {
                 Some(q) => url.get(..q).unwrap_or(url),
                 None => url,
             };
-            let path = path.strip_suffix(b"/").unwrap_or(path);
+            let path = match path.split_last() {
+                Some((b'/', before)) => before,
+                _ => path,
+            };
             #[cfg(feature = "provider-anthropic")]
             if path.ends_with(b"/v1/messages") {
                 return Format::Anthropic;
