@@ -360,6 +360,21 @@ mod tests {
     }
 
     #[test]
+    fn the_history_keeps_the_last_lines_only() {
+        let mut ed = LineEditor::new();
+        for i in 0..HISTORY + 3 {
+            run(&mut ed, format!("line {i}\r").as_bytes());
+        }
+        // Up past the oldest stays on the oldest kept: line 3 of 0..=10.
+        for _ in 0..HISTORY + 2 {
+            run(&mut ed, b"\x1b[A");
+        }
+        assert_eq!(ed.line(), b"line 3");
+        run(&mut ed, b"\x1b[B");
+        assert_eq!(ed.line(), b"line 4");
+    }
+
+    #[test]
     fn up_down_walk_the_history_and_return_to_the_draft() {
         let mut ed = LineEditor::new();
         run(&mut ed, b"one\rtwo\rdra");
