@@ -276,7 +276,7 @@ unsafe fn answer_message(ctx: &mut Context<'_>, msg: *mut cJSON) -> Answer {
         return accepted();
     }
     match method {
-        b"ping" => result(id, |out| out.put(b"{}")),
+        b"ping" => result(id, &mut |out| out.put(b"{}")),
         // SAFETY: `params` is NULL or a live child.
         b"tools/list" => unsafe { list_tools(id, params, ctx.page_size) },
         // SAFETY: `params` is NULL or a live child.
@@ -289,8 +289,9 @@ fn accepted() -> Answer {
     Answer::new(202, Vec::new())
 }
 
-/// `{"jsonrpc":"2.0","id":id,"result":...}` with the result `write` makes.
-fn result(id: *const cJSON, write: impl FnOnce(&mut Body) -> Result<(), WriteError>) -> Answer {
+/// `{"jsonrpc":"2.0","id":id,"result":...}` with the result `write` makes
+/// (a `dyn` closure: one copy of this function for every kind of result).
+fn result(id: *const cJSON, write: &mut dyn FnMut(&mut Body) -> Result<(), WriteError>) -> Answer {
     let mut body = Body(Vec::new());
     let written = (|| {
         body.put(b"{\"jsonrpc\":\"2.0\",\"id\":")?;
@@ -343,7 +344,7 @@ unsafe fn initialize(ctx: &mut Context<'_>, id: *const cJSON, params: *const cJS
             )
         }
     };
-    let mut answer = result(id, |out| {
+    let mut answer = result(id, &mut |out| {
         out.put(b"{\"protocolVersion\":")?;
         write_string(VERSIONS.get(version).copied().unwrap_or(b""), out)?;
         out.put(
@@ -394,7 +395,7 @@ unsafe fn list_tools(id: *const cJSON, params: *const cJSON, page_size: usize) -
             &[b"Internal error: the agent is stopping"],
         );
     };
-    result(id, |out| {
+    result(id, &mut |out| {
         out.put(b"{\"tools\":[")?;
         let mut listed = 0;
         let mut more = false;
@@ -543,7 +544,7 @@ unsafe fn call_tool(id: *const cJSON, params: *const cJSON) -> Answer {
 unsafe fn run(id: *const cJSON, name: &[u8], node: AgentToolNode_t, args: *mut cJSON) -> Answer {
     // SAFETY: as this function's contract says.
     if let Err(why) = unsafe { tool_run::mismatch(node, args) } {
-        return result(id, |out| {
+        return result(id, &mut |out| {
             out.put(b"{\"content\":[{\"type\":\"text\",\"text\":")?;
             let mut text = Body(Vec::new());
             let mut failed = false;
@@ -569,7 +570,7 @@ unsafe fn run(id: *const cJSON, name: &[u8], node: AgentToolNode_t, args: *mut c
     // SAFETY: as above: the node's result, read under the lock.
     let ret = unsafe { &(*node).ret };
     let failed = ret.ret != rt_eok();
-    result(id, |out| {
+    result(id, &mut |out| {
         out.put(b"{\"content\":[")?;
         let mut parts = 0;
         let mut i = 0;
