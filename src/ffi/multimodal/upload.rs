@@ -97,27 +97,51 @@ fn upload_to(
     what: &str,
     error: &mut ErrorText,
 ) -> Option<FileId> {
-    let fail = |error: &mut ErrorText, why: &[&[u8]]| {
-        error.set(&[
-            b"the upload of the ",
-            what.as_bytes(),
-            b" ",
-            path.to_bytes(),
-            b" failed: ",
-        ]);
-        error.append(why);
-        None
+    let why = match send_file(url, path, size) {
+        Ok(id) => return Some(id),
+        Err(why) => why,
     };
+    let mut digits = [0u8; 20];
+    let status: &[u8] = match why.status {
+        Some(status) => crate::text::decimal(u64::from(status), &mut digits),
+        None => b"",
+    };
+    error.set(&[
+        b"the upload of the ",
+        what.as_bytes(),
+        b" ",
+        path.to_bytes(),
+        b" failed: ",
+        why.text,
+        status,
+    ]);
+    None
+}
+
+/// Why an upload failed: the reason, and the HTTP status that follows it
+/// when the file server answered with an error.
+struct Failed {
+    text: &'static [u8],
+    status: Option<u32>,
+}
+
+/// An upload failure without a status.
+fn failed(text: &'static [u8]) -> Failed {
+    Failed { text, status: None }
+}
+
+/// The upload itself: the file id, or why there is none.
+fn send_file(url: &CStr, path: &CStr, size: u32) -> Result<FileId, Failed> {
     if url.is_empty() {
-        return fail(error, &[b"PKG_AGENT_UPLOAD_URL is not set"]);
+        return Err(failed(b"PKG_AGENT_UPLOAD_URL is not set"));
     }
     let mut f = match File::open(path) {
         Ok(f) => f,
-        Err(e) => return fail(error, &[e.text().as_bytes()]),
+        Err(e) => return Err(failed(e.text().as_bytes())),
     };
     let mut buf: Vec<u8> = Vec::new();
     if crate::fallible::resize(&mut buf, UPLOAD_IO_BUF, 0).is_err() {
-        return fail(error, &[b"out of memory"]);
+        return Err(failed(b"out of memory"));
     }
     // The boundary: fixed text and the tick in hex, never in the head.
     let mut boundary = *b"----rtt-agent-form-00000000";
@@ -151,7 +175,7 @@ fn upload_to(
     // SAFETY: takes a size only; NULL-checked.
     let raw = unsafe { webclient_session_create(UPLOAD_HEADER_BUFSZ) };
     if raw.is_null() {
-        return fail(error, &[b"no memory for the HTTP session"]);
+        return Err(failed(b"no memory for the HTTP session"));
     }
     let session = Session(raw);
     let mut len_buf = [0u8; 21];
@@ -174,19 +198,18 @@ fn upload_to(
             ) >= 0
     };
     if !ok {
-        return fail(error, &[b"the HTTP headers do not fit"]);
+        return Err(failed(b"the HTTP headers do not fit"));
     }
     // SAFETY: a live session and a NUL-terminated URL; NULL data of length
     // 0 sends the head only.
     let rc = unsafe { webclient_post(session.0, url.as_ptr(), ptr::null(), 0) };
     if rc == -WEBCLIENT_NOMEM {
-        return fail(error, &[b"out of memory for the connection"]);
+        return Err(failed(b"out of memory for the connection"));
     }
     if rc < 0 {
-        return fail(
-            error,
-            &[b"cannot connect to the file server (check PKG_AGENT_UPLOAD_URL and the network)"],
-        );
+        return Err(failed(
+            b"cannot connect to the file server (check PKG_AGENT_UPLOAD_URL and the network)",
+        ));
     }
     let seconds = socket_timeout_seconds(board().http_timeout_ms.clamp(1000, 600_000) as u32);
     // SAFETY: a live, connected session.
@@ -218,13 +241,13 @@ fn upload_to(
     let mut left = size as usize;
     while sent && left > 0 {
         if crate::chat::transport::cancelled() {
-            return fail(error, &[b"cancelled (the agent is stopping)"]);
+            return Err(failed(b"cancelled (the agent is stopping)"));
         }
         let want = left.min(buf.len());
         match f.read_full(&mut buf[..want]) {
             Ok(got) if got == want => sent = send_all(session.0, &buf[..want]),
             _ => {
-                return fail(error, &[b"the file could not be read to its end"]);
+                return Err(failed(b"the file could not be read to its end"));
             }
         }
         left -= want;
@@ -234,28 +257,23 @@ fn upload_to(
         sent = sent && send_all(session.0, piece);
     }
     if !sent {
-        return fail(
-            error,
-            &[b"the connection to the file server failed while sending"],
-        );
+        return Err(failed(
+            b"the connection to the file server failed while sending",
+        ));
     }
     // SAFETY: a live session whose request has been sent.
     let status = unsafe { webclient_handle_response(session.0) };
     if status == -WEBCLIENT_NOMEM {
-        return fail(error, &[b"out of memory while reading the answer"]);
+        return Err(failed(b"out of memory while reading the answer"));
     }
     if status <= 0 {
-        return fail(error, &[b"no answer from the file server"]);
+        return Err(failed(b"no answer from the file server"));
     }
     if !(200..300).contains(&status) {
-        let mut digits = [0u8; 20];
-        return fail(
-            error,
-            &[
-                b"the file server answered HTTP ",
-                crate::text::decimal(status as u64, &mut digits),
-            ],
-        );
+        return Err(Failed {
+            text: b"the file server answered HTTP ",
+            status: Some(status as u32),
+        });
     }
     // The answer (its first 511 bytes: a file id fits many times over).
     let mut got = 0;
@@ -276,9 +294,9 @@ fn upload_to(
     drop(session);
     buf[got] = 0;
     match parse_file_id(&buf[..=got]) {
-        Ok(id) => Some(id),
-        Err(IdError::NoMemory) => fail(error, &[b"out of memory while reading the answer"]),
-        Err(IdError::Missing) => fail(error, &[b"the file server's answer has no usable file_id"]),
+        Ok(id) => Ok(id),
+        Err(IdError::NoMemory) => Err(failed(b"out of memory while reading the answer")),
+        Err(IdError::Missing) => Err(failed(b"the file server's answer has no usable file_id")),
     }
 }
 
