@@ -370,6 +370,23 @@ fn fail(session: *mut WebSession, code: c_int, why: &str) {
     respond(session, code, false, &[(b"error", why.as_bytes())]);
 }
 
+/// [`fail`] with a reason made of `parts` (its first 96 bytes).
+fn fail_with(session: *mut WebSession, code: c_int, parts: &[&[u8]]) {
+    let mut why = [0u8; 96];
+    let mut n = 0;
+    for &b in parts.iter().flat_map(|p| p.iter()) {
+        if let Some(slot) = why.get_mut(n) {
+            *slot = b;
+            n += 1;
+        }
+    }
+    fail(
+        session,
+        code,
+        crate::text::utf8_prefix(why.get(..n).unwrap_or_default()),
+    );
+}
+
 /// WebNet's CGI entry (from the glue): `endpoint` says which handler.
 #[no_mangle]
 pub unsafe extern "C" fn agent_web_cgi(session: *mut WebSession, endpoint: c_int) {
@@ -463,18 +480,15 @@ fn json_body(session: *mut WebSession, limit: usize) -> Option<Body> {
     let declared = declared.max(0) as usize;
     if declared > limit {
         let mut at_most = [0u8; 20];
-        let at_most = crate::text::decimal(limit as u64, &mut at_most);
-        let mut why = [0u8; 64];
-        let mut n = 0;
-        for part in [
-            &b"the request body is too long (at most "[..],
-            at_most,
-            b" bytes)",
-        ] {
-            why[n..n + part.len()].copy_from_slice(part);
-            n += part.len();
-        }
-        fail(session, 413, crate::text::utf8_prefix(&why[..n]));
+        fail_with(
+            session,
+            413,
+            &[
+                b"the request body is too long (at most ",
+                crate::text::decimal(limit as u64, &mut at_most),
+                b" bytes)",
+            ],
+        );
         return None;
     }
     if body.is_null() || declared == 0 {
@@ -706,12 +720,14 @@ fn config(session: *mut WebSession, method: c_int) {
         match body.text(key) {
             Some(v) if !v.is_empty() && v.to_bytes().len() < 128 => *value = v.as_ptr(),
             _ => {
-                let why = match key.to_bytes() {
-                    b"apiKey" => "apiKey must be a non-empty string of at most 127 bytes",
-                    b"modelName" => "modelName must be a non-empty string of at most 127 bytes",
-                    _ => "apiUrl must be a non-empty string of at most 127 bytes",
-                };
-                return fail(session, 400, why);
+                return fail_with(
+                    session,
+                    400,
+                    &[
+                        key.to_bytes(),
+                        b" must be a non-empty string of at most 127 bytes",
+                    ],
+                );
             }
         }
     }
