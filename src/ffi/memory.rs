@@ -39,7 +39,7 @@ static MAX_LEN_OVERRIDE: AtomicIsize = AtomicIsize::new(-1);
 pub fn set_summary_max_len(max_len: Option<usize>) {
     MAX_LEN_OVERRIDE.store(
         max_len.map_or(-1, |v| v.min(isize::MAX as usize) as isize),
-        Ordering::SeqCst,
+        Ordering::Relaxed,
     );
 }
 
@@ -49,7 +49,7 @@ pub fn enabled() -> bool {
 }
 
 fn max_len() -> usize {
-    match MAX_LEN_OVERRIDE.load(Ordering::SeqCst) {
+    match MAX_LEN_OVERRIDE.load(Ordering::Relaxed) {
         // SAFETY: a plain getter of the glue.
         v if v < 0 => unsafe { agent_glue_summary_max_len() }.max(0) as usize,
         v => v as usize,

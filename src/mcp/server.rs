@@ -168,7 +168,10 @@ fn settings() -> Option<Settings> {
 }
 
 /// The running server: written by `start` before the thread exists and by
-/// `stop` after it ended.
+/// `stop` after it ended. `running` and `stop` are stored with Release and
+/// loaded with Acquire; the descriptor and the port need no ordering of
+/// their own (they are stored before `running`, and before the thread is
+/// made).
 struct ServerCell {
     running: AtomicBool,
     stop: AtomicBool,
@@ -198,15 +201,15 @@ static SERVER: ServerCell = ServerCell {
 pub fn port() -> Option<u16> {
     SERVER
         .running
-        .load(Ordering::SeqCst)
-        .then(|| SERVER.port.load(Ordering::SeqCst))
+        .load(Ordering::Acquire)
+        .then(|| SERVER.port.load(Ordering::Relaxed))
 }
 
 /// Start the server if it is enabled (the agent's start-up). A failure is
 /// logged; the agent runs on without it.
 pub fn start() {
     let Some(s) = settings() else { return };
-    if SERVER.running.load(Ordering::SeqCst) {
+    if SERVER.running.load(Ordering::Acquire) {
         return;
     }
     // SAFETY: a glue call with plain values.
@@ -235,10 +238,10 @@ pub fn start() {
         *SERVER.settings.get() = Some(s);
         *SERVER.sessions.get() = Some(sessions);
     }
-    SERVER.listen_fd.store(fd, Ordering::SeqCst);
-    SERVER.port.store(port, Ordering::SeqCst);
-    SERVER.stop.store(false, Ordering::SeqCst);
-    SERVER.running.store(true, Ordering::SeqCst);
+    SERVER.listen_fd.store(fd, Ordering::Relaxed);
+    SERVER.port.store(port, Ordering::Relaxed);
+    SERVER.stop.store(false, Ordering::Release);
+    SERVER.running.store(true, Ordering::Release);
     let spec = thread::Spec {
         name: THREAD_NAME,
         stack_size: s.stack,
@@ -247,7 +250,7 @@ pub fn start() {
     };
     if thread::Thread::spawn(&spec, server_thread).is_none() {
         crate::log_e!("[mcp] not started: no memory for its thread");
-        SERVER.running.store(false, Ordering::SeqCst);
+        SERVER.running.store(false, Ordering::Release);
         // SAFETY: no thread was made: ours alone.
         unsafe {
             agent_mcp_close(fd);
@@ -276,10 +279,10 @@ pub fn start() {
 /// Stop the server and wait for its thread (the agent's teardown, before
 /// the tools go). A tool call in progress finishes first.
 pub fn stop() {
-    if !SERVER.running.load(Ordering::SeqCst) {
+    if !SERVER.running.load(Ordering::Acquire) {
         return;
     }
-    SERVER.stop.store(true, Ordering::SeqCst);
+    SERVER.stop.store(true, Ordering::Release);
     // SAFETY: `done` was set by `start` and is not written until the
     // thread has released it.
     let ended = unsafe { (*SERVER.done.get()).as_ref() }.is_none_or(|d| d.take(RT_WAITING_FOREVER));
@@ -291,7 +294,7 @@ pub fn stop() {
             *SERVER.sessions.get() = None;
         }
     }
-    SERVER.running.store(false, Ordering::SeqCst);
+    SERVER.running.store(false, Ordering::Release);
 }
 
 /// The server thread: accept, answer, close, until stopped.
@@ -302,9 +305,9 @@ unsafe extern "C" fn server_thread(_parameter: *mut c_void) {
         let settings = unsafe { *SERVER.settings.get() };
         // SAFETY: as above: this thread's alone while it runs.
         let sessions = unsafe { (*SERVER.sessions.get()).as_mut() };
-        let fd = SERVER.listen_fd.load(Ordering::SeqCst);
+        let fd = SERVER.listen_fd.load(Ordering::Relaxed);
         if let (Some(s), Some(sessions)) = (settings, sessions) {
-            while !SERVER.stop.load(Ordering::SeqCst) {
+            while !SERVER.stop.load(Ordering::Acquire) {
                 // SAFETY: our listening socket.
                 let client = unsafe { agent_mcp_accept(fd, IO_TIMEOUT_MS) };
                 if client < 0 {
@@ -317,7 +320,7 @@ unsafe extern "C" fn server_thread(_parameter: *mut c_void) {
         }
         // SAFETY: our listening socket, not used again.
         unsafe { agent_mcp_close(fd) };
-        SERVER.listen_fd.store(-1, Ordering::SeqCst);
+        SERVER.listen_fd.store(-1, Ordering::Relaxed);
         // SAFETY: set by `start`; `stop` waits on it and only then clears it.
         if let Some(done) = unsafe { (*SERVER.done.get()).as_ref() } {
             done.release();
@@ -514,7 +517,7 @@ fn check(head: &http::Head<'_>, s: &Settings) -> Result<Request, (Answer, Option
 /// One receive into `buf` (not empty) before the deadline; `None` when
 /// the client closed, failed or ran out of time.
 fn receive(fd: c_int, buf: &mut [u8], deadline: &Deadline) -> Option<usize> {
-    while !deadline.expired(now()) && !SERVER.stop.load(Ordering::SeqCst) {
+    while !deadline.expired(now()) && !SERVER.stop.load(Ordering::Acquire) {
         let len = buf.len().min(i32::MAX as usize) as c_int;
         // SAFETY: `buf` is writable for `len` bytes; the socket is ours.
         let n = unsafe { agent_mcp_recv(fd, buf.as_mut_ptr() as *mut c_void, len) };

@@ -100,7 +100,7 @@ static TOKEN_OVERRIDE: AtomicPtr<c_char> = AtomicPtr::new(core::ptr::null_mut())
 pub fn set_token(token: Option<&'static CStr>) {
     TOKEN_OVERRIDE.store(
         token.map_or(core::ptr::null_mut(), |t| t.as_ptr() as *mut c_char),
-        Ordering::SeqCst,
+        Ordering::Release,
     );
 }
 
@@ -673,7 +673,7 @@ fn chat(session: *mut WebSession, method: c_int) {
 /// The configuration endpoints' check: the board's token, compared in
 /// constant time. Answers the refusal itself.
 fn authorized(session: *mut WebSession, given: Option<&CStr>) -> bool {
-    let chosen = TOKEN_OVERRIDE.load(Ordering::SeqCst);
+    let chosen = TOKEN_OVERRIDE.load(Ordering::Acquire);
     // SAFETY: a `&'static CStr` (set_token) or the glue's static string.
     let token = unsafe {
         CStr::from_ptr(if chosen.is_null() {
