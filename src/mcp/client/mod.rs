@@ -169,6 +169,11 @@ impl Drop for Tree {
     }
 }
 
+/// Log the warning `mcp: <url><what><detail><tail>` about one server.
+fn warn_about(url: &Url, what: &[u8], detail: &[u8], tail: &[u8]) {
+    crate::log_w!("mcp: ", url.as_bytes(), what, detail, tail);
+}
+
 /// The settings of a request to `url`: the chat client's.
 fn settings(url: &CStr) -> Settings<'_> {
     let net = crate::ffi::chat::network();
@@ -223,10 +228,11 @@ fn exchange(
 ) -> Result<Tree, NoResult> {
     match exchange_once(server, request, method, params, error) {
         Err(Failed::SessionGone) => {
-            crate::log_w!(
-                "mcp: ",
-                server.url.as_bytes(),
-                " forgot the session (404); a new handshake"
+            warn_about(
+                &server.url,
+                b" forgot the session (404); a new handshake",
+                b"",
+                b"",
             );
             handshake(server, error).map_err(|()| NoResult::Failed)?;
             exchange_once(server, request, method, params, error).map_err(NoResult::from)
@@ -472,11 +478,7 @@ unsafe fn register_page(
         }
         // SAFETY: `tool` is a live child of the page.
         let Some(name) = (unsafe { json::get_str(tool, c"name") }).map(CStr::to_bytes) else {
-            crate::log_w!(
-                "mcp: ",
-                url.as_bytes(),
-                " listed a tool without a name; left out"
-            );
+            warn_about(&url, b" listed a tool without a name; left out", b"", b"");
             continue;
         };
         let (Some(local), Ok(remote_name)) =
@@ -544,12 +546,11 @@ fn connect(state: &mut State, index: usize, url: Url) {
     };
     let first_tool = state.tools.len();
     if handshake(server, &mut error).is_err() {
-        crate::log_w!(
-            "mcp: ",
-            url.as_bytes(),
-            ": its tools are left out (initialize failed: ",
-            error.as_str(),
-            ")"
+        warn_about(
+            &url,
+            b": its tools are left out (initialize failed: ",
+            error.as_str().as_bytes(),
+            b")",
         );
         return;
     }
@@ -564,12 +565,11 @@ fn connect(state: &mut State, index: usize, url: Url) {
         ) {
             Ok(a) => a,
             Err(_) => {
-                crate::log_w!(
-                    "mcp: ",
-                    url.as_bytes(),
-                    ": tools/list failed (",
-                    error.as_str(),
-                    "); its tools from there on are left out"
+                warn_about(
+                    &url,
+                    b": tools/list failed (",
+                    error.as_str().as_bytes(),
+                    b"); its tools from there on are left out",
                 );
                 break;
             }
@@ -589,20 +589,22 @@ fn connect(state: &mut State, index: usize, url: Url) {
                 }
             }
             Some(n) if !n.is_empty() => {
-                crate::log_w!(
-                    "mcp: ",
-                    url.as_bytes(),
-                    ": a tools/list cursor over 256 bytes; the later pages are left out"
+                warn_about(
+                    &url,
+                    b": a tools/list cursor over 256 bytes; the later pages are left out",
+                    b"",
+                    b"",
                 );
                 break;
             }
             _ => break,
         }
         if page + 1 == MAX_PAGES {
-            crate::log_w!(
-                "mcp: ",
-                url.as_bytes(),
-                ": more than 8 tools/list pages; the later ones are left out"
+            warn_about(
+                &url,
+                b": more than 8 tools/list pages; the later ones are left out",
+                b"",
+                b"",
             );
         }
     }
@@ -627,10 +629,11 @@ pub fn start() {
             let Some(url) = servers::get(i) else { break };
             if state.tools.len() >= max_tools() {
                 // No room for its tools: no handshake that could only wait.
-                crate::log_w!(
-                    "mcp: ",
-                    url.as_bytes(),
-                    ": its tools are left out (PKG_AGENT_MCP_MAX_TOOLS reached)"
+                warn_about(
+                    &url,
+                    b": its tools are left out (PKG_AGENT_MCP_MAX_TOOLS reached)",
+                    b"",
+                    b"",
                 );
                 continue;
             }
