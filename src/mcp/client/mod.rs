@@ -481,29 +481,33 @@ unsafe fn register_page(
             warn_about(&url, b" listed a tool without a name; left out", b"", b"");
             continue;
         };
-        let (Some(local), Ok(remote_name)) =
-            (local_name(index, name), crate::fallible::copy_of(name))
-        else {
+        // Its entry in `state_tools` and its definition; `None` without
+        // memory (nothing left behind).
+        let made = (|| {
+            let local = local_name(index, name)?;
+            let remote_name = crate::fallible::copy_of(name).ok()?;
+            // SAFETY: `tool` is a live object of the page, which the caller
+            // owns.
+            let obj = unsafe { definition(tool, &local) };
+            if obj.is_null() {
+                return None;
+            }
+            let remote = Remote {
+                local,
+                server: slot,
+                name: remote_name,
+            };
+            if crate::fallible::push(state_tools, remote).is_err() {
+                // SAFETY: `obj` is a detached tree made here.
+                unsafe { cJSON_Delete(obj) };
+                return None;
+            }
+            Some(obj)
+        })();
+        let Some(obj) = made else {
             crate::log_e!("mcp: no memory for the remote tool ", name);
             return false;
         };
-        // SAFETY: `tool` is a live object of the page, which the caller owns.
-        let obj = unsafe { definition(tool, &local) };
-        if obj.is_null() {
-            crate::log_e!("mcp: no memory for the remote tool ", name);
-            return false;
-        }
-        let remote = Remote {
-            local,
-            server: slot,
-            name: remote_name,
-        };
-        if crate::fallible::push(state_tools, remote).is_err() {
-            // SAFETY: `obj` is a detached tree made here.
-            unsafe { cJSON_Delete(obj) };
-            crate::log_e!("mcp: no memory for the remote tool ", name);
-            return false;
-        }
         // SAFETY: `obj` is a detached definition, handed over; the function
         // has the execute_func signature.
         if unsafe { append_tool(obj, Some(call_remote)) } != rt_eok() {
