@@ -749,15 +749,13 @@ unsafe fn call(
     // SAFETY: `node` is live (contract); its definition lives as long.
     let local = unsafe { crate::ffi::tools::function_name((*node).tool_obj) }
         .map_or(&b""[..], CStr::to_bytes);
-    let Some(remote) = state.tools.iter().find(|t| t.local == local) else {
-        text.say(&[
-            b"error: the remote tool \"",
-            local,
-            b"\" is no longer connected",
-        ]);
-        return false;
-    };
-    let Some(server) = state.servers.get_mut(remote.server) else {
+    let servers = &mut state.servers;
+    let found = state
+        .tools
+        .iter()
+        .find(|t| t.local == local)
+        .and_then(|remote| Some((remote, servers.get_mut(remote.server)?)));
+    let Some((remote, server)) = found else {
         text.say(&[
             b"error: the remote tool \"",
             local,
