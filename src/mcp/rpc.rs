@@ -239,7 +239,8 @@ unsafe fn answer_message(ctx: &mut Context<'_>, msg: *mut cJSON) -> Answer {
         );
     }
 
-    if method == b"initialize" {
+    let known = METHODS.iter().position(|m| *m == method);
+    if known == Some(INITIALIZE) {
         if id.is_null() {
             return error(
                 400,
@@ -268,22 +269,36 @@ unsafe fn answer_message(ctx: &mut Context<'_>, msg: *mut cJSON) -> Answer {
         );
     };
     if id.is_null() {
-        if method == b"notifications/initialized" {
+        if known == Some(INITIALIZED) {
             session.initialized = true;
         }
         // Other notifications (cancelled, progress, roots) need nothing
         // from a server whose requests finish before it reads the next.
         return accepted();
     }
-    match method {
-        b"ping" => result(id, &mut |out| out.put(b"{}")),
+    match known {
+        Some(PING) => result(id, &mut |out| out.put(b"{}")),
         // SAFETY: `params` is NULL or a live child.
-        b"tools/list" => unsafe { list_tools(id, params, ctx.page_size) },
+        Some(LIST) => unsafe { list_tools(id, params, ctx.page_size) },
         // SAFETY: `params` is NULL or a live child.
-        b"tools/call" => unsafe { call_tool(id, params) },
+        Some(CALL) => unsafe { call_tool(id, params) },
         _ => error(200, id, METHOD_NOT_FOUND, &[b"Method not found: ", method]),
     }
 }
+
+/// The methods the server knows, found by one lookup; their indices below.
+const METHODS: [&[u8]; 5] = [
+    b"initialize",
+    b"notifications/initialized",
+    b"ping",
+    b"tools/list",
+    b"tools/call",
+];
+const INITIALIZE: usize = 0;
+const INITIALIZED: usize = 1;
+const PING: usize = 2;
+const LIST: usize = 3;
+const CALL: usize = 4;
 
 fn accepted() -> Answer {
     Answer::new(202, Vec::new())
