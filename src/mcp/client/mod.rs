@@ -714,6 +714,15 @@ pub unsafe extern "C" fn call_remote(args: *mut cJSON, node: *mut AgentToolList)
     })
 }
 
+/// The content parts of a result that are not text, and what the model is
+/// told in their place.
+const NOT_SHOWN: [(&[u8], &[u8]); 4] = [
+    (b"image", b"[an image, not shown]"),
+    (b"audio", b"[audio, not shown]"),
+    (b"resource_link", b"[a resource, not shown]"),
+    (b"resource", b"[a resource, not shown]"),
+];
+
 /// The answer when the result's text could not be built.
 const NO_MEMORY: &CStr =
     c"error: no memory on the device for the remote tool's result; it may or may not have run";
@@ -801,18 +810,17 @@ unsafe fn call(
         }
         let start = text.bytes.len();
         for part in json::children(json::get(result, c"content")) {
-            let kind = json::get_str(part, c"type").map(CStr::to_bytes);
-            let piece = match kind {
-                Some(b"text") => json::get_str(part, c"text").map_or(&b""[..], CStr::to_bytes),
-                Some(b"image") => b"[an image, not shown]",
-                Some(b"audio") => b"[audio, not shown]",
-                Some(b"resource_link") | Some(b"resource") => b"[a resource, not shown]",
-                _ => continue,
+            let kind = json::get_str(part, c"type").map_or(&b""[..], CStr::to_bytes);
+            let piece = if kind == b"text" {
+                json::get_str(part, c"text").map_or(&b""[..], CStr::to_bytes)
+            } else {
+                match NOT_SHOWN.iter().find(|(k, _)| *k == kind) {
+                    Some((_, said)) => said,
+                    None => continue,
+                }
             };
-            if text.bytes.len() > start {
-                text.say(&[b"\n"]);
-            }
-            text.say(&[piece]);
+            let gap: &[u8] = if text.bytes.len() > start { b"\n" } else { b"" };
+            text.say(&[gap, piece]);
         }
         if text.bytes.len() == start {
             text.say(&[b"(the remote tool returned no text)"]);
