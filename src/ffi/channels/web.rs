@@ -118,6 +118,14 @@ struct StreamState {
     pending: Vec<u8>,
 }
 
+impl StreamState {
+    /// No request waits any more: events are not queued, the queue freed.
+    fn end(&mut self) {
+        self.active = false;
+        self.pending = Vec::new();
+    }
+}
+
 // SAFETY: `state` is only reached with `lock` held (`Stream::with`).
 unsafe impl Sync for Stream {}
 
@@ -237,10 +245,7 @@ pub extern "C" fn agent_webnet_reset() {
     ffi_fn!(failure = (), {
         CHANNEL.close();
         set_stream_hooks(None);
-        STREAM.with(|s| {
-            s.active = false;
-            s.pending = Vec::new();
-        });
+        STREAM.with(StreamState::end);
     })
 }
 
@@ -638,10 +643,7 @@ fn chat(session: *mut WebSession, method: c_int) {
             started: false,
         };
         let sent = CHANNEL.send(TYPE_TEXT, content, timeout, STREAM_POLL_MS, &mut streaming);
-        STREAM.with(|s| {
-            s.active = false;
-            s.pending = Vec::new();
-        });
+        STREAM.with(StreamState::end);
         match sent {
             Err(e) if streaming.started => {
                 let mut out = SessionSink::new(session);
