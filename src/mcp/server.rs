@@ -33,7 +33,7 @@
 
 use super::http::{self, Method};
 use super::rpc::{self, Answer, INVALID_REQUEST};
-use super::session::{Sessions, ID_LEN};
+use super::session::Sessions;
 use crate::chat::deadline::{ms_to_ticks, Deadline};
 use crate::rtt::ipc::Semaphore;
 use crate::rtt::sleep_lock::SleepLock;
@@ -41,6 +41,7 @@ use crate::rtt::*;
 use alloc::vec::Vec;
 use core::cell::UnsafeCell;
 use core::ffi::{c_char, c_int, c_void, CStr};
+use core::ops::Range;
 use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU16, Ordering};
 
 extern "C" {
@@ -333,25 +334,27 @@ fn entropy() -> u32 {
     unsafe { agent_glue_mcp_entropy() }
 }
 
-/// What the head says, copied out of the receive buffer.
+/// What the head says: its values by their place in the receive buffer
+/// (the head stays where it is while the body is read after it).
 struct Request {
     method: Method,
     expect_continue: bool,
     head_len: usize,
     body_len: usize,
-    session: Option<([u8; ID_LEN], usize)>,
-    protocol: Option<([u8; 16], usize)>,
+    session: Option<Range<usize>>,
+    protocol: Option<Range<usize>>,
 }
 
-/// A header value copied out; one longer than `N` becomes empty, which
-/// matches no session and no protocol revision (cut to `N`, it could).
-fn copy<const N: usize>(v: &[u8]) -> ([u8; N], usize) {
-    let mut out = [0u8; N];
-    if v.len() > N {
-        return (out, 0);
-    }
-    out[..v.len()].copy_from_slice(v);
-    (out, v.len())
+/// Where `part`, a slice of `within`, lies in it.
+fn span(within: &[u8], part: &[u8]) -> Range<usize> {
+    let start = (part.as_ptr() as usize).wrapping_sub(within.as_ptr() as usize);
+    start..start.wrapping_add(part.len())
+}
+
+/// A header value of the head in `buf` (a place that is not in it reads
+/// as an empty value, which matches no session and no revision).
+fn value<'a>(buf: &'a [u8], at: &Range<usize>) -> &'a [u8] {
+    buf.get(at.clone()).unwrap_or_default()
 }
 
 /// Read, check and answer one request on `fd`.
@@ -364,7 +367,7 @@ fn serve_connection(fd: c_int, s: &Settings, sessions: &mut Sessions) {
     let mut filled = 0;
     let request = loop {
         match http::parse_head(&buf[..filled]) {
-            Ok(head) => match check(&head, s) {
+            Ok(head) => match check(&buf, &head, s) {
                 Ok(r) => break r,
                 Err((answer, extra)) => return send(fd, &answer, extra),
             },
@@ -382,14 +385,14 @@ fn serve_connection(fd: c_int, s: &Settings, sessions: &mut Sessions) {
         }
     };
     if request.method == Method::Delete {
-        let Some((id, n)) = request.session else {
+        let Some(id) = &request.session else {
             return send(
                 fd,
                 &fail(400, b"DELETE needs an Mcp-Session-Id header"),
                 None,
             );
         };
-        let answer = if sessions.remove(&id[..n]) {
+        let answer = if sessions.remove(value(&buf, id)) {
             Answer::new(200, Vec::new())
         } else {
             fail(404, b"no such session")
@@ -433,8 +436,8 @@ fn serve_connection(fd: c_int, s: &Settings, sessions: &mut Sessions) {
         idle_ticks: s.idle_ticks,
         entropy: entropy(),
         page_size: s.page_size,
-        session: request.session.as_ref().map(|(id, n)| &id[..*n]),
-        protocol: request.protocol.as_ref().map(|(v, n)| &v[..*n]),
+        session: request.session.as_ref().map(|at| value(&buf, at)),
+        protocol: request.protocol.as_ref().map(|at| value(&buf, at)),
     };
     let answer = rpc::answer(&mut ctx, body);
     drop(buf);
@@ -448,7 +451,11 @@ fn fail(status: u16, why: &[u8]) -> Answer {
 
 /// The checks of the head that do not need the body; an answer to send
 /// (with an extra header line) when it is refused.
-fn check(head: &http::Head<'_>, s: &Settings) -> Result<Request, (Answer, Option<&'static [u8]>)> {
+fn check(
+    buf: &[u8],
+    head: &http::Head<'_>,
+    s: &Settings,
+) -> Result<Request, (Answer, Option<&'static [u8]>)> {
     if head.path != s.path.to_bytes() {
         return Err((fail(404, b"not the MCP endpoint"), None));
     }
@@ -509,8 +516,8 @@ fn check(head: &http::Head<'_>, s: &Settings) -> Result<Request, (Answer, Option
         expect_continue: head.expect_continue,
         head_len: head.len,
         body_len,
-        session: head.session.map(copy::<ID_LEN>),
-        protocol: head.protocol.map(copy::<16>),
+        session: head.session.map(|v| span(buf, v)),
+        protocol: head.protocol.map(|v| span(buf, v)),
     })
 }
 
