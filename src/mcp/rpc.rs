@@ -31,6 +31,9 @@ pub const INVALID_REQUEST: i32 = -32600;
 pub const METHOD_NOT_FOUND: i32 = -32601;
 pub const INVALID_PARAMS: i32 = -32602;
 pub const INTERNAL_ERROR: i32 = -32603;
+/// The start of the messages of these two errors (said once).
+const INVALID_PARAMS_TEXT: &[u8] = b"Invalid params: ";
+const INTERNAL_ERROR_TEXT: &[u8] = b"Internal error: ";
 /// Server error range: the session table is full.
 pub const TOO_MANY_SESSIONS: i32 = -32000;
 
@@ -235,7 +238,7 @@ unsafe fn answer_message(ctx: &mut Context<'_>, msg: *mut cJSON) -> Answer {
             200,
             reply_id,
             INVALID_PARAMS,
-            &[b"Invalid params: \"params\" must be an object"],
+            &[INVALID_PARAMS_TEXT, b"\"params\" must be an object"],
         );
     }
 
@@ -321,9 +324,17 @@ fn result(id: *const cJSON, write: &mut dyn FnMut(&mut Body) -> Result<(), Write
             200,
             id,
             INTERNAL_ERROR,
-            &[b"Internal error: the answer is longer than this server sends (16384 bytes)"],
+            &[
+                INTERNAL_ERROR_TEXT,
+                b"the answer is longer than this server sends (16384 bytes)",
+            ],
         ),
-        Err(_) => error(200, id, INTERNAL_ERROR, &[b"Internal error: out of memory"]),
+        Err(_) => error(
+            200,
+            id,
+            INTERNAL_ERROR,
+            &[INTERNAL_ERROR_TEXT, b"out of memory"],
+        ),
     }
 }
 
@@ -336,7 +347,10 @@ unsafe fn initialize(ctx: &mut Context<'_>, id: *const cJSON, params: *const cJS
             200,
             id,
             INVALID_PARAMS,
-            &[b"Invalid params: initialize needs params.protocolVersion"],
+            &[
+                INVALID_PARAMS_TEXT,
+                b"initialize needs params.protocolVersion",
+            ],
         );
     };
     // The client's revision when we speak it, else our newest: the client
@@ -397,7 +411,7 @@ unsafe fn list_tools(id: *const cJSON, params: *const cJSON, page_size: usize) -
                     200,
                     id,
                     INVALID_PARAMS,
-                    &[b"Invalid params: unknown cursor"],
+                    &[INVALID_PARAMS_TEXT, b"unknown cursor"],
                 )
             }
         }
@@ -407,7 +421,7 @@ unsafe fn list_tools(id: *const cJSON, params: *const cJSON, page_size: usize) -
             200,
             id,
             INTERNAL_ERROR,
-            &[b"Internal error: the agent is stopping"],
+            &[INTERNAL_ERROR_TEXT, b"the agent is stopping"],
         );
     };
     result(id, &mut |out| {
@@ -505,7 +519,7 @@ unsafe fn call_tool(id: *const cJSON, params: *const cJSON) -> Answer {
             200,
             id,
             INVALID_PARAMS,
-            &[b"Invalid params: tools/call needs params.name"],
+            &[INVALID_PARAMS_TEXT, b"tools/call needs params.name"],
         );
     };
     let mut own_args = ptr::null_mut();
@@ -515,7 +529,12 @@ unsafe fn call_tool(id: *const cJSON, params: *const cJSON) -> Answer {
             // SAFETY: a fresh object, deleted below.
             own_args = unsafe { cJSON_CreateObject() };
             if own_args.is_null() {
-                return error(200, id, INTERNAL_ERROR, &[b"Internal error: out of memory"]);
+                return error(
+                    200,
+                    id,
+                    INTERNAL_ERROR,
+                    &[INTERNAL_ERROR_TEXT, b"out of memory"],
+                );
             }
             args = own_args;
         }
@@ -524,7 +543,7 @@ unsafe fn call_tool(id: *const cJSON, params: *const cJSON) -> Answer {
                 200,
                 id,
                 INVALID_PARAMS,
-                &[b"Invalid params: params.arguments must be an object"],
+                &[INVALID_PARAMS_TEXT, b"params.arguments must be an object"],
             )
         }
     }
@@ -533,7 +552,7 @@ unsafe fn call_tool(id: *const cJSON, params: *const cJSON) -> Answer {
             200,
             id,
             INTERNAL_ERROR,
-            &[b"Internal error: the agent is stopping"],
+            &[INTERNAL_ERROR_TEXT, b"the agent is stopping"],
         ),
         Some(_tools) => match served_tools().find(|&n| {
             // SAFETY: a live node, read under the tool lock.
