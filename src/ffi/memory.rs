@@ -186,7 +186,11 @@ unsafe fn transcript(array: *mut cJSON, note: *mut cJSON, start: c_int, n: c_int
         while at < t.bytes.len() && (t.bytes[at] & 0xC0) == 0x80 {
             at += 1;
         }
-        t.bytes.drain(notes_end..at);
+        // Drop the bytes between the notes and `at` (`notes_end <= cut <= at
+        // <= len`).
+        let len = t.bytes.len();
+        t.bytes.copy_within(at..len, notes_end);
+        t.bytes.truncate(notes_end + (len - at));
     }
     t
 }
