@@ -42,10 +42,11 @@ impl file_op_req {
 /// Copy `src` into `dst` with a NUL; false (nothing written) if it does not
 /// fit.
 fn put_text(dst: &mut [c_char], src: &[u8]) -> bool {
-    if src.len() >= dst.len() {
+    let Some(end) = dst.get_mut(src.len()) else {
         return false;
-    }
-    for (d, &s) in dst.iter_mut().zip(src.iter().chain(core::iter::once(&0))) {
+    };
+    *end = 0;
+    for (d, &s) in dst.iter_mut().zip(src) {
         *d = s as c_char;
     }
     true
