@@ -418,16 +418,22 @@ fn serve_connection(fd: c_int, s: &Settings, sessions: &mut Sessions) {
     }
     // The body without NUL bytes (one would cut it for cJSON), then its
     // NUL, within the room reserved above.
-    let mut end = request.head_len;
-    for i in request.head_len..total {
-        let b = buf[i];
+    let room = buf.get_mut(request.head_len..total + 1).unwrap_or_default();
+    let mut end = 0;
+    for i in 0..room.len().saturating_sub(1) {
+        let b = room.get(i).copied().unwrap_or(0);
         if b != 0 {
-            buf[end] = b;
+            if let Some(kept) = room.get_mut(end) {
+                *kept = b;
+            }
             end += 1;
         }
     }
-    buf[end] = 0;
-    let Ok(body) = CStr::from_bytes_with_nul(&buf[request.head_len..=end]) else {
+    if let Some(nul) = room.get_mut(end) {
+        *nul = 0;
+    }
+    let body = buf.get(request.head_len..).unwrap_or_default();
+    let Ok(body) = CStr::from_bytes_until_nul(body) else {
         return send(fd, &fail(400, b"bad body"), None);
     };
     let mut ctx = rpc::Context {
