@@ -38,7 +38,7 @@ fn show_config() {
             b"model: ",
             CStr::from_ptr(get_dynamic_agent_model_name()).to_bytes(),
         ]);
-        line(&[b"key:   ", &masked[..n]]);
+        line(&[b"key:   ", masked.get(..n).unwrap_or_default()]);
         line(&[b"from:  ", origin]);
         #[cfg(any(feature = "provider-anthropic", feature = "provider-ollama"))]
         {

@@ -181,8 +181,12 @@ fn forward(text: &[u8]) {
     let hook: unsafe extern "C" fn(*const c_char) = unsafe { core::mem::transmute(sink) };
     let mut buf = [0u8; 128];
     for piece in text.chunks(buf.len() - 1) {
-        buf[..piece.len()].copy_from_slice(piece);
-        buf[piece.len()] = 0;
+        for (d, &b) in buf.iter_mut().zip(piece) {
+            *d = b;
+        }
+        if let Some(nul) = buf.get_mut(piece.len()) {
+            *nul = 0;
+        }
         // SAFETY: the channel's hook with a NUL-terminated string it borrows.
         unsafe { hook(buf.as_ptr() as *const c_char) };
     }

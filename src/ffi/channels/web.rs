@@ -783,7 +783,7 @@ fn get_config(session: *mut WebSession, method: c_int) {
         200,
         true,
         &[
-            (b"apiKey", &masked[..n]),
+            (b"apiKey", masked.get(..n).unwrap_or_default()),
             (b"modelName", cfg.model().to_bytes()),
             (b"apiUrl", cfg.url().to_bytes()),
         ],
