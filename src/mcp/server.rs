@@ -366,7 +366,7 @@ fn serve_connection(fd: c_int, s: &Settings, sessions: &mut Sessions) {
     }
     let mut filled = 0;
     let request = loop {
-        match http::parse_head(&buf[..filled]) {
+        match http::parse_head(buf.get(..filled).unwrap_or_default()) {
             Ok(head) => match check(&buf, &head, s) {
                 Ok(r) => break r,
                 Err((answer, extra)) => return send(fd, &answer, extra),
@@ -379,7 +379,7 @@ fn serve_connection(fd: c_int, s: &Settings, sessions: &mut Sessions) {
             }
             Err(http::HeadError::Partial) => {}
         }
-        match receive(fd, &mut buf[filled..], &deadline) {
+        match receive(fd, buf.get_mut(filled..).unwrap_or_default(), &deadline) {
             Some(n) => filled += n,
             None => return,
         }
@@ -409,7 +409,11 @@ fn serve_connection(fd: c_int, s: &Settings, sessions: &mut Sessions) {
         return;
     }
     while filled < total {
-        match receive(fd, &mut buf[filled..total], &deadline) {
+        match receive(
+            fd,
+            buf.get_mut(filled..total).unwrap_or_default(),
+            &deadline,
+        ) {
             Some(n) => filled += n,
             None => {
                 return send(fd, &fail(408, b"the body did not arrive in time"), None);
