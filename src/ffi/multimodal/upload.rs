@@ -350,7 +350,9 @@ pub fn parse_file_id(text: &[u8]) -> Result<FileId, IdError> {
                     .all(|&c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_' || c == b'.');
             ok.then(|| {
                 let mut bytes = [0u8; 128];
-                bytes[..b.len()].copy_from_slice(b);
+                for (d, &c) in bytes.iter_mut().zip(b) {
+                    *d = c;
+                }
                 FileId {
                     bytes,
                     len: b.len(),
