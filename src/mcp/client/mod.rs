@@ -478,7 +478,7 @@ unsafe fn register_page(
         }
         // SAFETY: `tool` is a live child of the page.
         let Some(name) = (unsafe { json::get_str(tool, c"name") }).map(CStr::to_bytes) else {
-            warn_about(&url, b" listed a tool without a name; left out", b"", b"");
+            warn_about(url, b" listed a tool without a name; left out", b"", b"");
             continue;
         };
         // Its entry in `state_tools` and its definition; `None` without
