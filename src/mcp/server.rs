@@ -567,9 +567,12 @@ fn send(fd: c_int, answer: &Answer, extra: Option<&[u8]>) {
     let mut head = [0u8; 256];
     let mut len = 0;
     let mut put = |b: &[u8]| {
-        let end = (len + b.len()).min(head.len());
-        head[len..end].copy_from_slice(&b[..end - len]);
-        len = end;
+        let room = head.get_mut(len..).unwrap_or_default();
+        let n = b.len().min(room.len());
+        if let (Some(to), Some(from)) = (room.get_mut(..n), b.get(..n)) {
+            to.copy_from_slice(from);
+        }
+        len += n;
     };
     let mut digits = [0u8; 20];
     put(b"HTTP/1.1 ");
