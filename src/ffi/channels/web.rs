@@ -318,6 +318,14 @@ fn write_event(out: &mut dyn ByteSink, event: &[u8], text: &[u8]) -> Result<(), 
     out.put(b"\n")
 }
 
+/// The last two events of a stream: `event` with `text`, then `done`.
+fn last_events(session: *mut WebSession, event: &[u8], text: &[u8]) {
+    let mut out = SessionSink::new(session);
+    let _ = write_event(&mut out, event, text);
+    let _ = write_event(&mut out, b"done", b"[DONE]");
+    out.flush();
+}
+
 /// A JSON object of `(key, value)` string members plus `"success"`.
 fn write_object(
     out: &mut dyn ByteSink,
@@ -578,10 +586,7 @@ impl Waiting for Streaming {
     fn reply(&mut self, text: &[u8]) {
         STREAM.with(|s| s.active = false);
         self.send_pending();
-        let mut out = SessionSink::new(self.session);
-        let _ = write_event(&mut out, b"final", text);
-        let _ = write_event(&mut out, b"done", b"[DONE]");
-        out.flush();
+        last_events(self.session, b"final", text);
     }
 }
 
@@ -646,10 +651,7 @@ fn chat(session: *mut WebSession, method: c_int) {
         STREAM.with(StreamState::end);
         match sent {
             Err(e) if streaming.started => {
-                let mut out = SessionSink::new(session);
-                let _ = write_event(&mut out, b"error", send_error_text(e).1.as_bytes());
-                let _ = write_event(&mut out, b"done", b"[DONE]");
-                out.flush();
+                last_events(session, b"error", send_error_text(e).1.as_bytes())
             }
             Err(e) => {
                 let (code, why) = send_error_text(e);
