@@ -114,12 +114,13 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
 impl<'a> Iterator for Calls<'a> {
     type Item = &'a [u8];
     fn next(&mut self) -> Option<&'a [u8]> {
+        // (Slices through `get`: no range check that could fail.)
         let start = find(self.rest, OPEN)? + OPEN.len();
-        let body = &self.rest[start..];
+        let body = self.rest.get(start..).unwrap_or_default();
         match find(body, CLOSE) {
             Some(end) => {
-                self.rest = &body[end + CLOSE.len()..];
-                Some(&body[..end])
+                self.rest = body.get(end + CLOSE.len()..).unwrap_or_default();
+                body.get(..end)
             }
             None => {
                 self.rest = &[];

@@ -41,37 +41,39 @@ fn kind(item: *const cJSON) -> c_int {
     unsafe { (*item).type_ & 0xFF }
 }
 
+/// The JSON type names of cJSON's kinds, by bit: false, true, null, number,
+/// string, array, object.
+const TYPE_NAMES: [&[u8]; 7] = [
+    b"boolean", b"boolean", b"null", b"number", b"string", b"array", b"object",
+];
+
 /// The JSON type name of a value.
 fn type_name(item: *const cJSON) -> &'static [u8] {
-    match kind(item) {
-        cJSON_False | cJSON_True => b"boolean",
-        cJSON_NULL => b"null",
-        cJSON_Number => b"number",
-        cJSON_String => b"string",
-        cJSON_Array => b"array",
-        cJSON_Object => b"object",
-        _ => b"invalid",
-    }
+    let k = kind(item);
+    // Each kind is one bit (cJSON_False is 1 << 0, ..., cJSON_Object 1 << 6).
+    let name = if k.count_ones() == 1 {
+        TYPE_NAMES.get(k.trailing_zeros() as usize)
+    } else {
+        None
+    };
+    name.copied().unwrap_or(b"invalid")
 }
 
 /// Does `value` have the JSON Schema type `declared` (package spellings
 /// mapped)? `None` when the type is not one this check knows.
 fn has_type(value: *const cJSON, declared: &[u8]) -> Option<bool> {
     let t = schema_type(declared).unwrap_or(declared);
-    let k = kind(value);
-    Some(match t {
-        b"string" => k == cJSON_String,
-        b"number" => k == cJSON_Number,
-        b"integer" => {
-            // SAFETY: read only when `value` is a live number item.
-            k == cJSON_Number && whole_number(unsafe { (*value).valuedouble }).is_some()
-        }
-        b"boolean" => k == cJSON_True || k == cJSON_False,
-        b"object" => k == cJSON_Object,
-        b"array" => k == cJSON_Array,
-        b"null" => k == cJSON_NULL,
-        _ => return None,
-    })
+    if t == b"integer" {
+        // SAFETY: read only when `value` is a live number item.
+        return Some(
+            kind(value) == cJSON_Number && whole_number(unsafe { (*value).valuedouble }).is_some(),
+        );
+    }
+    // Every other JSON Schema type is the name of some kind.
+    if !TYPE_NAMES.contains(&t) {
+        return None;
+    }
+    Some(type_name(value) == t)
 }
 
 /// JSON equality of two scalars (enum values are scalars in practice;

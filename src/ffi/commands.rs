@@ -32,19 +32,16 @@ fn show_config() {
         } else {
             b"PKG_AGENT_* defaults"
         };
-        line(&[
-            b"url:   ",
-            CStr::from_ptr(get_dynamic_agent_api_url()).to_bytes(),
-        ]);
+        let url = CStr::from_ptr(get_dynamic_agent_api_url());
+        line(&[b"url:   ", url.to_bytes()]);
         line(&[
             b"model: ",
             CStr::from_ptr(get_dynamic_agent_model_name()).to_bytes(),
         ]);
-        line(&[b"key:   ", &masked[..n]]);
+        line(&[b"key:   ", masked.get(..n).unwrap_or_default()]);
         line(&[b"from:  ", origin]);
         #[cfg(any(feature = "provider-anthropic", feature = "provider-ollama"))]
         {
-            let url = CStr::from_ptr(get_dynamic_agent_api_url());
             let format = crate::chat::provider::format_for(url).name().as_bytes();
             let how: &[u8] = if crate::chat::provider::format_setting().is_some() {
                 b" (set at run time)"

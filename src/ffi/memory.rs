@@ -39,7 +39,7 @@ static MAX_LEN_OVERRIDE: AtomicIsize = AtomicIsize::new(-1);
 pub fn set_summary_max_len(max_len: Option<usize>) {
     MAX_LEN_OVERRIDE.store(
         max_len.map_or(-1, |v| v.min(isize::MAX as usize) as isize),
-        Ordering::SeqCst,
+        Ordering::Relaxed,
     );
 }
 
@@ -49,7 +49,7 @@ pub fn enabled() -> bool {
 }
 
 fn max_len() -> usize {
-    match MAX_LEN_OVERRIDE.load(Ordering::SeqCst) {
+    match MAX_LEN_OVERRIDE.load(Ordering::Relaxed) {
         // SAFETY: a plain getter of the glue.
         v if v < 0 => unsafe { agent_glue_summary_max_len() }.max(0) as usize,
         v => v as usize,
@@ -186,7 +186,11 @@ unsafe fn transcript(array: *mut cJSON, note: *mut cJSON, start: c_int, n: c_int
         while at < t.bytes.len() && (t.bytes[at] & 0xC0) == 0x80 {
             at += 1;
         }
-        t.bytes.drain(notes_end..at);
+        // Drop the bytes between the notes and `at` (`notes_end <= cut <= at
+        // <= len`).
+        let len = t.bytes.len();
+        t.bytes.copy_within(at..len, notes_end);
+        t.bytes.truncate(notes_end + (len - at));
     }
     t
 }

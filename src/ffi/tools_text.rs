@@ -43,12 +43,12 @@ pub fn set_text_mode(on: Option<bool>) {
             Some(true) => 1,
             Some(false) => 2,
         },
-        Ordering::SeqCst,
+        Ordering::Release,
     );
 }
 
 pub fn text_mode() -> bool {
-    match MODE.load(Ordering::SeqCst) {
+    match MODE.load(Ordering::Acquire) {
         // SAFETY: a plain getter of the glue.
         0 => (unsafe { agent_glue_tools_text() }) != 0,
         m => m == 1,
@@ -173,7 +173,7 @@ static SINK: AtomicPtr<c_void> = AtomicPtr::new(core::ptr::null_mut());
 
 /// Hand `text` to the channel's hook in NUL-terminated pieces.
 fn forward(text: &[u8]) {
-    let sink = SINK.load(Ordering::SeqCst);
+    let sink = SINK.load(Ordering::Acquire);
     if sink.is_null() {
         return;
     }
@@ -181,8 +181,12 @@ fn forward(text: &[u8]) {
     let hook: unsafe extern "C" fn(*const c_char) = unsafe { core::mem::transmute(sink) };
     let mut buf = [0u8; 128];
     for piece in text.chunks(buf.len() - 1) {
-        buf[..piece.len()].copy_from_slice(piece);
-        buf[piece.len()] = 0;
+        for (d, &b) in buf.iter_mut().zip(piece) {
+            *d = b;
+        }
+        if let Some(nul) = buf.get_mut(piece.len()) {
+            *nul = 0;
+        }
         // SAFETY: the channel's hook with a NUL-terminated string it borrows.
         unsafe { hook(buf.as_ptr() as *const c_char) };
     }
@@ -207,7 +211,7 @@ unsafe extern "C" fn filtered_context(text: *const c_char) {
 pub fn filtered(hook: TextHook) -> TextHook {
     SINK.store(
         hook.map_or(core::ptr::null_mut(), |h| h as *mut c_void),
-        Ordering::SeqCst,
+        Ordering::Release,
     );
     with_filter(|f| *f = CallFilter::new());
     hook.map(|_| filtered_context as unsafe extern "C" fn(*const c_char))
@@ -216,7 +220,7 @@ pub fn filtered(hook: TextHook) -> TextHook {
 /// After the request: text held back as a possible marker start goes out.
 pub fn finish_filtered() {
     with_filter(|f| f.finish(&mut |b| forward(b)));
-    SINK.store(core::ptr::null_mut(), Ordering::SeqCst);
+    SINK.store(core::ptr::null_mut(), Ordering::Release);
 }
 
 /// If the answer in `resp` has text calls: record the answer, run each

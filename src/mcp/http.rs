@@ -50,6 +50,17 @@ pub enum HeadError {
     Malformed,
 }
 
+/// The headers read, in any case (the order [`parse_head`] matches on).
+const HEADERS: [&[u8]; 7] = [
+    b"content-length",
+    b"authorization",
+    b"origin",
+    b"mcp-session-id",
+    b"mcp-protocol-version",
+    b"transfer-encoding",
+    b"expect",
+];
+
 /// Parse the request head at the start of `buf`.
 pub fn parse_head(buf: &[u8]) -> Result<Head<'_>, HeadError> {
     let end = find(buf, b"\r\n\r\n").ok_or(HeadError::Partial)?;
@@ -86,22 +97,16 @@ pub fn parse_head(buf: &[u8]) -> Result<Head<'_>, HeadError> {
             .position(|&b| b == b':')
             .ok_or(HeadError::Malformed)?;
         let (name, value) = (&line[..colon], trim(&line[colon + 1..]));
-        let is = |n: &[u8]| name.eq_ignore_ascii_case(n);
-        if is(b"content-length") {
+        match HEADERS.iter().position(|n| name.eq_ignore_ascii_case(n)) {
             // At most 9 digits: bodies are capped far below.
-            head.content_length = Some(crate::text::parse_decimal(value, 9));
-        } else if is(b"authorization") {
-            head.authorization = Some(value);
-        } else if is(b"origin") {
-            head.origin = Some(value);
-        } else if is(b"mcp-session-id") {
-            head.session = Some(value);
-        } else if is(b"mcp-protocol-version") {
-            head.protocol = Some(value);
-        } else if is(b"transfer-encoding") {
-            head.transfer_encoding = true;
-        } else if is(b"expect") {
-            head.expect_continue = value.eq_ignore_ascii_case(b"100-continue");
+            Some(0) => head.content_length = Some(crate::text::parse_decimal(value, 9)),
+            Some(1) => head.authorization = Some(value),
+            Some(2) => head.origin = Some(value),
+            Some(3) => head.session = Some(value),
+            Some(4) => head.protocol = Some(value),
+            Some(5) => head.transfer_encoding = true,
+            Some(6) => head.expect_continue = value.eq_ignore_ascii_case(b"100-continue"),
+            _ => {}
         }
     }
     Ok(head)

@@ -31,6 +31,9 @@ pub const INVALID_REQUEST: i32 = -32600;
 pub const METHOD_NOT_FOUND: i32 = -32601;
 pub const INVALID_PARAMS: i32 = -32602;
 pub const INTERNAL_ERROR: i32 = -32603;
+/// The start of the messages of these two errors (said once).
+const INVALID_PARAMS_TEXT: &[u8] = b"Invalid params: ";
+const INTERNAL_ERROR_TEXT: &[u8] = b"Internal error: ";
 /// Server error range: the session table is full.
 pub const TOO_MANY_SESSIONS: i32 = -32000;
 
@@ -235,11 +238,12 @@ unsafe fn answer_message(ctx: &mut Context<'_>, msg: *mut cJSON) -> Answer {
             200,
             reply_id,
             INVALID_PARAMS,
-            &[b"Invalid params: \"params\" must be an object"],
+            &[INVALID_PARAMS_TEXT, b"\"params\" must be an object"],
         );
     }
 
-    if method == b"initialize" {
+    let known = METHODS.iter().position(|m| *m == method);
+    if known == Some(INITIALIZE) {
         if id.is_null() {
             return error(
                 400,
@@ -268,29 +272,44 @@ unsafe fn answer_message(ctx: &mut Context<'_>, msg: *mut cJSON) -> Answer {
         );
     };
     if id.is_null() {
-        if method == b"notifications/initialized" {
+        if known == Some(INITIALIZED) {
             session.initialized = true;
         }
         // Other notifications (cancelled, progress, roots) need nothing
         // from a server whose requests finish before it reads the next.
         return accepted();
     }
-    match method {
-        b"ping" => result(id, |out| out.put(b"{}")),
+    match known {
+        Some(PING) => result(id, &mut |out| out.put(b"{}")),
         // SAFETY: `params` is NULL or a live child.
-        b"tools/list" => unsafe { list_tools(id, params, ctx.page_size) },
+        Some(LIST) => unsafe { list_tools(id, params, ctx.page_size) },
         // SAFETY: `params` is NULL or a live child.
-        b"tools/call" => unsafe { call_tool(id, params) },
+        Some(CALL) => unsafe { call_tool(id, params) },
         _ => error(200, id, METHOD_NOT_FOUND, &[b"Method not found: ", method]),
     }
 }
+
+/// The methods the server knows, found by one lookup; their indices below.
+const METHODS: [&[u8]; 5] = [
+    b"initialize",
+    b"notifications/initialized",
+    b"ping",
+    b"tools/list",
+    b"tools/call",
+];
+const INITIALIZE: usize = 0;
+const INITIALIZED: usize = 1;
+const PING: usize = 2;
+const LIST: usize = 3;
+const CALL: usize = 4;
 
 fn accepted() -> Answer {
     Answer::new(202, Vec::new())
 }
 
-/// `{"jsonrpc":"2.0","id":id,"result":...}` with the result `write` makes.
-fn result(id: *const cJSON, write: impl FnOnce(&mut Body) -> Result<(), WriteError>) -> Answer {
+/// `{"jsonrpc":"2.0","id":id,"result":...}` with the result `write` makes
+/// (a `dyn` closure: one copy of this function for every kind of result).
+fn result(id: *const cJSON, write: &mut dyn FnMut(&mut Body) -> Result<(), WriteError>) -> Answer {
     let mut body = Body(Vec::new());
     let written = (|| {
         body.put(b"{\"jsonrpc\":\"2.0\",\"id\":")?;
@@ -305,9 +324,17 @@ fn result(id: *const cJSON, write: impl FnOnce(&mut Body) -> Result<(), WriteErr
             200,
             id,
             INTERNAL_ERROR,
-            &[b"Internal error: the answer is longer than this server sends (16384 bytes)"],
+            &[
+                INTERNAL_ERROR_TEXT,
+                b"the answer is longer than this server sends (16384 bytes)",
+            ],
         ),
-        Err(_) => error(200, id, INTERNAL_ERROR, &[b"Internal error: out of memory"]),
+        Err(_) => error(
+            200,
+            id,
+            INTERNAL_ERROR,
+            &[INTERNAL_ERROR_TEXT, b"out of memory"],
+        ),
     }
 }
 
@@ -320,7 +347,10 @@ unsafe fn initialize(ctx: &mut Context<'_>, id: *const cJSON, params: *const cJS
             200,
             id,
             INVALID_PARAMS,
-            &[b"Invalid params: initialize needs params.protocolVersion"],
+            &[
+                INVALID_PARAMS_TEXT,
+                b"initialize needs params.protocolVersion",
+            ],
         );
     };
     // The client's revision when we speak it, else our newest: the client
@@ -343,7 +373,7 @@ unsafe fn initialize(ctx: &mut Context<'_>, id: *const cJSON, params: *const cJS
             )
         }
     };
-    let mut answer = result(id, |out| {
+    let mut answer = result(id, &mut |out| {
         out.put(b"{\"protocolVersion\":")?;
         write_string(VERSIONS.get(version).copied().unwrap_or(b""), out)?;
         out.put(
@@ -381,7 +411,7 @@ unsafe fn list_tools(id: *const cJSON, params: *const cJSON, page_size: usize) -
                     200,
                     id,
                     INVALID_PARAMS,
-                    &[b"Invalid params: unknown cursor"],
+                    &[INVALID_PARAMS_TEXT, b"unknown cursor"],
                 )
             }
         }
@@ -391,10 +421,10 @@ unsafe fn list_tools(id: *const cJSON, params: *const cJSON, page_size: usize) -
             200,
             id,
             INTERNAL_ERROR,
-            &[b"Internal error: the agent is stopping"],
+            &[INTERNAL_ERROR_TEXT, b"the agent is stopping"],
         );
     };
-    result(id, |out| {
+    result(id, &mut |out| {
         out.put(b"{\"tools\":[")?;
         let mut listed = 0;
         let mut more = false;
@@ -489,7 +519,7 @@ unsafe fn call_tool(id: *const cJSON, params: *const cJSON) -> Answer {
             200,
             id,
             INVALID_PARAMS,
-            &[b"Invalid params: tools/call needs params.name"],
+            &[INVALID_PARAMS_TEXT, b"tools/call needs params.name"],
         );
     };
     let mut own_args = ptr::null_mut();
@@ -499,7 +529,12 @@ unsafe fn call_tool(id: *const cJSON, params: *const cJSON) -> Answer {
             // SAFETY: a fresh object, deleted below.
             own_args = unsafe { cJSON_CreateObject() };
             if own_args.is_null() {
-                return error(200, id, INTERNAL_ERROR, &[b"Internal error: out of memory"]);
+                return error(
+                    200,
+                    id,
+                    INTERNAL_ERROR,
+                    &[INTERNAL_ERROR_TEXT, b"out of memory"],
+                );
             }
             args = own_args;
         }
@@ -508,7 +543,7 @@ unsafe fn call_tool(id: *const cJSON, params: *const cJSON) -> Answer {
                 200,
                 id,
                 INVALID_PARAMS,
-                &[b"Invalid params: params.arguments must be an object"],
+                &[INVALID_PARAMS_TEXT, b"params.arguments must be an object"],
             )
         }
     }
@@ -517,7 +552,7 @@ unsafe fn call_tool(id: *const cJSON, params: *const cJSON) -> Answer {
             200,
             id,
             INTERNAL_ERROR,
-            &[b"Internal error: the agent is stopping"],
+            &[INTERNAL_ERROR_TEXT, b"the agent is stopping"],
         ),
         Some(_tools) => match served_tools().find(|&n| {
             // SAFETY: a live node, read under the tool lock.
@@ -543,7 +578,7 @@ unsafe fn call_tool(id: *const cJSON, params: *const cJSON) -> Answer {
 unsafe fn run(id: *const cJSON, name: &[u8], node: AgentToolNode_t, args: *mut cJSON) -> Answer {
     // SAFETY: as this function's contract says.
     if let Err(why) = unsafe { tool_run::mismatch(node, args) } {
-        return result(id, |out| {
+        return result(id, &mut |out| {
             out.put(b"{\"content\":[{\"type\":\"text\",\"text\":")?;
             let mut text = Body(Vec::new());
             let mut failed = false;
@@ -569,7 +604,7 @@ unsafe fn run(id: *const cJSON, name: &[u8], node: AgentToolNode_t, args: *mut c
     // SAFETY: as above: the node's result, read under the lock.
     let ret = unsafe { &(*node).ret };
     let failed = ret.ret != rt_eok();
-    result(id, |out| {
+    result(id, &mut |out| {
         out.put(b"{\"content\":[")?;
         let mut parts = 0;
         let mut i = 0;

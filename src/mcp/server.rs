@@ -33,7 +33,7 @@
 
 use super::http::{self, Method};
 use super::rpc::{self, Answer, INVALID_REQUEST};
-use super::session::{Sessions, ID_LEN};
+use super::session::Sessions;
 use crate::chat::deadline::{ms_to_ticks, Deadline};
 use crate::rtt::ipc::Semaphore;
 use crate::rtt::sleep_lock::SleepLock;
@@ -41,6 +41,7 @@ use crate::rtt::*;
 use alloc::vec::Vec;
 use core::cell::UnsafeCell;
 use core::ffi::{c_char, c_int, c_void, CStr};
+use core::ops::Range;
 use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU16, Ordering};
 
 extern "C" {
@@ -168,7 +169,10 @@ fn settings() -> Option<Settings> {
 }
 
 /// The running server: written by `start` before the thread exists and by
-/// `stop` after it ended.
+/// `stop` after it ended. `running` and `stop` are stored with Release and
+/// loaded with Acquire; the descriptor and the port need no ordering of
+/// their own (they are stored before `running`, and before the thread is
+/// made).
 struct ServerCell {
     running: AtomicBool,
     stop: AtomicBool,
@@ -198,15 +202,15 @@ static SERVER: ServerCell = ServerCell {
 pub fn port() -> Option<u16> {
     SERVER
         .running
-        .load(Ordering::SeqCst)
-        .then(|| SERVER.port.load(Ordering::SeqCst))
+        .load(Ordering::Acquire)
+        .then(|| SERVER.port.load(Ordering::Relaxed))
 }
 
 /// Start the server if it is enabled (the agent's start-up). A failure is
 /// logged; the agent runs on without it.
 pub fn start() {
     let Some(s) = settings() else { return };
-    if SERVER.running.load(Ordering::SeqCst) {
+    if SERVER.running.load(Ordering::Acquire) {
         return;
     }
     // SAFETY: a glue call with plain values.
@@ -235,10 +239,10 @@ pub fn start() {
         *SERVER.settings.get() = Some(s);
         *SERVER.sessions.get() = Some(sessions);
     }
-    SERVER.listen_fd.store(fd, Ordering::SeqCst);
-    SERVER.port.store(port, Ordering::SeqCst);
-    SERVER.stop.store(false, Ordering::SeqCst);
-    SERVER.running.store(true, Ordering::SeqCst);
+    SERVER.listen_fd.store(fd, Ordering::Relaxed);
+    SERVER.port.store(port, Ordering::Relaxed);
+    SERVER.stop.store(false, Ordering::Release);
+    SERVER.running.store(true, Ordering::Release);
     let spec = thread::Spec {
         name: THREAD_NAME,
         stack_size: s.stack,
@@ -247,7 +251,7 @@ pub fn start() {
     };
     if thread::Thread::spawn(&spec, server_thread).is_none() {
         crate::log_e!("[mcp] not started: no memory for its thread");
-        SERVER.running.store(false, Ordering::SeqCst);
+        SERVER.running.store(false, Ordering::Release);
         // SAFETY: no thread was made: ours alone.
         unsafe {
             agent_mcp_close(fd);
@@ -276,10 +280,10 @@ pub fn start() {
 /// Stop the server and wait for its thread (the agent's teardown, before
 /// the tools go). A tool call in progress finishes first.
 pub fn stop() {
-    if !SERVER.running.load(Ordering::SeqCst) {
+    if !SERVER.running.load(Ordering::Acquire) {
         return;
     }
-    SERVER.stop.store(true, Ordering::SeqCst);
+    SERVER.stop.store(true, Ordering::Release);
     // SAFETY: `done` was set by `start` and is not written until the
     // thread has released it.
     let ended = unsafe { (*SERVER.done.get()).as_ref() }.is_none_or(|d| d.take(RT_WAITING_FOREVER));
@@ -291,7 +295,7 @@ pub fn stop() {
             *SERVER.sessions.get() = None;
         }
     }
-    SERVER.running.store(false, Ordering::SeqCst);
+    SERVER.running.store(false, Ordering::Release);
 }
 
 /// The server thread: accept, answer, close, until stopped.
@@ -302,9 +306,9 @@ unsafe extern "C" fn server_thread(_parameter: *mut c_void) {
         let settings = unsafe { *SERVER.settings.get() };
         // SAFETY: as above: this thread's alone while it runs.
         let sessions = unsafe { (*SERVER.sessions.get()).as_mut() };
-        let fd = SERVER.listen_fd.load(Ordering::SeqCst);
+        let fd = SERVER.listen_fd.load(Ordering::Relaxed);
         if let (Some(s), Some(sessions)) = (settings, sessions) {
-            while !SERVER.stop.load(Ordering::SeqCst) {
+            while !SERVER.stop.load(Ordering::Acquire) {
                 // SAFETY: our listening socket.
                 let client = unsafe { agent_mcp_accept(fd, IO_TIMEOUT_MS) };
                 if client < 0 {
@@ -317,7 +321,7 @@ unsafe extern "C" fn server_thread(_parameter: *mut c_void) {
         }
         // SAFETY: our listening socket, not used again.
         unsafe { agent_mcp_close(fd) };
-        SERVER.listen_fd.store(-1, Ordering::SeqCst);
+        SERVER.listen_fd.store(-1, Ordering::Relaxed);
         // SAFETY: set by `start`; `stop` waits on it and only then clears it.
         if let Some(done) = unsafe { (*SERVER.done.get()).as_ref() } {
             done.release();
@@ -330,25 +334,27 @@ fn entropy() -> u32 {
     unsafe { agent_glue_mcp_entropy() }
 }
 
-/// What the head says, copied out of the receive buffer.
+/// What the head says: its values by their place in the receive buffer
+/// (the head stays where it is while the body is read after it).
 struct Request {
     method: Method,
     expect_continue: bool,
     head_len: usize,
     body_len: usize,
-    session: Option<([u8; ID_LEN], usize)>,
-    protocol: Option<([u8; 16], usize)>,
+    session: Option<Range<usize>>,
+    protocol: Option<Range<usize>>,
 }
 
-/// A header value copied out; one longer than `N` becomes empty, which
-/// matches no session and no protocol revision (cut to `N`, it could).
-fn copy<const N: usize>(v: &[u8]) -> ([u8; N], usize) {
-    let mut out = [0u8; N];
-    if v.len() > N {
-        return (out, 0);
-    }
-    out[..v.len()].copy_from_slice(v);
-    (out, v.len())
+/// Where `part`, a slice of `within`, lies in it.
+fn span(within: &[u8], part: &[u8]) -> Range<usize> {
+    let start = (part.as_ptr() as usize).wrapping_sub(within.as_ptr() as usize);
+    start..start.wrapping_add(part.len())
+}
+
+/// A header value of the head in `buf` (a place that is not in it reads
+/// as an empty value, which matches no session and no revision).
+fn value<'a>(buf: &'a [u8], at: &Range<usize>) -> &'a [u8] {
+    buf.get(at.clone()).unwrap_or_default()
 }
 
 /// Read, check and answer one request on `fd`.
@@ -360,8 +366,8 @@ fn serve_connection(fd: c_int, s: &Settings, sessions: &mut Sessions) {
     }
     let mut filled = 0;
     let request = loop {
-        match http::parse_head(&buf[..filled]) {
-            Ok(head) => match check(&head, s) {
+        match http::parse_head(buf.get(..filled).unwrap_or_default()) {
+            Ok(head) => match check(&buf, &head, s) {
                 Ok(r) => break r,
                 Err((answer, extra)) => return send(fd, &answer, extra),
             },
@@ -373,20 +379,20 @@ fn serve_connection(fd: c_int, s: &Settings, sessions: &mut Sessions) {
             }
             Err(http::HeadError::Partial) => {}
         }
-        match receive(fd, &mut buf[filled..], &deadline) {
+        match receive(fd, buf.get_mut(filled..).unwrap_or_default(), &deadline) {
             Some(n) => filled += n,
             None => return,
         }
     };
     if request.method == Method::Delete {
-        let Some((id, n)) = request.session else {
+        let Some(id) = &request.session else {
             return send(
                 fd,
                 &fail(400, b"DELETE needs an Mcp-Session-Id header"),
                 None,
             );
         };
-        let answer = if sessions.remove(&id[..n]) {
+        let answer = if sessions.remove(value(&buf, id)) {
             Answer::new(200, Vec::new())
         } else {
             fail(404, b"no such session")
@@ -403,7 +409,11 @@ fn serve_connection(fd: c_int, s: &Settings, sessions: &mut Sessions) {
         return;
     }
     while filled < total {
-        match receive(fd, &mut buf[filled..total], &deadline) {
+        match receive(
+            fd,
+            buf.get_mut(filled..total).unwrap_or_default(),
+            &deadline,
+        ) {
             Some(n) => filled += n,
             None => {
                 return send(fd, &fail(408, b"the body did not arrive in time"), None);
@@ -412,16 +422,22 @@ fn serve_connection(fd: c_int, s: &Settings, sessions: &mut Sessions) {
     }
     // The body without NUL bytes (one would cut it for cJSON), then its
     // NUL, within the room reserved above.
-    let mut end = request.head_len;
-    for i in request.head_len..total {
-        let b = buf[i];
+    let room = buf.get_mut(request.head_len..total + 1).unwrap_or_default();
+    let mut end = 0;
+    for i in 0..room.len().saturating_sub(1) {
+        let b = room.get(i).copied().unwrap_or(0);
         if b != 0 {
-            buf[end] = b;
+            if let Some(kept) = room.get_mut(end) {
+                *kept = b;
+            }
             end += 1;
         }
     }
-    buf[end] = 0;
-    let Ok(body) = CStr::from_bytes_with_nul(&buf[request.head_len..=end]) else {
+    if let Some(nul) = room.get_mut(end) {
+        *nul = 0;
+    }
+    let body = buf.get(request.head_len..).unwrap_or_default();
+    let Ok(body) = CStr::from_bytes_until_nul(body) else {
         return send(fd, &fail(400, b"bad body"), None);
     };
     let mut ctx = rpc::Context {
@@ -430,8 +446,8 @@ fn serve_connection(fd: c_int, s: &Settings, sessions: &mut Sessions) {
         idle_ticks: s.idle_ticks,
         entropy: entropy(),
         page_size: s.page_size,
-        session: request.session.as_ref().map(|(id, n)| &id[..*n]),
-        protocol: request.protocol.as_ref().map(|(v, n)| &v[..*n]),
+        session: request.session.as_ref().map(|at| value(&buf, at)),
+        protocol: request.protocol.as_ref().map(|at| value(&buf, at)),
     };
     let answer = rpc::answer(&mut ctx, body);
     drop(buf);
@@ -445,7 +461,11 @@ fn fail(status: u16, why: &[u8]) -> Answer {
 
 /// The checks of the head that do not need the body; an answer to send
 /// (with an extra header line) when it is refused.
-fn check(head: &http::Head<'_>, s: &Settings) -> Result<Request, (Answer, Option<&'static [u8]>)> {
+fn check(
+    buf: &[u8],
+    head: &http::Head<'_>,
+    s: &Settings,
+) -> Result<Request, (Answer, Option<&'static [u8]>)> {
     if head.path != s.path.to_bytes() {
         return Err((fail(404, b"not the MCP endpoint"), None));
     }
@@ -506,15 +526,15 @@ fn check(head: &http::Head<'_>, s: &Settings) -> Result<Request, (Answer, Option
         expect_continue: head.expect_continue,
         head_len: head.len,
         body_len,
-        session: head.session.map(copy::<ID_LEN>),
-        protocol: head.protocol.map(copy::<16>),
+        session: head.session.map(|v| span(buf, v)),
+        protocol: head.protocol.map(|v| span(buf, v)),
     })
 }
 
 /// One receive into `buf` (not empty) before the deadline; `None` when
 /// the client closed, failed or ran out of time.
 fn receive(fd: c_int, buf: &mut [u8], deadline: &Deadline) -> Option<usize> {
-    while !deadline.expired(now()) && !SERVER.stop.load(Ordering::SeqCst) {
+    while !deadline.expired(now()) && !SERVER.stop.load(Ordering::Acquire) {
         let len = buf.len().min(i32::MAX as usize) as c_int;
         // SAFETY: `buf` is writable for `len` bytes; the socket is ours.
         let n = unsafe { agent_mcp_recv(fd, buf.as_mut_ptr() as *mut c_void, len) };
@@ -547,9 +567,12 @@ fn send(fd: c_int, answer: &Answer, extra: Option<&[u8]>) {
     let mut head = [0u8; 256];
     let mut len = 0;
     let mut put = |b: &[u8]| {
-        let end = (len + b.len()).min(head.len());
-        head[len..end].copy_from_slice(&b[..end - len]);
-        len = end;
+        let room = head.get_mut(len..).unwrap_or_default();
+        let n = b.len().min(room.len());
+        if let (Some(to), Some(from)) = (room.get_mut(..n), b.get(..n)) {
+            to.copy_from_slice(from);
+        }
+        len += n;
     };
     let mut digits = [0u8; 20];
     put(b"HTTP/1.1 ");

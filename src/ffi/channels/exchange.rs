@@ -27,12 +27,12 @@ static REPLY_TIMEOUT_MS: AtomicUsize = AtomicUsize::new(0);
 /// Wait `ms` for each reply instead of PKG_AGENT_REPLY_TIMEOUT_MS (`None`:
 /// the board's value again), in the Debug and WebNet channels.
 pub fn set_reply_timeout_ms(ms: Option<u32>) {
-    REPLY_TIMEOUT_MS.store(ms.map_or(0, |v| v.max(1) as usize), Ordering::SeqCst);
+    REPLY_TIMEOUT_MS.store(ms.map_or(0, |v| v.max(1) as usize), Ordering::Relaxed);
 }
 
 /// How long a sender waits for its reply.
 pub fn reply_timeout_ms() -> u32 {
-    match REPLY_TIMEOUT_MS.load(Ordering::SeqCst) {
+    match REPLY_TIMEOUT_MS.load(Ordering::Relaxed) {
         0 => board().reply_timeout_ms.clamp(1, i32::MAX as isize) as u32,
         chosen => chosen.min(i32::MAX as usize) as u32,
     }

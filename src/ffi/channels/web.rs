@@ -100,7 +100,7 @@ static TOKEN_OVERRIDE: AtomicPtr<c_char> = AtomicPtr::new(core::ptr::null_mut())
 pub fn set_token(token: Option<&'static CStr>) {
     TOKEN_OVERRIDE.store(
         token.map_or(core::ptr::null_mut(), |t| t.as_ptr() as *mut c_char),
-        Ordering::SeqCst,
+        Ordering::Release,
     );
 }
 
@@ -116,6 +116,14 @@ struct StreamState {
     active: bool,
     /// SSE bytes not sent yet.
     pending: Vec<u8>,
+}
+
+impl StreamState {
+    /// No request waits any more: events are not queued, the queue freed.
+    fn end(&mut self) {
+        self.active = false;
+        self.pending = Vec::new();
+    }
 }
 
 // SAFETY: `state` is only reached with `lock` held (`Stream::with`).
@@ -237,10 +245,7 @@ pub extern "C" fn agent_webnet_reset() {
     ffi_fn!(failure = (), {
         CHANNEL.close();
         set_stream_hooks(None);
-        STREAM.with(|s| {
-            s.active = false;
-            s.pending = Vec::new();
-        });
+        STREAM.with(StreamState::end);
     })
 }
 
@@ -313,6 +318,14 @@ fn write_event(out: &mut dyn ByteSink, event: &[u8], text: &[u8]) -> Result<(), 
     out.put(b"\n")
 }
 
+/// The last two events of a stream: `event` with `text`, then `done`.
+fn last_events(session: *mut WebSession, event: &[u8], text: &[u8]) {
+    let mut out = SessionSink::new(session);
+    let _ = write_event(&mut out, event, text);
+    let _ = write_event(&mut out, b"done", b"[DONE]");
+    out.flush();
+}
+
 /// A JSON object of `(key, value)` string members plus `"success"`.
 fn write_object(
     out: &mut dyn ByteSink,
@@ -368,6 +381,23 @@ fn respond(session: *mut WebSession, code: c_int, success: bool, members: &[(&[u
 
 fn fail(session: *mut WebSession, code: c_int, why: &str) {
     respond(session, code, false, &[(b"error", why.as_bytes())]);
+}
+
+/// [`fail`] with a reason made of `parts` (its first 96 bytes).
+fn fail_with(session: *mut WebSession, code: c_int, parts: &[&[u8]]) {
+    let mut why = [0u8; 96];
+    let mut n = 0;
+    for &b in parts.iter().flat_map(|p| p.iter()) {
+        if let Some(slot) = why.get_mut(n) {
+            *slot = b;
+            n += 1;
+        }
+    }
+    fail(
+        session,
+        code,
+        crate::text::utf8_prefix(why.get(..n).unwrap_or_default()),
+    );
 }
 
 /// WebNet's CGI entry (from the glue): `endpoint` says which handler.
@@ -463,18 +493,15 @@ fn json_body(session: *mut WebSession, limit: usize) -> Option<Body> {
     let declared = declared.max(0) as usize;
     if declared > limit {
         let mut at_most = [0u8; 20];
-        let at_most = crate::text::decimal(limit as u64, &mut at_most);
-        let mut why = [0u8; 64];
-        let mut n = 0;
-        for part in [
-            &b"the request body is too long (at most "[..],
-            at_most,
-            b" bytes)",
-        ] {
-            why[n..n + part.len()].copy_from_slice(part);
-            n += part.len();
-        }
-        fail(session, 413, crate::text::utf8_prefix(&why[..n]));
+        fail_with(
+            session,
+            413,
+            &[
+                b"the request body is too long (at most ",
+                crate::text::decimal(limit as u64, &mut at_most),
+                b" bytes)",
+            ],
+        );
         return None;
     }
     if body.is_null() || declared == 0 {
@@ -559,10 +586,7 @@ impl Waiting for Streaming {
     fn reply(&mut self, text: &[u8]) {
         STREAM.with(|s| s.active = false);
         self.send_pending();
-        let mut out = SessionSink::new(self.session);
-        let _ = write_event(&mut out, b"final", text);
-        let _ = write_event(&mut out, b"done", b"[DONE]");
-        out.flush();
+        last_events(self.session, b"final", text);
     }
 }
 
@@ -624,16 +648,10 @@ fn chat(session: *mut WebSession, method: c_int) {
             started: false,
         };
         let sent = CHANNEL.send(TYPE_TEXT, content, timeout, STREAM_POLL_MS, &mut streaming);
-        STREAM.with(|s| {
-            s.active = false;
-            s.pending = Vec::new();
-        });
+        STREAM.with(StreamState::end);
         match sent {
             Err(e) if streaming.started => {
-                let mut out = SessionSink::new(session);
-                let _ = write_event(&mut out, b"error", send_error_text(e).1.as_bytes());
-                let _ = write_event(&mut out, b"done", b"[DONE]");
-                out.flush();
+                last_events(session, b"error", send_error_text(e).1.as_bytes())
             }
             Err(e) => {
                 let (code, why) = send_error_text(e);
@@ -659,7 +677,7 @@ fn chat(session: *mut WebSession, method: c_int) {
 /// The configuration endpoints' check: the board's token, compared in
 /// constant time. Answers the refusal itself.
 fn authorized(session: *mut WebSession, given: Option<&CStr>) -> bool {
-    let chosen = TOKEN_OVERRIDE.load(Ordering::SeqCst);
+    let chosen = TOKEN_OVERRIDE.load(Ordering::Acquire);
     // SAFETY: a `&'static CStr` (set_token) or the glue's static string.
     let token = unsafe {
         CStr::from_ptr(if chosen.is_null() {
@@ -706,12 +724,14 @@ fn config(session: *mut WebSession, method: c_int) {
         match body.text(key) {
             Some(v) if !v.is_empty() && v.to_bytes().len() < 128 => *value = v.as_ptr(),
             _ => {
-                let why = match key.to_bytes() {
-                    b"apiKey" => "apiKey must be a non-empty string of at most 127 bytes",
-                    b"modelName" => "modelName must be a non-empty string of at most 127 bytes",
-                    _ => "apiUrl must be a non-empty string of at most 127 bytes",
-                };
-                return fail(session, 400, why);
+                return fail_with(
+                    session,
+                    400,
+                    &[
+                        key.to_bytes(),
+                        b" must be a non-empty string of at most 127 bytes",
+                    ],
+                );
             }
         }
     }
@@ -765,7 +785,7 @@ fn get_config(session: *mut WebSession, method: c_int) {
         200,
         true,
         &[
-            (b"apiKey", &masked[..n]),
+            (b"apiKey", masked.get(..n).unwrap_or_default()),
             (b"modelName", cfg.model().to_bytes()),
             (b"apiUrl", cfg.url().to_bytes()),
         ],

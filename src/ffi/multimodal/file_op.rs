@@ -42,10 +42,11 @@ impl file_op_req {
 /// Copy `src` into `dst` with a NUL; false (nothing written) if it does not
 /// fit.
 fn put_text(dst: &mut [c_char], src: &[u8]) -> bool {
-    if src.len() >= dst.len() {
+    let Some(end) = dst.get_mut(src.len()) else {
         return false;
-    }
-    for (d, &s) in dst.iter_mut().zip(src.iter().chain(core::iter::once(&0))) {
+    };
+    *end = 0;
+    for (d, &s) in dst.iter_mut().zip(src) {
         *d = s as c_char;
     }
     true
@@ -119,13 +120,16 @@ unsafe extern "C" fn file_op_worker(_parameter: *mut c_void) {
             if n < 0 || req.op == CMD_AGENT_FILE_EXIT {
                 break;
             }
+            // Both requests name a file: its path with a NUL.
+            let path = field_text(&req.path);
+            let mut cpath = [0u8; 129];
+            for (d, &s) in cpath.iter_mut().zip(path) {
+                *d = s;
+            }
+            let cpath = CStr::from_bytes_until_nul(&cpath).unwrap_or(c"");
             match req.op {
                 CMD_AGENT_FILE_UPLOAD => {
                     let mut answer = file_op_req::empty(CMD_AGENT_FILE_URL);
-                    let path = field_text(&req.path);
-                    let mut cpath = [0u8; 129];
-                    cpath[..path.len()].copy_from_slice(path);
-                    let cpath = CStr::from_bytes_until_nul(&cpath).unwrap_or(c"");
                     let mut error = ErrorText::new();
                     match upload(cpath, "file", &mut error) {
                         Some(id) => {
@@ -155,17 +159,11 @@ unsafe extern "C" fn file_op_worker(_parameter: *mut c_void) {
                 }
                 CMD_AGENT_FILE_DOWNLOAD => {
                     let id = field_text(&req.file_id);
-                    let path = field_text(&req.path);
-                    let mut cpath = [0u8; 129];
-                    cpath[..path.len()].copy_from_slice(path);
                     let url = with_urls(|_, down| download_url(down, &FileId::from_bytes(id)));
                     let rc = match url {
                         // SAFETY: both are NUL-terminated (made above).
                         Some(url) => unsafe {
-                            webclient_get_file(
-                                url.as_ptr() as *const c_char,
-                                cpath.as_ptr() as *const c_char,
-                            )
+                            webclient_get_file(url.as_ptr() as *const c_char, cpath.as_ptr())
                         },
                         None => -WEBCLIENT_NOMEM,
                     };

@@ -245,35 +245,35 @@ fn kind_name(t: MessageType) -> &'static str {
     }
 }
 
+/// `cannot send the <what> <path>` and `why` as the reason in `error`.
+fn cannot_send(error: &mut ErrorText, what: &str, path: &CStr, why: &[&[u8]]) {
+    error.set(&[b"cannot send the ", what.as_bytes(), b" ", path.to_bytes()]);
+    error.append(why);
+}
+
 /// The size of the file at `path`, refused (with the reason in `error`) when
 /// it is missing, not a file, empty or over the cap.
 fn checked_size(path: &CStr, what: &str, error: &mut ErrorText) -> Option<u32> {
     let size = match file::size(path) {
         Ok(n) => n,
         Err(e) => {
-            error.set(&[
-                b"cannot send the ",
-                what.as_bytes(),
-                b" ",
-                path.to_bytes(),
-                b": ",
-                e.text().as_bytes(),
-            ]);
+            cannot_send(error, what, path, &[b": ", e.text().as_bytes()]);
             return None;
         }
     };
     let cap = max_bytes();
     if size == 0 || size as usize > cap {
         let (mut a, mut b) = ([0u8; 20], [0u8; 20]);
-        error.set(&[
-            b"cannot send the ",
-            what.as_bytes(),
-            b" ",
-            path.to_bytes(),
-            b": it is ",
-            crate::text::decimal(u64::from(size), &mut a),
-            b" bytes",
-        ]);
+        cannot_send(
+            error,
+            what,
+            path,
+            &[
+                b": it is ",
+                crate::text::decimal(u64::from(size), &mut a),
+                b" bytes",
+            ],
+        );
         if size == 0 {
             error.append(&[b" (empty)"]);
         } else {
@@ -297,24 +297,20 @@ fn inline_url(path: &CStr, what: &str, error: &mut ErrorText) -> *mut cJSON {
     // The size is kept in the item's `valueint` (a C int): a cap set above
     // 2 GB does not make a larger file fit there.
     if size > c_int::MAX as u32 {
-        error.set(&[
-            b"cannot send the ",
-            what.as_bytes(),
-            b" ",
-            path.to_bytes(),
-            b" inline: 2 GB or more",
-        ]);
+        cannot_send(error, what, path, &[b" inline: 2 GB or more"]);
         return ptr::null_mut();
     }
     if media_type(path.to_bytes()).is_none() {
-        error.set(&[
-            b"cannot send the ",
-            what.as_bytes(),
-            b" ",
-            path.to_bytes(),
-            b" inline: unknown file type (known by the name's extension: ",
-            b"png jpg jpeg gif webp bmp mp4 mov webm avi mp3 wav ogg m4a aac flac amr)",
-        ]);
+        cannot_send(
+            error,
+            what,
+            path,
+            &[concat!(
+                " inline: unknown file type (known by the name's extension: ",
+                "png jpg jpeg gif webp bmp mp4 mov webm avi mp3 wav ogg m4a aac flac amr)"
+            )
+            .as_bytes()],
+        );
         return ptr::null_mut();
     }
     // SAFETY: `path` is NUL-terminated (copied by cJSON); the new item is
@@ -337,12 +333,12 @@ fn uploaded_url(path: &CStr, what: &str, error: &mut ErrorText) -> *mut cJSON {
     let Some(id) = upload(path, what, error) else {
         return ptr::null_mut();
     };
-    let Some(url) = with_urls(|_, down| download_url(down, &id)) else {
-        error.set(&[b"out of memory while adding the ", what.as_bytes()]);
-        return ptr::null_mut();
+    let item = match with_urls(|_, down| download_url(down, &id)) {
+        // SAFETY: `url` ends with its NUL (made by `download_url`); cJSON
+        // copies it.
+        Some(url) => unsafe { cJSON_CreateString(url.as_ptr() as *const c_char) },
+        None => ptr::null_mut(),
     };
-    // SAFETY: `url` ends with its NUL (made above); cJSON copies it.
-    let item = unsafe { cJSON_CreateString(url.as_ptr() as *const c_char) };
     if item.is_null() {
         error.set(&[b"out of memory while adding the ", what.as_bytes()]);
     }

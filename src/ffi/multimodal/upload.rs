@@ -26,10 +26,14 @@ impl FileId {
 
     /// An id as given (C code's, for `down_load`): its first 127 bytes.
     pub(super) fn from_bytes(id: &[u8]) -> FileId {
-        let len = id.len().min(127);
         let mut bytes = [0u8; 128];
-        bytes[..len].copy_from_slice(&id[..len]);
-        FileId { bytes, len }
+        for (d, &s) in bytes.iter_mut().zip(id.iter().take(127)) {
+            *d = s;
+        }
+        FileId {
+            bytes,
+            len: id.len().min(127),
+        }
     }
 }
 
@@ -97,49 +101,74 @@ fn upload_to(
     what: &str,
     error: &mut ErrorText,
 ) -> Option<FileId> {
-    let fail = |error: &mut ErrorText, why: &[&[u8]]| {
-        error.set(&[
-            b"the upload of the ",
-            what.as_bytes(),
-            b" ",
-            path.to_bytes(),
-            b" failed: ",
-        ]);
-        error.append(why);
-        None
+    let why = match send_file(url, path, size) {
+        Ok(id) => return Some(id),
+        Err(why) => why,
     };
+    let mut digits = [0u8; 20];
+    let status: &[u8] = match why.status {
+        Some(status) => crate::text::decimal(u64::from(status), &mut digits),
+        None => b"",
+    };
+    error.set(&[
+        b"the upload of the ",
+        what.as_bytes(),
+        b" ",
+        path.to_bytes(),
+        b" failed: ",
+        why.text,
+        status,
+    ]);
+    None
+}
+
+/// Why an upload failed: the reason, and the HTTP status that follows it
+/// when the file server answered with an error.
+struct Failed {
+    text: &'static [u8],
+    status: Option<u32>,
+}
+
+/// An upload failure without a status.
+fn failed(text: &'static [u8]) -> Failed {
+    Failed { text, status: None }
+}
+
+/// The upload itself: the file id, or why there is none.
+fn send_file(url: &CStr, path: &CStr, size: u32) -> Result<FileId, Failed> {
     if url.is_empty() {
-        return fail(error, &[b"PKG_AGENT_UPLOAD_URL is not set"]);
+        return Err(failed(b"PKG_AGENT_UPLOAD_URL is not set"));
     }
     let mut f = match File::open(path) {
         Ok(f) => f,
-        Err(e) => return fail(error, &[e.text().as_bytes()]),
+        Err(e) => return Err(failed(e.text().as_bytes())),
     };
     let mut buf: Vec<u8> = Vec::new();
     if crate::fallible::resize(&mut buf, UPLOAD_IO_BUF, 0).is_err() {
-        return fail(error, &[b"out of memory"]);
+        return Err(failed(b"out of memory"));
     }
-    // The boundary: fixed text and the tick in hex, never in the head.
-    let mut boundary = *b"----rtt-agent-form-00000000";
+    // The boundary: fixed text and the tick in hex, never in the head;
+    // with a NUL for the header's `%s`.
+    let mut boundary_nul = *b"----rtt-agent-form-00000000\0";
     // SAFETY: reads the tick counter.
     let tick = unsafe { rt_tick_get() };
     let hex = b"0123456789abcdef";
-    let at = boundary.len() - 8;
-    for (k, slot) in boundary[at..].iter_mut().enumerate() {
+    for (k, slot) in boundary_nul.iter_mut().skip(19).take(8).enumerate() {
         *slot = hex[(tick >> (28 - 4 * k as u32)) as usize & 15];
     }
+    let boundary = boundary_nul.get(..27).unwrap_or_default();
     let mime = media_type(path.to_bytes()).unwrap_or("application/octet-stream");
     let name_len = form_file_name(path.to_bytes()).count();
     let head: [&[u8]; 7] = [
         b"--",
-        &boundary,
+        boundary,
         b"\r\nContent-Disposition: form-data; name=\"file\"; filename=\"",
         b"", // the name, sent on its own
         b"\"\r\nContent-Type: ",
         mime.as_bytes(),
         b"\r\n\r\n",
     ];
-    let tail: [&[u8]; 3] = [b"\r\n--", &boundary, b"--\r\n"];
+    let tail: [&[u8]; 3] = [b"\r\n--", boundary, b"--\r\n"];
     let total = head
         .iter()
         .chain(tail.iter())
@@ -151,22 +180,19 @@ fn upload_to(
     // SAFETY: takes a size only; NULL-checked.
     let raw = unsafe { webclient_session_create(UPLOAD_HEADER_BUFSZ) };
     if raw.is_null() {
-        return fail(error, &[b"no memory for the HTTP session"]);
+        return Err(failed(b"no memory for the HTTP session"));
     }
     let session = Session(raw);
     let mut len_buf = [0u8; 21];
     let len_text = crate::text::decimal_cstr(total as u64, &mut len_buf);
-    let mut type_line = [0u8; 80];
-    let prefix = b"Content-Type: multipart/form-data; boundary=";
-    type_line[..prefix.len()].copy_from_slice(prefix);
-    type_line[prefix.len()..prefix.len() + boundary.len()].copy_from_slice(&boundary);
-    let end = prefix.len() + boundary.len();
-    type_line[end..end + 2].copy_from_slice(b"\r\n");
     // SAFETY: a live session; each format is a NUL-terminated literal whose
-    // one `%s` gets a NUL-terminated string (`type_line` is zero past its
-    // text).
+    // one `%s` gets a NUL-terminated string.
     let ok = unsafe {
-        webclient_header_fields_add(session.0, c"%s".as_ptr(), type_line.as_ptr()) >= 0
+        webclient_header_fields_add(
+            session.0,
+            c"Content-Type: multipart/form-data; boundary=%s\r\n".as_ptr(),
+            boundary_nul.as_ptr(),
+        ) >= 0
             && webclient_header_fields_add(
                 session.0,
                 c"Content-Length: %s\r\n".as_ptr(),
@@ -174,19 +200,18 @@ fn upload_to(
             ) >= 0
     };
     if !ok {
-        return fail(error, &[b"the HTTP headers do not fit"]);
+        return Err(failed(b"the HTTP headers do not fit"));
     }
     // SAFETY: a live session and a NUL-terminated URL; NULL data of length
     // 0 sends the head only.
     let rc = unsafe { webclient_post(session.0, url.as_ptr(), ptr::null(), 0) };
     if rc == -WEBCLIENT_NOMEM {
-        return fail(error, &[b"out of memory for the connection"]);
+        return Err(failed(b"out of memory for the connection"));
     }
     if rc < 0 {
-        return fail(
-            error,
-            &[b"cannot connect to the file server (check PKG_AGENT_UPLOAD_URL and the network)"],
-        );
+        return Err(failed(
+            b"cannot connect to the file server (check PKG_AGENT_UPLOAD_URL and the network)",
+        ));
     }
     let seconds = socket_timeout_seconds(board().http_timeout_ms.clamp(1000, 600_000) as u32);
     // SAFETY: a live, connected session.
@@ -203,14 +228,16 @@ fn upload_to(
             // The name, in pieces of 64.
             let mut n = 0;
             for b in form_file_name(path.to_bytes()) {
-                name[n] = b;
+                if let Some(slot) = name.get_mut(n) {
+                    *slot = b;
+                }
                 n += 1;
                 if n == name.len() {
                     sent &= send_all(session.0, &name);
                     n = 0;
                 }
             }
-            sent &= send_all(session.0, &name[..n]);
+            sent &= send_all(session.0, name.get(..n).unwrap_or_default());
         } else {
             sent &= send_all(session.0, piece);
         }
@@ -218,13 +245,14 @@ fn upload_to(
     let mut left = size as usize;
     while sent && left > 0 {
         if crate::chat::transport::cancelled() {
-            return fail(error, &[b"cancelled (the agent is stopping)"]);
+            return Err(failed(b"cancelled (the agent is stopping)"));
         }
         let want = left.min(buf.len());
-        match f.read_full(&mut buf[..want]) {
-            Ok(got) if got == want => sent = send_all(session.0, &buf[..want]),
+        let piece = buf.get_mut(..want).unwrap_or_default();
+        match f.read_full(piece) {
+            Ok(got) if got == want => sent = send_all(session.0, piece),
             _ => {
-                return fail(error, &[b"the file could not be read to its end"]);
+                return Err(failed(b"the file could not be read to its end"));
             }
         }
         left -= want;
@@ -234,51 +262,44 @@ fn upload_to(
         sent = sent && send_all(session.0, piece);
     }
     if !sent {
-        return fail(
-            error,
-            &[b"the connection to the file server failed while sending"],
-        );
+        return Err(failed(
+            b"the connection to the file server failed while sending",
+        ));
     }
     // SAFETY: a live session whose request has been sent.
     let status = unsafe { webclient_handle_response(session.0) };
     if status == -WEBCLIENT_NOMEM {
-        return fail(error, &[b"out of memory while reading the answer"]);
+        return Err(failed(b"out of memory while reading the answer"));
     }
     if status <= 0 {
-        return fail(error, &[b"no answer from the file server"]);
+        return Err(failed(b"no answer from the file server"));
     }
     if !(200..300).contains(&status) {
-        let mut digits = [0u8; 20];
-        return fail(
-            error,
-            &[
-                b"the file server answered HTTP ",
-                crate::text::decimal(status as u64, &mut digits),
-            ],
-        );
+        return Err(Failed {
+            text: b"the file server answered HTTP ",
+            status: Some(status as u32),
+        });
     }
     // The answer (its first 511 bytes: a file id fits many times over).
     let mut got = 0;
-    while got < buf.len() - 1 {
+    let room_end = buf.len() - 1;
+    while let Some(room) = buf.get_mut(got..room_end).filter(|r| !r.is_empty()) {
         // SAFETY: a live session; the room is within `buf`.
-        let n = unsafe {
-            webclient_read(
-                session.0,
-                buf[got..].as_mut_ptr() as *mut c_void,
-                buf.len() - 1 - got,
-            )
-        };
+        let n = unsafe { webclient_read(session.0, room.as_mut_ptr() as *mut c_void, room.len()) };
         if n <= 0 {
             break;
         }
-        got += n as usize;
+        got += (n as usize).min(room.len());
     }
     drop(session);
-    buf[got] = 0;
-    match parse_file_id(&buf[..=got]) {
-        Ok(id) => Some(id),
-        Err(IdError::NoMemory) => fail(error, &[b"out of memory while reading the answer"]),
-        Err(IdError::Missing) => fail(error, &[b"the file server's answer has no usable file_id"]),
+    let answer = buf.get_mut(..got + 1).unwrap_or_default();
+    if let Some(nul) = answer.last_mut() {
+        *nul = 0;
+    }
+    match parse_file_id(answer) {
+        Ok(id) => Ok(id),
+        Err(IdError::NoMemory) => Err(failed(b"out of memory while reading the answer")),
+        Err(IdError::Missing) => Err(failed(b"the file server's answer has no usable file_id")),
     }
 }
 
@@ -329,7 +350,9 @@ pub fn parse_file_id(text: &[u8]) -> Result<FileId, IdError> {
                     .all(|&c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_' || c == b'.');
             ok.then(|| {
                 let mut bytes = [0u8; 128];
-                bytes[..b.len()].copy_from_slice(b);
+                for (d, &c) in bytes.iter_mut().zip(b) {
+                    *d = c;
+                }
                 FileId {
                     bytes,
                     len: b.len(),

@@ -169,6 +169,11 @@ impl Drop for Tree {
     }
 }
 
+/// Log the warning `mcp: <url><what><detail><tail>` about one server.
+fn warn_about(url: &Url, what: &[u8], detail: &[u8], tail: &[u8]) {
+    crate::log_w!("mcp: ", url.as_bytes(), what, detail, tail);
+}
+
 /// The settings of a request to `url`: the chat client's.
 fn settings(url: &CStr) -> Settings<'_> {
     let net = crate::ffi::chat::network();
@@ -223,10 +228,11 @@ fn exchange(
 ) -> Result<Tree, NoResult> {
     match exchange_once(server, request, method, params, error) {
         Err(Failed::SessionGone) => {
-            crate::log_w!(
-                "mcp: ",
-                server.url.as_bytes(),
-                " forgot the session (404); a new handshake"
+            warn_about(
+                &server.url,
+                b" forgot the session (404); a new handshake",
+                b"",
+                b"",
             );
             handshake(server, error).map_err(|()| NoResult::Failed)?;
             exchange_once(server, request, method, params, error).map_err(NoResult::from)
@@ -472,36 +478,36 @@ unsafe fn register_page(
         }
         // SAFETY: `tool` is a live child of the page.
         let Some(name) = (unsafe { json::get_str(tool, c"name") }).map(CStr::to_bytes) else {
-            crate::log_w!(
-                "mcp: ",
-                url.as_bytes(),
-                " listed a tool without a name; left out"
-            );
+            warn_about(url, b" listed a tool without a name; left out", b"", b"");
             continue;
         };
-        let (Some(local), Ok(remote_name)) =
-            (local_name(index, name), crate::fallible::copy_of(name))
-        else {
+        // Its entry in `state_tools` and its definition; `None` without
+        // memory (nothing left behind).
+        let made = (|| {
+            let local = local_name(index, name)?;
+            let remote_name = crate::fallible::copy_of(name).ok()?;
+            // SAFETY: `tool` is a live object of the page, which the caller
+            // owns.
+            let obj = unsafe { definition(tool, &local) };
+            if obj.is_null() {
+                return None;
+            }
+            let remote = Remote {
+                local,
+                server: slot,
+                name: remote_name,
+            };
+            if crate::fallible::push(state_tools, remote).is_err() {
+                // SAFETY: `obj` is a detached tree made here.
+                unsafe { cJSON_Delete(obj) };
+                return None;
+            }
+            Some(obj)
+        })();
+        let Some(obj) = made else {
             crate::log_e!("mcp: no memory for the remote tool ", name);
             return false;
         };
-        // SAFETY: `tool` is a live object of the page, which the caller owns.
-        let obj = unsafe { definition(tool, &local) };
-        if obj.is_null() {
-            crate::log_e!("mcp: no memory for the remote tool ", name);
-            return false;
-        }
-        let remote = Remote {
-            local,
-            server: slot,
-            name: remote_name,
-        };
-        if crate::fallible::push(state_tools, remote).is_err() {
-            // SAFETY: `obj` is a detached tree made here.
-            unsafe { cJSON_Delete(obj) };
-            crate::log_e!("mcp: no memory for the remote tool ", name);
-            return false;
-        }
         // SAFETY: `obj` is a detached definition, handed over; the function
         // has the execute_func signature.
         if unsafe { append_tool(obj, Some(call_remote)) } != rt_eok() {
@@ -544,12 +550,11 @@ fn connect(state: &mut State, index: usize, url: Url) {
     };
     let first_tool = state.tools.len();
     if handshake(server, &mut error).is_err() {
-        crate::log_w!(
-            "mcp: ",
-            url.as_bytes(),
-            ": its tools are left out (initialize failed: ",
-            error.as_str(),
-            ")"
+        warn_about(
+            &url,
+            b": its tools are left out (initialize failed: ",
+            error.as_str().as_bytes(),
+            b")",
         );
         return;
     }
@@ -564,12 +569,11 @@ fn connect(state: &mut State, index: usize, url: Url) {
         ) {
             Ok(a) => a,
             Err(_) => {
-                crate::log_w!(
-                    "mcp: ",
-                    url.as_bytes(),
-                    ": tools/list failed (",
-                    error.as_str(),
-                    "); its tools from there on are left out"
+                warn_about(
+                    &url,
+                    b": tools/list failed (",
+                    error.as_str().as_bytes(),
+                    b"); its tools from there on are left out",
                 );
                 break;
             }
@@ -589,20 +593,22 @@ fn connect(state: &mut State, index: usize, url: Url) {
                 }
             }
             Some(n) if !n.is_empty() => {
-                crate::log_w!(
-                    "mcp: ",
-                    url.as_bytes(),
-                    ": a tools/list cursor over 256 bytes; the later pages are left out"
+                warn_about(
+                    &url,
+                    b": a tools/list cursor over 256 bytes; the later pages are left out",
+                    b"",
+                    b"",
                 );
                 break;
             }
             _ => break,
         }
         if page + 1 == MAX_PAGES {
-            crate::log_w!(
-                "mcp: ",
-                url.as_bytes(),
-                ": more than 8 tools/list pages; the later ones are left out"
+            warn_about(
+                &url,
+                b": more than 8 tools/list pages; the later ones are left out",
+                b"",
+                b"",
             );
         }
     }
@@ -627,10 +633,11 @@ pub fn start() {
             let Some(url) = servers::get(i) else { break };
             if state.tools.len() >= max_tools() {
                 // No room for its tools: no handshake that could only wait.
-                crate::log_w!(
-                    "mcp: ",
-                    url.as_bytes(),
-                    ": its tools are left out (PKG_AGENT_MCP_MAX_TOOLS reached)"
+                warn_about(
+                    &url,
+                    b": its tools are left out (PKG_AGENT_MCP_MAX_TOOLS reached)",
+                    b"",
+                    b"",
                 );
                 continue;
             }
@@ -707,6 +714,15 @@ pub unsafe extern "C" fn call_remote(args: *mut cJSON, node: *mut AgentToolList)
     })
 }
 
+/// The content parts of a result that are not text, and what the model is
+/// told in their place.
+const NOT_SHOWN: [(&[u8], &[u8]); 4] = [
+    (b"image", b"[an image, not shown]"),
+    (b"audio", b"[audio, not shown]"),
+    (b"resource_link", b"[a resource, not shown]"),
+    (b"resource", b"[a resource, not shown]"),
+];
+
 /// The answer when the result's text could not be built.
 const NO_MEMORY: &CStr =
     c"error: no memory on the device for the remote tool's result; it may or may not have run";
@@ -742,15 +758,13 @@ unsafe fn call(
     // SAFETY: `node` is live (contract); its definition lives as long.
     let local = unsafe { crate::ffi::tools::function_name((*node).tool_obj) }
         .map_or(&b""[..], CStr::to_bytes);
-    let Some(remote) = state.tools.iter().find(|t| t.local == local) else {
-        text.say(&[
-            b"error: the remote tool \"",
-            local,
-            b"\" is no longer connected",
-        ]);
-        return false;
-    };
-    let Some(server) = state.servers.get_mut(remote.server) else {
+    let servers = &mut state.servers;
+    let found = state
+        .tools
+        .iter()
+        .find(|t| t.local == local)
+        .and_then(|remote| Some((remote, servers.get_mut(remote.server)?)));
+    let Some((remote, server)) = found else {
         text.say(&[
             b"error: the remote tool \"",
             local,
@@ -796,18 +810,17 @@ unsafe fn call(
         }
         let start = text.bytes.len();
         for part in json::children(json::get(result, c"content")) {
-            let kind = json::get_str(part, c"type").map(CStr::to_bytes);
-            let piece = match kind {
-                Some(b"text") => json::get_str(part, c"text").map_or(&b""[..], CStr::to_bytes),
-                Some(b"image") => b"[an image, not shown]",
-                Some(b"audio") => b"[audio, not shown]",
-                Some(b"resource_link") | Some(b"resource") => b"[a resource, not shown]",
-                _ => continue,
+            let kind = json::get_str(part, c"type").map_or(&b""[..], CStr::to_bytes);
+            let piece = if kind == b"text" {
+                json::get_str(part, c"text").map_or(&b""[..], CStr::to_bytes)
+            } else {
+                match NOT_SHOWN.iter().find(|(k, _)| *k == kind) {
+                    Some((_, said)) => said,
+                    None => continue,
+                }
             };
-            if text.bytes.len() > start {
-                text.say(&[b"\n"]);
-            }
-            text.say(&[piece]);
+            let gap: &[u8] = if text.bytes.len() > start { b"\n" } else { b"" };
+            text.say(&[gap, piece]);
         }
         if text.bytes.len() == start {
             text.say(&[b"(the remote tool returned no text)"]);

@@ -22,6 +22,15 @@ use core::ffi::{c_char, c_int, CStr};
 pub const PROTOCOL_VERSION: &CStr = c"2025-11-25";
 pub const ACCEPTED_VERSIONS: [&CStr; 3] = [PROTOCOL_VERSION, c"2025-06-18", c"2025-03-26"];
 
+/// The `params` of `initialize`, with a comma before them.
+const INITIALIZE_PARAMS: &[u8] = concat!(
+    ",\"params\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},",
+    "\"clientInfo\":{\"name\":\"rtt-agent\",\"version\":\"",
+    env!("CARGO_PKG_VERSION"),
+    "\"}}"
+)
+.as_bytes();
+
 /// Longest `Mcp-Session-Id` kept (the specification allows visible ASCII
 /// of any length; SDK servers send 32 hex digits).
 const SESSION_ID_MAX: usize = 128;
@@ -94,15 +103,8 @@ impl RequestBody for Rpc<'_> {
         write_string(self.method, out)?;
         match self.params {
             Params::None => {}
-            Params::Initialize => {
-                out.put(b",\"params\":{\"protocolVersion\":")?;
-                write_string(PROTOCOL_VERSION.to_bytes(), out)?;
-                out.put(
-                    b",\"capabilities\":{},\"clientInfo\":{\"name\":\"rtt-agent\",\"version\":",
-                )?;
-                write_string(env!("CARGO_PKG_VERSION").as_bytes(), out)?;
-                out.put(b"}}")?;
-            }
+            // All constant (no character to escape): one piece.
+            Params::Initialize => out.put(INITIALIZE_PARAMS)?,
             Params::Cursor(cursor) => {
                 out.put(b",\"params\":{")?;
                 if !cursor.is_empty() {
@@ -466,6 +468,15 @@ impl ResponseSink for Reply {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn initialize_asks_for_the_protocol_version() {
+        let mut asked = b"\"protocolVersion\":\"".to_vec();
+        asked.extend_from_slice(PROTOCOL_VERSION.to_bytes());
+        assert!(INITIALIZE_PARAMS
+            .windows(asked.len())
+            .any(|w| w == &asked[..]));
+    }
 
     #[test]
     fn host_with_port_only_when_the_url_names_one() {

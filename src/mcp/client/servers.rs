@@ -160,8 +160,8 @@ pub fn del(url: &[u8]) -> Result<(), Refused> {
             .iter()
             .position(|u| u.as_bytes() == url)
             .ok_or(Refused::NotFound)?;
-        let tail = list.urls.get_mut(at..list.count).unwrap_or_default();
-        tail.rotate_left(1);
+        // The later ones move up one slot (within the list: `at < count`).
+        list.urls.copy_within(at + 1..list.count, at);
         list.count -= 1;
         if let Some(last) = list.urls.get_mut(list.count) {
             *last = Url::EMPTY;
