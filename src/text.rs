@@ -144,9 +144,86 @@ pub fn decimal_cstr(n: u64, buf: &mut [u8; 21]) -> &CStr {
     CStr::from_bytes_until_nul(buf).unwrap_or(c"0")
 }
 
+// Slice helpers with no panic path. Indexing, `copy_from_slice`,
+// `copy_within`, `strip_suffix`, `windows` and `chunks` each keep a path to
+// a bounds-check panic that the compiler cannot always prove dead; these are
+// written with `get`s and zips, so every image of the library links no panic
+// code at all (tests/cross checks that) and no input can reach one.
+
+/// Copy as much of `src` as fits at the start of `dst`; the count.
+pub fn copy_prefix(dst: &mut [u8], src: &[u8]) -> usize {
+    let mut n = 0;
+    for (d, s) in dst.iter_mut().zip(src) {
+        *d = *s;
+        n += 1;
+    }
+    n
+}
+
+/// `b` without one trailing `last` byte, if it ends with one.
+pub fn strip_last(b: &[u8], last: u8) -> &[u8] {
+    match b.split_last() {
+        Some((&end, before)) if end == last => before,
+        _ => b,
+    }
+}
+
+/// Where `needle` (not empty) first starts in `hay`.
+pub fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    let first = *needle.first()?;
+    let mut from = 0;
+    while let Some(rest) = hay.get(from..) {
+        let at = from + rest.iter().position(|&b| b == first)?;
+        if hay.get(at..at.saturating_add(needle.len())) == Some(needle) {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    None
+}
+
+/// Remove `v[from..to]`, moving the rest down (a range outside `v` removes
+/// what of it is inside).
+pub fn remove_range<T: Copy>(v: &mut alloc::vec::Vec<T>, from: usize, to: usize) {
+    let gone = to.saturating_sub(from);
+    let mut at = from;
+    while let Some(&item) = v.get(at.saturating_add(gone)) {
+        if let Some(slot) = v.get_mut(at) {
+            *slot = item;
+        }
+        at += 1;
+    }
+    v.truncate(at.min(v.len()));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn slice_helpers() {
+        let mut buf = [0u8; 4];
+        assert_eq!(copy_prefix(&mut buf, b"ab"), 2);
+        assert_eq!(&buf, b"ab\0\0");
+        assert_eq!(copy_prefix(&mut buf, b"abcdef"), 4);
+        assert_eq!(&buf, b"abcd");
+        assert_eq!(copy_prefix(&mut [], b"x"), 0);
+        assert_eq!(strip_last(b"line\r", b'\r'), b"line");
+        assert_eq!(strip_last(b"line", b'\r'), b"line");
+        assert_eq!(strip_last(b"", b'/'), b"");
+        assert_eq!(find(b"http://a/b", b"://"), Some(4));
+        assert_eq!(find(b"a::/b://", b"://"), Some(5));
+        assert_eq!(find(b"ab", b"abc"), None);
+        assert_eq!(find(b"ab", b""), None);
+        assert_eq!(find(b"head\r\n\r\nbody", b"\r\n\r\n"), Some(4));
+        let mut v = b"notes|gone|kept".to_vec();
+        remove_range(&mut v, 6, 11);
+        assert_eq!(v, b"notes|kept");
+        remove_range(&mut v, 5, 99);
+        assert_eq!(v, b"notes");
+        remove_range(&mut v, 2, 2);
+        assert_eq!(v, b"notes");
+    }
 
     #[test]
     fn decimals_parsed_and_secrets_compared() {

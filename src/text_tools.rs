@@ -45,21 +45,22 @@ impl CallFilter {
     /// Feed one fragment; `out` gets the visible text (possibly in pieces).
     pub fn feed(&mut self, mut text: &[u8], out: &mut dyn FnMut(&[u8])) {
         while !text.is_empty() {
+            // (Slices through `get`s: no range check that could fail.)
             if self.after_call {
                 self.after_call = false;
-                if text[0] == b'\n' {
-                    text = &text[1..];
+                if let Some((b'\n', after)) = text.split_first() {
+                    text = after;
                     continue;
                 }
             }
             let marker = if self.inside { CLOSE } else { OPEN };
             if self.matched > 0 {
                 // Continue a partial match.
-                let want = &marker[self.matched..];
+                let want = marker.get(self.matched..).unwrap_or_default();
                 let n = want.len().min(text.len());
-                if text[..n] == want[..n] {
+                if text.get(..n) == want.get(..n) {
                     self.matched += n;
-                    text = &text[n..];
+                    text = text.get(n..).unwrap_or_default();
                     if self.matched == marker.len() {
                         self.matched = 0;
                         self.after_call = self.inside;
@@ -69,21 +70,22 @@ impl CallFilter {
                 }
                 // Not a marker after all: the held bytes were text.
                 if !self.inside {
-                    out(&marker[..self.matched]);
+                    out(marker.get(..self.matched).unwrap_or_default());
                 }
                 self.matched = 0;
                 continue;
             }
             // Up to the next possible marker start.
             let at = text.iter().position(|&b| b == b'<').unwrap_or(text.len());
-            if !self.inside && at > 0 {
-                out(&text[..at]);
+            let (before, from) = text.split_at_checked(at).unwrap_or((text, &[]));
+            if !self.inside && !before.is_empty() {
+                out(before);
             }
-            text = &text[at..];
-            if !text.is_empty() {
+            text = from;
+            if let Some((_, after)) = text.split_first() {
                 // A '<': start matching (the loop above checks the rest).
                 self.matched = 1;
-                text = &text[1..];
+                text = after;
             }
         }
     }
@@ -91,7 +93,7 @@ impl CallFilter {
     /// The answer ended: held bytes that were not a marker are text.
     pub fn finish(&mut self, out: &mut dyn FnMut(&[u8])) {
         if !self.inside && self.matched > 0 {
-            out(&OPEN[..self.matched]);
+            out(OPEN.get(..self.matched).unwrap_or_default());
         }
         *self = Self::default();
     }
@@ -107,9 +109,7 @@ pub struct Calls<'a> {
     rest: &'a [u8],
 }
 
-fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    hay.windows(needle.len()).position(|w| w == needle)
-}
+use crate::text::find;
 
 impl<'a> Iterator for Calls<'a> {
     type Item = &'a [u8];

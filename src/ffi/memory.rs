@@ -149,7 +149,11 @@ unsafe fn transcript(array: *mut cJSON, note: *mut cJSON, start: c_int, n: c_int
     if !note.is_null() {
         t.push(b"Earlier notes: ");
         // SAFETY: `note` is a live element.
-        t.push(&unsafe { content(note) }[NOTE_HEAD.len()..]);
+        t.push(
+            unsafe { content(note) }
+                .get(NOTE_HEAD.len()..)
+                .unwrap_or_default(),
+        );
         t.push(b"\n\n");
     }
     let notes_end = t.bytes.len();
@@ -183,14 +187,12 @@ unsafe fn transcript(array: *mut cJSON, note: *mut cJSON, start: c_int, n: c_int
         let cut = cut.max(notes_end);
         // Start at a character boundary.
         let mut at = cut;
-        while at < t.bytes.len() && (t.bytes[at] & 0xC0) == 0x80 {
+        while t.bytes.get(at).is_some_and(|&b| b & 0xC0 == 0x80) {
             at += 1;
         }
         // Drop the bytes between the notes and `at` (`notes_end <= cut <= at
         // <= len`).
-        let len = t.bytes.len();
-        t.bytes.copy_within(at..len, notes_end);
-        t.bytes.truncate(notes_end + (len - at));
+        crate::text::remove_range(&mut t.bytes, notes_end, at);
     }
     t
 }

@@ -130,7 +130,7 @@ pub unsafe fn refresh_system_prompt(ctx: Context_t) {
             json::get_str(first, c"content").map_or(&b""[..], CStr::to_bytes),
         )
     };
-    if array.is_null() || role != b"system" || content == &want[..want.len() - 1] {
+    if array.is_null() || role != b"system" || content == crate::text::strip_last(&want, 0) {
         return;
     }
     // SAFETY: fresh objects, NUL-terminated strings; on success the new
@@ -180,11 +180,14 @@ fn forward(text: &[u8]) {
     // SAFETY: stored by `filtered` from a `TextHook`'s function pointer.
     let hook: unsafe extern "C" fn(*const c_char) = unsafe { core::mem::transmute(sink) };
     let mut buf = [0u8; 128];
-    for piece in text.chunks(buf.len() - 1) {
-        for (d, &b) in buf.iter_mut().zip(piece) {
-            *d = b;
-        }
-        if let Some(nul) = buf.get_mut(piece.len()) {
+    let mut rest = text;
+    while !rest.is_empty() {
+        // 127 bytes at a time (`split_at_checked`, not `chunks`: no panic
+        // path).
+        let (piece, after) = rest.split_at_checked(127).unwrap_or((rest, &[]));
+        rest = after;
+        let n = crate::text::copy_prefix(&mut buf, piece);
+        if let Some(nul) = buf.get_mut(n) {
             *nul = 0;
         }
         // SAFETY: the channel's hook with a NUL-terminated string it borrows.
@@ -309,8 +312,8 @@ unsafe fn one_call(
         let mut id = [0u8; 24];
         let mut digits = [0u8; 20];
         let n = crate::text::decimal(i as u64 + 1, &mut digits);
-        id[..10].copy_from_slice(b"text_call_");
-        id[10..10 + n.len()].copy_from_slice(n);
+        let head = crate::text::copy_prefix(&mut id, b"text_call_");
+        crate::text::copy_prefix(id.get_mut(head..).unwrap_or_default(), n);
         let c = cJSON_CreateObject();
         let f = cJSON_CreateObject();
         let mut ok = json::add_to_object(c, c"function", f).is_ok()

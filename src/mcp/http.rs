@@ -64,7 +64,11 @@ const HEADERS: [&[u8]; 7] = [
 /// Parse the request head at the start of `buf`.
 pub fn parse_head(buf: &[u8]) -> Result<Head<'_>, HeadError> {
     let end = find(buf, b"\r\n\r\n").ok_or(HeadError::Partial)?;
-    let mut lines = buf[..end].split(|&b| b == b'\n').map(trim_cr);
+    let mut lines = buf
+        .get(..end)
+        .unwrap_or_default()
+        .split(|&b| b == b'\n')
+        .map(trim_cr);
     let request = lines.next().ok_or(HeadError::Malformed)?;
     let mut parts = request.split(|&b| b == b' ').filter(|p| !p.is_empty());
     let method = match parts.next().ok_or(HeadError::Malformed)? {
@@ -96,7 +100,8 @@ pub fn parse_head(buf: &[u8]) -> Result<Head<'_>, HeadError> {
             .iter()
             .position(|&b| b == b':')
             .ok_or(HeadError::Malformed)?;
-        let (name, value) = (&line[..colon], trim(&line[colon + 1..]));
+        let (name, value) = line.split_at_checked(colon).ok_or(HeadError::Malformed)?;
+        let value = trim(value.get(1..).unwrap_or_default());
         match HEADERS.iter().position(|n| name.eq_ignore_ascii_case(n)) {
             // At most 9 digits: bodies are capped far below.
             Some(0) => head.content_length = Some(crate::text::parse_decimal(value, 9)),
@@ -118,7 +123,7 @@ pub fn bearer(value: &[u8]) -> Option<&[u8]> {
     if !scheme.eq_ignore_ascii_case(b"bearer ") {
         return None;
     }
-    Some(trim(&value[7..]))
+    Some(trim(value.get(7..).unwrap_or_default()))
 }
 
 pub use crate::text::same_secret;
@@ -144,12 +149,10 @@ pub fn reason(status: u16) -> &'static [u8] {
     }
 }
 
-fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    hay.windows(needle.len()).position(|w| w == needle)
-}
+use crate::text::find;
 
 fn trim_cr(line: &[u8]) -> &[u8] {
-    line.strip_suffix(b"\r").unwrap_or(line)
+    crate::text::strip_last(line, b'\r')
 }
 
 fn trim(v: &[u8]) -> &[u8] {

@@ -567,12 +567,7 @@ fn send(fd: c_int, answer: &Answer, extra: Option<&[u8]>) {
     let mut head = [0u8; 256];
     let mut len = 0;
     let mut put = |b: &[u8]| {
-        let room = head.get_mut(len..).unwrap_or_default();
-        let n = b.len().min(room.len());
-        if let (Some(to), Some(from)) = (room.get_mut(..n), b.get(..n)) {
-            to.copy_from_slice(from);
-        }
-        len += n;
+        len += crate::text::copy_prefix(head.get_mut(len..).unwrap_or_default(), b);
     };
     let mut digits = [0u8; 20];
     put(b"HTTP/1.1 ");
@@ -599,7 +594,7 @@ fn send(fd: c_int, answer: &Answer, extra: Option<&[u8]>) {
         put(line);
     }
     put(b"\r\n");
-    if send_all(fd, &head[..len]) {
+    if send_all(fd, head.get(..len).unwrap_or_default()) {
         send_all(fd, body);
     }
 }

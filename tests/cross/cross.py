@@ -486,26 +486,33 @@ def framework_flash(sizes):
     return sum(sizes[p][k] for p in ('rust', 'helpers', 'glue') for k in ('text', 'rodata', 'data'))
 
 
-# Rust's panic machinery: the panic handler and core's panicking functions. In the old feature
-# set no code path can reach them (every index is a `get`), so --gc-sections drops all of them.
+# Rust's panic machinery: the panic handler, core's panicking functions and the formatter they
+# use. No code path of the library can reach them (every index and range is a `get`; src/text.rs
+# has the slice helpers), so --gc-sections drops all of them, in every build.
 PANIC_CODE = re.compile(r'rust_begin_unwind|^core::panicking::|slice_index_fail|len_mismatch_fail|unwrap_failed|'
-                        r'expect_failed')
+                        r'expect_failed|assert_failed|^core::fmt::|<\w+ as core::fmt::')
+
+
+def check_no_panic(target, what, prefix, defined):
+    """Fail when the image whose defined symbols are `defined` links any panic code."""
+    shown = demangle(prefix, defined)
+    panics = sorted(set(s for d, s in zip(defined, shown) if PANIC_CODE.search(d) or PANIC_CODE.search(s)))
+    if panics:
+        raise Failure('%s: the %s links panic code, so some path can still panic (an index or a slice '
+                      'range, copy_from_slice, chunks, strip_suffix, windows...: use get or src/text.rs\'s '
+                      'helpers): %s' % (target, what, ' '.join(panics[:12])))
 
 
 def old_feature_set(target, prefix, cflags):
     """Build and link the old package's feature set; its sizes. Fails when a left-out part is in it,
-    or when any panic code is (no panic can happen in it, and the image proves it)."""
+    or when any panic code is (no panic can happen in it, and the image shows it)."""
     sizes, defined = variant_image(target, prefix, cflags, 'old-set', OLD_FEATURES)
     shown = demangle(prefix, defined)
     present = sorted(set(s for d, s in zip(defined, shown) if LEFT_OUT.search(d) or LEFT_OUT.search(s)))
     if present:
         raise Failure('%s: the old feature set (%s) still links parts it leaves out: %s'
                       % (target, ','.join(OLD_FEATURES), ' '.join(present[:12])))
-    panics = sorted(set(s for d, s in zip(defined, shown) if PANIC_CODE.search(d) or PANIC_CODE.search(s)))
-    if panics:
-        raise Failure('%s: the old feature set (%s) links panic code, so some path can still panic '
-                      '(an index or a slice range: use get): %s' % (target, ','.join(OLD_FEATURES),
-                                                                     ' '.join(panics[:12])))
+    check_no_panic(target, 'old feature set (%s)' % ','.join(OLD_FEATURES), prefix, defined)
     log('   old feature set (%s): %d bytes of flash, without the Debug channel, agent_config, agent_status, '
         'history; no panic code linked' % (','.join(OLD_FEATURES), framework_flash(sizes)))
     return sizes
@@ -565,6 +572,9 @@ def check_target(target, board, prefix, cflags, results, api_names):
                       'webnet_*, ulog_*, mem*, str*, the file API, BSD sockets): %s' % (target, ' '.join(bad)))
     with_tools = sizes_from_map(mapfile)
     sizes, framework_elf = framework_image(prefix, cflags, objs, lib, workdir)
+    check_no_panic(target, 'build with every part (%s)' % ','.join(FULL_FEATURES), prefix,
+                   [l.split()[-1] for l in run([prefix + 'nm', '--defined-only', framework_elf]).splitlines()
+                    if l.strip()])
     sizes['tools'] = with_tools['tools']
     # Compiler helpers only the tools pull in (double arithmetic for their sums).
     tool_helpers = sum(with_tools['helpers'][k] - sizes['helpers'][k] for k in ('text', 'rodata', 'data'))
@@ -620,7 +630,8 @@ def check_target(target, board, prefix, cflags, results, api_names):
     if alloc_error:
         raise Failure('%s: the allocation-error handler (an abort on a board) is reachable from the C API:\n%s'
                       % (target, '\n'.join('  ' + ' -> '.join(demangle(prefix, path)) for path in alloc_error)))
-    log('   allocation-error handler: unreachable from the %d exported and C functions' % len(roots))
+    log('   allocation-error handler: unreachable from the %d exported and C functions; no panic code linked '
+        '(every part)' % len(roots))
     unknown = sorted(f for f in reachable if f not in frames)
     indirect = sorted(f for f in reachable if graph[f][1])
     shown = demangle(prefix, [c.replace(' (recursion)', '') for c in chain])
@@ -863,7 +874,8 @@ def report(results, coexist_ok):
               'without stack data (libgcc, compiler_builtins) count 0, so this is a lower bound: keep a margin.',
               '', 'Link check: every undefined symbol of each image is rt_*, finsh_*, cJSON_*, webclient_*, webnet_*, ulog_*,',
               'the C library\'s mem*/str*/bcmp/__aeabi_mem*, or the file API DFS provides (open, read, close, stat,',
-              'errno). RT_USING_RUST: %s.' % (
+              'errno). Panics: no image links any panic code (panic handler, core::panicking, core::fmt):',
+              'no index or range of the library can fail, and the build fails when one could. RT_USING_RUST: %s.' % (
                   'a second Rust runtime with its own allocator and panic handler links into the same image'
                   if coexist_ok else 'not checked')]
     extra = os.environ.get('CROSS_EXTRA_CFLAGS', '').strip()

@@ -295,10 +295,10 @@ impl ByteSink for SessionSink {
             if self.len == self.buf.len() {
                 self.flush();
             }
-            let n = bytes.len().min(self.buf.len() - self.len);
-            self.buf[self.len..self.len + n].copy_from_slice(&bytes[..n]);
+            let free = self.buf.get_mut(self.len..).unwrap_or_default();
+            let n = crate::text::copy_prefix(free, bytes);
             self.len += n;
-            bytes = &bytes[n..];
+            bytes = bytes.get(n..).unwrap_or_default();
         }
         Ok(())
     }
@@ -312,7 +312,7 @@ fn write_event(out: &mut dyn ByteSink, event: &[u8], text: &[u8]) -> Result<(), 
     out.put(b"\n")?;
     for line in text.split(|&b| b == b'\n') {
         out.put(b"data: ")?;
-        out.put(line.strip_suffix(b"\r").unwrap_or(line))?;
+        out.put(crate::text::strip_last(line, b'\r'))?;
         out.put(b"\n")?;
     }
     out.put(b"\n")

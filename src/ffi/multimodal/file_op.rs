@@ -135,7 +135,7 @@ unsafe extern "C" fn file_op_worker(_parameter: *mut c_void) {
                         Some(id) => {
                             let url = with_urls(|_, down| download_url(down, &id));
                             let url = url.as_deref().unwrap_or_default();
-                            let url = url.strip_suffix(b"\0").unwrap_or(url);
+                            let url = crate::text::strip_last(url, 0);
                             if !put_text(&mut answer.path, url)
                                 || !put_text(&mut answer.file_id, id.as_bytes())
                             {
@@ -345,9 +345,11 @@ pub unsafe extern "C" fn agent_up_load(path: *const c_char) -> *mut c_char {
         let _held = URL_LOCK.lock();
         // SAFETY: the buffer is written only under URL_LOCK, held.
         let out = unsafe { &mut *UP_LOAD_URL.0.get() };
-        out[0] = 0;
+        if let Some(first) = out.first_mut() {
+            *first = 0;
+        }
         if let Some(url) = url {
-            let url = url.strip_suffix(b"\0").unwrap_or(&url);
+            let url = crate::text::strip_last(&url, 0);
             if !put_text(out, url) {
                 crate::log_e!("agent_up_load: the URL is longer than 127 bytes");
             }

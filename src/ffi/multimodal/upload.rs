@@ -40,7 +40,7 @@ impl FileId {
 /// `{download}/{id}` (one `/` between them) with a NUL, on the heap.
 pub(super) fn download_url(download: &CStr, id: &FileId) -> Option<Vec<u8>> {
     let base = download.to_bytes();
-    let base = base.strip_suffix(b"/").unwrap_or(base);
+    let base = crate::text::strip_last(base, b'/');
     let mut url = Vec::new();
     url.try_reserve_exact(base.len() + 2 + id.len).ok()?;
     for part in [base, b"/", id.as_bytes(), b"\0"] {

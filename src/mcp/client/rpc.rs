@@ -68,10 +68,7 @@ pub struct Rpc<'a> {
 /// `host:port` and refuse the rest with 421. `None` without a port
 /// (webclient's own line is right then).
 pub fn host_with_port<'b>(url: &[u8], buf: &'b mut [u8; 130]) -> Option<&'b CStr> {
-    let rest = url
-        .windows(3)
-        .position(|w| w == b"://")
-        .and_then(|at| url.get(at + 3..))?;
+    let rest = crate::text::find(url, b"://").and_then(|at| url.get(at + 3..))?;
     let authority = rest
         .split(|&b| b == b'/' || b == b'?' || b == b'#')
         .next()?;
@@ -87,8 +84,8 @@ pub fn host_with_port<'b>(url: &[u8], buf: &'b mut [u8; 130]) -> Option<&'b CStr
     if !authority.get(after_bracket..)?.contains(&b':') || authority.len() >= buf.len() {
         return None;
     }
-    buf.get_mut(..authority.len())?.copy_from_slice(authority);
-    *buf.get_mut(authority.len())? = 0;
+    let n = crate::text::copy_prefix(buf, authority);
+    *buf.get_mut(n)? = 0;
     CStr::from_bytes_until_nul(buf).ok()
 }
 

@@ -38,7 +38,7 @@ impl Url {
             return None;
         }
         let mut url = Url::EMPTY;
-        url.bytes.get_mut(..text.len())?.copy_from_slice(text);
+        crate::text::copy_prefix(&mut url.bytes, text);
         url.len = text.len();
         Some(url)
     }
@@ -160,8 +160,14 @@ pub fn del(url: &[u8]) -> Result<(), Refused> {
             .iter()
             .position(|u| u.as_bytes() == url)
             .ok_or(Refused::NotFound)?;
-        // The later ones move up one slot (within the list: `at < count`).
-        list.urls.copy_within(at + 1..list.count, at);
+        // The later ones move up one slot (within the list: `at < count`;
+        // through `get`s, not `copy_within`: no panic path).
+        for i in at..list.count {
+            let next = list.urls.get(i + 1).copied().unwrap_or(Url::EMPTY);
+            if let Some(slot) = list.urls.get_mut(i) {
+                *slot = next;
+            }
+        }
         list.count -= 1;
         if let Some(last) = list.urls.get_mut(list.count) {
             *last = Url::EMPTY;
