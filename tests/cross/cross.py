@@ -515,7 +515,19 @@ def old_feature_set(target, prefix, cflags):
     check_no_panic(target, 'old feature set (%s)' % ','.join(OLD_FEATURES), prefix, defined)
     log('   old feature set (%s): %d bytes of flash, without the Debug channel, agent_config, agent_status, '
         'history; no panic code linked' % (','.join(OLD_FEATURES), framework_flash(sizes)))
-    return sizes
+    return sizes, old_top_symbols(target, prefix)
+
+
+def old_top_symbols(target, prefix):
+    """The biggest symbols of the old feature set's image (the one variant_image linked)."""
+    workdir = os.path.join(OUT, 'check', '%s-old-set' % target)
+    harness, c_names = set(), set()
+    for o in glob.glob(os.path.join(workdir, 'obj', '*.o')):
+        names = set(l.split()[-1] for l in run([prefix + 'nm', '--defined-only', o]).splitlines()
+                    if len(l.split()) == 3)
+        (harness if os.path.basename(o).startswith(('target_cross', 'entry')) else c_names).update(names)
+    _, top = attribute(prefix, os.path.join(workdir, 'framework.elf'), c_names, harness, set())
+    return top
 
 
 # PKG_AGENT_PANIC_ABORT: the SConscript's extra RUSTFLAGS.
@@ -547,7 +559,7 @@ def check_target(target, board, prefix, cflags, results, api_names):
     workdir = os.path.join(OUT, 'check', target)
     os.makedirs(workdir, exist_ok=True)
     log('== %s (%s)' % (target, board))
-    old_sizes = old_feature_set(target, prefix, cflags)
+    old_sizes, old_top = old_feature_set(target, prefix, cflags)
     panic_abort = panic_abort_figure(target, prefix, cflags) if target == COEXIST_TARGET else None
     libdir = cargo_build(target, os.path.join(REPO, 'Cargo.toml'), ['-Z', 'emit-stack-sizes'],
                          features=FULL_FEATURES)
@@ -640,7 +652,8 @@ def check_target(target, board, prefix, cflags, results, api_names):
     results.append(dict(target=target, board=board, sizes=sizes, stack=stack, chain=chain, cycles=cycles,
                         unknown=unknown, indirect=len(indirect), reachable=len(reachable),
                         rust_frames=len(rust_frames), build_s=t_build, total_s=time.time() - t0,
-                        undefined=undef, areas=areas, top=top, old_sizes=old_sizes, tool_helpers=tool_helpers, thread_stacks=thread_stacks,
+                        undefined=undef, areas=areas, top=top, old_sizes=old_sizes, old_top=old_top,
+                        tool_helpers=tool_helpers, thread_stacks=thread_stacks,
                         panic_abort=panic_abort))
     log('   ok: linked, %d undefined symbols all allowed; %.0f s' % (len(undef), time.time() - t0))
 
@@ -844,6 +857,12 @@ def report(results, coexist_ok):
         lines += ['', 'Biggest symbols, %s:' % r['target'], '', '| bytes | symbol | area |', '|---:|---|---|']
         for size, name, area in r['top'][:TOP_N]:
             lines.append('| %d | `%s` | %s |' % (size, name.replace('|', '\\|'), area))
+    for r in results:
+        if r['target'] == COEXIST_TARGET:
+            lines += ['', 'Biggest symbols of the old feature set (`%s`), %s:' % (','.join(OLD_FEATURES), r['target']),
+                      '', '| bytes | symbol | area |', '|---:|---|---|']
+            for size, name, area in r['old_top'][:TOP_N]:
+                lines.append('| %d | `%s` | %s |' % (size, name.replace('|', '\\|'), area))
     lines += ['', '| target | deepest stack (bytes) | chain (frame bytes) | functions reachable | '
               'with indirect calls | no stack data |', '|---|---:|---|---:|---:|---:|']
     for r in results:
