@@ -285,11 +285,6 @@ fn utf8_width(lead: u8) -> u8 {
     }
 }
 
-/// The position of the first `a` or `b` in `hay`. Most bytes of a chunk
-/// pass through this scan (string text, SSE lines), so it tests a word at a
-/// time: a byte equal to the needle becomes zero after the XOR, and the
-/// classic has-zero-byte test flags it. Flags can be wrong only above a true
-/// zero byte (borrow propagation), so the lowest flag is always right.
 /// Is `text` well-formed JSON (values nested at most [`MAX_DEPTH`] deep)?
 /// Without allocating: it tells a body that cJSON could not parse for lack
 /// of memory from one that is not JSON (the MCP server answers the two
@@ -340,6 +335,13 @@ pub(crate) fn lookup<T: Copy>(key: Option<&[u8]>, table: &[(&[u8], T)]) -> Optio
         .map(|&(_, value)| value)
 }
 
+/// The position of the first `a` or `b` in `hay`. Most bytes of a chunk
+/// pass through this scan (string text, SSE lines), so it tests a word at a
+/// time: a byte equal to the needle becomes zero after the XOR, and the
+/// classic has-zero-byte test flags it. Flags can be wrong only above a true
+/// zero byte (borrow propagation), so the lowest flag is always right.
+/// (A byte loop over the first 8 bytes before the words, for the many short
+/// runs, was tried: 7% more instructions per stream.)
 pub(crate) fn find2(hay: &[u8], a: u8, b: u8) -> Option<usize> {
     const W: usize = core::mem::size_of::<usize>();
     const LO: usize = usize::MAX / 255;
