@@ -116,9 +116,14 @@ fn host_port_decls() -> Decls {
 }
 
 fn bindgen(wrapper: &str, args: &[String]) -> Result<String, String> {
+    let mut args = args.to_vec();
+    if let Some(builtin) = clang_builtin_include() {
+        args.push("-isystem".into());
+        args.push(builtin.display().to_string());
+    }
     bindgen::Builder::default()
         .header_contents("decls_wrapper.h", wrapper)
-        .clang_args(args)
+        .clang_args(&args)
         .prepend_enum_name(false)
         .generate_comments(false)
         .derive_debug(false)
@@ -127,6 +132,20 @@ fn bindgen(wrapper: &str, args: &[String]) -> Result<String, String> {
         .generate()
         .map(|b| b.to_string())
         .map_err(|e| format!("bindgen failed: {e} (clang args: {})", args.join(" ")))
+}
+
+/// The compiler's own headers (`stddef.h`, `stdint.h`, ...) of the libclang
+/// bindgen loads. libclang finds them through a `clang` program next to it;
+/// Debian's libclang-dev ships them (libclang-common-N-dev, under
+/// `/usr/lib/llvm-N/lib/clang/<version>/include`) without one, and a board's
+/// headers include `stddef.h`, which newlib does not have. `None` when they
+/// are not there (then clang's own search applies).
+fn clang_builtin_include() -> Option<PathBuf> {
+    let major = bindgen::clang_version().parsed?.0;
+    let versions = std::fs::read_dir(format!("/usr/lib/llvm-{major}/lib/clang")).ok()?;
+    versions
+        .filter_map(|v| v.ok().map(|v| v.path().join("include")))
+        .find(|inc| inc.join("stddef.h").is_file())
 }
 
 /// "file:line: text" of the header line that declares `name`.
