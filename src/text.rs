@@ -1,6 +1,7 @@
 //! Text helpers small enough for a board: decimal without `core::fmt` (the
-//! one integer formatter of the library) and the one UTF-8 check (core's
-//! `from_utf8` is several times larger).
+//! one integer formatter of the library), the one UTF-8 check (core's
+//! `from_utf8` is several times larger), and the byte-slice helpers that
+//! keep the library free of panic paths (see "Slice helpers" below).
 
 use core::ffi::CStr;
 
