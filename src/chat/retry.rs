@@ -144,11 +144,16 @@ pub fn http_date(b: &[u8]) -> Option<u32> {
     }
     // IMF-fixdate and RFC 850: weekday day month year hh mm ss GMT;
     // asctime: weekday month day hh mm ss year.
+    // (asctime's year has 4 digits; only RFC 850's has 2.)
     let (day, mon, year, [h, m, s]) = match count {
         8 if f7.eq_ignore_ascii_case(b"GMT") => (f1, month(f2)?, f3, [f4, f5, f6]),
-        7 => (f2, month(f1)?, f6, [f3, f4, f5]),
+        7 if f6.len() == 4 => (f2, month(f1)?, f6, [f3, f4, f5]),
         _ => return None,
     };
+    // The time is `HH:MM:SS`: two digits each.
+    if [h, m, s].iter().any(|f| f.len() != 2) {
+        return None;
+    }
     let year = match (year.len(), number(year)?) {
         // A two-digit year (RFC 850) below 70 is 20xx.
         (2, y @ 0..=69) => 2000 + y,
