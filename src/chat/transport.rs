@@ -389,13 +389,8 @@ impl SessionWriter<'_> {
 impl ByteSink for SessionWriter<'_> {
     fn put(&mut self, mut bytes: &[u8]) -> Result<(), WriteError> {
         while !bytes.is_empty() {
-            // `get`s and a zip rather than indexing: no bounds-check panic
-            // path (the old feature set links no panic code at all).
             let free = self.buf.get_mut(self.len..).unwrap_or_default();
-            let n = free.len().min(bytes.len());
-            for (d, s) in free.iter_mut().zip(bytes) {
-                *d = *s;
-            }
+            let n = crate::text::copy_prefix(free, bytes);
             self.len += n;
             bytes = bytes.get(n..).unwrap_or_default();
             if self.len >= self.buf.len() {

@@ -188,9 +188,7 @@ fn call_in_pieces(cb: TextCallback, text: &str) -> bool {
         let (piece, tail) = rest.split_at_checked(cut).unwrap_or((rest, &[]));
         if !piece.is_empty() {
             let mut buf = [0u8; 128];
-            for (d, s) in buf.iter_mut().zip(piece) {
-                *d = *s;
-            }
+            crate::text::copy_prefix(&mut buf, piece);
             // SAFETY: a NUL-terminated stack buffer (at most 127 of its 128
             // bytes are written) that outlives the call.
             unsafe { cb(buf.as_ptr() as *const c_char) };

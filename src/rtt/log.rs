@@ -67,13 +67,8 @@ impl LineWriter {
                 self.send_full_piece();
                 continue;
             }
-            // `get`s and a zip rather than indexing: no bounds-check panic
-            // path is left for the compiler to keep.
             let free = self.buf.get_mut(len..piece).unwrap_or_default();
-            let take = free.len().min(rest.len());
-            for (d, s) in free.iter_mut().zip(rest) {
-                *d = *s;
-            }
+            let take = crate::text::copy_prefix(free, rest);
             self.len = len + take;
             rest = rest.get(take..).unwrap_or_default();
         }
@@ -239,9 +234,7 @@ pub fn console_print(text: &[u8]) {
         rest = after;
         // At most 128 bytes into 129: always NUL-terminated.
         let mut buf = [0u8; 129];
-        for (b, &c) in buf.iter_mut().zip(chunk) {
-            *b = c;
-        }
+        crate::text::copy_prefix(&mut buf, chunk);
         // SAFETY: NUL-terminated stack buffer, constant "%s" format.
         unsafe {
             super::kernel::rt_kprintf(c"%s".as_ptr(), buf.as_ptr());

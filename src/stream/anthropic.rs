@@ -337,9 +337,7 @@ impl<S: StreamSink + ?Sized> Handler for Sem<'_, S> {
                 let end = start.saturating_add(text.len());
                 match st.event_type.get_mut(start..end) {
                     Some(dst) => {
-                        for (d, &s) in dst.iter_mut().zip(text.as_bytes()) {
-                            *d = s;
-                        }
+                        crate::text::copy_prefix(dst, text.as_bytes());
                         st.event_type_len = u8::try_from(end).unwrap_or(u8::MAX);
                     }
                     // No type this long is read: keep it unrecognisable.

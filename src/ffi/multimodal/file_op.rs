@@ -123,9 +123,7 @@ unsafe extern "C" fn file_op_worker(_parameter: *mut c_void) {
             // Both requests name a file: its path with a NUL.
             let path = field_text(&req.path);
             let mut cpath = [0u8; 129];
-            for (d, &s) in cpath.iter_mut().zip(path) {
-                *d = s;
-            }
+            crate::text::copy_prefix(&mut cpath, path);
             let cpath = CStr::from_bytes_until_nul(&cpath).unwrap_or(c"");
             match req.op {
                 CMD_AGENT_FILE_UPLOAD => {

@@ -27,9 +27,7 @@ impl FileId {
     /// An id as given (C code's, for `down_load`): its first 127 bytes.
     pub(super) fn from_bytes(id: &[u8]) -> FileId {
         let mut bytes = [0u8; 128];
-        for (d, &s) in bytes.iter_mut().zip(id.iter().take(127)) {
-            *d = s;
-        }
+        crate::text::copy_prefix(&mut bytes, id.get(..127).unwrap_or(id));
         FileId {
             bytes,
             len: id.len().min(127),
@@ -350,9 +348,7 @@ pub fn parse_file_id(text: &[u8]) -> Result<FileId, IdError> {
                     .all(|&c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_' || c == b'.');
             ok.then(|| {
                 let mut bytes = [0u8; 128];
-                for (d, &c) in bytes.iter_mut().zip(b) {
-                    *d = c;
-                }
+                crate::text::copy_prefix(&mut bytes, b);
                 FileId {
                     bytes,
                     len: b.len(),
