@@ -49,8 +49,22 @@ fn gzip_page(root: &Path) {
     std::fs::write(out, gz.finish().unwrap()).unwrap();
 }
 
+/// Thumb-2 builds for Cortex-A and Cortex-R hand the kernel an A32 thread
+/// entry (`src/rtt/thread.rs` says why).
+fn thread_entry_cfg() {
+    println!("cargo::rustc-check-cfg=cfg(thread_entry_a32)");
+    let target = std::env::var("TARGET").unwrap_or_default();
+    if ["thumbv7a", "thumbv7r", "thumbv8r"]
+        .iter()
+        .any(|t| target.starts_with(t))
+    {
+        println!("cargo:rustc-cfg=thread_entry_a32");
+    }
+}
+
 fn main() {
     println!("cargo:rerun-if-env-changed=CJSON_INCLUDE_DIR");
+    thread_entry_cfg();
     gzip_page(&PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()));
     if std::env::var_os("CARGO_FEATURE_HOST").is_none() {
         return;

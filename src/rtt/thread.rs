@@ -26,13 +26,18 @@ impl Thread {
     /// for its control block and stack. (The library's threads find their
     /// state in their owner's cell, not in a parameter.)
     pub fn create(spec: &Spec<'_>, entry: Entry) -> Option<Thread> {
+        #[cfg(not(thread_entry_a32))]
+        let (entry, parameter): (Entry, *mut c_void) = (entry, core::ptr::null_mut());
+        #[cfg(thread_entry_a32)]
+        let (entry, parameter): (Entry, *mut c_void) = (a32_entry, entry as *mut c_void);
         // SAFETY: `name` is NUL-terminated (the kernel copies it); `entry` has
-        // the kernel's entry signature and lives for the program.
+        // the kernel's entry signature and lives for the program, and takes
+        // `parameter` as it is meant to.
         let t = unsafe {
             rt_thread_create(
                 spec.name.as_ptr(),
                 Some(entry),
-                core::ptr::null_mut(),
+                parameter,
                 spec.stack_size,
                 spec.priority,
                 spec.tick,
@@ -65,6 +70,29 @@ impl Drop for Thread {
         // control block and stack.
         unsafe { rt_thread_delete(self.0.as_ptr()) };
     }
+}
+
+/// The kernel's entry for every thread of a Thumb-2 build on Cortex-A or
+/// Cortex-R (`thumbv7a`/`thumbv7r`, which the SConscript picks there: about
+/// 30% less flash than A32 code); `parameter` is the real entry.
+///
+/// Why: RT-Thread's Cortex-A port (libcpu/arm/cortex-a/stack.c, 5.x)
+/// starts every thread at its own `_thread_start`, A32 code that calls the
+/// entry with `blx` (which would switch to Thumb correctly), but sets the
+/// thread's first CPSR.T from bit 0 of the entry's address. A Thumb entry
+/// would start `_thread_start` itself in Thumb state, which faults. An A32
+/// entry starts it in ARM state, and the call from here into the library's
+/// Thumb code is an ordinary interworking call. (The Cortex-R ports jump to
+/// the entry directly, where either kind works.)
+#[cfg(thread_entry_a32)]
+#[instruction_set(arm::a32)]
+unsafe extern "C" fn a32_entry(parameter: *mut c_void) {
+    // SAFETY: `Thread::create` passes an `Entry` as the parameter of this
+    // entry, and nothing else; a function pointer and a data pointer have
+    // the same size on ARM.
+    let entry: Entry = unsafe { core::mem::transmute::<*mut c_void, Entry>(parameter) };
+    // SAFETY: the library's thread entries take NULL (see `create`).
+    unsafe { entry(core::ptr::null_mut()) }
 }
 
 /// The calling thread.

@@ -51,7 +51,8 @@ TARGETS = [
     ('thumbv7em-none-eabihf', 'Cortex-M4F', 'arm-none-eabi-',
      '-mcpu=cortex-m4 -mthumb -mfpu=fpv4-sp-d16 -mfloat-abi=hard'),
     ('thumbv7m-none-eabi', 'Cortex-M3', 'arm-none-eabi-', '-mcpu=cortex-m3 -mthumb'),
-    ('armv7a-none-eabi', 'Cortex-A9 (qemu-vexpress-a9, soft float)', 'arm-none-eabi-',
+    # Thumb-2 Rust, A32 C: what the SConscript builds for the qemu-vexpress-a9 BSP.
+    ('thumbv7a-none-eabi', 'Cortex-A9 (qemu-vexpress-a9, soft float)', 'arm-none-eabi-',
      '-march=armv7-a -marm -msoft-float'),
     ('riscv32imac-unknown-none-elf', 'RV32IMAC', 'riscv64-unknown-elf-',
      '-march=rv32imac -mabi=ilp32 -mcmodel=medlow'),
@@ -554,6 +555,27 @@ THREAD_ENTRIES = [('agent_loop11loop_thread', 'agent loop thread (PKG_AGENT_LOOP
                   ('server13server_thread', 'MCP server thread, the C tools it runs included (PKG_AGENT_MCP_THREAD_STACK, 6144 by default)')]
 
 
+def check_thread_entry_a32(target, prefix, elf):
+    """A Thumb-2 Cortex-A/R build hands the kernel an A32 thread entry (RT-Thread's Cortex-A
+    port starts a thread whose entry address is odd in Thumb state at its A32 `_thread_start`;
+    src/rtt/thread.rs). Fail unless the trampoline is there and A32, and the library's
+    thread entries Thumb."""
+    addr = {}  # readelf, not nm: nm clears the Thumb bit of a function's address
+    for line in run([prefix + 'readelf', '-sW', elf]).splitlines():
+        parts = line.split()
+        if len(parts) == 8 and parts[3] == 'FUNC':
+            addr[parts[7]] = int(parts[1], 16)
+    tramp = [n for n in addr if n.endswith('6thread9a32_entry')]
+    loop = [n for n in addr if n.endswith('agent_loop11loop_thread')]
+    if len(tramp) != 1 or addr[tramp[0]] & 1:
+        raise Failure('%s: no A32 thread entry trampoline (rtt::thread::a32_entry) in the image: %s'
+                      % (target, [(n, hex(addr[n])) for n in tramp]))
+    if not loop or not addr[loop[0]] & 1:
+        raise Failure('%s: the loop thread is not Thumb code: is this a Thumb-2 build?' % target)
+    log('   thread entry: an A32 trampoline (%#x), the library\'s threads Thumb (loop thread %#x)'
+        % (addr[tramp[0]], addr[loop[0]]))
+
+
 def check_target(target, board, prefix, cflags, results, api_names):
     t0 = time.time()
     workdir = os.path.join(OUT, 'check', target)
@@ -584,6 +606,8 @@ def check_target(target, board, prefix, cflags, results, api_names):
                       'webnet_*, ulog_*, mem*, str*, the file API, BSD sockets): %s' % (target, ' '.join(bad)))
     with_tools = sizes_from_map(mapfile)
     sizes, framework_elf = framework_image(prefix, cflags, objs, lib, workdir)
+    if target.startswith(('thumbv7a', 'thumbv7r')):
+        check_thread_entry_a32(target, prefix, elf)
     check_no_panic(target, 'build with every part (%s)' % ','.join(FULL_FEATURES), prefix,
                    [l.split()[-1] for l in run([prefix + 'nm', '--defined-only', framework_elf]).splitlines()
                     if l.strip()])

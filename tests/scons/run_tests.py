@@ -173,8 +173,30 @@ def test_cortex_m4f_hard_float_installed_target():
 
 
 def test_qemu_vexpress_a9_soft_float_build_std():
+    # Cortex-A gets Thumb-2 code (the board's C stays A32) when rustc can build it.
     r = scons('qemu-vexpress-a9', installed=['thumbv7em-none-eabihf'])
+    check_success(r, 'thumbv7a-none-eabi', build_std=True)
+    check('A32 code' not in r.out, 'no A32 note', r)
+    cleanup(r)
+
+
+def test_cortex_a_stays_a32_when_thumb2_cannot_be_built():
+    # An older rustc without the Thumb-2 twin: A32 code, and the build says why.
+    r = scons('qemu-vexpress-a9', env={'FAKE_RUSTC_TARGETS': 'armv7a-none-eabi armv7a-none-eabihf'})
     check_success(r, 'armv7a-none-eabi', build_std=True)
+    check('building A32 code for armv7a-none-eabi' in r.out and 'no thumbv7a-none-eabi target' in r.out,
+          'the reason is printed', r)
+    cleanup(r)
+    # rustup with armv7a-none-eabi installed but no library sources: the
+    # Thumb-2 twin (tier 3) would need -Zbuild-std.
+    r = scons('qemu-vexpress-a9', installed=['armv7a-none-eabi'], rust_src=False)
+    check_success(r, 'armv7a-none-eabi', build_std=False)
+    check('needs -Zbuild-std' in r.out, 'the reason is printed', r)
+    cleanup(r)
+    # The board's own choice wins.
+    r = scons('qemu-vexpress-a9', config={'PKG_AGENT_RUST_TARGET': '"armv7a-none-eabi"'})
+    check_success(r, 'armv7a-none-eabi', build_std=True)
+    check('A32 code' not in r.out, 'no note for a chosen target', r)
     cleanup(r)
 
 
@@ -400,7 +422,8 @@ DETECTION = [
     (['ARCH_ARM', 'ARCH_ARM_CORTEX_M33'], 'arm', '-mcpu=cortex-m33 -mthumb -mfpu=fpv5-sp-d16 -mfloat-abi=hard',
      'thumbv8m.main-none-eabihf'),
     (['ARCH_ARM', 'ARCH_ARM_CORTEX_A'], 'arm', '-march=armv7-a -mfpu=vfpv3-d16 -mfloat-abi=hard',
-     'armv7a-none-eabihf'),
+     'thumbv7a-none-eabihf'),
+    (['ARCH_ARM', 'ARCH_ARM_CORTEX_R4'], 'arm', '-mcpu=cortex-r4 -mfloat-abi=soft', 'thumbv7r-none-eabi'),
     (['ARCH_ARMV8', 'ARCH_AARCH64'], 'aarch64', '-march=armv8-a -mstrict-align', 'aarch64-unknown-none'),
     (['ARCH_RISCV', 'ARCH_RISCV32'], 'risc-v', '-march=rv32imafc -mabi=ilp32f', 'riscv32imafc-unknown-none-elf'),
     (['ARCH_RISCV', 'ARCH_RISCV32'], 'risc-v', '-march=rv32imc_zicsr -mabi=ilp32', 'riscv32imc-unknown-none-elf'),
