@@ -140,6 +140,11 @@ agent_rx_indicate_t agent_glue_rx_indicate(rt_device_t dev);
  * message put but not yet taken. */
 rt_uint16_t agent_glue_mailbox_entries(rt_mailbox_t mb);
 
+/* The kernel's interrupt lock (rt_hw_interrupt_disable/enable, macros with
+ * RT_USING_SMP) for the library's atomics on CPUs without compare-and-swap. */
+rt_base_t agent_atomic_lock(void);
+void agent_atomic_unlock(rt_base_t level);
+
 /* Multimodal only: the size of the regular file at `path` through the
  * board's stat() (struct stat is the board's C library's, so only C reads
  * it). Returns 0 and sets *size (files of 4 GB or more read as 0xFFFFFFFF);

@@ -23,7 +23,7 @@ use core::ffi::CStr;
 #[cfg(any(feature = "provider-anthropic", feature = "provider-ollama"))]
 mod choice {
     use super::Format;
-    use core::sync::atomic::{AtomicU8, Ordering};
+    use crate::rtt::atomic::{AtomicU8, Ordering};
 
     /// 0: no run-time choice; else 1 + the format's number.
     static FORMAT: AtomicU8 = AtomicU8::new(0);

@@ -56,11 +56,11 @@
 use super::deadline::Deadline;
 use super::request::{ByteCounter, ByteSink, ChatRequest, WriteError};
 use super::retry::{self, retryable_status, trim};
+use crate::rtt::atomic::{AtomicBool, AtomicPtr, Ordering};
 use crate::rtt::webclient::*;
 use crate::stream::Format;
 use alloc::vec::Vec;
 use core::ffi::{c_char, c_int, c_void, CStr};
-use core::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 
 /// Header buffer of a session: our five header lines and webclient's own.
 const HEADER_BUFSZ: usize = 1024;

@@ -34,6 +34,7 @@ use crate::chat::transport;
 use crate::cjson_sys::*;
 use crate::ffi_fn;
 use crate::json;
+use crate::rtt::atomic::{AtomicBool, AtomicPtr, AtomicU8, AtomicUsize, Ordering};
 use crate::rtt::gate::{Gate, Pass};
 use crate::rtt::ipc::{Locked, Mutex, Semaphore};
 use crate::rtt::thread;
@@ -42,7 +43,6 @@ use alloc::vec::Vec;
 use core::cell::UnsafeCell;
 use core::ffi::{c_char, c_int, c_void, CStr};
 use core::ptr;
-use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU8, AtomicUsize, Ordering};
 
 /// `AgentChannelOps` (channels/AgentChannel.h).
 #[repr(C)]

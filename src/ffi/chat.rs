@@ -83,8 +83,8 @@ enum Setting {
 }
 
 const UNSET: usize = usize::MAX;
-static OVERRIDES: [core::sync::atomic::AtomicUsize; 8] =
-    [const { core::sync::atomic::AtomicUsize::new(UNSET) }; 8];
+static OVERRIDES: [crate::rtt::atomic::AtomicUsize; 8] =
+    [const { crate::rtt::atomic::AtomicUsize::new(UNSET) }; 8];
 
 /// Replace (or with `Overrides::default()`, restore) caps and network
 /// settings for the following `chat()` calls.
@@ -100,12 +100,12 @@ pub fn set_overrides(o: Overrides) {
         (Setting::RequestTimeoutMs, o.request_timeout_ms),
     ];
     for (slot, v) in settings {
-        OVERRIDES[slot as usize].store(v.unwrap_or(UNSET), core::sync::atomic::Ordering::Release);
+        OVERRIDES[slot as usize].store(v.unwrap_or(UNSET), crate::rtt::atomic::Ordering::Release);
     }
 }
 
 fn pick(slot: Setting, board_value: usize) -> usize {
-    match OVERRIDES[slot as usize].load(core::sync::atomic::Ordering::Acquire) {
+    match OVERRIDES[slot as usize].load(crate::rtt::atomic::Ordering::Acquire) {
         UNSET => board_value,
         v => v,
     }

@@ -16,9 +16,9 @@ use super::context::Context_t;
 use crate::chat::transport::ErrorText;
 use crate::cjson_sys::*;
 use crate::json;
+use crate::rtt::atomic::{AtomicIsize, Ordering};
 use alloc::vec::Vec;
 use core::ffi::{c_char, c_int, CStr};
-use core::sync::atomic::{AtomicIsize, Ordering};
 
 /// How a note starts: how the loop finds its own note again.
 pub const NOTE_HEAD: &str = "Notes from earlier in this conversation: ";

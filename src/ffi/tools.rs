@@ -17,11 +17,11 @@ use super::messages::{messages_create, messages_destroy, Messages_t};
 use crate::cjson_sys::{cJSON, cJSON_CreateArray, cJSON_Delete};
 use crate::ffi_fn;
 use crate::json;
+use crate::rtt::atomic::{AtomicPtr, Ordering};
 use crate::rtt::*;
 use core::ffi::{c_void, CStr};
 use core::mem::size_of;
 use core::ptr;
-use core::sync::atomic::{AtomicPtr, Ordering};
 
 #[repr(C)]
 pub struct AgentToolRet {

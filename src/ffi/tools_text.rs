@@ -19,12 +19,12 @@ use super::messages::{
 use super::tools::get_agent_tools;
 use crate::cjson_sys::*;
 use crate::json;
+use crate::rtt::atomic::{AtomicPtr, AtomicU8, Ordering};
 use crate::rtt::sleep_lock::SleepLock;
 use crate::text_tools::{calls, CallFilter};
 use alloc::vec::Vec;
 use core::cell::UnsafeCell;
 use core::ffi::{c_char, c_int, c_void, CStr};
-use core::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
 
 extern "C" {
     /// 1 with PKG_AGENT_TOOLS_TEXT, else 0 (glue).

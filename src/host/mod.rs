@@ -31,6 +31,7 @@ pub fn log_fmt(level: crate::rtt::log::Level, args: core::fmt::Arguments<'_>) {
 pub mod console;
 pub mod heap;
 pub mod ipc;
+pub mod irq;
 pub mod shell;
 pub mod thread;
 pub mod webclient;

@@ -35,6 +35,7 @@ use super::http::{self, Method};
 use super::rpc::{self, Answer, INVALID_REQUEST};
 use super::session::Sessions;
 use crate::chat::deadline::{ms_to_ticks, Deadline};
+use crate::rtt::atomic::{AtomicBool, AtomicI32, AtomicU16, Ordering};
 use crate::rtt::ipc::Semaphore;
 use crate::rtt::sleep_lock::SleepLock;
 use crate::rtt::*;
@@ -42,7 +43,6 @@ use alloc::vec::Vec;
 use core::cell::UnsafeCell;
 use core::ffi::{c_char, c_int, c_void, CStr};
 use core::ops::Range;
-use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU16, Ordering};
 
 extern "C" {
     fn agent_glue_mcp_option(which: c_int) -> c_int;

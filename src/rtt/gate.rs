@@ -11,7 +11,7 @@
 //! itself out again. One word is also 4 bytes of RAM less per gate than a
 //! flag and a count.
 
-use core::sync::atomic::{AtomicUsize, Ordering};
+use crate::rtt::atomic::{AtomicUsize, Ordering};
 
 /// The open bit.
 const OPEN: usize = 1;

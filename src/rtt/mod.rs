@@ -8,6 +8,7 @@
 //! come from [`crate::host`]. The library's code is the same in both builds.
 
 pub mod allocator;
+pub mod atomic;
 pub mod board;
 #[cfg(feature = "multimodal")]
 pub mod file;

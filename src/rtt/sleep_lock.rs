@@ -4,7 +4,7 @@
 //! run and release it (a yield would only let equal priorities run). Only
 //! for short critical sections: copying a few hundred bytes.
 
-use core::sync::atomic::{AtomicBool, Ordering};
+use crate::rtt::atomic::{AtomicBool, Ordering};
 
 pub struct SleepLock {
     held: AtomicBool,

@@ -87,12 +87,14 @@ impl Drop for Thread {
 #[cfg(thread_entry_a32)]
 #[instruction_set(arm::a32)]
 unsafe extern "C" fn a32_entry(parameter: *mut c_void) {
-    // SAFETY: `Thread::create` passes an `Entry` as the parameter of this
-    // entry, and nothing else; a function pointer and a data pointer have
-    // the same size on ARM.
-    let entry: Entry = unsafe { core::mem::transmute::<*mut c_void, Entry>(parameter) };
-    // SAFETY: the library's thread entries take NULL (see `create`).
-    unsafe { entry(core::ptr::null_mut()) }
+    crate::ffi_fn!(failure = (), nonnull(parameter), {
+        // SAFETY: `Thread::create` passes an `Entry` as the parameter of
+        // this entry, and nothing else; a function pointer and a data
+        // pointer have the same size on ARM.
+        let entry: Entry = unsafe { core::mem::transmute::<*mut c_void, Entry>(parameter) };
+        // SAFETY: the library's thread entries take NULL (see `create`).
+        unsafe { entry(core::ptr::null_mut()) }
+    })
 }
 
 /// The calling thread.

@@ -54,8 +54,15 @@ TARGETS = [
     # Thumb-2 Rust, A32 C: what the SConscript builds for the qemu-vexpress-a9 BSP.
     ('thumbv7a-none-eabi', 'Cortex-A9 (qemu-vexpress-a9, soft float)', 'arm-none-eabi-',
      '-march=armv7-a -marm -msoft-float'),
+    # The same board with A32 Rust (an older rustc, or PKG_AGENT_RUST_TARGET).
+    ('armv7a-none-eabi', 'Cortex-A9, A32 Rust', 'arm-none-eabi-', '-march=armv7-a -marm -msoft-float'),
+    ('thumbv7r-none-eabi', 'Cortex-R4 (Thumb-2 Rust, A32 C)', 'arm-none-eabi-', '-mcpu=cortex-r4 -marm'),
+    # No compare-and-swap: the library's atomics take the kernel's interrupt lock.
+    ('thumbv6m-none-eabi', 'Cortex-M0+ (RP2040)', 'arm-none-eabi-', '-mcpu=cortex-m0plus -mthumb'),
     ('riscv32imac-unknown-none-elf', 'RV32IMAC', 'riscv64-unknown-elf-',
      '-march=rv32imac -mabi=ilp32 -mcmodel=medlow'),
+    ('riscv32imc-unknown-none-elf', 'RV32IMC (ESP32-C3), no atomics', 'riscv64-unknown-elf-',
+     '-march=rv32imc -mabi=ilp32 -mcmodel=medlow'),
 ]
 COEXIST_TARGET = 'thumbv7em-none-eabihf'
 
@@ -565,8 +572,9 @@ def check_thread_entry_a32(target, prefix, elf):
         parts = line.split()
         if len(parts) == 8 and parts[3] == 'FUNC':
             addr[parts[7]] = int(parts[1], 16)
-    tramp = [n for n in addr if n.endswith('6thread9a32_entry')]
-    loop = [n for n in addr if n.endswith('agent_loop11loop_thread')]
+    # v0 or legacy mangling (the latter without RUSTC_BOOTSTRAP).
+    tramp = [n for n in addr if re.search(r'6thread9a32_entry(17h[0-9a-f]{16}E)?$', n)]
+    loop = [n for n in addr if re.search(r'agent_loop11loop_thread(17h[0-9a-f]{16}E)?$', n)]
     if len(tramp) != 1 or addr[tramp[0]] & 1:
         raise Failure('%s: no A32 thread entry trampoline (rtt::thread::a32_entry) in the image: %s'
                       % (target, [(n, hex(addr[n])) for n in tramp]))

@@ -176,7 +176,8 @@ def test_qemu_vexpress_a9_soft_float_build_std():
     # Cortex-A gets Thumb-2 code (the board's C stays A32) when rustc can build it.
     r = scons('qemu-vexpress-a9', installed=['thumbv7em-none-eabihf'])
     check_success(r, 'thumbv7a-none-eabi', build_std=True)
-    check('A32 code' not in r.out, 'no A32 note', r)
+    check('A32 code' not in r.out and 'Thumb-2 code for this Cortex-A/R board (thumbv7a-none-eabi' in r.out,
+          'the switch is printed', r)
     cleanup(r)
 
 
@@ -192,6 +193,11 @@ def test_cortex_a_stays_a32_when_thumb2_cannot_be_built():
     r = scons('qemu-vexpress-a9', installed=['armv7a-none-eabi'], rust_src=False)
     check_success(r, 'armv7a-none-eabi', build_std=False)
     check('needs -Zbuild-std' in r.out, 'the reason is printed', r)
+    cleanup(r)
+    # A rustup that has the Thumb-2 twin itself needs no library sources.
+    r = scons('qemu-vexpress-a9', installed=['armv7a-none-eabi', 'thumbv7a-none-eabi'], rust_src=False)
+    check_success(r, 'thumbv7a-none-eabi', build_std=False)
+    check('A32 code' not in r.out, 'no A32 note', r)
     cleanup(r)
     # The board's own choice wins.
     r = scons('qemu-vexpress-a9', config={'PKG_AGENT_RUST_TARGET': '"armv7a-none-eabi"'})

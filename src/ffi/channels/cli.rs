@@ -16,6 +16,7 @@ use super::super::hub::{message_hub_get_timeout, message_hub_put, MessageHub_t};
 use super::super::messages::*;
 use crate::ffi_fn;
 use crate::line_editor::{Event, LineEditor};
+use crate::rtt::atomic::{AtomicBool, Ordering};
 use crate::rtt::gate::Gate;
 use crate::rtt::ipc::{ticks_from_ms, Semaphore};
 use crate::rtt::log::console_print;
@@ -23,7 +24,6 @@ use crate::rtt::thread;
 use crate::rtt::*;
 use core::cell::UnsafeCell;
 use core::ffi::{c_char, c_int, c_void, CStr};
-use core::sync::atomic::{AtomicBool, Ordering};
 
 extern "C" {
     fn rt_device_find(name: *const c_char) -> rt_device_t;

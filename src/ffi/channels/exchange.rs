@@ -12,13 +12,13 @@
 
 use super::super::hub::{message_hub_get_timeout, message_hub_put, MessageHub_t};
 use super::super::messages::*;
+use crate::rtt::atomic::{AtomicUsize, Ordering};
 use crate::rtt::gate::Gate;
 use crate::rtt::ipc::Locked;
 use crate::rtt::*;
 use core::cell::UnsafeCell;
 use core::ffi::{c_char, CStr};
 use core::ptr;
-use core::sync::atomic::{AtomicUsize, Ordering};
 
 /// A reply timeout chosen at run time (tests, the simulator); 0: the board's
 /// PKG_AGENT_REPLY_TIMEOUT_MS.

@@ -34,12 +34,12 @@ use crate::chat::request::{write_string, ByteCounter, ByteSink, WriteError};
 use crate::cjson_sys::*;
 use crate::ffi_fn;
 use crate::json;
+use crate::rtt::atomic::{AtomicPtr, Ordering};
 use crate::rtt::sleep_lock::SleepLock;
 use crate::rtt::*;
 use alloc::vec::Vec;
 use core::cell::UnsafeCell;
 use core::ffi::{c_char, c_int, CStr};
-use core::sync::atomic::{AtomicPtr, Ordering};
 
 /// WebNet's `struct webnet_session`, only ever handled by pointer (its
 /// layout depends on WebNet's options; the glue reads it).

@@ -39,12 +39,12 @@ use crate::cjson_sys::*;
 use crate::ffi::messages::{messages_append, messages_create, messages_destroy, TYPE_TEXT};
 use crate::ffi::tools::{append_tool, AgentToolList, AgentToolNode_t};
 use crate::json;
+use crate::rtt::atomic::{AtomicBool, Ordering};
 use crate::rtt::{rt_eok, rt_error};
 use crate::stream::Format;
 use alloc::vec::Vec;
 use core::cell::UnsafeCell;
 use core::ffi::{c_char, c_int, CStr};
-use core::sync::atomic::{AtomicBool, Ordering};
 use rpc::{Params, Reply, ReplyError, Rpc};
 use servers::Url;
 
@@ -76,8 +76,8 @@ fn max_response() -> usize {
     }
 }
 
-static MAX_RESPONSE_OVERRIDE: core::sync::atomic::AtomicUsize =
-    core::sync::atomic::AtomicUsize::new(0);
+static MAX_RESPONSE_OVERRIDE: crate::rtt::atomic::AtomicUsize =
+    crate::rtt::atomic::AtomicUsize::new(0);
 
 /// Replace `PKG_AGENT_MCP_MAX_RESPONSE` from the next request on (`None`:
 /// the board's); for tests and the simulator.
