@@ -221,7 +221,7 @@ fn host_include() -> PathBuf {
 /// The POSIX file calls of multimodal messages (`src/rtt/file.rs`) are the
 /// host C library's own, declared by its `<fcntl.h>` and `<unistd.h>` (on a
 /// board: DFS's, under the same names).
-const HOST_WRAPPER: &str = "#include <rtthread.h>\n#include <rt_host.h>\n#include <finsh.h>\n#include <shell.h>\n#include <msh.h>\n#include <ulog.h>\n#include <webclient.h>\n#include <fcntl.h>\n#include <unistd.h>\n";
+const HOST_WRAPPER: &str = "#include <rtthread.h>\n#include <rthw.h>\n#include <rt_host.h>\n#include <finsh.h>\n#include <shell.h>\n#include <msh.h>\n#include <ulog.h>\n#include <webclient.h>\n#include <fcntl.h>\n#include <unistd.h>\n";
 
 fn host_bindings() -> Decls {
     // bindgen's text is generated once; each test parses its own copy
@@ -534,7 +534,7 @@ fn real_headers() {
     let lib = library_decls();
     let mut dirs = real_include_dirs(&rtt, &bsp);
     let mut wrapper = String::from(
-        "#include <rtthread.h>\n#include <rtdevice.h>\n#include <ulog.h>\n#ifdef RT_USING_FINSH\n#include <finsh.h>\n#include <shell.h>\n#endif\n#include <fcntl.h>\n#include <unistd.h>\n",
+        "#include <rtthread.h>\n#include <rthw.h>\n#include <rtdevice.h>\n#include <ulog.h>\n#ifdef RT_USING_FINSH\n#include <finsh.h>\n#include <shell.h>\n#endif\n#include <fcntl.h>\n#include <unistd.h>\n",
     );
     let mut absent = vec![];
     let mut notes = vec![];

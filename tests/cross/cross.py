@@ -523,19 +523,19 @@ def old_feature_set(target, prefix, cflags):
     check_no_panic(target, 'old feature set (%s)' % ','.join(OLD_FEATURES), prefix, defined)
     log('   old feature set (%s): %d bytes of flash, without the Debug channel, agent_config, agent_status, '
         'history; no panic code linked' % (','.join(OLD_FEATURES), framework_flash(sizes)))
-    return sizes, old_top_symbols(target, prefix)
+    return (sizes,) + old_areas_and_top(target, prefix)
 
 
-def old_top_symbols(target, prefix):
-    """The biggest symbols of the old feature set's image (the one variant_image linked)."""
+def old_areas_and_top(target, prefix):
+    """Flash by area and the biggest symbols of the old feature set's image (the one
+    variant_image linked)."""
     workdir = os.path.join(OUT, 'check', '%s-old-set' % target)
     harness, c_names = set(), set()
     for o in glob.glob(os.path.join(workdir, 'obj', '*.o')):
         names = set(l.split()[-1] for l in run([prefix + 'nm', '--defined-only', o]).splitlines()
                     if len(l.split()) == 3)
         (harness if os.path.basename(o).startswith(('target_cross', 'entry')) else c_names).update(names)
-    _, top = attribute(prefix, os.path.join(workdir, 'framework.elf'), c_names, harness, set())
-    return top
+    return attribute(prefix, os.path.join(workdir, 'framework.elf'), c_names, harness, set())
 
 
 # PKG_AGENT_PANIC_ABORT: the SConscript's extra RUSTFLAGS.
@@ -589,7 +589,7 @@ def check_target(target, board, prefix, cflags, results, api_names):
     workdir = os.path.join(OUT, 'check', target)
     os.makedirs(workdir, exist_ok=True)
     log('== %s (%s)' % (target, board))
-    old_sizes, old_top = old_feature_set(target, prefix, cflags)
+    old_sizes, old_areas, old_top = old_feature_set(target, prefix, cflags)
     panic_abort = panic_abort_figure(target, prefix, cflags) if target == COEXIST_TARGET else None
     libdir = cargo_build(target, os.path.join(REPO, 'Cargo.toml'), ['-Z', 'emit-stack-sizes'],
                          features=FULL_FEATURES)
@@ -685,6 +685,7 @@ def check_target(target, board, prefix, cflags, results, api_names):
                         unknown=unknown, indirect=len(indirect), reachable=len(reachable),
                         rust_frames=len(rust_frames), build_s=t_build, total_s=time.time() - t0,
                         undefined=undef, areas=areas, top=top, old_sizes=old_sizes, old_top=old_top,
+                        old_areas=old_areas,
                         tool_helpers=tool_helpers, thread_stacks=thread_stacks,
                         panic_abort=panic_abort))
     log('   ok: linked, %d undefined symbols all allowed; %.0f s' % (len(undef), time.time() - t0))
@@ -891,6 +892,12 @@ def report(results, coexist_ok):
             lines.append('| %d | `%s` | %s |' % (size, name.replace('|', '\\|'), area))
     for r in results:
         if r['target'] == COEXIST_TARGET:
+            lines += ['', 'Flash by area of the old feature set (`%s`), %s (as above: symbols only):'
+                      % (','.join(OLD_FEATURES), r['target']), '', '| area | bytes |', '|---|---:|']
+            for a in names:
+                if r['old_areas'].get(a):
+                    lines.append('| %s | %d |' % (a, r['old_areas'][a]))
+            lines.append('| sum of symbols | %d |' % sum(r['old_areas'].values()))
             lines += ['', 'Biggest symbols of the old feature set (`%s`), %s:' % (','.join(OLD_FEATURES), r['target']),
                       '', '| bytes | symbol | area |', '|---:|---|---|']
             for size, name, area in r['old_top'][:TOP_N]:
