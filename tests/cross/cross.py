@@ -535,7 +535,8 @@ def old_areas_and_top(target, prefix):
         names = set(l.split()[-1] for l in run([prefix + 'nm', '--defined-only', o]).splitlines()
                     if len(l.split()) == 3)
         (harness if os.path.basename(o).startswith(('target_cross', 'entry')) else c_names).update(names)
-    return attribute(prefix, os.path.join(workdir, 'framework.elf'), c_names, harness, set())
+    funcs, data, _ = exported_api(prefix, os.path.join(workdir, 'librtt_agent.a'))
+    return attribute(prefix, os.path.join(workdir, 'framework.elf'), c_names, harness, set(funcs) | set(data))
 
 
 # PKG_AGENT_PANIC_ABORT: the SConscript's extra RUSTFLAGS.
