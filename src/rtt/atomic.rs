@@ -55,77 +55,104 @@ pub(crate) mod locked {
     /// orders them (and the calls to C are compiler barriers).
     const IN: Ordering = Ordering::Relaxed;
 
+    /// A value the lock guards: core's atomic, for its loads and stores.
+    trait Word {
+        type V: Copy + PartialEq;
+        fn get(&self) -> Self::V;
+        fn set(&self, v: Self::V);
+    }
+
+    /// Under the lock: store `f(old)` when it is `Some`; `Ok(old)`, or
+    /// `Err(old)` when nothing was stored (core's `fetch_update`).
+    fn update<W: Word>(w: &W, f: impl FnOnce(W::V) -> Option<W::V>) -> Result<W::V, W::V> {
+        locked(|| {
+            let old = w.get();
+            match f(old) {
+                Some(new) => {
+                    w.set(new);
+                    Ok(old)
+                }
+                None => Err(old),
+            }
+        })
+    }
+
+    /// Under the lock: store `f(old)`; the old value.
+    fn replace<W: Word>(w: &W, f: impl FnOnce(W::V) -> W::V) -> W::V {
+        match update(w, |old| Some(f(old))) {
+            Ok(old) | Err(old) => old,
+        }
+    }
+
+    /// The methods every type has, with core's signatures.
+    macro_rules! locked_common {
+        ($t:ty) => {
+            pub fn load(&self, order: Ordering) -> $t {
+                self.0.load(order)
+            }
+            pub fn store(&self, v: $t, order: Ordering) {
+                self.0.store(v, order)
+            }
+            pub fn swap(&self, v: $t, _order: Ordering) -> $t {
+                replace(self, |_| v)
+            }
+            pub fn compare_exchange(
+                &self,
+                current: $t,
+                new: $t,
+                _success: Ordering,
+                _failure: Ordering,
+            ) -> Result<$t, $t> {
+                update(self, |old| (old == current).then_some(new))
+            }
+            pub fn compare_exchange_weak(
+                &self,
+                current: $t,
+                new: $t,
+                success: Ordering,
+                failure: Ordering,
+            ) -> Result<$t, $t> {
+                self.compare_exchange(current, new, success, failure)
+            }
+            pub fn fetch_update<F>(
+                &self,
+                _set_order: Ordering,
+                _fetch_order: Ordering,
+                f: F,
+            ) -> Result<$t, $t>
+            where
+                F: FnMut($t) -> Option<$t>,
+            {
+                update(self, f)
+            }
+        };
+    }
+
     macro_rules! locked_int {
-        ($name:ident, $core:ident, $t:ty) => {
+        ($name:ident, $t:ty) => {
             #[repr(transparent)]
-            pub struct $name(core_atomic::$core);
+            pub struct $name(core_atomic::$name);
+
+            impl Word for $name {
+                type V = $t;
+                fn get(&self) -> $t {
+                    self.0.load(IN)
+                }
+                fn set(&self, v: $t) {
+                    self.0.store(v, IN)
+                }
+            }
 
             impl $name {
                 pub const fn new(v: $t) -> Self {
-                    Self(core_atomic::$core::new(v))
+                    Self(core_atomic::$name::new(v))
                 }
-                pub fn load(&self, order: Ordering) -> $t {
-                    self.0.load(order)
+                locked_common!($t);
+                pub fn fetch_and(&self, v: $t, _order: Ordering) -> $t {
+                    replace(self, |old| old & v)
                 }
-                pub fn store(&self, v: $t, order: Ordering) {
-                    self.0.store(v, order)
-                }
-                pub fn swap(&self, v: $t, _order: Ordering) -> $t {
-                    self.update(|_| v)
-                }
-                pub fn compare_exchange(
-                    &self,
-                    current: $t,
-                    new: $t,
-                    _success: Ordering,
-                    _failure: Ordering,
-                ) -> Result<$t, $t> {
-                    locked(|| {
-                        let old = self.0.load(IN);
-                        if old == current {
-                            self.0.store(new, IN);
-                            Ok(old)
-                        } else {
-                            Err(old)
-                        }
-                    })
-                }
-                pub fn compare_exchange_weak(
-                    &self,
-                    current: $t,
-                    new: $t,
-                    success: Ordering,
-                    failure: Ordering,
-                ) -> Result<$t, $t> {
-                    self.compare_exchange(current, new, success, failure)
-                }
-                pub fn fetch_update<F>(
-                    &self,
-                    _set_order: Ordering,
-                    _fetch_order: Ordering,
-                    mut f: F,
-                ) -> Result<$t, $t>
-                where
-                    F: FnMut($t) -> Option<$t>,
-                {
-                    locked(|| {
-                        let old = self.0.load(IN);
-                        match f(old) {
-                            Some(new) => {
-                                self.0.store(new, IN);
-                                Ok(old)
-                            }
-                            None => Err(old),
-                        }
-                    })
-                }
-                /// Store `f(old)`; the old value.
-                fn update(&self, f: impl FnOnce($t) -> $t) -> $t {
-                    locked(|| {
-                        let old = self.0.load(IN);
-                        self.0.store(f(old), IN);
-                        old
-                    })
+                pub fn fetch_or(&self, v: $t, _order: Ordering) -> $t {
+                    replace(self, |old| old | v)
                 }
             }
         };
@@ -133,80 +160,42 @@ pub(crate) mod locked {
 
     macro_rules! locked_arith {
         ($name:ident, $t:ty) => {
+            locked_int!($name, $t);
             impl $name {
                 pub fn fetch_add(&self, v: $t, _order: Ordering) -> $t {
-                    self.update(|old| old.wrapping_add(v))
+                    replace(self, |old| old.wrapping_add(v))
                 }
                 pub fn fetch_sub(&self, v: $t, _order: Ordering) -> $t {
-                    self.update(|old| old.wrapping_sub(v))
-                }
-                pub fn fetch_and(&self, v: $t, _order: Ordering) -> $t {
-                    self.update(|old| old & v)
-                }
-                pub fn fetch_or(&self, v: $t, _order: Ordering) -> $t {
-                    self.update(|old| old | v)
+                    replace(self, |old| old.wrapping_sub(v))
                 }
             }
         };
     }
 
-    locked_int!(AtomicU8, AtomicU8, u8);
-    locked_int!(AtomicU16, AtomicU16, u16);
-    locked_int!(AtomicI32, AtomicI32, i32);
-    locked_int!(AtomicIsize, AtomicIsize, isize);
-    locked_int!(AtomicUsize, AtomicUsize, usize);
-    locked_int!(AtomicBool, AtomicBool, bool);
+    locked_int!(AtomicBool, bool);
     locked_arith!(AtomicU8, u8);
     locked_arith!(AtomicU16, u16);
     locked_arith!(AtomicI32, i32);
     locked_arith!(AtomicIsize, isize);
     locked_arith!(AtomicUsize, usize);
 
-    impl AtomicBool {
-        pub fn fetch_and(&self, v: bool, _order: Ordering) -> bool {
-            self.update(|old| old & v)
-        }
-        pub fn fetch_or(&self, v: bool, _order: Ordering) -> bool {
-            self.update(|old| old | v)
-        }
-    }
-
     #[repr(transparent)]
     pub struct AtomicPtr<T>(core_atomic::AtomicPtr<T>);
+
+    impl<T> Word for AtomicPtr<T> {
+        type V = *mut T;
+        fn get(&self) -> *mut T {
+            self.0.load(IN)
+        }
+        fn set(&self, p: *mut T) {
+            self.0.store(p, IN)
+        }
+    }
 
     impl<T> AtomicPtr<T> {
         pub const fn new(p: *mut T) -> Self {
             Self(core_atomic::AtomicPtr::new(p))
         }
-        pub fn load(&self, order: Ordering) -> *mut T {
-            self.0.load(order)
-        }
-        pub fn store(&self, p: *mut T, order: Ordering) {
-            self.0.store(p, order)
-        }
-        pub fn swap(&self, p: *mut T, _order: Ordering) -> *mut T {
-            locked(|| {
-                let old = self.0.load(IN);
-                self.0.store(p, IN);
-                old
-            })
-        }
-        pub fn compare_exchange(
-            &self,
-            current: *mut T,
-            new: *mut T,
-            _success: Ordering,
-            _failure: Ordering,
-        ) -> Result<*mut T, *mut T> {
-            locked(|| {
-                let old = self.0.load(IN);
-                if old == current {
-                    self.0.store(new, IN);
-                    Ok(old)
-                } else {
-                    Err(old)
-                }
-            })
-        }
+        locked_common!(*mut T);
     }
 }
