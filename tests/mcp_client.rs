@@ -308,10 +308,17 @@ fn msh(line: &str) -> (i32, String) {
 }
 
 /// `agent_config mcp list|add|del|reset`: bounded (4 URLs of at most 127
-/// bytes), no duplicates, clear refusals; the list is what the next agent
-/// start reads.
+/// bytes), no duplicates, clear refusals (no memory for the changed list
+/// among them); the list is what the next agent start reads.
 fn agent_config_mcp_manages_the_list() {
     servers::reset();
+    // The list is on the heap once changed: no memory for it is a refusal
+    // that leaves the list as it was.
+    heap::inject(heap::Fault::FailFrom(0));
+    let refused = servers::add(b"http://10.0.0.9/mcp");
+    heap::inject(heap::Fault::Off);
+    assert_eq!(refused, Err(servers::Refused::OutOfMemory));
+    assert!(servers::get(0).is_none());
     assert_eq!(
         msh("agent_config mcp"),
         (0, "mcp: no remote MCP servers\n".into())

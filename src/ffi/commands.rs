@@ -169,7 +169,8 @@ pub unsafe extern "C" fn agent_config(argc: c_int, argv: *mut *mut c_char) -> c_
 }
 
 /// `agent_config mcp list|add <url>|del <url>|reset`: the remote MCP
-/// servers of the next agent start (bounded: see `mcp::client::servers`).
+/// servers of the next agent start (bounded, on the heap once changed: see
+/// `mcp::client::servers`).
 #[cfg(feature = "mcp-client")]
 fn mcp_command(what: Option<&[u8]>, url: Option<&[u8]>, extra: bool) -> c_int {
     use crate::mcp::client::servers::{self, Refused, MAX_SERVERS, URL_MAX};
@@ -206,6 +207,7 @@ fn mcp_command(what: Option<&[u8]>, url: Option<&[u8]>, extra: bool) -> c_int {
             ]),
             Refused::Duplicate => line(&[b"agent_config mcp: already in the list"]),
             Refused::NotFound => line(&[b"agent_config mcp: not in the list"]),
+            Refused::OutOfMemory => line(&[b"agent_config mcp: out of memory"]),
         }
         return -1;
     }

@@ -2,11 +2,16 @@
 //! `agent_config mcp add|del`, which copies it here and changes the copy.
 //! Read at each agent start.
 //!
-//! Bounded storage, no heap: [`MAX_SERVERS`] slots of [`URL_MAX`] bytes in
-//! a static (536 bytes of `.bss` on Cortex-M4F), under a lock held only
-//! to copy a slot.
+//! No static storage for the URLs: until a change the list is the board's
+//! constant string, read in place; the first `add` or `del` copies it to
+//! the heap as one line of blank-separated URLs (a few dozen bytes for a
+//! server or two), and `reset` frees it. The static is that copy's `Vec`
+//! (16 bytes of `.bss` on Cortex-M4F, where four fixed 128-byte slots took
+//! 536 on every board that builds the client, configured or not). The
+//! lock is held only to read or change the copy.
 
 use crate::rtt::sleep_lock::SleepLock;
+use alloc::vec::Vec;
 use core::cell::UnsafeCell;
 use core::ffi::{c_char, CStr};
 
@@ -34,7 +39,7 @@ impl Url {
     };
 
     fn new(text: &[u8]) -> Option<Url> {
-        if text.is_empty() || text.len() > URL_MAX || text.iter().any(|&b| b <= b' ') {
+        if !valid(text) {
             return None;
         }
         let mut url = Url::EMPTY;
@@ -53,22 +58,23 @@ impl Url {
     }
 }
 
+/// 1 to [`URL_MAX`] bytes, none of them blank or a control byte.
+fn valid(text: &[u8]) -> bool {
+    !text.is_empty() && text.len() <= URL_MAX && text.iter().all(|&b| b > b' ')
+}
+
 struct List {
-    /// Set by the first add/del: from then on `urls` is the list.
-    changed: bool,
-    urls: [Url; MAX_SERVERS],
-    count: usize,
+    /// `None` until the first add/del; from then on the list: valid URLs,
+    /// at most [`MAX_SERVERS`], each after one blank but the first. (An
+    /// `Option` so that the static is all zeros: `.bss`, not `.data`.)
+    text: Option<Vec<u8>>,
 }
 
 struct Shared(UnsafeCell<List>);
 // SAFETY: every access goes through LOCK (see `with`).
 unsafe impl Sync for Shared {}
 
-static LIST: Shared = Shared(UnsafeCell::new(List {
-    changed: false,
-    urls: [Url::EMPTY; MAX_SERVERS],
-    count: 0,
-}));
+static LIST: Shared = Shared(UnsafeCell::new(List { text: None }));
 static LOCK: SleepLock = SleepLock::new();
 
 fn with<R>(f: impl FnOnce(&mut List) -> R) -> R {
@@ -77,46 +83,57 @@ fn with<R>(f: impl FnOnce(&mut List) -> R) -> R {
     f(unsafe { &mut *LIST.0.get() })
 }
 
-/// The URLs of `PKG_AGENT_MCP_SERVERS`, at most [`MAX_SERVERS`]; a word too
-/// long for a slot is skipped with a warning.
-fn configured(list: &mut List) {
+/// `PKG_AGENT_MCP_SERVERS` as the glue gives it.
+fn configured() -> &'static [u8] {
     // SAFETY: the glue returns a static, NUL-terminated string (or NULL).
-    let text =
-        unsafe { crate::ffi::cstr_arg(agent_glue_mcp_servers()) }.map_or(&b""[..], CStr::to_bytes);
-    list.count = 0;
+    unsafe { crate::ffi::cstr_arg(agent_glue_mcp_servers()) }.map_or(&b""[..], CStr::to_bytes)
+}
+
+/// The `i`-th URL of `text`: of its blank-separated words the valid ones,
+/// at most [`MAX_SERVERS`]. `warn`: read on to the end and say which words
+/// of the board's list are left out. One plain loop that every operation
+/// shares (an iterator chain per caller was 600 bytes more flash).
+#[inline(never)]
+fn url_at(text: &[u8], i: usize, warn: bool) -> Option<&[u8]> {
+    let mut found = None;
+    let mut kept = 0usize;
     for word in text.split(|&b| b == b' ').filter(|w| !w.is_empty()) {
-        match Url::new(word) {
-            Some(url) if list.count < MAX_SERVERS => {
-                if let Some(slot) = list.urls.get_mut(list.count) {
-                    *slot = url;
-                    list.count += 1;
-                }
+        if !valid(word) {
+            if warn {
+                crate::log_w!(
+                    "mcp: a URL of PKG_AGENT_MCP_SERVERS is longer than ",
+                    URL_MAX,
+                    " bytes; left out"
+                );
             }
-            Some(_) => {
+            continue;
+        }
+        if kept == MAX_SERVERS {
+            if warn {
                 crate::log_w!(
                     "mcp: PKG_AGENT_MCP_SERVERS lists more than ",
                     MAX_SERVERS,
                     " servers; the rest are left out"
                 );
+            }
+            break;
+        }
+        if kept == i {
+            found = Some(word);
+            if !warn {
                 break;
             }
-            None => crate::log_w!(
-                "mcp: a URL of PKG_AGENT_MCP_SERVERS is longer than ",
-                URL_MAX,
-                " bytes; left out"
-            ),
         }
+        kept += 1;
     }
+    found
 }
 
-/// The `i`-th server of the list, copied out.
+/// The `i`-th server of the list, copied out. The board's list is checked
+/// as it is read: what it has that cannot be used is logged once per walk
+/// of the list (at `i == 0`, where every walk starts).
 pub fn get(i: usize) -> Option<Url> {
-    with(|list| {
-        if !list.changed {
-            configured(list);
-        }
-        list.urls.get(..list.count)?.get(i).copied()
-    })
+    with(|list| list.get(configured(), i))
 }
 
 /// How [`add`] or [`del`] failed.
@@ -127,60 +144,178 @@ pub enum Refused {
     Full,
     Duplicate,
     NotFound,
+    /// No heap for the copy of the list.
+    OutOfMemory,
 }
 
 /// Add `url` at the end of the list (for the next agent start).
 pub fn add(url: &[u8]) -> Result<(), Refused> {
-    let url = Url::new(url).ok_or(Refused::BadUrl)?;
-    with(|list| {
-        if !list.changed {
-            configured(list);
-            list.changed = true;
-        }
-        let used = list.urls.get(..list.count).unwrap_or_default();
-        if used.iter().any(|u| u.as_bytes() == url.as_bytes()) {
-            return Err(Refused::Duplicate);
-        }
-        let slot = list.urls.get_mut(list.count).ok_or(Refused::Full)?;
-        *slot = url;
-        list.count += 1;
-        Ok(())
-    })
+    with(|list| list.add(configured(), url))
 }
 
 /// Remove `url` from the list (for the next agent start).
 pub fn del(url: &[u8]) -> Result<(), Refused> {
-    with(|list| {
-        if !list.changed {
-            configured(list);
-            list.changed = true;
-        }
-        let used = list.urls.get(..list.count).unwrap_or_default();
-        let at = used
-            .iter()
-            .position(|u| u.as_bytes() == url)
-            .ok_or(Refused::NotFound)?;
-        // The later ones move up one slot (within the list: `at < count`;
-        // through `get`s, not `copy_within`: no panic path).
-        for i in at..list.count {
-            let next = list.urls.get(i + 1).copied().unwrap_or(Url::EMPTY);
-            if let Some(slot) = list.urls.get_mut(i) {
-                *slot = next;
-            }
-        }
-        list.count -= 1;
-        if let Some(last) = list.urls.get_mut(list.count) {
-            *last = Url::EMPTY;
-        }
-        Ok(())
-    })
+    with(|list| list.del(configured(), url))
 }
 
-/// Back to `PKG_AGENT_MCP_SERVERS` (tests, and `agent_config mcp reset`).
+/// Back to `PKG_AGENT_MCP_SERVERS` (tests, and `agent_config mcp reset`);
+/// the copy's heap is freed.
 pub fn reset() {
-    with(|list| {
-        list.changed = false;
-        list.urls = [Url::EMPTY; MAX_SERVERS];
-        list.count = 0;
-    })
+    with(|list| list.text = None)
+}
+
+fn push(text: &mut Vec<u8>, bytes: &[u8]) -> Result<(), Refused> {
+    crate::fallible::extend(text, bytes).map_err(|_| Refused::OutOfMemory)
+}
+
+/// Where `url` is among the first URLs of `text`: its number and bytes.
+fn position<'t>(text: &'t [u8], url: &[u8]) -> Option<(usize, &'t [u8])> {
+    (0..MAX_SERVERS)
+        .map_while(|i| url_at(text, i, false).map(|u| (i, u)))
+        .find(|&(_, u)| u == url)
+}
+
+/// The list's operations; `board` is `PKG_AGENT_MCP_SERVERS`.
+impl List {
+    fn get(&self, board: &[u8], i: usize) -> Option<Url> {
+        let found = match &self.text {
+            Some(text) => url_at(text, i, false),
+            None => url_at(board, i, i == 0),
+        };
+        found.and_then(Url::new)
+    }
+
+    /// The list to change: on the first change, what of the board's list
+    /// is used is copied to the heap.
+    fn own(&mut self, board: &[u8]) -> Result<&mut Vec<u8>, Refused> {
+        if self.text.is_none() {
+            let mut text = Vec::new();
+            for i in 0..MAX_SERVERS {
+                let Some(url) = url_at(board, i, false) else {
+                    break;
+                };
+                if i > 0 {
+                    push(&mut text, b" ")?;
+                }
+                push(&mut text, url)?;
+            }
+            self.text = Some(text);
+        }
+        self.text.as_mut().ok_or(Refused::OutOfMemory)
+    }
+
+    fn add(&mut self, board: &[u8], url: &[u8]) -> Result<(), Refused> {
+        if !valid(url) {
+            return Err(Refused::BadUrl);
+        }
+        let text = self.own(board)?;
+        if position(text, url).is_some() {
+            return Err(Refused::Duplicate);
+        }
+        if url_at(text, MAX_SERVERS - 1, false).is_some() {
+            return Err(Refused::Full);
+        }
+        // Room for both first, so that a failure leaves the list as it was.
+        text.try_reserve(url.len() + 1)
+            .map_err(|_| Refused::OutOfMemory)?;
+        if !text.is_empty() {
+            push(text, b" ")?;
+        }
+        push(text, url)
+    }
+
+    fn del(&mut self, board: &[u8], url: &[u8]) -> Result<(), Refused> {
+        let text = self.own(board)?;
+        let (_, word) = position(text, url).ok_or(Refused::NotFound)?;
+        // Where the word is in `text` (it is a subslice of it), and the
+        // blank that joins it to the next URL, or else to the one before.
+        let from = (word.as_ptr() as usize).wrapping_sub(text.as_ptr() as usize);
+        let to = from.saturating_add(word.len());
+        let (from, to) = if to < text.len() {
+            (from, to.saturating_add(1))
+        } else {
+            (from.saturating_sub(1), to)
+        };
+        crate::text::remove_range(text, from, to);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn list() -> List {
+        List { text: None }
+    }
+
+    fn text(l: &List) -> &[u8] {
+        l.text.as_deref().unwrap_or(b"(the board's)")
+    }
+
+    fn all(l: &List, board: &[u8]) -> Vec<Vec<u8>> {
+        (0..MAX_SERVERS + 1)
+            .map_while(|i| l.get(board, i))
+            .map(|u| u.as_bytes().to_vec())
+            .collect()
+    }
+
+    fn v(urls: &[&str]) -> Vec<Vec<u8>> {
+        urls.iter().map(|u| u.as_bytes().to_vec()).collect()
+    }
+
+    /// The board's list read in place: blanks collapse, a word too long or
+    /// with a control byte is left out, at most four are used.
+    #[test]
+    fn the_boards_list_is_read_in_place() {
+        let long = format!("http://{}", "h".repeat(URL_MAX));
+        let board = format!("  a:1 {long} b:2\tx c:3  d:4 e:5 f:6");
+        let l = list();
+        assert_eq!(all(&l, board.as_bytes()), v(&["a:1", "c:3", "d:4", "e:5"]));
+        assert!(l.text.is_none(), "nothing copied to read it");
+        assert_eq!(all(&l, b""), v(&[]));
+        let exact = "u".repeat(URL_MAX);
+        assert_eq!(all(&l, exact.as_bytes()), v(&[exact.as_str()]));
+    }
+
+    /// The first change copies what is used of the board's list; later
+    /// reads see the copy, whatever the board says.
+    #[test]
+    fn a_change_copies_the_boards_list() {
+        let mut l = list();
+        let board = b"a:1 b:2 c:3";
+        assert_eq!(l.add(board, b"d:4"), Ok(()));
+        assert_eq!(text(&l), b"a:1 b:2 c:3 d:4");
+        assert_eq!(all(&l, b"x:9"), v(&["a:1", "b:2", "c:3", "d:4"]));
+        assert_eq!(l.add(board, b"e:5"), Err(Refused::Full));
+        assert_eq!(l.add(board, b"b:2"), Err(Refused::Duplicate));
+        assert_eq!(l.add(board, b"has blank"), Err(Refused::BadUrl));
+        assert_eq!(l.add(board, b""), Err(Refused::BadUrl));
+        let mut fresh = list();
+        assert_eq!(fresh.del(b"a:1 b:2", b"c:3"), Err(Refused::NotFound));
+        assert!(
+            fresh.text.is_some(),
+            "a del, even refused, makes the copy the list"
+        );
+        assert_eq!(all(&fresh, b"z:0"), v(&["a:1", "b:2"]));
+    }
+
+    /// Removing the first, a middle and the last URL keeps one blank
+    /// between the others; the emptied list stays a (changed) empty list.
+    #[test]
+    fn del_keeps_the_text_one_line() {
+        let mut l = list();
+        let board = b"a:1 b:2 c:3 d:4";
+        assert_eq!(l.del(board, b"b:2"), Ok(()));
+        assert_eq!(text(&l), b"a:1 c:3 d:4");
+        assert_eq!(l.del(board, b"a:1"), Ok(()));
+        assert_eq!(text(&l), b"c:3 d:4");
+        assert_eq!(l.del(board, b"d:4"), Ok(()));
+        assert_eq!(text(&l), b"c:3");
+        assert_eq!(l.del(board, b"c:3"), Ok(()));
+        assert_eq!(text(&l), b"");
+        assert_eq!(all(&l, board), v(&[]));
+        assert_eq!(l.add(board, b"e:5"), Ok(()));
+        assert_eq!(text(&l), b"e:5");
+    }
 }
