@@ -333,6 +333,27 @@ fn a_missing_file_is_answered() {
         assert!(llm.requests().is_empty(), "{mode:?}: the model was asked");
     }
     assert!(files.uploads().is_empty());
+    // Another thread's to_content fails: its reason is kept (on the heap)
+    // for that thread, which never asks; the tear-down frees it, so the
+    // heap is back at its baseline (the caller's heap_neutral checks).
+    set_mode(Mode::Inline, None, None);
+    let llm = uncounted_server(|| vec![ScriptedResponse::text(&["Hello"])]);
+    let agent = Agent::start(&llm, Overrides::default());
+    {
+        use rtt_agent::ffi::messages::{messages_append, messages_create, messages_destroy};
+        let path = CString::new(missing.as_str()).unwrap();
+        let msg = messages_create(1);
+        // SAFETY: `msg` is a live set made here, `path` NUL-terminated and
+        // copied; the set is destroyed once, after to_content has read it.
+        unsafe {
+            assert_eq!(messages_append(msg, TYPE_IMAGE, path.as_ptr()), 0);
+            assert!(rtt_agent::ffi::utils::to_content(msg).is_null());
+            messages_destroy(msg);
+        }
+    }
+    // The loop's own next message does not see that reason.
+    assert_eq!(ask_items(&[(TYPE_TEXT, "hi")]), "Hello");
+    drop(agent);
 }
 
 fn failed_uploads_are_answered() {

@@ -580,7 +580,11 @@ fn tear_down_agent() {
     AGENT.gate.close();
     AGENT.gate.wait_empty(|| {});
     #[cfg(feature = "multimodal")]
-    super::multimodal::agent_file_op_deinit();
+    {
+        super::multimodal::agent_file_op_deinit();
+        // A reason no loop took (a to_content of another thread's).
+        super::multimodal::forget_content_error();
+    }
     // SAFETY: the gate is closed and empty, so no other thread holds a
     // reference into `agent` (see `AgentCell`); this thread is its writer.
     let agent = unsafe { (*AGENT.agent.get()).take() };

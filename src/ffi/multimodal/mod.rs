@@ -47,6 +47,7 @@ use crate::json;
 use crate::rtt::file;
 use crate::rtt::sleep_lock::SleepLock;
 use crate::rtt::*;
+use alloc::vec::Vec;
 use core::cell::UnsafeCell;
 use core::ffi::{c_char, c_int, CStr};
 use core::ptr;
@@ -197,9 +198,12 @@ fn with_urls<R>(f: impl FnOnce(&CStr, &CStr) -> R) -> R {
 
 // ---- the reason a message's content could not be made -----------------
 
+/// The reason and the thread it is for. On the heap, only from a failure
+/// until the loop takes it (or the agent is torn down): a 200-byte buffer
+/// here was `.bss` on every board with multimodal on.
 struct ContentError {
     thread: rt_thread_t,
-    text: ErrorText,
+    text: Vec<u8>,
 }
 
 struct ContentErrorCell(UnsafeCell<ContentError>);
@@ -208,30 +212,51 @@ unsafe impl Sync for ContentErrorCell {}
 
 static CONTENT_ERROR: ContentErrorCell = ContentErrorCell(UnsafeCell::new(ContentError {
     thread: ptr::null_mut(),
-    text: ErrorText::new(),
+    text: Vec::new(),
 }));
 static CONTENT_ERROR_LOCK: SleepLock = SleepLock::new();
 
-fn set_content_error(text: &ErrorText) {
+fn with_content_error<R>(f: impl FnOnce(&mut ContentError) -> R) -> R {
     let _held = CONTENT_ERROR_LOCK.lock();
     // SAFETY: the lock is held: nobody else touches the cell.
-    let e = unsafe { &mut *CONTENT_ERROR.0.get() };
-    e.thread = crate::rtt::thread::current();
-    e.text.set(&[text.as_str().as_bytes()]);
+    f(unsafe { &mut *CONTENT_ERROR.0.get() })
+}
+
+/// Keep `text` for the calling thread. Without memory for it nothing is
+/// kept, and the loop's reply gives the general reason instead.
+fn set_content_error(text: &ErrorText) {
+    with_content_error(|e| {
+        e.text = crate::fallible::copy_of(text.as_str().as_bytes()).unwrap_or_default();
+        e.thread = if e.text.is_empty() {
+            ptr::null_mut()
+        } else {
+            crate::rtt::thread::current()
+        };
+    })
 }
 
 /// Why the last `to_content` of the calling thread failed (then forgotten):
 /// the agent loop puts it in its reply.
 pub fn take_content_error(out: &mut ErrorText) -> bool {
-    let _held = CONTENT_ERROR_LOCK.lock();
-    // SAFETY: the lock is held: nobody else touches the cell.
-    let e = unsafe { &mut *CONTENT_ERROR.0.get() };
-    if e.thread.is_null() || e.thread != crate::rtt::thread::current() {
-        return false;
-    }
-    out.set(&[e.text.as_str().as_bytes()]);
+    with_content_error(|e| {
+        if e.thread.is_null() || e.thread != crate::rtt::thread::current() {
+            return false;
+        }
+        out.set(&[e.text.as_slice()]);
+        forget(e);
+        true
+    })
+}
+
+/// Forget a kept reason, whoever it was for (the agent's tear-down: its
+/// heap goes back with the agent's).
+pub fn forget_content_error() {
+    with_content_error(forget)
+}
+
+fn forget(e: &mut ContentError) {
     e.thread = ptr::null_mut();
-    true
+    e.text = Vec::new();
 }
 
 // ---- to_content ---------------------------------------------------------
