@@ -469,7 +469,10 @@ impl Tokenizer {
                             self.state = State::Colon;
                             self.report_key(Some(run).filter(|k| k.len() <= KEY_MAX), h)?;
                             if input.get(i) == Some(&b':') {
-                                i = self.after_colon(input, i.saturating_add(1), h)?;
+                                // Usually the colon follows at once; the
+                                // value is read on the next round.
+                                self.state = State::Value;
+                                i = i.saturating_add(1);
                             }
                             continue;
                         }
@@ -620,33 +623,28 @@ impl Tokenizer {
                 }
                 State::Finished => return Ok(()),
                 _ if is_ws(b) => {}
-                State::Top | State::Value => {
+                // One place closes and one starts a value, so that each is
+                // inlined here rather than called per token. A bracket of
+                // the wrong kind (`]` right after `{`, `}` right after `[`)
+                // is refused by `close` as by the value grammar.
+                State::FirstKey | State::FirstElem | State::After if b == b'}' || b == b']' => {
+                    self.close(b, input, i, h)?;
+                }
+                State::Top | State::Value | State::FirstElem => {
                     i = self.start_value(input, i, h)?;
                     continue;
                 }
-                State::FirstElem => {
-                    if b == b']' {
-                        self.close(b, input, i, h)?;
-                    } else {
-                        i = self.start_value(input, i, h)?;
-                        continue;
-                    }
-                }
                 State::FirstKey | State::Key => {
-                    if b == b'"' {
-                        self.key_start();
-                    } else if b == b'}' && self.state == State::FirstKey {
-                        self.close(b, input, i, h)?;
-                    } else {
+                    if b != b'"' {
                         return Err(INVALID);
                     }
+                    self.key_start();
                 }
                 State::Colon => {
                     if b != b':' {
                         return Err(INVALID);
                     }
-                    i = self.after_colon(input, i.saturating_add(1), h)?;
-                    continue;
+                    self.state = State::Value;
                 }
                 State::After => match b {
                     b',' if self.in_object() => {
@@ -658,7 +656,6 @@ impl Tokenizer {
                         }
                     }
                     b',' => self.state = State::Value,
-                    b'}' | b']' => self.close(b, input, i, h)?,
                     _ => return Err(INVALID),
                 },
             }
@@ -718,22 +715,8 @@ impl Tokenizer {
         Ok(())
     }
 
-    /// After a colon: a value follows, usually at once (read it now rather
-    /// than going round the loop for it). Returns where reading goes on.
-    fn after_colon<H: Handler + ?Sized>(
-        &mut self,
-        input: &[u8],
-        i: usize,
-        h: &mut H,
-    ) -> Result<usize, Stop> {
-        self.state = State::Value;
-        match input.get(i) {
-            Some(&c) if !is_ws(c) => self.start_value(input, i, h),
-            _ => Ok(i),
-        }
-    }
-
     /// The value starting with `input[i]`; returns where reading goes on.
+    #[inline(always)]
     fn start_value<H: Handler + ?Sized>(
         &mut self,
         input: &[u8],
@@ -813,6 +796,7 @@ impl Tokenizer {
     }
 
     /// `b` (a closing bracket) is `input[i]`.
+    #[inline(always)]
     fn close<H: Handler + ?Sized>(
         &mut self,
         b: u8,
