@@ -242,8 +242,10 @@ pub(crate) struct Tokenizer {
     /// The open value string's text goes to the handler.
     emit: bool,
     key: [u8; KEY_MAX],
+    /// The length of the key so far; `u8::MAX` once it is longer than
+    /// [`KEY_MAX`] (then `key.get(..key_len)` is `None`, the key reported
+    /// for too long).
     key_len: u8,
-    key_long: bool,
     /// Decoded text not yet handed over (always whole characters).
     pend: [u8; PEND],
     pend_len: u8,
@@ -390,7 +392,6 @@ impl Tokenizer {
             emit: false,
             key: [0; KEY_MAX],
             key_len: 0,
-            key_long: false,
             pend: [0; PEND],
             pend_len: 0,
             utf8: [0; 4],
@@ -463,7 +464,7 @@ impl Tokenizer {
                     };
                     let quote = stop.is_some_and(|n| rest.get(n) == Some(&b'"'));
                     if self.in_key {
-                        if quote && self.key_len == 0 && !self.key_long {
+                        if quote && self.key_len == 0 {
                             // The whole key in one piece: match it in place.
                             i = i.saturating_add(run.len()).saturating_add(1);
                             self.state = State::Colon;
@@ -478,7 +479,7 @@ impl Tokenizer {
                         }
                         self.key_bytes(run);
                     } else if self.emit {
-                        self.raw(run, stop.is_none(), h)?;
+                        self.raw(run, stop.is_none(), quote, h)?;
                     }
                     // (An unwanted string's text is neither checked nor
                     // decoded: nothing would use the result.)
@@ -685,7 +686,6 @@ impl Tokenizer {
     fn key_start(&mut self) {
         self.in_key = true;
         self.key_len = 0;
-        self.key_long = false;
         self.state = State::Str;
     }
 
@@ -834,7 +834,7 @@ impl Tokenizer {
             self.state = State::Colon;
             if self.live() {
                 let len = usize::from(self.key_len);
-                let key = self.key.get(..len).filter(|_| !self.key_long);
+                let key = self.key.get(..len);
                 self.drop_value = !h.key(key)?;
             }
             Ok(())
@@ -872,7 +872,7 @@ impl Tokenizer {
 
     fn out_char<H: Handler + ?Sized>(&mut self, c: char, h: &mut H) -> Result<(), Stop> {
         let mut buf = [0u8; 4];
-        self.out_str(c.encode_utf8(&mut buf), h)
+        self.out_str(c.encode_utf8(&mut buf), false, h)
     }
 
     /// Key text that did not arrive in one piece. Keys are only compared
@@ -880,22 +880,26 @@ impl Tokenizer {
     fn key_bytes(&mut self, bytes: &[u8]) {
         let start = usize::from(self.key_len);
         match self.key.get_mut(start..start.saturating_add(bytes.len())) {
-            Some(dst) if !self.key_long => {
+            Some(dst) => {
                 for (d, &c) in dst.iter_mut().zip(bytes) {
                     *d = c;
                 }
                 self.key_len = u8::try_from(start + bytes.len()).unwrap_or(u8::MAX);
             }
-            _ => self.key_long = true,
+            None => self.key_len = u8::MAX,
         }
     }
 
-    /// Decoded text of the open string (key or wanted value).
-    fn out_str<H: Handler + ?Sized>(&mut self, s: &str, h: &mut H) -> Result<(), Stop> {
+    /// Decoded text of the open string (key or wanted value). `last`: the
+    /// gathered text goes to the handler right after this piece (the string
+    /// or the input ends), so when nothing is gathered yet the piece goes
+    /// now, as it is: the same call, without the copy and the second UTF-8
+    /// check of `flush`.
+    fn out_str<H: Handler + ?Sized>(&mut self, s: &str, last: bool, h: &mut H) -> Result<(), Stop> {
         if s.contains('\0') {
             // Left out (see the module comment); the parts hold none.
             for part in s.split('\0') {
-                self.out_str(part, h)?;
+                self.out_str(part, false, h)?;
             }
             return Ok(());
         }
@@ -907,16 +911,18 @@ impl Tokenizer {
             return Ok(());
         }
         let start = usize::from(self.pend_len);
-        if let Some(dst) = self.pend.get_mut(start..start.saturating_add(s.len())) {
-            for (d, &c) in dst.iter_mut().zip(s.as_bytes()) {
-                *d = c;
+        if !last || start > 0 {
+            if let Some(dst) = self.pend.get_mut(start..start.saturating_add(s.len())) {
+                for (d, &c) in dst.iter_mut().zip(s.as_bytes()) {
+                    *d = c;
+                }
+                self.pend_len = u8::try_from(start + s.len()).unwrap_or(u8::MAX);
+                return Ok(());
             }
-            self.pend_len = u8::try_from(start + s.len()).unwrap_or(u8::MAX);
-            return Ok(());
-        }
-        self.flush(h)?;
-        if s.len() < PEND {
-            return self.out_str(s, h);
+            self.flush(h)?;
+            if s.len() < PEND {
+                return self.out_str(s, false, h);
+            }
         }
         h.str_chunk(s)
     }
@@ -936,12 +942,13 @@ impl Tokenizer {
 
     /// Raw (unescaped) text of a wanted string. `at_end`: the run stops
     /// because the input does, so a UTF-8 sequence cut at its end is kept
-    /// for the next piece; otherwise a quote or backslash follows and a cut
-    /// sequence is invalid.
+    /// for the next piece; otherwise a quote (`quote`) or backslash follows
+    /// and a cut sequence is invalid.
     fn raw<H: Handler + ?Sized>(
         &mut self,
         run: &[u8],
         at_end: bool,
+        quote: bool,
         h: &mut H,
     ) -> Result<(), Stop> {
         let mut run = run;
@@ -964,15 +971,15 @@ impl Tokenizer {
             self.utf8_len = 0;
             // Re-checked whole: catches overlong forms and surrogates.
             match crate::text::utf8(buf.get(..len).unwrap_or_default()) {
-                Ok(s) => self.out_str(s, h)?,
+                Ok(s) => self.out_str(s, false, h)?,
                 Err(_) => return Err(BAD_UTF8),
             }
         }
         match crate::text::utf8_split(run) {
-            (s, None) => self.out_str(s, h),
+            (s, None) => self.out_str(s, at_end || quote, h),
             (head, Some(e)) => {
                 let tail = run.get(e.valid_up_to..).unwrap_or_default();
-                self.out_str(head, h)?;
+                self.out_str(head, false, h)?;
                 if e.error_len.is_some() || !at_end {
                     return Err(BAD_UTF8);
                 }
