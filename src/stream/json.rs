@@ -268,6 +268,13 @@ fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r')
 }
 
+/// Whitespace between tokens (skipped where the expected byte is not
+/// found). Not inlined: it is off the hot path, in four places.
+#[inline(never)]
+fn blank(b: u8) -> bool {
+    is_ws(b)
+}
+
 fn hex(b: u8) -> Option<u16> {
     match b {
         b'0'..=b'9' => Some(u16::from(b - b'0')),
@@ -623,7 +630,9 @@ impl Tokenizer {
                     self.state = State::Done { matched };
                 }
                 State::Finished => return Ok(()),
-                _ if is_ws(b) => {}
+                // Between tokens. Whitespace is looked for only where the
+                // expected byte is not found (compact JSON has none), so
+                // that these states share one dispatch with the others.
                 // One place closes and one starts a value, so that each is
                 // inlined here rather than called per token. A bracket of
                 // the wrong kind (`]` right after `{`, `}` right after `[`)
@@ -636,27 +645,32 @@ impl Tokenizer {
                     continue;
                 }
                 State::FirstKey | State::Key => {
-                    if b != b'"' {
+                    if b == b'"' {
+                        self.key_start();
+                    } else if !blank(b) {
                         return Err(INVALID);
                     }
-                    self.key_start();
                 }
                 State::Colon => {
-                    if b != b':' {
+                    if b == b':' {
+                        self.state = State::Value;
+                    } else if !blank(b) {
                         return Err(INVALID);
                     }
-                    self.state = State::Value;
                 }
                 State::After => match b {
-                    b',' if self.in_object() => {
-                        self.state = State::Key;
+                    // (`After` is only ever inside a container.)
+                    b',' if self.object_at(self.depth.wrapping_sub(1)) => {
                         // Usually the next key's quote follows at once.
                         if input.get(i.saturating_add(1)) == Some(&b'"') {
                             self.key_start();
                             i = i.saturating_add(1);
+                        } else {
+                            self.state = State::Key;
                         }
                     }
                     b',' => self.state = State::Value,
+                    _ if blank(b) => {}
                     _ => return Err(INVALID),
                 },
             }
@@ -665,12 +679,10 @@ impl Tokenizer {
         Ok(())
     }
 
+    /// Is the container at depth `d + 1` an object? (`d` < [`MAX_DEPTH`].)
     #[inline]
-    fn in_object(&self) -> bool {
-        match self.depth.checked_sub(1) {
-            Some(d) => self.stack & (1u32 << d) != 0,
-            None => false,
-        }
+    fn object_at(&self, d: u8) -> bool {
+        self.stack.wrapping_shr(u32::from(d)) & 1 != 0
     }
 
     #[inline]
@@ -707,7 +719,9 @@ impl Tokenizer {
         Ok(())
     }
 
-    #[inline]
+    /// (Not inlined: three places report a scalar, and a call costs less
+    /// flash than three copies for the few scalars a chunk has.)
+    #[inline(never)]
     fn report_scalar<H: Handler + ?Sized>(&mut self, value: Scalar, h: &mut H) -> Result<(), Stop> {
         if self.live() && !core::mem::take(&mut self.drop_value) {
             h.scalar(value)?;
@@ -766,7 +780,10 @@ impl Tokenizer {
                 self.state = State::Number(if b == b'0' { Num::Zero } else { Num::Int });
             }
             _ => {
-                let lit = Lit::of(b).ok_or(INVALID)?;
+                let Some(lit) = Lit::of(b) else {
+                    // Not a value: whitespace before it, or an error.
+                    return if blank(b) { Ok(next) } else { Err(INVALID) };
+                };
                 let text = lit.text();
                 let end = i.saturating_add(text.len());
                 if input.get(i..end) == Some(text) {
@@ -806,11 +823,14 @@ impl Tokenizer {
     ) -> Result<(), Stop> {
         #[cfg(not(feature = "provider-ollama"))]
         let _ = (input, i);
-        if self.depth == 0 || (b == b'}') != self.in_object() {
+        let closing = self.depth;
+        let Some(d) = closing.checked_sub(1) else {
+            return Err(INVALID);
+        };
+        if (b == b'}') != self.object_at(d) {
             return Err(INVALID);
         }
-        let closing = self.depth;
-        self.depth -= 1;
+        self.depth = d;
         self.value_done();
         if self.live() {
             h.end()
