@@ -222,10 +222,20 @@ fn with_content_error<R>(f: impl FnOnce(&mut ContentError) -> R) -> R {
     f(unsafe { &mut *CONTENT_ERROR.0.get() })
 }
 
-/// Keep `text` for the calling thread. Without memory for it nothing is
-/// kept, and the loop's reply gives the general reason instead.
+/// Keep `text` for the calling thread, while the agent runs: its loop is
+/// the one reader ([`take_content_error`]), and its tear-down forgets what
+/// the loop did not take. With no agent running (utils.h's `to_content`
+/// called on its own) nothing is kept, nobody could ask for it, and the
+/// heap stays at its baseline. Checked under the lock, which the tear-down's
+/// [`forget_content_error`] takes after the agent has left `Running`: a
+/// reason is either refused here or freed there. Without memory for it
+/// nothing is kept, and the loop's reply gives the general reason instead.
 fn set_content_error(text: &ErrorText) {
     with_content_error(|e| {
+        forget(e);
+        if super::agent_loop::lifecycle() != super::agent_loop::Lifecycle::Running {
+            return;
+        }
         e.text = crate::fallible::copy_of(text.as_str().as_bytes()).unwrap_or_default();
         e.thread = if e.text.is_empty() {
             ptr::null_mut()
