@@ -1014,3 +1014,165 @@ impl Tokenizer {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::format;
+    use alloc::string::String;
+    use alloc::vec::Vec;
+
+    /// Writes down what the tokenizer reports; wants every value.
+    #[derive(Default)]
+    struct Log(Vec<String>);
+
+    impl Handler for Log {
+        fn begin(&mut self, object: bool) -> Result<bool, Stop> {
+            self.0.push(String::from(if object { "{" } else { "[" }));
+            Ok(true)
+        }
+        fn end(&mut self) -> Result<(), Stop> {
+            self.0.push(String::from("end"));
+            Ok(())
+        }
+        fn key(&mut self, key: Option<&[u8]>) -> Result<bool, Stop> {
+            self.0.push(match key {
+                Some(k) => format!("key {}", String::from_utf8_lossy(k)),
+                None => String::from("key (too long)"),
+            });
+            Ok(true)
+        }
+        fn str_begin(&mut self) -> Result<bool, Stop> {
+            self.0.push(String::from("\""));
+            Ok(true)
+        }
+        fn str_chunk(&mut self, text: &str) -> Result<(), Stop> {
+            // Pieces joined: how text is cut is not what is compared here.
+            match self.0.last_mut() {
+                Some(last) if last.starts_with("text ") => last.push_str(text),
+                _ => self.0.push(format!("text {text}")),
+            }
+            Ok(())
+        }
+        fn str_end(&mut self) -> Result<(), Stop> {
+            self.0.push(String::from("\"end"));
+            Ok(())
+        }
+        fn scalar(&mut self, value: Scalar) -> Result<(), Stop> {
+            self.0.push(format!("{value:?}"));
+            Ok(())
+        }
+    }
+
+    /// The reports for `doc` fed in two pieces cut at `at`, and the result.
+    fn feed_cut(doc: &[u8], at: usize) -> (Vec<String>, Result<(), Stop>) {
+        let mut t = Tokenizer::new();
+        let mut log = Log::default();
+        let (a, b) = doc.split_at(at);
+        let r = t
+            .feed(a, &mut log)
+            .and_then(|()| t.feed(b, &mut log))
+            .and_then(|()| t.end_event(&mut log));
+        (log.0, r)
+    }
+
+    /// Every cut of `doc` gives `want` (the reports) and `result`.
+    fn every_cut(doc: &str, want: &[&str], result: Result<(), Stop>) {
+        for at in 0..=doc.len() {
+            let (got, r) = feed_cut(doc.as_bytes(), at);
+            assert_eq!(r, result, "{doc:?} cut at {at}");
+            if result.is_ok() {
+                assert_eq!(got, want, "{doc:?} cut at {at}");
+            }
+        }
+    }
+
+    /// A key of `KEY_MAX` bytes is reported, one byte longer is reported
+    /// as too long, wherever the input is cut; a short key after a long one
+    /// is itself again.
+    #[test]
+    fn key_lengths_at_every_cut() {
+        let k24 = "k".repeat(KEY_MAX);
+        let k25 = "l".repeat(KEY_MAX + 1);
+        let k40 = "m".repeat(40);
+        let doc = format!(r#"{{"{k24}":1,"{k25}":2,"{k40}":3,"ab":4}}"#);
+        let key24 = format!("key {k24}");
+        let want = [
+            "{",
+            key24.as_str(),
+            "Number(Some(1))",
+            "key (too long)",
+            "Number(Some(2))",
+            "key (too long)",
+            "Number(Some(3))",
+            "key ab",
+            "Number(Some(4))",
+            "end",
+        ];
+        every_cut(&doc, &want, Ok(()));
+    }
+
+    /// Whitespace between any two tokens, empty containers, strings,
+    /// literals and numbers before a blank: all read the same as without
+    /// the blanks.
+    #[test]
+    fn blanks_between_every_token() {
+        let want = [
+            "{",
+            "key a",
+            "Number(Some(1))",
+            "key b",
+            "[",
+            "Number(Some(2))",
+            "Bool(true)",
+            "{",
+            "end",
+            "[",
+            "end",
+            "end",
+            "key c",
+            "\"",
+            "text x",
+            "\"end",
+            "key d",
+            "Null",
+            "end",
+        ];
+        every_cut(
+            r#"{"a":1,"b":[2,true,{},[]],"c":"x","d":null}"#,
+            &want,
+            Ok(()),
+        );
+        every_cut(
+            " \t{ \"a\" : 1 ,\r\n \"b\" : [ 2 , true , { } , [ ] ] , \"c\" : \"x\" , \"d\" : null } \n",
+            &want,
+            Ok(()),
+        );
+    }
+
+    /// A closing bracket of the other kind, a comma with nothing after it
+    /// or before it, two values without a comma, a key without its colon:
+    /// refused, blanks or not, however the input is cut.
+    #[test]
+    fn wrong_structure_is_refused_at_every_cut() {
+        for doc in [
+            r#"{"a":[1}"#,
+            r#"{"a":{]}"#,
+            r#"{"a":[ }"#,
+            r#"{"a":{ ]}"#,
+            r#"{"a":[}"#,
+            r#"{ ]"#,
+            r#"{"a":1 ,}"#,
+            r#"{"a":[1 ,]}"#,
+            r#"{ ,"a":1}"#,
+            r#"{"a":1 "b":2}"#,
+            r#"{"a":[1 2]}"#,
+            r#"{"a" 1}"#,
+            r#"{"a":}"#,
+            r#"{"a":1}}"#,
+            r#"]"#,
+        ] {
+            every_cut(doc, &[], Err(INVALID));
+        }
+    }
+}
