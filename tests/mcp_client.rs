@@ -319,6 +319,19 @@ fn agent_config_mcp_manages_the_list() {
     heap::inject(heap::Fault::Off);
     assert_eq!(refused, Err(servers::Refused::OutOfMemory));
     assert!(servers::get(0).is_none());
+    // With a URL in the list: a second one that needs more room is refused
+    // whole (no blank left behind), and the list reads as before.
+    servers::add(b"http://10.0.0.9/mcp").unwrap();
+    let before = msh("agent_config mcp");
+    let long = format!("http://10.0.0.10/{}", "p".repeat(100));
+    heap::inject(heap::Fault::FailFrom(0));
+    let refused = servers::add(long.as_bytes());
+    heap::inject(heap::Fault::Off);
+    assert_eq!(refused, Err(servers::Refused::OutOfMemory));
+    assert_eq!(msh("agent_config mcp"), before);
+    assert_eq!(before, (0, "mcp 1: http://10.0.0.9/mcp\n".into()));
+    assert_eq!(servers::del(b"http://10.0.0.9/mcp"), Ok(()));
+    assert!(servers::get(0).is_none());
     assert_eq!(
         msh("agent_config mcp"),
         (0, "mcp: no remote MCP servers\n".into())

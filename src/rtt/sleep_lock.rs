@@ -2,7 +2,9 @@
 //! (the runtime configuration): no kernel object to create or leak, no heap.
 //! A waiter sleeps a tick between tries, so a lower-priority holder gets to
 //! run and release it (a yield would only let equal priorities run). Only
-//! for short critical sections: copying a few hundred bytes.
+//! for short critical sections: copying a few hundred bytes, or one heap
+//! allocation or free (the heap never takes one of these locks, so that
+//! cannot deadlock).
 
 use crate::rtt::atomic::{AtomicBool, Ordering};
 

@@ -5,10 +5,11 @@
 //! No static storage for the URLs: until a change the list is the board's
 //! constant string, read in place; the first `add` or `del` copies it to
 //! the heap as one line of blank-separated URLs (a few dozen bytes for a
-//! server or two), and `reset` frees it. The static is that copy's `Vec`
-//! (16 bytes of `.bss` on Cortex-M4F, where four fixed 128-byte slots took
-//! 536 on every board that builds the client, configured or not). The
-//! lock is held only to read or change the copy.
+//! server or two), and `reset` frees it. The static is that copy's
+//! `Option<Vec>` (12 bytes of `.data` on Cortex-M4F: `None` is a non-zero
+//! capacity, so it is not `.bss`), where four fixed 128-byte slots took 536
+//! of `.bss` on every board that builds the client, configured or not. The
+//! lock is held only to read or change the copy (and to free it).
 
 use crate::rtt::sleep_lock::SleepLock;
 use alloc::vec::Vec;
@@ -65,8 +66,7 @@ fn valid(text: &[u8]) -> bool {
 
 struct List {
     /// `None` until the first add/del; from then on the list: valid URLs,
-    /// at most [`MAX_SERVERS`], each after one blank but the first. (An
-    /// `Option` so that the static is all zeros: `.bss`, not `.data`.)
+    /// at most [`MAX_SERVERS`], each after one blank but the first.
     text: Option<Vec<u8>>,
 }
 
@@ -189,6 +189,9 @@ impl List {
     /// is used is copied to the heap.
     fn own(&mut self, board: &[u8]) -> Result<&mut Vec<u8>, Refused> {
         if self.text.is_none() {
+            // What of the board's list is left out is said once, here, as
+            // on any walk of it.
+            let _ = url_at(board, 0, true);
             let mut text = Vec::new();
             for i in 0..MAX_SERVERS {
                 let Some(url) = url_at(board, i, false) else {
@@ -215,13 +218,13 @@ impl List {
         if url_at(text, MAX_SERVERS - 1, false).is_some() {
             return Err(Refused::Full);
         }
-        // Room for both first, so that a failure leaves the list as it was.
-        text.try_reserve(url.len() + 1)
-            .map_err(|_| Refused::OutOfMemory)?;
-        if !text.is_empty() {
-            push(text, b" ")?;
+        let len = text.len();
+        let added = if len > 0 { push(text, b" ") } else { Ok(()) }.and_then(|()| push(text, url));
+        if added.is_err() {
+            // Not even the blank stays: the list is as it was.
+            text.truncate(len);
         }
-        push(text, url)
+        added
     }
 
     fn del(&mut self, board: &[u8], url: &[u8]) -> Result<(), Refused> {
