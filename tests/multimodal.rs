@@ -354,6 +354,21 @@ fn a_missing_file_is_answered() {
     // The loop's own next message does not see that reason.
     assert_eq!(ask_items(&[(TYPE_TEXT, "hi")]), "Hello");
     drop(agent);
+    // With no agent running there is nobody to ask for a reason: none is
+    // kept (utils.h's to_content used on its own leaves no heap behind).
+    let before = heap::used();
+    {
+        use rtt_agent::ffi::messages::{messages_append, messages_create, messages_destroy};
+        let path = CString::new(missing.as_str()).unwrap();
+        let msg = messages_create(1);
+        // SAFETY: as above.
+        unsafe {
+            assert_eq!(messages_append(msg, TYPE_IMAGE, path.as_ptr()), 0);
+            assert!(rtt_agent::ffi::utils::to_content(msg).is_null());
+            messages_destroy(msg);
+        }
+    }
+    assert_eq!(heap::used(), before, "a reason kept with no agent running");
 }
 
 fn failed_uploads_are_answered() {
