@@ -339,36 +339,30 @@ fn a_missing_file_is_answered() {
     set_mode(Mode::Inline, None, None);
     let llm = uncounted_server(|| vec![ScriptedResponse::text(&["Hello"])]);
     let agent = Agent::start(&llm, Overrides::default());
-    {
-        use rtt_agent::ffi::messages::{messages_append, messages_create, messages_destroy};
-        let path = CString::new(missing.as_str()).unwrap();
-        let msg = messages_create(1);
-        // SAFETY: `msg` is a live set made here, `path` NUL-terminated and
-        // copied; the set is destroyed once, after to_content has read it.
-        unsafe {
-            assert_eq!(messages_append(msg, TYPE_IMAGE, path.as_ptr()), 0);
-            assert!(rtt_agent::ffi::utils::to_content(msg).is_null());
-            messages_destroy(msg);
-        }
-    }
+    to_content_fails_on_this_thread(&missing);
     // The loop's own next message does not see that reason.
     assert_eq!(ask_items(&[(TYPE_TEXT, "hi")]), "Hello");
     drop(agent);
     // With no agent running there is nobody to ask for a reason: none is
     // kept (utils.h's to_content used on its own leaves no heap behind).
     let before = heap::used();
-    {
-        use rtt_agent::ffi::messages::{messages_append, messages_create, messages_destroy};
-        let path = CString::new(missing.as_str()).unwrap();
-        let msg = messages_create(1);
-        // SAFETY: as above.
-        unsafe {
-            assert_eq!(messages_append(msg, TYPE_IMAGE, path.as_ptr()), 0);
-            assert!(rtt_agent::ffi::utils::to_content(msg).is_null());
-            messages_destroy(msg);
-        }
-    }
+    to_content_fails_on_this_thread(&missing);
     assert_eq!(heap::used(), before, "a reason kept with no agent running");
+}
+
+/// utils.h's `to_content` called on this thread (as C code would) for a
+/// message with the image `path`, which does not exist: it fails.
+fn to_content_fails_on_this_thread(path: &str) {
+    use rtt_agent::ffi::messages::{messages_append, messages_create, messages_destroy};
+    let path = CString::new(path).unwrap();
+    let msg = messages_create(1);
+    // SAFETY: `msg` is a live set made here, `path` NUL-terminated and
+    // copied; the set is destroyed once, after to_content has read it.
+    unsafe {
+        assert_eq!(messages_append(msg, TYPE_IMAGE, path.as_ptr()), 0);
+        assert!(rtt_agent::ffi::utils::to_content(msg).is_null());
+        messages_destroy(msg);
+    }
 }
 
 fn failed_uploads_are_answered() {
