@@ -168,11 +168,12 @@ fn push(text: &mut Vec<u8>, bytes: &[u8]) -> Result<(), Refused> {
     crate::fallible::extend(text, bytes).map_err(|_| Refused::OutOfMemory)
 }
 
-/// Where `url` is among the first URLs of `text`: its number and bytes.
-fn position<'t>(text: &'t [u8], url: &[u8]) -> Option<(usize, &'t [u8])> {
+/// `url` as it stands among the first URLs of `text` (a subslice of it,
+/// so `del` knows where it is).
+fn find<'t>(text: &'t [u8], url: &[u8]) -> Option<&'t [u8]> {
     (0..MAX_SERVERS)
-        .map_while(|i| url_at(text, i, false).map(|u| (i, u)))
-        .find(|&(_, u)| u == url)
+        .map_while(|i| url_at(text, i, false))
+        .find(|&u| u == url)
 }
 
 /// The list's operations; `board` is `PKG_AGENT_MCP_SERVERS`.
@@ -212,7 +213,7 @@ impl List {
             return Err(Refused::BadUrl);
         }
         let text = self.own(board)?;
-        if position(text, url).is_some() {
+        if find(text, url).is_some() {
             return Err(Refused::Duplicate);
         }
         if url_at(text, MAX_SERVERS - 1, false).is_some() {
@@ -229,7 +230,7 @@ impl List {
 
     fn del(&mut self, board: &[u8], url: &[u8]) -> Result<(), Refused> {
         let text = self.own(board)?;
-        let (_, word) = position(text, url).ok_or(Refused::NotFound)?;
+        let word = find(text, url).ok_or(Refused::NotFound)?;
         // Where the word is in `text` (it is a subslice of it), and the
         // blank that joins it to the next URL, or else to the one before.
         let from = (word.as_ptr() as usize).wrapping_sub(text.as_ptr() as usize);
