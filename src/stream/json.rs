@@ -352,16 +352,6 @@ pub(crate) fn lookup<T: Copy>(key: Option<&[u8]>, table: &[(&[u8], T)]) -> Optio
 /// (A byte loop over the first 8 bytes before the words, for the many short
 /// runs, was tried: 7% more instructions per stream.)
 pub(crate) fn find2(hay: &[u8], a: u8, b: u8) -> Option<usize> {
-    find2_inline(hay, a, b)
-}
-
-/// [`find2`] written into the caller, for the tokenizer's string scan: it
-/// runs once per string (about 16 times per OpenAI chunk), and there the
-/// two needles are constants, so their masks cost nothing and the call
-/// goes (4 % fewer instructions per stream for about 120 bytes of flash;
-/// the SSE line scan runs once per line and keeps the call).
-#[inline(always)]
-fn find2_inline(hay: &[u8], a: u8, b: u8) -> Option<usize> {
     const W: usize = core::mem::size_of::<usize>();
     const LO: usize = usize::MAX / 255;
     const HI: usize = LO << 7;
@@ -474,7 +464,7 @@ impl Tokenizer {
                     // The hot path: take the whole run up to the next quote
                     // or backslash at once.
                     let rest = input.get(i..).unwrap_or_default();
-                    let stop = find2_inline(rest, b'"', b'\\');
+                    let stop = find2(rest, b'"', b'\\');
                     let run = match stop {
                         Some(n) => rest.get(..n).unwrap_or_default(),
                         None => rest,
