@@ -263,16 +263,11 @@ pub(crate) struct Tokenizer {
     cap_from: usize,
 }
 
-#[inline]
-fn is_ws(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
-}
-
 /// Whitespace between tokens (skipped where the expected byte is not
 /// found). Not inlined: it is off the hot path, in four places.
 #[inline(never)]
 fn blank(b: u8) -> bool {
-    is_ws(b)
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
 }
 
 fn hex(b: u8) -> Option<u16> {
