@@ -211,14 +211,13 @@ if [ "$webnet" != off ]; then
     args+=(--webnet "$rtt/bsp/agent-webnet" --web-token "$web_token" --page "$repo/web/agent.html")
     if [ -n "$browser" ]; then
         # tests/browser/run.sh's dependencies: Debian's chromium and
-        # chromium-driver, Selenium in a virtualenv under target/.
-        apt_install chromium chromium-driver python3-venv
+        # chromium-driver, and its virtualenv (pinned, licences checked),
+        # made by the same script: a venv made here another way (with
+        # pip's own dependencies, certifi among them) failed the browser
+        # test's licence check when it ran after this.
+        apt_install chromium chromium-driver
         venv="$repo/target/browser-venv"
-        if ! "$venv/bin/python" -c 'import selenium' 2>/dev/null; then
-            echo "installing selenium into $venv (drives chromium; not linked)"
-            python3 -m venv "$venv"
-            "$venv/bin/pip" install --quiet 'selenium>=4.15,<5'
-        fi
+        (cd "$repo" && . tests/browser/venv.sh) || fail "installing Selenium (tests/browser/venv.sh) failed"
         args+=(--browser "$venv/bin/python $repo/tests/browser/run.py")
     fi
 fi
