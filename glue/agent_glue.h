@@ -155,4 +155,33 @@ void agent_atomic_unlock(rt_base_t level);
 #define AGENT_FILE_ERROR (-3)
 int agent_glue_file_size(const char *path, rt_uint32_t *size);
 
+/* HTTPS (agent_tls.c; src/chat/tls_watch.rs). agent_tls_budget: the ms the
+ * request on the calling thread may still wait (0: its deadline passed),
+ * AGENT_TLS_BUDGET_CANCELLED when cleanup cancelled it, or
+ * AGENT_TLS_BUDGET_UNWATCHED when no request of the library runs on this
+ * thread; *silence_ms gets the longest silence allowed
+ * (PKG_AGENT_HTTP_TIMEOUT_MS; untouched when unwatched). agent_tls_note:
+ * why the calling thread's connection failed (AGENT_TLS_FAIL_*, with
+ * mbedTLS's code). */
+#define AGENT_TLS_BUDGET_CANCELLED (-1)
+#define AGENT_TLS_BUDGET_UNWATCHED (-2)
+#define AGENT_TLS_FAIL_CANCELLED 1
+#define AGENT_TLS_FAIL_DEADLINE 2
+#define AGENT_TLS_FAIL_SILENT 3
+#define AGENT_TLS_FAIL_CLOSED 4
+#define AGENT_TLS_FAIL_CA 5
+#define AGENT_TLS_FAIL_NAME 6
+#define AGENT_TLS_FAIL_EXPIRED 7
+#define AGENT_TLS_FAIL_FUTURE 8
+#define AGENT_TLS_FAIL_RECORD 9
+#define AGENT_TLS_FAIL_HANDSHAKE 10
+#define AGENT_TLS_FAIL_CONNECT 11
+int agent_tls_budget(unsigned int *silence_ms);
+void agent_tls_note(int failure, int detail);
+/* Log, at the agent's start, what this firmware's HTTPS cannot protect
+ * against (record size, no clock, no RNG); nothing without TLS. */
+void agent_tls_report(void);
+/* Drop the TLS session kept for resumption (the agent's cleanup). */
+void agent_tls_forget(void);
+
 #endif /* RTT_AGENT_GLUE_H */

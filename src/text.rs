@@ -112,6 +112,27 @@ pub fn decimal(n: u64, buf: &mut [u8; 20]) -> &[u8] {
     buf.get(i..).unwrap_or_default()
 }
 
+/// `n` in hexadecimal, at least four digits (as mbedTLS's error codes are
+/// written), at the end of `buf`; returns the digits.
+pub fn hex(n: u32, buf: &mut [u8; 8]) -> &[u8] {
+    let mut i = buf.len();
+    let mut rest = n;
+    while i > 0 {
+        i -= 1;
+        if let Some(digit) = buf.get_mut(i) {
+            *digit = b"0123456789abcdef"
+                .get((rest & 0xf) as usize)
+                .copied()
+                .unwrap_or(b'0');
+        }
+        rest >>= 4;
+        if rest == 0 && i <= buf.len() - 4 {
+            break;
+        }
+    }
+    buf.get(i..).unwrap_or_default()
+}
+
 /// A decimal number of at most `max_digits` (at most 9, so it fits 32 bits)
 /// ASCII digits, nothing else; `None` otherwise.
 pub fn parse_decimal(v: &[u8], max_digits: usize) -> Option<usize> {
@@ -199,6 +220,15 @@ pub fn remove_range<T: Copy>(v: &mut alloc::vec::Vec<T>, from: usize, to: usize)
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn hex_has_at_least_four_digits() {
+        let mut buf = [0u8; 8];
+        assert_eq!(super::hex(0x7100, &mut buf), b"7100");
+        assert_eq!(super::hex(0x50, &mut buf), b"0050");
+        assert_eq!(super::hex(0, &mut buf), b"0000");
+        assert_eq!(super::hex(0xdead_beef, &mut buf), b"deadbeef");
+    }
+
     use super::*;
 
     #[test]

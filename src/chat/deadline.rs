@@ -56,6 +56,11 @@ impl Deadline {
         }
     }
 
+    /// The tick it counts from.
+    pub fn start_tick(&self) -> u32 {
+        self.start
+    }
+
     /// The length it was made with, in milliseconds.
     pub fn ms(&self) -> u32 {
         self.ms

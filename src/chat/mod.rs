@@ -14,4 +14,5 @@ pub mod ollama;
 pub mod provider;
 pub mod request;
 pub mod retry;
+pub mod tls_watch;
 pub mod transport;

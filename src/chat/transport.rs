@@ -56,6 +56,7 @@
 use super::deadline::Deadline;
 use super::request::{ByteCounter, ByteSink, ChatRequest, WriteError};
 use super::retry::{self, retryable_status, trim};
+use super::tls_watch::TlsFailure;
 use crate::rtt::atomic::{AtomicBool, AtomicPtr, Ordering};
 use crate::rtt::webclient::*;
 use crate::stream::Format;
@@ -346,6 +347,23 @@ fn deadline_text(error: &mut ErrorText, deadline: &Deadline) {
     ]);
 }
 
+/// The error text of a TLS failure the glue reported: its reason, and
+/// the TLS library's code where the reason alone says little.
+fn tls_text(error: &mut ErrorText, why: TlsFailure, code: i32) {
+    error.set(&[why.text()]);
+    if why == TlsFailure::Handshake && code < 0 {
+        let mut digits = [0u8; 8];
+        error.append(&[
+            b" (mbedTLS -0x",
+            crate::text::hex(code.unsigned_abs(), &mut digits),
+            b")",
+        ]);
+    }
+    if !why.retryable() {
+        error.append(&[b" (not retried)"]);
+    }
+}
+
 /// The text of [`WriteError::File`] (multimodal inline mode).
 const FILE_CHANGED: &[u8] = b"a file of the message could not be read while sending \
 (removed or changed since the message was added)";
@@ -551,6 +569,9 @@ unsafe fn send_dyn(
             return Err(Failure::Request(e));
         }
     };
+    // The board's TLS glue asks this for the time left while it connects
+    // and shakes hands, and tells back why a connection failed.
+    let _watch = super::tls_watch::watch(&deadline, settings.timeout_ms);
     let mut attempt: u32 = 0;
     loop {
         if cancelled() {
@@ -784,6 +805,12 @@ impl Io<'_> {
                 failed(Failure::Timeout, true)
             }
             Stop::Cut => {
+                // A record too large for the board's TLS input buffer would
+                // fail the same way again.
+                if let Some((why, code)) = super::tls_watch::take() {
+                    tls_text(error, why, code);
+                    return failed(Failure::Read, why.retryable());
+                }
                 error.set(&[b"the connection was cut off while reading the answer"]);
                 failed(Failure::Read, true)
             }
@@ -877,9 +904,18 @@ unsafe fn attempt_once(
     // makes webclient_post send the head only.
     let rc = unsafe { webclient_post(session.0, settings.url.as_ptr(), core::ptr::null(), 0) };
     if rc < 0 {
-        if cancelled() {
+        let tls = super::tls_watch::take();
+        if cancelled() || matches!(tls, Some((TlsFailure::Cancelled, _))) {
             error.set(&[b"cancelled"]);
             return failed(Failure::Cancelled, false);
+        }
+        if matches!(tls, Some((TlsFailure::Deadline, _))) || deadline.expired(now()) {
+            deadline_text(error, deadline);
+            return failed(Failure::Deadline, false);
+        }
+        if let Some((why, code)) = tls {
+            tls_text(error, why, code);
+            return failed(Failure::Connect, why.retryable());
         }
         if rc == -WEBCLIENT_NOBUFFER {
             error.set(&[b"the request head does not fit webclient's header buffer"]);
@@ -974,6 +1010,10 @@ unsafe fn attempt_once(
                 b" s (timeout)",
             ]);
             return failed(Failure::Timeout, true);
+        }
+        if let Some((why, code)) = super::tls_watch::take() {
+            tls_text(error, why, code);
+            return failed(Failure::Read, why.retryable());
         }
         error.set(&[b"reading the response head failed"]);
         return failed(Failure::Read, true);

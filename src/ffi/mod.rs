@@ -73,6 +73,7 @@ pub mod messages;
 pub mod multimodal;
 pub mod prompt;
 pub mod runtime;
+pub mod tls;
 pub mod tool_run;
 pub mod tools;
 #[cfg(feature = "tools-text")]

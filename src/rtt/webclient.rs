@@ -63,3 +63,13 @@ extern "C" {
     /// `WEBCLIENT_*` code.
     pub fn webclient_get_file(uri: *const c_char, filename: *const c_char) -> c_int;
 }
+
+extern "C" {
+    /// The board's TLS glue (`glue/agent_tls.c`): log at the agent's start
+    /// what this firmware's HTTPS cannot protect against (a record limit
+    /// below 16 KB, no clock, no RNG); nothing without TLS.
+    pub fn agent_tls_report();
+    /// Drop the TLS session kept for resumption, so the heap is back at
+    /// its baseline after the agent's cleanup; nothing without TLS.
+    pub fn agent_tls_forget();
+}

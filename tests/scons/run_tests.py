@@ -245,6 +245,36 @@ def test_kconfig_choices_become_cargo_features():
         cleanup(r)
 
 
+def test_https_through_webclient_links_the_tls_glue():
+    """With HTTPS through webclient's mbedTLS mode the group links the glue's
+    mbedtls_client_* in place of the package's (--wrap), passes the RNG
+    function and the outgoing record buffer as defines, and warns when
+    mbedTLS's records are smaller than a server may send; without it,
+    none of that."""
+    tls = {'PKG_AGENT_TLS_MBEDTLS': '', 'WEBCLIENT_USING_MBED_TLS': '', 'PKG_USING_MBEDTLS': '',
+           'PKG_AGENT_TLS_OUT_CONTENT_LEN': '2048', 'PKG_AGENT_TLS_RNG_FUNC': '"board_rng"'}
+    for record, warned in (('3584', True), ('16384', False)):
+        config = dict(tls, MBEDTLS_SSL_MAX_CONTENT_LEN=record)
+        r = scons('stm32f407-m4f', config=config, installed=['thumbv7em-none-eabihf'])
+        check_success(r, 'thumbv7em-none-eabihf', build_std=False)
+        p = [g for g in r.records if g['name'] == 'Agent'][0]['parameters']
+        wraps = ['--wrap=mbedtls_client_%s' % f for f in ('init', 'context', 'connect', 'read')]
+        check(all(w in p.get('LINKFLAGS', '') for w in wraps), 'LINKFLAGS %r' % p.get('LINKFLAGS'), r)
+        defines = p.get('CPPDEFINES', [])
+        check('AGENT_TLS_RNG_FUNC=board_rng' in defines, 'the RNG function reaches the glue: %r' % defines, r)
+        check('MBEDTLS_SSL_OUT_CONTENT_LEN=2048' in defines, 'the outgoing buffer: %r' % defines, r)
+        check(any(d.startswith('AGENT_TLS_CLOCK_EPOCH=') for d in defines), 'the clock epoch: %r' % defines, r)
+        check(('MBEDTLS_SSL_MAX_CONTENT_LEN is %s' % record in r.out) == warned,
+              'a record limit below 16384 is warned about, naming the option', r)
+        cleanup(r)
+    r = scons('stm32f407-m4f', config={'PKG_AGENT_TLS_MBEDTLS': '', 'PKG_USING_MBEDTLS': ''},
+              installed=['thumbv7em-none-eabihf'])
+    check_success(r, 'thumbv7em-none-eabihf', build_std=False)
+    p = [g for g in r.records if g['name'] == 'Agent'][0]['parameters']
+    check('LINKFLAGS' not in p and 'CPPDEFINES' not in p, 'no TLS glue without webclient\'s mbedTLS mode', r)
+    cleanup(r)
+
+
 def test_user_rustflags_are_kept():
     r = scons('stm32f407-m4f', env={'RUSTFLAGS': '-C debuginfo=1'}, installed=['thumbv7em-none-eabihf'])
     c = check_success(r, 'thumbv7em-none-eabihf', build_std=False)

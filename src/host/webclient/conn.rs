@@ -8,6 +8,7 @@ use super::session::Inner;
 use super::tls::{handshake_failure, tls_session, Tls};
 use super::uri::parse_uri;
 use super::DEFAULT_TIMEOUT_SECS;
+use crate::chat::tls_watch::{self, Budget, TlsFailure};
 use crate::host::heap;
 use crate::host::ipc::try_box;
 use crate::rtt::webclient::{
@@ -383,21 +384,57 @@ impl Inner {
             Ok(tls) => tls,
             Err(rc) => return rc,
         };
-        let sock = match connect(
-            slot,
-            self.host,
-            target.port,
-            Some(Duration::from_secs(DEFAULT_TIMEOUT_SECS)),
-        ) {
+        // The board's TLS glue connects within the request's deadline
+        // (webclient's own plain connect keeps its 6 s default).
+        let budget = https.then(|| tls_watch::budget(crate::host::thread::rt_tick_get()));
+        let connect_timeout = match budget {
+            Some(Budget::Cancelled) | Some(Budget::Left { left_ms: 0, .. }) => {
+                let why = if budget == Some(Budget::Cancelled) {
+                    TlsFailure::Cancelled
+                } else {
+                    TlsFailure::Deadline
+                };
+                tls_watch::note(why, 0);
+                return -WEBCLIENT_CONNECT_FAILED;
+            }
+            Some(Budget::Left { left_ms, .. }) => Duration::from_millis(u64::from(left_ms)),
+            _ => Duration::from_secs(DEFAULT_TIMEOUT_SECS),
+        };
+        let sock = match connect(slot, self.host, target.port, Some(connect_timeout)) {
             Ok(s) => s,
             // The mbedTLS connect resolves too, and fails as a connect.
-            Err(rc) if https && rc == -WEBCLIENT_ERROR => return -WEBCLIENT_CONNECT_FAILED,
+            Err(rc) if https && rc != -WEBCLIENT_DISCONNECT => {
+                let late = matches!(
+                    tls_watch::budget(crate::host::thread::rt_tick_get()),
+                    Budget::Left { left_ms: 0, .. }
+                );
+                tls_watch::note(
+                    if late {
+                        TlsFailure::Deadline
+                    } else {
+                        TlsFailure::Connect
+                    },
+                    0,
+                );
+                return -WEBCLIENT_CONNECT_FAILED;
+            }
             Err(rc) => return rc,
         };
+        if https {
+            // The session's timeouts, as webclient sets them once connected.
+            let t = Some(Duration::from_secs(DEFAULT_TIMEOUT_SECS));
+            if sock.set_read_timeout(t).is_err() || sock.set_write_timeout(t).is_err() {
+                return -WEBCLIENT_NOSOCKET;
+            }
+        }
         let conn = match tls {
             Some(conn) => {
                 // Dropped (socket closed) on failure: not registered yet.
-                let boxed = try_box(Tls { conn, sock });
+                let boxed = try_box(Tls {
+                    conn,
+                    sock,
+                    framing: Default::default(),
+                });
                 if boxed.is_null() {
                     crate::host_log_e!("webclient: no memory for the TLS session");
                     return -WEBCLIENT_NOMEM;
@@ -414,7 +451,7 @@ impl Inner {
         }
         self.conn = Some(conn);
         if let Some(Conn::Tls(t)) = self.conn.as_mut() {
-            if let Err(e) = heap::without_injection(|| t.handshake()) {
+            if let Err(e) = heap::without_injection(|| t.handshake(&|| slot.is_aborted())) {
                 let rc = if slot.is_aborted() {
                     -WEBCLIENT_DISCONNECT
                 } else {

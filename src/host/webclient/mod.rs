@@ -105,6 +105,7 @@ use core::ffi::{c_char, c_int, c_void};
 use cstr::{cstr_bytes, heap_cstr};
 use session::{parts, Header, HostSession, Inner};
 use std::time::Duration;
+pub use tls::set_record_limit;
 
 /// Environment variable naming a PEM file of extra root certificates that
 /// `https://` servers may chain to, besides the system's.

@@ -7,7 +7,8 @@
 //! socket layer in `conn.rs` maps errors the same way for TCP and TLS.
 
 use super::uri::Target;
-use super::CA_FILE_ENV;
+use super::{CA_FILE_ENV, DEFAULT_TIMEOUT_SECS};
+use crate::chat::tls_watch::{self, Budget, TlsFailure};
 use crate::host::heap;
 use crate::rtt::webclient::WEBCLIENT_ERROR;
 use core::ffi::c_int;
@@ -16,7 +17,9 @@ use rustls::pki_types::{CertificateDer, ServerName};
 use rustls::{ClientConfig, ClientConnection, RootCertStore};
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 /// A TLS client session over its socket.
 ///
@@ -29,6 +32,111 @@ use std::sync::{Arc, OnceLock};
 pub(super) struct Tls {
     pub(super) conn: ClientConnection,
     pub(super) sock: TcpStream,
+    /// The records coming in, followed for the board's input buffer.
+    pub(super) framing: RecordFraming,
+}
+
+/// How often a stalled handshake looks at the request's budget (the
+/// board's glue polls as often: `AGENT_TLS_POLL_MS`).
+const HANDSHAKE_POLL: Duration = Duration::from_millis(200);
+
+/// What the board's mbedTLS may take in one record besides its plaintext
+/// (`MBEDTLS_SSL_IN_BUFFER_LEN` less `MBEDTLS_SSL_IN_CONTENT_LEN`: the
+/// header, IV, MAC and padding room; mbedTLS 2.28, `ssl_internal.h`).
+const RECORD_OVERHEAD: usize = 5 + 16 + 48 + 256;
+
+/// The board's `MBEDTLS_SSL_IN_CONTENT_LEN` the host models: 16384 (the
+/// configuration the docs recommend) unless a test sets another.
+static RECORD_LIMIT: AtomicUsize = AtomicUsize::new(16384);
+
+/// Model a board whose mbedTLS takes records of at most `bytes` of
+/// plaintext (`MBEDTLS_SSL_IN_CONTENT_LEN`); 16384 is TLS's own limit.
+pub fn set_record_limit(bytes: usize) {
+    RECORD_LIMIT.store(bytes, Ordering::SeqCst);
+}
+
+/// The TLS record framing of the bytes coming in, followed across reads.
+#[derive(Default)]
+pub(super) struct RecordFraming {
+    header: [u8; 5],
+    have: usize,
+    body_left: usize,
+}
+
+impl RecordFraming {
+    /// Follow `bytes`; the length of the first record whose body is
+    /// larger than `max_body`, if any.
+    pub(super) fn feed(&mut self, mut bytes: &[u8], max_body: usize) -> Result<(), usize> {
+        while !bytes.is_empty() {
+            if self.body_left > 0 {
+                let n = self.body_left.min(bytes.len());
+                self.body_left -= n;
+                bytes = &bytes[n..];
+                continue;
+            }
+            let n = (self.header.len() - self.have).min(bytes.len());
+            self.header[self.have..self.have + n].copy_from_slice(&bytes[..n]);
+            self.have += n;
+            bytes = &bytes[n..];
+            if self.have == self.header.len() {
+                self.have = 0;
+                let len = usize::from(u16::from_be_bytes([self.header[3], self.header[4]]));
+                if len > max_body {
+                    return Err(len);
+                }
+                self.body_left = len;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The socket as rustls reads it, with the board's record limit: a
+/// record mbedTLS could not hold fails the read, as
+/// `MBEDTLS_ERR_SSL_BAD_INPUT_DATA` does on a board, and is reported.
+struct RecordGate<'a> {
+    sock: &'a mut TcpStream,
+    framing: &'a mut RecordFraming,
+}
+
+impl Read for RecordGate<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.sock.read(buf)?;
+        let max = RECORD_LIMIT.load(Ordering::SeqCst) + RECORD_OVERHEAD;
+        if let Err(len) = self.framing.feed(&buf[..n], max) {
+            tls_watch::note(TlsFailure::RecordTooLarge, MBEDTLS_ERR_SSL_BAD_INPUT_DATA);
+            crate::host_log_e!(
+                "webclient: a TLS record of {len} bytes does not fit mbedTLS's input buffer ({} bytes of plaintext)",
+                max - RECORD_OVERHEAD
+            );
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "TLS record too large",
+            ));
+        }
+        Ok(n)
+    }
+}
+
+/// mbedTLS's code for a record larger than its input buffer.
+const MBEDTLS_ERR_SSL_BAD_INPUT_DATA: i32 = -0x7100;
+
+/// The reason the board's glue would report for a failed handshake.
+fn failure_of(e: &io::Error) -> TlsFailure {
+    use rustls::{CertificateError as C, Error as E};
+    if e.kind() == io::ErrorKind::UnexpectedEof || e.kind() == io::ErrorKind::ConnectionReset {
+        return TlsFailure::ClosedInHandshake;
+    }
+    match e.get_ref().and_then(|inner| inner.downcast_ref::<E>()) {
+        Some(E::InvalidCertificate(c)) => match c {
+            C::UnknownIssuer => TlsFailure::UntrustedCa,
+            C::NotValidForName | C::NotValidForNameContext { .. } => TlsFailure::NameMismatch,
+            C::Expired | C::ExpiredContext { .. } => TlsFailure::Expired,
+            C::NotValidYet | C::NotValidYetContext { .. } => TlsFailure::NotYetValid,
+            _ => TlsFailure::UntrustedCa,
+        },
+        _ => TlsFailure::Handshake,
+    }
 }
 
 impl Tls {
@@ -45,18 +153,66 @@ impl Tls {
         Ok(())
     }
 
-    /// Run the handshake to its end; the error says why it failed.
-    pub(super) fn handshake(&mut self) -> io::Result<()> {
+    /// Run the handshake to its end, as the board's TLS glue does
+    /// (`glue/agent_tls.c`): the socket is read in polls of
+    /// [`HANDSHAKE_POLL`], and between two polls the request on this
+    /// thread says how long it may still wait ([`tls_watch::budget`]):
+    /// cancelled, past its deadline, or silent for its read timeout (a
+    /// thread without a request of the library's: webclient's default
+    /// timeout), the handshake stops and says why. `aborted` is the host's
+    /// own abort. The socket's timeouts are the session's again afterwards.
+    pub(super) fn handshake(&mut self, aborted: &dyn Fn() -> bool) -> io::Result<()> {
+        let before = self.sock.read_timeout()?;
+        self.sock.set_read_timeout(Some(HANDSHAKE_POLL))?;
+        let result = self.handshake_polled(aborted);
+        self.sock.set_read_timeout(before)?;
+        result
+    }
+
+    fn handshake_polled(&mut self, aborted: &dyn Fn() -> bool) -> io::Result<()> {
+        let mut quiet_since = std::time::Instant::now();
         while self.conn.is_handshaking() {
             match self.conn.complete_io(&mut self.sock) {
                 // complete_io returns while handshaking only on an error;
                 // no progress at all would otherwise spin here.
                 Ok((0, 0)) if self.conn.is_handshaking() => {
+                    tls_watch::note(TlsFailure::ClosedInHandshake, 0);
                     return Err(io::ErrorKind::UnexpectedEof.into());
                 }
-                Ok(_) => {}
+                Ok((read, _)) => {
+                    if read > 0 {
+                        quiet_since = std::time::Instant::now();
+                    }
+                }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    if aborted() {
+                        return Err(e);
+                    }
+                    let quiet = quiet_since.elapsed();
+                    let stop = match tls_watch::budget(crate::host::thread::rt_tick_get()) {
+                        Budget::Unwatched => (quiet >= Duration::from_secs(DEFAULT_TIMEOUT_SECS))
+                            .then_some(TlsFailure::HandshakeSilent),
+                        Budget::Cancelled => Some(TlsFailure::Cancelled),
+                        Budget::Left { left_ms: 0, .. } => Some(TlsFailure::Deadline),
+                        Budget::Left { silence_ms, .. } => (quiet
+                            >= Duration::from_millis(u64::from(silence_ms)))
+                        .then_some(TlsFailure::HandshakeSilent),
+                    };
+                    if let Some(why) = stop {
+                        tls_watch::note(why, 0);
+                        return Err(io::ErrorKind::TimedOut.into());
+                    }
+                }
+                Err(e) => {
+                    tls_watch::note(failure_of(&e), 0);
+                    return Err(e);
+                }
             }
         }
         // A last flight (the client's Finished) may still be queued.
@@ -78,7 +234,11 @@ impl Tls {
                 Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(0),
                 Err(e) => return Err(e),
             }
-            match self.conn.read_tls(&mut self.sock) {
+            let mut gate = RecordGate {
+                sock: &mut self.sock,
+                framing: &mut self.framing,
+            };
+            match self.conn.read_tls(&mut gate) {
                 // End of stream: the reader reports it on the next turn.
                 Ok(_) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -219,4 +379,45 @@ pub(super) fn tls_session(target: &Target<'_>) -> Result<ClientConnection, c_int
         crate::host_log_e!("webclient: TLS set-up failed: {e}");
         -WEBCLIENT_ERROR
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RecordFraming;
+
+    fn record(len: usize) -> Vec<u8> {
+        let mut r = vec![23, 3, 3, (len >> 8) as u8, len as u8];
+        r.resize(5 + len, 0xAB);
+        r
+    }
+
+    #[test]
+    fn records_are_followed_across_any_split() {
+        let mut stream = record(100);
+        stream.extend(record(16408));
+        stream.extend(record(3));
+        for piece in [1, 2, 5, 7, 1000, stream.len()] {
+            let mut f = RecordFraming::default();
+            for chunk in stream.chunks(piece) {
+                assert_eq!(f.feed(chunk, 16384 + 325), Ok(()), "pieces of {piece}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_record_over_the_limit_is_caught_at_its_header() {
+        let mut stream = record(10);
+        stream.extend(record(12305));
+        for piece in [1, 3, 16, stream.len()] {
+            let mut f = RecordFraming::default();
+            let got = stream
+                .chunks(piece)
+                .map(|c| f.feed(c, 6144 + 325))
+                .find(|r| r.is_err());
+            assert_eq!(got, Some(Err(12305)), "pieces of {piece}");
+        }
+        // Exactly at the limit is fine.
+        let mut f = RecordFraming::default();
+        assert_eq!(f.feed(&record(6144 + 325), 6144 + 325), Ok(()));
+    }
 }
