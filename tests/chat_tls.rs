@@ -308,7 +308,7 @@ fn the_handshake_is_bounded_and_its_failures_named() {
     let err = chat_json(HI, None).unwrap_err();
     let took = t.elapsed();
     assert!(
-        err.contains("timed out") && err.contains("1500 ms"),
+        err.contains("timed out") && err.contains("1500 ms") && err.contains("TLS handshake"),
         "{err}"
     );
     assert!(

@@ -911,6 +911,9 @@ unsafe fn attempt_once(
         }
         if matches!(tls, Some((TlsFailure::Deadline, _))) || deadline.expired(now()) {
             deadline_text(error, deadline);
+            if tls.is_some() {
+                error.append(&[b": the TLS handshake did not finish"]);
+            }
             return failed(Failure::Deadline, false);
         }
         if let Some((why, code)) = tls {
