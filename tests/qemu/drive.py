@@ -18,8 +18,9 @@ import time
 
 sys.dont_write_bytecode = True  # nothing written into the repo
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from board import PROMPT, Board, Timeout  # noqa: E402
+from board import GUEST_SERVER, PROMPT, Board, Timeout  # noqa: E402
 import mapsize  # noqa: E402
+import tls_front  # noqa: E402
 
 QUESTION = 'what is (2+3)*4?'
 ANSWER = r'The result is 20\.'
@@ -44,8 +45,52 @@ INITIALIZE = ('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocol
               '"capabilities":{},"clientInfo":{"name":"qemu-drive","version":"1"}}}')
 
 
+# The TLS firmwares (tests/qemu/layout.py: TLS_REQUEST_TIMEOUT_MS,
+# TLS_HTTP_TIMEOUT_MS): the request deadline every fault must be answered
+# within, and the slack the driver allows on top (console, QEMU).
+TLS_DEADLINE_S = 20
+TLS_SLACK_S = 10
+TLS_PORT = 443
+# A question whose first round makes the arithmetic model call 16 tools in
+# parallel (16 innermost products), then 8, 4, 2 and 1 additions: six
+# requests, the first answer about 12 KB of SSE, in 12 KB TLS records from
+# the front's large-records mode. 2 * (1 + ... + 16) = 272.
+WIDE_QUESTION = ('what is ((((1*2+2*2)+(3*2+4*2))+((5*2+6*2)+(7*2+8*2)))+(((9*2+10*2)+(11*2+12*2))'
+                 '+((13*2+14*2)+(15*2+16*2))))?')
+WIDE_ANSWER = r'The result is 272\.'
+# What a refused connection's reply must name (issue 25: "Error texts name
+# the actual cause: CA, name, date, handshake timeout, record size").
+# Matched against the reply the chat prints (log lines left out), so the
+# generic "check the URL, the CA and the clock" names no cause.
+TLS_CAUSES = {
+    'wrong-ca': r'(?i)not trusted|untrusted|unknown (CA|issuer|root|authority)|not signed by|issuer|no trusted',
+    'expired': r'(?i)expired',
+    'not-yet-valid': r'(?i)not (yet )?valid|valid from|future',
+    'close-mid-handshake': r'(?i)handshake[^\n]*(clos|reset|hung up|EOF|ended)|(clos|reset|hung up|EOF)[^\n]*handshake',
+    'stall-handshake': r'(?i)handshake[^\n]*(tim|deadline)|(tim|deadline)[^\n]*handshake',
+}
+
+
 class Fail(Exception):
     pass
+
+
+LOG_LINE = re.compile(r'^\s*(agent> )?\[\d+\] [EWIDV]/')
+
+
+def reply_text(reply):
+    """What the chat printed as the reply, without the log lines (ulog's
+    `[tick] E/tag: ...`) printed meanwhile."""
+    text = re.sub(r'\x1b\[[0-9;]*m', '', reply)
+    keep = [ln for ln in text.splitlines() if ln.strip() and not LOG_LINE.match(ln)]
+    return ' '.join(' '.join(keep).replace('agent> ', ' ').split())
+
+
+def hello_random_tail(r):
+    """The 28 bytes of a TLS 1.2 ClientHello random after its first 4:
+    mbedTLS 2.28 with MBEDTLS_HAVE_TIME (the package's tls_config.h) puts
+    the time there (gmt_unix_time), which differs between boots anyway."""
+    return r[8:] if r else r
 
 
 class Server:
@@ -220,12 +265,19 @@ class Run:
         return reply, secs
 
     # -- CLI firmware --------------------------------------------------------
-    def cli_cycles(self, bsp, fw):
+    def cli_cycles(self, bsp, fw, boot_kw=None, after_boot=None, turn=None):
+        """Three chat/cleanup cycles; returns the boot's `free` or None.
+        boot_kw: more Board options (the TLS firmware's guestfwd);
+        after_boot: called once booted (the TLS firmware sets the clock);
+        turn: (begin, end) called around each two-round question, end's
+        text added to the step's result (the TLS front's handshakes)."""
         try:
-            boot = self.boot(bsp, fw)
+            boot = self.boot(bsp, fw, **(boot_kw or {}))
+            if after_boot:
+                after_boot()
         except (Fail, Timeout) as e:
             self.record(fw, 'boot', 'FAIL', str(e) + self.excerpt(0))
-            return
+            return None
         self.figures.append(('%s: heap used at boot (free)' % fw, boot['used']))
         self.record(fw, 'boot, free', 'PASS', 'used %d' % boot['used'])
         for cycle in (1, 2, 3):
@@ -245,13 +297,17 @@ class Run:
 
             def converse():
                 mark = self.server.mark()
+                tmark = turn[0]() if turn else None
                 reply, secs = self.chat(QUESTION, ANSWER, 90)
                 answers = self.server.answers(mark)
                 kinds = [k for (_, _, k) in answers]
+                extra = ('; ' + turn[1](tmark, cycle)) if turn else ''
                 if kinds[:2] != ['tool_calls', 'tool_calls'] or len(kinds) < 3:
-                    raise Fail('expected two tool-call rounds then the answer; the server answered %s' % answers)
+                    raise Fail('expected two tool-call rounds then the answer; the server answered %s%s'
+                               % (answers, extra))
                 calls = re.findall(r'"name":"(\w+)"', reply)
-                return 'answered in %.1f s, %d requests, tool calls in the log: %s' % (secs, len(answers), calls or '?')
+                return 'answered in %.1f s, %d requests, tool calls in the log: %s%s' % (
+                    secs, len(answers), calls or '?', extra)
 
             def leave():
                 b.send('\x04')
@@ -290,7 +346,8 @@ class Run:
                                 'for the next steps)' % cycle)
                 self.board.close()
                 self.board = None
-                return
+                return boot
+        return boot
 
     def cli_faults(self, bsp, fw):
         if self.board is None:
@@ -1289,7 +1346,424 @@ class Run:
         b.close()
         self.board = None
 
+    # -- HTTPS firmwares -----------------------------------------------------
+    def tls_boot(self, bsp, name):
+        """Boot a TLS firmware with the front's guestfwd (10.0.2.100:443),
+        set its clock from the host (the soft RTC starts at 2018-01-01: a
+        board with an RTC or an NTP sync has the time), and return (boot
+        free, the mark of the front's connections before the boot)."""
+        mark = self.front.mark()
+        relay = [self.args.server, '--connect', '127.0.0.1:%d' % self.front.port]
+        boot = self.boot(bsp, name, guestfwds=[(GUEST_SERVER, TLS_PORT, relay)])
+        self.set_clock()
+        return boot, mark
+
+    def set_clock(self):
+        b = self.board
+        out = b.run('date')
+        tz = re.search(r'timezone: UTC([+-])(\d+):(\d+)', out)
+        off = 0
+        if tz:
+            off = (int(tz.group(2)) * 3600 + int(tz.group(3)) * 60) * (1 if tz.group(1) == '+' else -1)
+        t = time.gmtime(time.time() + off)
+        b.run('date %d %d %d %d %d %d' % (t.tm_year, t.tm_mon, t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec))
+        out = b.run('date')
+        m = re.search(r'timestamps: (\d+)', out)
+        if not m or abs(int(m.group(1)) - time.time()) > 120:
+            raise Fail('setting the board\'s clock with `date` did not take: %s' % one_line(out))
+        self.tls_notes.setdefault('clock', 'soft RTC set with `date` to the host\'s time after each boot '
+                                  '(board timezone %s)' % (tz.group(0)[10:] if tz else '?'))
+
+    def tls_conn_note(self, conns):
+        parts = []
+        for c in conns:
+            if c['handshake'] in ('full', 'resumed'):
+                parts.append('%s %d ms' % (c['handshake'], c['handshake_ms']))
+            else:
+                parts.append('%s%s' % (c['handshake'], (' (%s)' % c['error'][:90]) if c['error'] else ''))
+        return '%d connection(s): %s' % (len(conns), ', '.join(parts) if parts else '-')
+
+    def tls_start(self, fw, b):
+        mark = len(b.buf)
+        b.send('main_loop_entry\r')
+        b.expect(r'Agent chat:[^\n]*\n', 20, 'main_loop_entry opens the chat')
+        b.expect(re.escape(CHAT_PROMPT), 5, 'the chat prompt')
+        log = re.sub(r'\x1b\[[0-9;]*m', '', b.since(mark))
+        tls_lines = [ln.strip() for ln in log.splitlines() if re.search(r'\bTLS\b|mbedtls|certificate', ln)]
+        if tls_lines:
+            self.tls_notes['start log'] = ' | '.join(tls_lines)[:400]
+        else:
+            self.tls_notes.setdefault('start log', 'no line about TLS or certificates (main_loop_entry)')
+        return log
+
+    def tls_leave(self, b):
+        b.send('\x04')
+        b.expect(r'leaving the agent chat', 10, 'Ctrl-D leaves the chat')
+        self.shell_alive('after Ctrl-D')
+
+    def tls(self, bsp, debug_bsp, pki):
+        fw = 'tls'
+        self.tls_notes = {}
+        self.front = tls_front.TlsFront(pki, self.server.port, os.path.join(self.args.logs, 'tls-front.log'))
+        self.figures.append(('tls: front', '127.0.0.1:%d (guestfwd %s:%d), PKI %s' % (
+            self.front.port, GUEST_SERVER, TLS_PORT, pki)))
+        turns = []
+        first_random = []
+
+        def begin():
+            return self.front.mark()
+
+        def end(mark, cycle):
+            conns = self.front.since(mark)
+            full, resumed, other = tls_front.summary(conns)
+            turns.append((cycle, full, resumed, other, conns))
+            return 'TLS front: %s' % self.tls_conn_note(conns)
+
+        state = {}
+
+        def after_boot():
+            self.set_clock()
+
+        # 1. Three cycles on a fresh boot, the front in its good (RSA) mode.
+        self.front.set_mode('good')
+        boot_mark = self.front.mark()
+        relay = [self.args.server, '--connect', '127.0.0.1:%d' % self.front.port]
+        boot = self.cli_cycles(bsp, fw, boot_kw={'guestfwds': [(GUEST_SERVER, TLS_PORT, relay)]},
+                               after_boot=after_boot, turn=(begin, end))
+        conns = self.front.since(boot_mark)
+        if conns:
+            first_random.append(('%s boot %d' % (fw, self.boots), conns[0]['random']))
+
+        def per_turn():
+            if not turns:
+                raise Fail('no two-round turn completed, nothing counted')
+            rows = ['turn %d: %d full, %d resumed, %d other' % (c, f, r, o) for c, f, r, o, _ in turns]
+            bad = [t for t in turns if t[1] > 1]
+            if bad:
+                raise Fail('more than one full handshake in a user turn (%s); every request of the turn '
+                           'negotiated a new session: neither keep-alive nor session resumption'
+                           % '; '.join(rows))
+            return '; '.join(rows)
+
+        self.attempt(fw, 'one full TLS handshake per user turn (counted at the front)', per_turn)
+        all_conns = [c for t in turns for c in t[4]]
+        fulls = sorted(c['handshake_ms'] for c in all_conns if c['handshake'] == 'full')
+        res = sorted(c['handshake_ms'] for c in all_conns if c['handshake'] == 'resumed')
+        if fulls:
+            self.figures.append(('tls: full handshake as the front sees it (ClientHello to Finished), RSA leaf',
+                                 'min %d, median %d, max %d ms (%d handshakes)'
+                                 % (fulls[0], fulls[len(fulls) // 2], fulls[-1], len(fulls))))
+        if res:
+            self.figures.append(('tls: resumed handshake as the front sees it', 'min %d, median %d, max %d ms'
+                                 % (res[0], res[len(res) // 2], res[-1])))
+        if all_conns and all_conns[0].get('cipher'):
+            self.figures.append(('tls: protocol and cipher (RSA leaf)', '%s %s' % (all_conns[0]['version'],
+                                                                                  all_conns[0]['cipher'])))
+
+        if self.board is None:
+            try:
+                boot, mark = self.tls_boot(bsp, fw + '-faults')
+                conns = self.front.since(mark)
+            except (Fail, Timeout) as e:
+                self.record(fw, 'boot for the next steps', 'FAIL', str(e))
+                self.tls_two_boots(bsp, fw, first_random)
+                self.tls_debug(debug_bsp, first_random)
+                return
+        b = self.board
+        boot_used = boot['used'] if boot else None
+
+        # 2. An ECDSA leaf: its own AgentLoop thread, so its own stack
+        # high-water mark.
+        def ecdsa():
+            self.front.set_mode('good-ecdsa')
+            try:
+                self.tls_start(fw, b)
+                mark = self.front.mark()
+                reply, secs = self.chat(QUESTION, ANSWER, 90)
+                conns = self.front.since(mark)
+                self.tls_leave(b)
+                st = b.thread_stack(LOOP_THREAD)
+                if st:
+                    state['stack_ecdsa'] = st
+                b.run('cleanup_agent_entry', timeout=40)
+                used = b.free()['used']
+                if boot_used is not None and used != boot_used:
+                    raise Fail('heap used after cleanup is %d, at boot %d (%+d)' % (used, boot_used, used - boot_used))
+                ok = [c for c in conns if c['handshake'] in ('full', 'resumed')]
+                if ok:
+                    state['ecdsa_cipher'] = '%s %s' % (ok[0]['version'], ok[0]['cipher'])
+                    full = [c['handshake_ms'] for c in ok if c['handshake'] == 'full']
+                    if full:
+                        state['ecdsa_ms'] = full
+                return 'answered in %.1f s; TLS front: %s; heap back to %d' % (secs, self.tls_conn_note(conns), used)
+            finally:
+                self.front.set_mode('good')
+
+        ok = self.attempt(fw, 'ECDSA (P-256) leaf: two tool rounds, cleanup, heap back', ecdsa)
+        if 'stack_ecdsa' in state:
+            size, pct, line = state['stack_ecdsa']
+            self.figures.append(('tls: %s stack high-water, ECDSA leaf (list thread)' % LOOP_THREAD,
+                                 '%s%% of %d bytes' % (pct, size)))
+        if 'ecdsa_cipher' in state:
+            self.figures.append(('tls: protocol and cipher (ECDSA leaf)', state['ecdsa_cipher']))
+        if 'ecdsa_ms' in state:
+            self.figures.append(('tls: full handshake as the front sees it, ECDSA leaf',
+                                 ', '.join('%d ms' % v for v in state['ecdsa_ms'])))
+        if not ok:
+            self.board.close()
+            self.board = None
+            try:
+                boot, _ = self.tls_boot(bsp, fw + '-faults')
+                boot_used = boot['used']
+            except (Fail, Timeout) as e:
+                self.record(fw, 'boot for the fault steps', 'FAIL', str(e))
+                self.tls_two_boots(bsp, fw, first_random)
+                self.tls_debug(debug_bsp, first_random)
+                return
+        b = self.board
+
+        # 3. Faults in one chat: each refused with its cause named, within
+        # the request deadline.
+        if self.attempt(fw, 'faults: main_loop_entry', lambda: self.tls_start(fw, b) and None):
+            for mode in ('wrong-ca', 'expired', 'not-yet-valid', 'close-mid-handshake'):
+                if not self.tls_fault(fw, mode):
+                    break
+            else:
+                self.tls_large(fw, boot_used)
+        if self.board:
+            self.board.close()
+            self.board = None
+
+        # 4. A second boot: another ClientHello random; the stalled handshake
+        # on this board (it may not come back).
+        self.tls_two_boots(bsp, fw, first_random)
+        # 5. The Debug firmware: cleanup_agent_entry during a stalled
+        # handshake.
+        self.tls_debug(debug_bsp, first_random)
+        for k, v in self.tls_notes.items():
+            self.figures.append(('tls: %s' % k, v))
+
+    def tls_fault(self, fw, mode, board_may_hang=False):
+        """One question with the front in `mode`: the reply must come within
+        the deadline and name the cause. Returns whether the chat is usable
+        afterwards."""
+        b = self.board
+        usable = {'ok': True}
+
+        def fn():
+            self.front.set_mode(mode)
+            mark = self.front.mark()
+            smark = self.server.mark()
+            text = 'what is 6*7?'
+            t0 = time.monotonic()
+            b.send(text + '\r')
+            start = b.expect(re.escape(text), 5, 'the chat echoes the message').end()
+            try:
+                end = b.expect(re.escape(CHAT_PROMPT), TLS_DEADLINE_S + TLS_SLACK_S,
+                               'the reply with the front in %s mode' % mode).start()
+            except Timeout:
+                secs = time.monotonic() - t0
+                conns = self.front.since(mark)
+                # Let the board go: the front answers normally again and
+                # drops what it holds; the reply may still come.
+                self.front.set_mode('good')
+                released = self.front.release()
+                try:
+                    b.expect(re.escape(CHAT_PROMPT), 120, 'the reply after the front let go')
+                    late = 'a reply came %.0f s after the question, once the front %s: %s' % (
+                        time.monotonic() - t0, 'closed the stalled connection(s)' if released else
+                        'answered normally', one_line(b.buf[start:b.pos])[:200])
+                except Timeout:
+                    usable['ok'] = False
+                    late = 'no reply even 120 s after the front let go: the board is rebooted for the next steps'
+                raise Fail('no reply within %d s (request deadline %d s + %d s); TLS front: %s; %s'
+                           % (int(secs), TLS_DEADLINE_S, TLS_SLACK_S, self.tls_conn_note(conns), late))
+            secs = time.monotonic() - t0
+            reply = b.buf[start:end]
+            # The front's side of a refused handshake may end a moment
+            # after the board's.
+            self.front.wait_conns(mark, lambda c: all(x['handshake'] for x in c), 3)
+            conns = self.front.since(mark)
+            self.front.set_mode('good')
+            self.front.release()
+            answered = self.server.answers(smark)
+            if re.search(r'The result is', reply) or answered:
+                raise Fail('the certificate/handshake was accepted: the request reached the model (%d answer(s)) '
+                           'and the reply is %s; TLS front: %s' % (len(answered), one_line(reply)[:200],
+                                                                   self.tls_conn_note(conns)))
+            text = reply_text(reply)
+            if not re.search(TLS_CAUSES[mode], text):
+                raise Fail('reply after %.1f s does not name the cause (/%s/): %r; TLS front: %s; console: %s'
+                           % (secs, TLS_CAUSES[mode], text[:300], self.tls_conn_note(conns), one_line(reply)[:300]))
+            if secs > TLS_DEADLINE_S + TLS_SLACK_S:
+                raise Fail('reply after %.1f s, deadline %d s' % (secs, TLS_DEADLINE_S))
+            return 'reply after %.1f s: %r; TLS front: %s' % (secs, text[:300], self.tls_conn_note(conns))
+
+        labels = {'wrong-ca': 'a leaf of another CA', 'expired': 'an expired leaf',
+                  'not-yet-valid': 'a leaf not yet valid', 'close-mid-handshake': 'the server closes mid-handshake',
+                  'stall-handshake': 'the server stalls in the handshake'}
+        self.attempt(fw, 'faults: %s (%s): answered within the deadline, cause named' % (labels[mode], mode), fn)
+        if not usable['ok']:
+            self.board.close()
+            self.board = None
+        return usable['ok']
+
+    def tls_large(self, fw, boot_used):
+        b = self.board
+        state = {}
+
+        def fn():
+            self.front.set_mode('large-records')
+            mark = self.front.mark()
+            smark = self.server.mark()
+            try:
+                reply, secs = self.chat(WIDE_QUESTION, WIDE_ANSWER, 150)
+            except Fail as e:
+                conns = self.front.since(mark)
+                # A failed read or retry: the chat may come back later.
+                try:
+                    b.expect(re.escape(CHAT_PROMPT), 60, 'the chat prompt after the failure')
+                except Timeout:
+                    pass
+                raise Fail('%s; server answers: %s; TLS front: %s; largest record written %s bytes'
+                           % (e, [(k, st) for _, st, k in self.server.answers(smark)], self.tls_conn_note(conns),
+                              max([c.get('largest_write', 0) for c in conns] or [0])))
+            finally:
+                self.front.set_mode('good')
+            conns = self.front.since(mark)
+            offered = self.server.offered(smark)
+            answers = self.server.answers(smark)
+            largest = max([c.get('largest_write', 0) for c in conns] or [0])
+            firsts = [ln for ln in self.server.lines()[smark:] if 'tool_results=0' in ln]
+            calls = len(re.findall(r'"name":"mul"', reply))
+            state['records'] = largest
+            if largest < 6144:
+                raise Fail('the largest TLS record written was %d bytes: the step did not test large records' % largest)
+            return ('answered in %.1f s, %d requests (%s); records up to %d bytes; TLS front: %s'
+                    % (secs, len(answers), ','.join(k for _, _, k in answers), largest, self.tls_conn_note(conns)))
+
+        def after():
+            self.tls_leave(b)
+            st = b.thread_stack(LOOP_THREAD)
+            f = b.free()
+            self.figures.append(('tls: heap maximum after the 16-call question, 16 KB records (free)',
+                                 '%d (%+d above boot)' % (f['max'], f['max'] - boot_used) if boot_used else f['max']))
+            if st:
+                self.figures.append(('tls: %s stack high-water after faults and the 16-call question' % LOOP_THREAD,
+                                     '%s%% of %d bytes' % (st[1], st[0])))
+            t0 = time.monotonic()
+            b.run('cleanup_agent_entry', timeout=40)
+            used = b.free()['used']
+            if boot_used is not None and used != boot_used:
+                raise Fail('heap used after cleanup is %d, at boot %d (%+d)' % (used, boot_used, used - boot_used))
+            return 'cleanup in %.1f s, heap back to %d; peak %d' % (time.monotonic() - t0, used, f['max'])
+
+        self.attempt(fw, 'large records: 16 parallel tool calls, answer in 12 KB TLS records', fn)
+        self.attempt(fw, 'Ctrl-D, cleanup after the faults, heap back', after)
+
+    def tls_two_boots(self, bsp, fw, first_random):
+        name = fw + '-boot2'
+        try:
+            boot, mark = self.tls_boot(bsp, name)
+        except (Fail, Timeout) as e:
+            self.record(fw, 'second boot', 'FAIL', str(e))
+            return
+        b = self.board
+
+        def second():
+            self.front.set_mode('good')
+            self.tls_start(fw, b)
+            self.chat('what is 6*7?', r'The result is 42\.', 60)
+            conns = self.front.since(mark)
+            if not conns:
+                raise Fail('no connection reached the front')
+            first_random.append(('%s boot %d' % (fw, self.boots), conns[0]['random']))
+            r = [hello_random_tail(x) for _, x in first_random]
+            rows = '; '.join('%s: %s' % (w, x) for w, x in first_random)
+            if len(first_random) < 2:
+                raise Fail('only one boot recorded a ClientHello: %s' % rows)
+            if not r[0] or r[0] == r[1]:
+                raise Fail('the first ClientHello random after each boot is the same after its first 4 bytes '
+                           '(gmt_unix_time, the board\'s clock): %s' % rows)
+            return rows
+
+        self.attempt(fw, 'two boots: different ClientHello randoms (first connection after boot)', second)
+        # The chat is open unless main_loop_entry itself failed.
+        if self.tls_fault(fw, 'stall-handshake') and self.board:
+            def still():
+                self.chat('what is 6*7?', r'The result is 42\.', 60)
+                return 'the chat answers a question after the stalled one'
+            self.attempt(fw, 'after the stalled handshake: the next question answered', still)
+        if self.board:
+            self.board.close()
+            self.board = None
+
+    def tls_debug(self, bsp, first_random):
+        fw = 'tls-debug'
+        if not bsp:
+            return
+        try:
+            boot, mark = self.tls_boot(bsp, fw)
+        except (Fail, Timeout) as e:
+            self.record(fw, 'boot', 'FAIL', str(e) + self.excerpt(0))
+            return
+        b = self.board
+
+        def stalled():
+            b.run('main_loop_entry', timeout=20)
+            self.front.set_mode('stall-handshake')
+            fmark = self.front.mark()
+            t0 = time.monotonic()
+            out = b.run('agent_send_message 0 what is 6*7?', timeout=60)
+            waited = time.monotonic() - t0
+            if not self.front.wait_conns(fmark, lambda c: any(x['handshake'] == 'stalled by the front' for x in c), 5):
+                raise Fail('no handshake reached the front (agent_send_message: %s)' % one_line(out))
+            conns = self.front.since(fmark)
+            stall_age = time.time() - conns[-1]['t']
+            t1 = time.monotonic()
+            note = ''
+            try:
+                b.run('cleanup_agent_entry', timeout=30, what='cleanup_agent_entry during the stalled handshake')
+                secs = time.monotonic() - t1
+            except Timeout:
+                secs = time.monotonic() - t1
+                n = self.front.release()
+                self.front.set_mode('good')
+                try:
+                    b.expect(re.escape(PROMPT), 90, 'cleanup_agent_entry after the front closed')
+                    note = ('; it returned only %.1f s after the front closed the %d stalled connection(s)'
+                            % (time.monotonic() - t1 - secs, n))
+                except Timeout:
+                    raise Fail('cleanup_agent_entry typed %.0f s into a stalled handshake did not return in '
+                               '%.0f s, nor 90 s after the front closed the connection' % (stall_age, secs))
+                raise Fail('cleanup_agent_entry typed %.0f s into a stalled handshake did not return within 30 s%s'
+                           % (stall_age, note))
+            finally:
+                self.front.set_mode('good')
+            self.front.release()
+            used = b.free()['used']
+            if secs > 2:
+                raise Fail('cleanup_agent_entry typed %.0f s into a stalled handshake returned after %.1f s (limit 2 s)'
+                           '; heap %d (boot %d)' % (stall_age, secs, used, boot['used']))
+            if used != boot['used']:
+                raise Fail('heap used after cleanup is %d, at boot %d (%+d)' % (used, boot['used'], used - boot['used']))
+            return ('agent_send_message gave up after %.0f s (%s); cleanup_agent_entry, typed %.0f s into the stalled '
+                    'handshake, returned in %.1f s; heap back to %d' % (waited, one_line(out)[:80], stall_age, secs,
+                                                                        used))
+
+        self.attempt(fw, 'cleanup_agent_entry during a stalled TLS handshake: within 2 s, heap back', stalled)
+        conns = self.front.since(mark)
+        if conns:
+            first_random.append(('%s boot %d' % (fw, self.boots), conns[0]['random']))
+            self.figures.append(('tls: first ClientHello random after each boot (time | 28 random bytes)',
+                                 '; '.join('%s: %s' % (w, (x[:8] + ' | ' + x[8:24] + '...') if x else x)
+                                           for w, x in first_random)))
+        b.close()
+        self.board = None
+
     def close(self):
+        if getattr(self, 'front', None):
+            self.front.close()
         if self.board:
             self.board.close()
         for r in self.remotes:
@@ -1471,6 +1945,11 @@ def main():
     p.add_argument('--mcp-remote', default='', help='command of the scripted SDK MCP server the firmware\'s MCP '
                    'client connects to (tests/mcp/scripted_server.py); the firmware must have PKG_AGENT_MCP_SERVERS '
                    '"%s"' % ' '.join(REMOTE_URLS))
+    p.add_argument('--tls', help='the HTTPS firmware\'s BSP (CLI channel, PKG_AGENT_TLS_MBEDTLS)')
+    p.add_argument('--tls-debug', default='', help='the HTTPS firmware with the Debug channel')
+    p.add_argument('--tls-pkgcfg', default='', help='the HTTPS firmware built with the mbedtls package\'s own '
+                   'configuration (PKG_AGENT_TLS_LEAN_MBEDTLS off), for its flash')
+    p.add_argument('--pki', default='', help='the test PKI (tests/qemu/tls_pki.sh) the TLS front serves')
     p.add_argument('--shots', default=os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
         os.path.abspath(__file__)))), 'target'), help='where the browser test saves its screenshot')
     a = p.parse_args()
@@ -1496,6 +1975,8 @@ def main():
             run.webnet(a.webnet, a.web_token, a.page, a.browser)
         if a.mcp:
             run.mcp(a.mcp, a.mcp_token, a.mcp_check, a.mcp_remote)
+        if a.tls:
+            run.tls(a.tls, a.tls_debug, a.pki)
     finally:
         run.close()
 
@@ -1523,7 +2004,39 @@ def main():
             except (OSError, SystemExit) as e:
                 rows.append(('flash PKG_AGENT_MCP_SERVER and PKG_AGENT_MCP_CLIENT add to the package',
                              'unavailable: %s' % e))
+    if a.tls:
+        rows += [('tls firmware: ' + w, v) for w, v in mapsize.rows(os.path.join(a.tls, 'rtthread.map'))]
+        try:
+            total = mapsize.firmware_flash(os.path.join(a.tls, 'rtthread.map'))
+            mb = mapsize.group_flash(os.path.join(a.tls, 'rtthread.map'), 'mbedtls (dependency)')
+            rows.append(('tls firmware: flash in all (text + rodata + data kept by the linker)', '%d bytes' % total))
+            rows.append(('tls firmware: mbedtls share of the firmware\'s flash', '%d of %d bytes (%.1f%%)'
+                         % (mb, total, 100.0 * mb / total if total else 0)))
+            plain = [c for c in a.cli if os.path.basename(c) == 'agent-cli']
+            if plain:
+                rows.append(('flash the TLS firmware adds to agent-cli (mbedtls, webclient\'s TLS, the rest)',
+                             '%+d bytes' % (total - mapsize.firmware_flash(os.path.join(plain[0], 'rtthread.map')))))
+        except (OSError, SystemExit) as e:
+            rows.append(('tls firmware: flash', 'unavailable: %s' % e))
+        if a.tls_pkgcfg:
+            try:
+                m = os.path.join(a.tls_pkgcfg, 'rtthread.map')
+                lean = mapsize.group_flash(os.path.join(a.tls, 'rtthread.map'), 'mbedtls (dependency)')
+                pkg = mapsize.group_flash(m, 'mbedtls (dependency)')
+                rows.append(('tls firmware: flash mbedtls, the package\'s own configuration '
+                             '(PKG_AGENT_TLS_LEAN_MBEDTLS off)', '%d bytes' % pkg))
+                rows.append(('tls firmware: flash mbedtls, the recommended configuration '
+                             '(PKG_AGENT_TLS_LEAN_MBEDTLS on)', '%d bytes (%+d)' % (lean, lean - pkg)))
+                rows.append(('tls firmware: flash in all, the package\'s own mbedTLS configuration',
+                             '%d bytes' % mapsize.firmware_flash(m)))
+            except (OSError, SystemExit) as e:
+                rows.append(('tls firmware: flash with the package\'s mbedTLS configuration', 'unavailable: %s' % e))
     rows += [(w, v) for w, v in run.figures]
+    # For tools/figures (docs/figures.md): what this run measured, where.
+    with open(os.path.join(a.logs, 'figures.json'), 'w') as f:
+        json.dump({'date': time.strftime('%Y-%m-%d'), 'board': 'qemu-system-arm -M vexpress-a9 (RT-Thread qemu-vexpress-a9)',
+                   'results': [[fw, step, status] for fw, step, status, _ in run.results],
+                   'figures': [[w, str(v)] for w, v in rows]}, f, indent=1)
     width = max(len(w) for w, _ in rows) if rows else 10
     for w, v in rows:
         print('%-*s  %s' % (width, w, v))

@@ -4,17 +4,23 @@ would, and writes its .config; used by tests/qemu/run.sh (std lib only).
 
   layout.py tree   RTT_ROOT WORK_RTT           copy of the RT-Thread tree
   layout.py bsp    WORK_RTT NAME REPO CJSON WEBCLIENT [--webnet WEBNET]
+                   [--mbedtls MBEDTLS --user-ca PEM]
                                                bsp/NAME from qemu-vexpress-a9,
                                                packages/ laid out (WebNet too
-                                               with --webnet)
+                                               with --webnet; the mbedtls
+                                               package with --mbedtls, PEM
+                                               put into its certs/ folder)
   layout.py config BSP_DIR --channel cli|debug|webnet --posix-stdio on|off
                    [--prebuilt LIB] [--web-token TOKEN] [--mcp-token TOKEN]
-                   [--mcp-servers URLS]
+                   [--mcp-servers URLS] [--tls-url URL]
                                                .config overrides (--mcp-token:
                                                the MCP server on, with that
                                                bearer token; --mcp-servers:
                                                the MCP client on, with that
-                                               PKG_AGENT_MCP_SERVERS)
+                                               PKG_AGENT_MCP_SERVERS;
+                                               --tls-url: HTTPS through
+                                               mbedTLS, that
+                                               PKG_AGENT_API_URL)
   layout.py check  BSP_DIR (the same options as config)
                                                rtconfig.h has what we asked
 
@@ -32,6 +38,23 @@ AGENT_DIR = 'Agent-latest'
 CJSON_DIR = 'cJSON-v1.7.17'
 WEBCLIENT_DIR = 'webclient-v2.3.0'
 WEBNET_DIR = 'webnet-v2.0.3'
+MBEDTLS_DIR = 'mbedtls-v2.28.1'
+# What the mbedtls package's SConscript writes into its own folder at every
+# build: kept as the build left them (else every run would rewrite them and
+# SCons would rebuild what depends on them).
+MBEDTLS_GENERATED = (os.path.join('ports', 'src', 'tls_certificate.c'),
+                     os.path.join('mbedtls', 'include', 'mbedtls', 'config.h'))
+# The test root CA's file name in the package's certs/ folder (the
+# PKG_USING_MBEDTLS_USER_CERTS route: the SConscript appends every PEM file
+# of certs/ to mbedtls_root_certificate).
+USER_CA_NAME = 'qemu-test-root-ca.pem'
+# The TLS firmware's request deadline and read timeout (short, so that a
+# fault ends fast): tests/qemu/drive.py waits against the same figures.
+TLS_REQUEST_TIMEOUT_MS = 20000
+TLS_HTTP_TIMEOUT_MS = 8000
+# MBEDTLS_SSL_MAX_CONTENT_LEN of the TLS firmware: a whole TLS record as
+# servers send them (16384; the index entry's default is 3584).
+TLS_MAX_CONTENT_LEN = 16384
 # Never copied from the repo into the package folder.
 SKIP_NAMES = {'.git', 'target', '__pycache__', 'corpus', 'artifacts'}
 SKIP_SUFFIX = ('.o', '.pyc')
@@ -52,11 +75,13 @@ def same_content(a, b):
         return fa.read() == fb.read()
 
 
-def sync_dir(src, dst, skip_top=()):
+def sync_dir(src, dst, skip_top=(), keep=()):
     """Make dst a copy of src: files whose content changed are copied (with
     a new mtime, so cargo and SCons rebuild exactly what changed), removed
-    files deleted. Build outputs (*.o) in dst are left alone."""
+    files deleted. Build outputs (*.o) in dst are left alone, and so are the
+    files named in `keep` (paths relative to dst) once they exist."""
     os.makedirs(dst, exist_ok=True)
+    keep = {os.path.normpath(k) for k in keep}
     wanted = set()
     for root, dirs, files in os.walk(src):
         rel = os.path.relpath(root, src)
@@ -74,7 +99,7 @@ def sync_dir(src, dst, skip_top=()):
                 s = os.path.realpath(s)
                 if not os.path.isfile(s):
                     continue
-            if same_content(s, d):
+            if same_content(s, d) or (os.path.normpath(os.path.join(rel, f)) in keep and os.path.exists(d)):
                 continue
             # A fresh mtime, not the source's: cargo decides staleness by
             # mtime, and sources of another commit can be older than the
@@ -226,6 +251,113 @@ if PKG_USING_WEBNET
 endif
 '''
 
+# The mbedtls package's index entry (RT-Thread/packages, security/mbedtls;
+# the package ships none), written here from what the package reads: its
+# SConscript (PKG_USING_MBEDTLS for the group; PKG_USING_MBEDTLS_USER_CERTS,
+# _USE_ALL_CERTS, _EXAMPLE and one PKG_USING_MBEDTLS_<NAME>_ROOT_CA per file
+# of certs/default/ for the generated ports/src/tls_certificate.c) and
+# ports/inc/tls_config.h, which includes <rtthread.h> and so rtconfig.h:
+# PKG_USING_MBEDTLS_DEBUG, and the mbedTLS options the index's menu sets
+# in rtconfig.h and tls_config.h leaves commented out
+# (MBEDTLS_AES_ROM_TABLES, MBEDTLS_ECP_WINDOW_SIZE,
+# MBEDTLS_SSL_MAX_CONTENT_LEN; mbedtls/ssl.h then derives
+# MBEDTLS_SSL_IN_CONTENT_LEN and _OUT_CONTENT_LEN from it). The index's
+# menu offers 3584 bytes as the fragment length (the package README's
+# figure); the agent's menu asks for 16384, and the TLS firmware sets it.
+MBEDTLS_KCONFIG = '''
+menuconfig PKG_USING_MBEDTLS
+    bool "mbedtls package"
+    default n
+
+if PKG_USING_MBEDTLS
+    config PKG_MBEDTLS_PATH
+        string
+        default "/packages/security/mbedtls"
+
+    menu "Select Root Certificate"
+        config PKG_USING_MBEDTLS_USE_ALL_CERTS
+            bool "every root CA of certs/default"
+            default n
+
+        config PKG_USING_MBEDTLS_USER_CERTS
+            bool "the root CAs put in certs/"
+            default n
+
+        config PKG_USING_MBEDTLS_THAWTE_ROOT_CA
+            bool "Thawte root CA"
+            default n
+
+        config PKG_USING_MBEDTLS_VERSIGN_PBULIC_ROOT_CA
+            bool "Verisign Public root CA"
+            default n
+
+        config PKG_USING_MBEDTLS_VERSIGN_UNIVERSAL_ROOT_CA
+            bool "Verisign Universal root CA"
+            default n
+
+        config PKG_USING_MBEDTLS_GEOTRUST_ROOT_CA
+            bool "Geotrust root CA"
+            default n
+
+        config PKG_USING_MBEDTLS_DIGICERT_ROOT_CA
+            bool "Digicert root CA"
+            default n
+
+        config PKG_USING_MBEDTLS_GODADDY_ROOT_CA
+            bool "Godaddy root CA"
+            default n
+
+        config PKG_USING_MBEDTLS_COMODOR_ROOT_CA
+            bool "Comodor root CA"
+            default n
+
+        config PKG_USING_MBEDTLS_DST_ROOT_CA
+            bool "DigitalSignatureTrust root CA"
+            default n
+
+        config PKG_USING_MBEDTLS_CLOBALSIGN_ROOT_CA
+            bool "GlobalSign root CA"
+            default n
+
+        config PKG_USING_MBEDTLS_ENTRUST_ROOT_CA
+            bool "Entrust root CA"
+            default n
+
+        config PKG_USING_MBEDTLS_CERTUM_TRUSTED_NETWORK_ROOT_CA
+            bool "Certum Trusted Network root CA"
+            default n
+
+        config PKG_USING_MBEDTLS_AMAZON_ROOT_CA
+            bool "Amazon root CA"
+            default n
+    endmenu
+
+    config MBEDTLS_AES_ROM_TABLES
+        bool "MBEDTLS_AES_ROM_TABLES"
+        default y
+
+    config MBEDTLS_ECP_WINDOW_SIZE
+        int "MBEDTLS_ECP_WINDOW_SIZE"
+        default 2
+
+    config MBEDTLS_SSL_MAX_CONTENT_LEN
+        int "MBEDTLS_SSL_MAX_CONTENT_LEN"
+        default 3584
+
+    config PKG_USING_MBEDTLS_EXAMPLE
+        bool "the package example"
+        default n
+
+    config PKG_USING_MBEDTLS_DEBUG
+        bool "debug output"
+        default n
+
+    config PKG_MBEDTLS_VER
+        string
+        default "v2.28.1"
+endif
+'''
+
 PACKAGES_SCONSCRIPT = '''import os
 from building import *
 
@@ -273,10 +405,23 @@ def cmd_bsp(a):
                (a.webclient, WEBCLIENT_DIR, os.path.join('src', 'webclient.c'))]
     if a.webnet:
         sources.append((a.webnet, WEBNET_DIR, os.path.join('src', 'webnet.c')))
+    if a.mbedtls:
+        sources.append((a.mbedtls, MBEDTLS_DIR, os.path.join('ports', 'inc', 'tls_config.h')))
     for src, name, marker in sources:
         if not os.path.isfile(os.path.join(src, marker)):
             die('%s has no %s' % (src, marker))
-        sync_dir(os.path.abspath(src), os.path.join(pkgs, name))
+        sync_dir(os.path.abspath(src), os.path.join(pkgs, name),
+                 keep=MBEDTLS_GENERATED if name == MBEDTLS_DIR else ())
+    if a.mbedtls:
+        # The private-CA route of the package: a PEM root in its certs/
+        # folder, built in with PKG_USING_MBEDTLS_USER_CERTS.
+        if not a.user_ca:
+            die('--mbedtls needs --user-ca (the test root CA)')
+        with open(a.user_ca) as f:
+            pem = f.read()
+        if not pem.startswith('-----BEGIN CERTIFICATE'):
+            die('%s is not a PEM certificate' % a.user_ca)
+        write_if_changed(os.path.join(pkgs, MBEDTLS_DIR, 'certs', USER_CA_NAME), pem)
     # What the env tool writes: packages/SConscript building every package,
     # packages/Kconfig sourcing the index entries (webclient and cJSON ship
     # none; the package index normally provides them: minimal ones here).
@@ -284,6 +429,7 @@ def cmd_bsp(a):
     write_if_changed(os.path.join(pkgs, 'Kconfig'),
                      'menu "RT-Thread online packages (laid out by tests/qemu/run.sh)"\n'
                      + CJSON_KCONFIG + WEBCLIENT_KCONFIG + (WEBNET_KCONFIG if a.webnet else '')
+                     + (MBEDTLS_KCONFIG if a.mbedtls else '')
                      + '\nsource "$PKGS_DIR/%s/packages/Kconfig"\nendmenu\n' % AGENT_DIR)
     print(bsp)
 
@@ -391,7 +537,39 @@ def overrides(a):
         # request is still in flight.
         o['PKG_AGENT_REPLY_TIMEOUT_MS'] = '10000'
     none, others = agent_kconfig_tls_choice(a.bsp)
-    if none:
+    if a.tls_url:
+        # HTTPS as a new user sets it up: the package's mbedTLS choice (it
+        # selects PKG_USING_MBEDTLS and the DigiCert and GlobalSign roots),
+        # webclient's "MbedTLS support", the test root CA through the
+        # mbedtls package's user-certs route, whole 16 KB records, and a
+        # short deadline so that every fault ends fast.
+        if 'PKG_AGENT_TLS_MBEDTLS' not in others:
+            die('packages/Kconfig has no PKG_AGENT_TLS_MBEDTLS in its TLS choice (%s)' % (others,))
+        o.update({
+            'PKG_AGENT_TLS_MBEDTLS': 'y',
+            'WEBCLIENT_NOT_USE_TLS': None,
+            'WEBCLIENT_USING_MBED_TLS': 'y',
+            'PKG_USING_MBEDTLS': 'y',
+            'PKG_USING_MBEDTLS_USER_CERTS': 'y',
+            'PKG_USING_MBEDTLS_DIGICERT_ROOT_CA': 'y',
+            'PKG_USING_MBEDTLS_CLOBALSIGN_ROOT_CA': 'y',
+            'PKG_USING_MBEDTLS_USE_ALL_CERTS': None,
+            'PKG_USING_MBEDTLS_EXAMPLE': None,
+            'PKG_USING_MBEDTLS_DEBUG': None,
+            'MBEDTLS_SSL_MAX_CONTENT_LEN': str(TLS_MAX_CONTENT_LEN),
+            'PKG_AGENT_API_URL': '"%s"' % a.tls_url,
+            'PKG_AGENT_REQUEST_TIMEOUT_MS': str(TLS_REQUEST_TIMEOUT_MS),
+            'PKG_AGENT_HTTP_TIMEOUT_MS': str(TLS_HTTP_TIMEOUT_MS),
+            # The recommended mbedTLS configuration (the default), or the
+            # package's own (--mbedtls-config package: built for its flash).
+            'PKG_AGENT_TLS_LEAN_MBEDTLS': 'y' if a.mbedtls_config == 'lean' else None,
+        })
+        if none:
+            o[none] = None
+        for s in others:
+            if s != 'PKG_AGENT_TLS_MBEDTLS':
+                o[s] = None
+    elif none:
         o[none] = 'y'
         for s in others:
             o[s] = None
@@ -440,9 +618,10 @@ def cmd_check(a):
     if bad:
         die('rtconfig.h of %s after `scons --pyconfig-silent` is not what .config asked for:\n  %s\n'
             '(a Kconfig dependency refused it; see %s/.config)' % (a.bsp, '\n  '.join(bad), a.bsp))
-    print('rtconfig.h: ok (%s channel%s%s, RT_USING_POSIX_STDIO %s)'
+    print('rtconfig.h: ok (%s channel%s%s%s, RT_USING_POSIX_STDIO %s)'
           % (a.channel, ', MCP server' if a.mcp_token else '',
-             ', MCP client of %s' % a.mcp_servers if a.mcp_servers else '', a.posix_stdio))
+             ', MCP client of %s' % a.mcp_servers if a.mcp_servers else '',
+             ', HTTPS (mbedTLS) to %s' % a.tls_url if a.tls_url else '', a.posix_stdio))
 
 
 def main():
@@ -455,6 +634,8 @@ def main():
     for n in ('work_rtt', 'name', 'repo', 'cjson', 'webclient'):
         b.add_argument(n)
     b.add_argument('--webnet', default='')
+    b.add_argument('--mbedtls', default='')
+    b.add_argument('--user-ca', default='')
     for name in ('config', 'check'):
         c = sub.add_parser(name)
         c.add_argument('bsp')
@@ -464,6 +645,8 @@ def main():
         c.add_argument('--web-token', default='')
         c.add_argument('--mcp-token', default='')
         c.add_argument('--mcp-servers', default='')
+        c.add_argument('--tls-url', default='')
+        c.add_argument('--mbedtls-config', choices=('lean', 'package'), default='lean')
     a = p.parse_args()
     {'tree': cmd_tree, 'bsp': cmd_bsp, 'config': cmd_config, 'check': cmd_check}[a.cmd](a)
 

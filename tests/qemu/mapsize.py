@@ -11,9 +11,12 @@ GROUPS = (
     ('cJSON (dependency)', lambda o: 'cJSON' in o),
     ('webclient (dependency)', lambda o: 'webclient' in o),
     ('WebNet (dependency)', lambda o: '/webnet-v' in o),
+    ('mbedtls (dependency)', lambda o: '/mbedtls-v' in o),
 )
 # Listed only when the firmware has them.
-OPTIONAL = ('WebNet (dependency)',)
+OPTIONAL = ('WebNet (dependency)', 'mbedtls (dependency)')
+# Every input section kept, whatever its object (the firmware's flash).
+ALL = '*all*'
 # Parts of the package counted again on their own (by section name, which
 # for Rust is the mangled symbol: -ffunction-sections), listed when the
 # firmware has them. Code of shared helpers they call (JSON writers, cJSON
@@ -46,7 +49,7 @@ def kind(section):
 
 def sizes(path):
     """{group: {text, rodata, data, bss}}"""
-    out = {g: {'text': 0, 'rodata': 0, 'data': 0, 'bss': 0} for g, _ in GROUPS + PARTS}
+    out = {g: {'text': 0, 'rodata': 0, 'data': 0, 'bss': 0} for g, _ in GROUPS + PARTS + ((ALL, None),)}
     with open(path, errors='replace') as f:
         lines = f.read().splitlines()
     try:
@@ -73,6 +76,7 @@ def sizes(path):
         k = kind(sec)
         if not k or size == 0:
             continue
+        out[ALL][k] += size
         for g, match in GROUPS:
             if match(obj):
                 out[g][k] += size
@@ -110,6 +114,17 @@ def rows(path):
     r.insert(0, ('flash the package adds (rtthread.map)', '%d bytes (text %d, rodata %d, data %d; bss %d)'
                  % (flash, total['text'], total['rodata'], total['data'], total['bss'])))
     return r
+
+
+def group_flash(path, group):
+    """Flash (text + rodata + data) of one group of GROUPS, or of ALL."""
+    v = sizes(path)[group]
+    return v['text'] + v['rodata'] + v['data']
+
+
+def firmware_flash(path):
+    """Flash of every input section the linker kept."""
+    return group_flash(path, ALL)
 
 
 def package_flash(path):

@@ -31,18 +31,29 @@
 #                  two more guestfwds), or only (just that firmware)
 #   QEMU_BROWSER=1 with the WebNet firmware, also run the browser test
 #                  (tests/browser/run.py --url) against the board's page
+#   QEMU_TLS       off (default), on (also the HTTPS firmwares, agent-tls:
+#                  CLI channel, and agent-tls-debug: Debug channel, both
+#                  with PKG_AGENT_TLS_MBEDTLS, webclient's "MbedTLS support"
+#                  and the mbedtls package, talking https:// to a TLS front
+#                  on 127.0.0.1 through a guestfwd), or only (just those)
+#   MBEDTLS_SRC    the mbedtls package sources (RT-Thread-packages/mbedtls,
+#                  tag 2.28.1); needed when QEMU_TLS is on or only
 #   AGENT_SRC      the package sources put into the BSP (default: this work
 #                  tree; e.g. an unpacked `git archive` of another commit)
 # Options: --stdio on|off|both (as QEMU_STDIO), --skip-build, --webnet
 # (QEMU_WEBNET=on), --webnet-only (QEMU_WEBNET=only), --browser, --mcp
-# (QEMU_MCP=on), --mcp-only (QEMU_MCP=only).
+# (QEMU_MCP=on), --mcp-only (QEMU_MCP=only), --tls (QEMU_TLS=on),
+# --tls-only (QEMU_TLS=only).
 #
 # Network: qemu's user networking only, restricted (restrict=on: the guest
 # reaches nothing but the one guestfwd), 10.0.2.100:80 forwarded to the
 # scripted server on 127.0.0.1; the WebNet firmware adds one hostfwd from
 # 127.0.0.1:<free port> to the board's port 80, the MCP firmware one to its
 # port 8000 and two more guestfwds, 10.0.2.101:8000 and 10.0.2.102:8000, to
-# the scripted MCP servers on 127.0.0.1. See tests/qemu/README.md.
+# the scripted MCP servers on 127.0.0.1, the TLS firmwares one more,
+# 10.0.2.100:443, to the TLS front (tests/qemu/tls_front.py) on 127.0.0.1,
+# which forwards the decrypted bytes to the scripted server. See
+# tests/qemu/README.md.
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -53,6 +64,7 @@ skip_build="${QEMU_SKIP_BUILD:-}"
 webnet="${QEMU_WEBNET:-off}"
 browser="${QEMU_BROWSER:-}"
 mcp="${QEMU_MCP:-off}"
+tls="${QEMU_TLS:-off}"
 while [ $# -gt 0 ]; do
     case "$1" in
         --stdio) stdio="$2"; shift 2 ;;
@@ -62,13 +74,20 @@ while [ $# -gt 0 ]; do
         --browser) browser=1; shift ;;
         --mcp) mcp=on; shift ;;
         --mcp-only) mcp=only; shift ;;
-        *) echo "usage: $0 [--stdio on|off|both] [--skip-build] [--webnet|--webnet-only] [--browser] [--mcp|--mcp-only]" >&2; exit 2 ;;
+        --tls) tls=on; shift ;;
+        --tls-only) tls=only; shift ;;
+        *) echo "usage: $0 [--stdio on|off|both] [--skip-build] [--webnet|--webnet-only] [--browser] [--mcp|--mcp-only] [--tls|--tls-only]" >&2; exit 2 ;;
     esac
 done
 case "$stdio" in on|off|both) ;; *) echo "QEMU_STDIO/--stdio must be on, off or both" >&2; exit 2 ;; esac
 case "$webnet" in off|on|only) ;; *) echo "QEMU_WEBNET must be off, on or only" >&2; exit 2 ;; esac
 case "$mcp" in off|on|only) ;; *) echo "QEMU_MCP must be off, on or only" >&2; exit 2 ;; esac
+case "$tls" in off|on|only) ;; *) echo "QEMU_TLS must be off, on or only" >&2; exit 2 ;; esac
 [ "$mcp" = only ] && [ "$webnet" = only ] && { echo "--mcp-only and --webnet-only exclude each other" >&2; exit 2; }
+[ "$tls" = only ] && { [ "$mcp" = only ] || [ "$webnet" = only ]; } && { echo "--tls-only excludes --mcp-only and --webnet-only" >&2; exit 2; }
+# --tls-only: the TLS firmwares alone (with --mcp or --webnet, those too).
+[ "$tls" = only ] && [ "$mcp" = on ] && mcp=only
+[ "$tls" = only ] && [ "$webnet" = on ] && webnet=only
 # --mcp-only: the MCP firmware alone (the WebNet one too with --webnet).
 [ "$mcp" = only ] && [ "$webnet" = on ] && webnet=only
 [ -n "$browser" ] && [ "$webnet" = off ] && { echo "--browser/QEMU_BROWSER needs the WebNet firmware (--webnet or --webnet-only)" >&2; exit 2; }
@@ -85,6 +104,16 @@ if [ "$webnet" != off ]; then
     [ -n "${WEBNET_SRC:-}" ] && [ -f "$WEBNET_SRC/src/webnet.c" ] && [ -f "$WEBNET_SRC/module/wn_module_cgi.c" ] \
         || fail "WEBNET_SRC must name the WebNet package sources (has src/webnet.c, module/wn_module_cgi.c); got '${WEBNET_SRC:-}'"
 fi
+if [ "$tls" != off ]; then
+    [ -n "${MBEDTLS_SRC:-}" ] && [ -f "$MBEDTLS_SRC/ports/inc/tls_config.h" ] && [ -f "$MBEDTLS_SRC/SConscript" ] \
+        && [ -f "$MBEDTLS_SRC/mbedtls/include/mbedtls/version.h" ] \
+        || fail "--tls needs MBEDTLS_SRC naming the mbedtls package sources (RT-Thread-packages/mbedtls, tag 2.28.1: has ports/inc/tls_config.h, SConscript, mbedtls/include/mbedtls/version.h); got '${MBEDTLS_SRC:-}'"
+    grep -q '#define MBEDTLS_VERSION_STRING *"2\.28\.' "$MBEDTLS_SRC/mbedtls/include/mbedtls/version.h" \
+        || echo "qemu check: warning: MBEDTLS_SRC is not mbedTLS 2.28.x ($(grep -o 'VERSION_STRING *"[^"]*"' "$MBEDTLS_SRC/mbedtls/include/mbedtls/version.h")); the check is written for the package's 2.28.1" >&2
+fi
+# The TLS firmwares' URL: the guest-side address the guestfwd relays to the
+# TLS front, as an IP literal (restrict=on gives the guest no DNS).
+tls_url="https://10.0.2.100/v1/chat/completions"
 # The token the WebNet firmware is built with (PKG_AGENT_WEB_TOKEN).
 web_token=qemu-web-token
 # The bearer token the MCP firmware is built with (PKG_AGENT_MCP_TOKEN).
@@ -106,6 +135,7 @@ agent_src="$(cd "${AGENT_SRC:-$repo}" && pwd)"
 # shellcheck source=../lib/deps.sh
 . "$repo/tests/lib/deps.sh"
 apt_install qemu-system-arm scons gcc-arm-none-eabi rustc-web rust-web-src python3 python3-kconfiglib
+[ "$tls" = off ] || apt_install openssl
 if [ "$mcp" != off ]; then
     # The official MCP Python SDK in target/mcp-venv (pinned, licences
     # checked), as the simulator's MCP test uses it.
@@ -137,6 +167,16 @@ build_bsp() { # name channel stdio [prebuilt-lib]
     # client's servers are the guest-side addresses the driver relays to
     # the scripted SDK servers on 127.0.0.1.
     [ "$name" = agent-mcp ] && extra=(--mcp-token "$mcp_token" --mcp-servers "$mcp_remote_url")
+    # The HTTPS firmwares: the mbedtls package (from MBEDTLS_SRC) with the
+    # test root CA in its certs/ folder, the agent's mbedTLS choice, an
+    # https:// URL.
+    case "$name" in agent-tls*)
+        extra=(--tls-url "$tls_url")
+        bsp_extra=(--mbedtls "$MBEDTLS_SRC" --user-ca "$pki/root.pem") ;;
+    esac
+    # The same HTTPS firmware with the mbedtls package's own configuration
+    # (PKG_AGENT_TLS_LEAN_MBEDTLS off): built for its flash only.
+    [ "$name" = agent-tls-pkgcfg ] && extra+=(--mbedtls-config package)
     step "build $name: $channel channel, RT_USING_POSIX_STDIO $st${prebuilt:+, prebuilt Rust library}"
     "$py" "$here/layout.py" bsp "$rtt" "$name" "$agent_src" "$CJSON_SRC" "$WEBCLIENT_SRC" ${bsp_extra[@]+"${bsp_extra[@]}"} >/dev/null
     "$py" "$here/layout.py" config "$bsp" --channel "$channel" --posix-stdio "$st" --prebuilt "$prebuilt" ${extra[@]+"${extra[@]}"}
@@ -166,9 +206,16 @@ esac
 # --webnet-only, --mcp-only: that firmware alone.
 [ "$webnet" = only ] && cli_bsps=()
 [ "$mcp" = only ] && cli_bsps=()
+[ "$tls" = only ] && cli_bsps=()
 # The Debug firmware runs unless one firmware alone was asked for.
 debug=1
-[ "$webnet" = only ] || [ "$mcp" = only ] && debug=
+[ "$webnet" = only ] || [ "$mcp" = only ] || [ "$tls" = only ] && debug=
+# The test PKI of the TLS firmwares (made once, kept: its root is built in).
+pki="$work/pki"
+if [ "$tls" != off ]; then
+    step "test PKI ($pki)"
+    bash "$here/tls_pki.sh" "$pki" 10.0.2.100 || fail "making the test PKI (tests/qemu/tls_pki.sh) failed"
+fi
 
 if [ -z "$skip_build" ]; then
     step "lay out RT-Thread ($src_rtt) into $rtt (RTT_ROOT is not modified)"
@@ -195,6 +242,16 @@ if [ -z "$skip_build" ]; then
     # The MCP server with the CLI channel (its own library, cargo feature
     # mcp-server), SAL's sockets over lwIP.
     [ "$mcp" = off ] || build_bsp agent-mcp cli on
+    # The HTTPS firmwares: the CLI channel (cycles, faults, large records,
+    # ClientHello randoms), and the Debug channel (its agent_send_message
+    # gives the shell back while a request is in flight, so
+    # cleanup_agent_entry can be typed during a stalled handshake; the CLI
+    # chat holds the console until the reply). Each its own library.
+    if [ "$tls" != off ]; then
+        build_bsp agent-tls cli on
+        build_bsp agent-tls-debug debug on
+        build_bsp agent-tls-pkgcfg cli on
+    fi
 fi
 
 step "scripted server"
@@ -225,6 +282,10 @@ if [ "$mcp" != off ]; then
     args+=(--mcp "$rtt/bsp/agent-mcp" --mcp-token "$mcp_token"
            --mcp-check "$repo/target/mcp-venv/bin/python $repo/tests/mcp/sdk_server_check.py"
            --mcp-remote "$repo/target/mcp-venv/bin/python $repo/tests/mcp/scripted_server.py")
+fi
+if [ "$tls" != off ]; then
+    args+=(--tls "$rtt/bsp/agent-tls" --tls-debug "$rtt/bsp/agent-tls-debug" --pki "$pki"
+           --tls-pkgcfg "$rtt/bsp/agent-tls-pkgcfg")
 fi
 step "boot and drive (transcripts in $logs)"
 exec "$py" "$here/drive.py" --server "$server" --logs "$logs" "${args[@]}"
