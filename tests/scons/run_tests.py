@@ -252,7 +252,8 @@ def test_https_through_webclient_links_the_tls_glue():
     mbedTLS's records are smaller than a server may send; without it,
     none of that."""
     tls = {'PKG_AGENT_TLS_MBEDTLS': '', 'WEBCLIENT_USING_MBED_TLS': '', 'PKG_USING_MBEDTLS': '',
-           'PKG_AGENT_TLS_OUT_CONTENT_LEN': '2048', 'PKG_AGENT_TLS_RNG_FUNC': '"board_rng"'}
+           'PKG_AGENT_TLS_OUT_CONTENT_LEN': '2048', 'PKG_AGENT_TLS_RNG_FUNC': '"board_rng"',
+           'PKG_AGENT_TLS_LEAN_MBEDTLS': ''}
     for record, warned in (('3584', True), ('16384', False)):
         config = dict(tls, MBEDTLS_SSL_MAX_CONTENT_LEN=record)
         r = scons('stm32f407-m4f', config=config, installed=['thumbv7em-none-eabihf'])
@@ -261,9 +262,13 @@ def test_https_through_webclient_links_the_tls_glue():
         wraps = ['--wrap=mbedtls_client_%s' % f for f in ('init', 'context', 'connect', 'read')]
         check(all(w in p.get('LINKFLAGS', '') for w in wraps), 'LINKFLAGS %r' % p.get('LINKFLAGS'), r)
         defines = p.get('CPPDEFINES', [])
-        check('AGENT_TLS_RNG_FUNC=board_rng' in defines, 'the RNG function reaches the glue: %r' % defines, r)
-        check('MBEDTLS_SSL_OUT_CONTENT_LEN=2048' in defines, 'the outgoing buffer: %r' % defines, r)
-        check(any(d.startswith('AGENT_TLS_CLOCK_EPOCH=') for d in defines), 'the clock epoch: %r' % defines, r)
+        local = p.get('LOCAL_CPPDEFINES', [])
+        check('AGENT_TLS_RNG_FUNC=board_rng' in local, 'the RNG function reaches the glue: %r' % local, r)
+        check(any(d.startswith('AGENT_TLS_CLOCK_EPOCH=') for d in local), 'the clock epoch: %r' % local, r)
+        check('MBEDTLS_SSL_OUT_CONTENT_LEN=2048' in defines, 'the outgoing buffer, for mbedTLS too: %r' % defines, r)
+        check(not any(d.startswith('AGENT_TLS_') for d in defines), 'nothing of the glue\'s for the whole build', r)
+        check('MBEDTLS_USER_CONFIG_FILE=\\"agent_mbedtls_lean.h\\"' in defines,
+              'the recommended mbedTLS configuration, for mbedTLS: %r' % defines, r)
         check(('MBEDTLS_SSL_MAX_CONTENT_LEN is %s' % record in r.out) == warned,
               'a record limit below 16384 is warned about, naming the option', r)
         cleanup(r)
@@ -271,7 +276,8 @@ def test_https_through_webclient_links_the_tls_glue():
               installed=['thumbv7em-none-eabihf'])
     check_success(r, 'thumbv7em-none-eabihf', build_std=False)
     p = [g for g in r.records if g['name'] == 'Agent'][0]['parameters']
-    check('LINKFLAGS' not in p and 'CPPDEFINES' not in p, 'no TLS glue without webclient\'s mbedTLS mode', r)
+    check('LINKFLAGS' not in p and 'CPPDEFINES' not in p and 'LOCAL_CPPDEFINES' not in p,
+          'no TLS glue without webclient\'s mbedTLS mode', r)
     cleanup(r)
 
 
