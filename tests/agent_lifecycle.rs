@@ -7,19 +7,10 @@ use rtt_agent::ffi::agent_loop::{cleanup_agent_entry, main_loop_entry};
 use rtt_agent::ffi::channels::debug::send_message;
 use rtt_agent::ffi::chat::Overrides;
 use rtt_agent::ffi::messages::TYPE_TEXT;
-use rtt_agent::host::{console, heap};
+use rtt_agent::host::console;
 use rtt_agent_testkit::agent::*;
 use rtt_agent_testkit::llm_server::*;
 use std::time::{Duration, Instant};
-
-/// `used` once every thread the port started has ended and been reaped.
-fn settled_used() -> usize {
-    assert!(
-        rtt_agent::host::thread::settle(Duration::from_secs(10)),
-        "threads still running"
-    );
-    heap::used()
-}
 
 #[test]
 fn lifecycle_and_heap() {

@@ -10,7 +10,8 @@
 //! Trust: a test CA made here with rcgen, named by `RTT_AGENT_CA_FILE`
 //! before the first `https://` request of this process.
 
-use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};
+#[path = "support/test_ca.rs"]
+mod test_ca;
 use rtt_agent::ffi::agent_loop::cleanup_agent_entry;
 use rtt_agent::ffi::channels::debug::send_message;
 use rtt_agent::ffi::chat::{set_overrides, Overrides};
@@ -20,7 +21,6 @@ use rtt_agent::host::webclient::{set_record_limit, CA_FILE_ENV};
 use rtt_agent_testkit::agent::*;
 use rtt_agent_testkit::chat_call::chat_json;
 use rtt_agent_testkit::llm_server::*;
-use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
 use rustls::{ServerConfig, ServerConnection};
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -28,56 +28,23 @@ use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
+use test_ca::Ca;
 
 const HI: &str = r#"[{"role":"user","content":"hi"}]"#;
 
-struct Pki {
-    ca_cert: rcgen::Certificate,
-    ca_key: KeyPair,
-}
-
-impl Pki {
-    /// A server configuration with a leaf for `names`, signed by the test
-    /// CA, valid from `not_before` to `not_after` (years).
-    fn server(&self, names: &[&str], not_before: i32, not_after: i32) -> Arc<ServerConfig> {
-        let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
-        let mut params = CertificateParams::new(names).unwrap();
-        params.distinguished_name.push(DnType::CommonName, "front");
-        params.not_before = rcgen::date_time_ymd(not_before, 1, 1);
-        params.not_after = rcgen::date_time_ymd(not_after, 1, 1);
-        let key = KeyPair::generate().unwrap();
-        let cert = params.signed_by(&key, &self.ca_cert, &self.ca_key).unwrap();
-        let chain = vec![cert.der().clone(), self.ca_cert.der().clone()];
-        let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der()));
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let mut config = ServerConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .unwrap()
-            .with_no_client_auth()
-            .with_single_cert(chain, key)
-            .unwrap();
-        config.alpn_protocols = vec![b"http/1.1".to_vec()];
-        Arc::new(config)
-    }
-}
-
-fn pki() -> &'static Pki {
-    static PKI: OnceLock<Pki> = OnceLock::new();
+/// The test CA, named by `RTT_AGENT_CA_FILE` before the first `https://`
+/// request of this process.
+fn pki() -> &'static Ca {
+    static PKI: OnceLock<Ca> = OnceLock::new();
     PKI.get_or_init(|| {
         heap::exclude_this_thread(true);
-        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
-        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        params
-            .distinguished_name
-            .push(DnType::CommonName, "rtt-agent chat_tls CA");
-        let ca_key = KeyPair::generate().unwrap();
-        let ca_cert = params.self_signed(&ca_key).unwrap();
+        let ca = Ca::new("rtt-agent chat_tls CA");
         let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
             .join(format!("chat_tls-ca-{}.pem", std::process::id()));
-        std::fs::write(&path, ca_cert.pem()).unwrap();
+        std::fs::write(&path, ca.cert.pem()).unwrap();
         std::env::set_var(CA_FILE_ENV, &path);
         heap::exclude_this_thread(false);
-        Pki { ca_cert, ca_key }
+        ca
     })
 }
 
@@ -271,22 +238,13 @@ fn configure(url: &str, retries: usize, silence_ms: usize, deadline_ms: usize) {
     });
 }
 
-/// `used` once every thread the port started has ended and been reaped.
-fn settled_used() -> usize {
-    assert!(
-        rtt_agent::host::thread::settle(Duration::from_secs(10)),
-        "threads still running"
-    );
-    heap::used()
-}
-
 #[test]
 fn the_handshake_is_bounded_and_its_failures_named() {
     let _serial = lock();
     let pki = pki();
     let server = uncounted_server_with(|_| ScriptedResponse::text(&["over ", "TLS"]));
     let front = Front::start(
-        pki.server(&["localhost"], 2020, 2090),
+        pki.server_valid(&["localhost"], 2020, 2090),
         server.port(),
         Mode::Proxy,
     );
@@ -347,7 +305,11 @@ fn the_handshake_is_bounded_and_its_failures_named() {
         (&["other.example"], 2020, 2090, "not for this host name"),
     ];
     for (names, from, to, words) in cases {
-        let bad = Front::start(pki.server(names, from, to), server.port(), Mode::Proxy);
+        let bad = Front::start(
+            pki.server_valid(names, from, to),
+            server.port(),
+            Mode::Proxy,
+        );
         configure(&bad.url(), 3, 3000, 10_000);
         let err = chat_json(HI, None).unwrap_err();
         assert!(
@@ -371,7 +333,7 @@ fn records_larger_than_the_boards_buffer_fail_once_and_say_so() {
     let long = "x".repeat(30_000);
     let server = uncounted_server_with(move |_| ScriptedResponse::text(&[&long]));
     let front = Front::start(
-        pki.server(&["localhost"], 2020, 2090),
+        pki.server_valid(&["localhost"], 2020, 2090),
         server.port(),
         Mode::LargeRecords,
     );
@@ -403,7 +365,7 @@ fn cleanup_during_a_stalled_handshake_returns_within_two_seconds() {
     let pki = pki();
     let server = uncounted_server_with(|_| ScriptedResponse::text(&["fine"]));
     let front = Front::start(
-        pki.server(&["localhost"], 2020, 2090),
+        pki.server_valid(&["localhost"], 2020, 2090),
         server.port(),
         Mode::Proxy,
     );

@@ -11,13 +11,13 @@
 
 use rtt_agent_testkit::webclient_client::*;
 
-use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};
+#[path = "support/test_ca.rs"]
+mod test_ca;
 use rtt_agent::host::heap;
 use rtt_agent::host::webclient::*;
 use rtt_agent::rtt::webclient::{
     webclient_session, WEBCLIENT_CONNECT_FAILED, WEBCLIENT_DISCONNECT, WEBCLIENT_TIMEOUT,
 };
-use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
 use rustls::{ServerConfig, ServerConnection, StreamOwned};
 use std::ffi::{c_int, c_void};
 use std::io::{Read, Write};
@@ -26,6 +26,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
+use test_ca::Ca;
 
 type Session = *mut webclient_session;
 type ServerStream = StreamOwned<ServerConnection, TcpStream>;
@@ -34,44 +35,6 @@ static SERIAL: Mutex<()> = Mutex::new(());
 
 fn serial() -> MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// A CA that can sign server certificates.
-struct Ca {
-    cert: rcgen::Certificate,
-    key: KeyPair,
-}
-
-impl Ca {
-    fn new(name: &str) -> Ca {
-        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
-        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        params.distinguished_name.push(DnType::CommonName, name);
-        let key = KeyPair::generate().unwrap();
-        let cert = params.self_signed(&key).unwrap();
-        Ca { cert, key }
-    }
-
-    /// A server configuration whose certificate (signed by this CA) names
-    /// `names` (DNS names or IP addresses).
-    fn server(&self, names: &[&str]) -> Arc<ServerConfig> {
-        let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
-        let mut params = CertificateParams::new(names).unwrap();
-        params.distinguished_name.push(DnType::CommonName, "server");
-        let key = KeyPair::generate().unwrap();
-        let cert = params.signed_by(&key, &self.cert, &self.key).unwrap();
-        let chain = vec![cert.der().clone(), self.cert.der().clone()];
-        let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der()));
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let mut config = ServerConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .unwrap()
-            .with_no_client_auth()
-            .with_single_cert(chain, key)
-            .unwrap();
-        config.alpn_protocols = vec![b"http/1.1".to_vec()];
-        Arc::new(config)
-    }
 }
 
 struct Setup {

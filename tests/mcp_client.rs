@@ -22,15 +22,6 @@ use rtt_agent_testkit::arith_model;
 use rtt_agent_testkit::llm_server::*;
 use rtt_agent_testkit::mcp_server::{python, remote_model, McpServer};
 use std::path::PathBuf;
-use std::time::Duration;
-
-fn settled_used() -> usize {
-    assert!(
-        rtt_agent::host::thread::settle(Duration::from_secs(10)),
-        "threads still running"
-    );
-    heap::used()
-}
 
 /// The `tools` of a recorded chat request: (name, parameters as JSON text).
 fn offered_tools(req: &RecordedRequest) -> Vec<(String, String)> {
@@ -100,6 +91,7 @@ fn the_boards_server_passes_no_remote_tool_on(python: &PathBuf) {
     server::set_overrides(server::Overrides {
         enabled: Some(true),
         port: Some(0),
+        allow_anonymous: Some(true),
         ..Default::default()
     });
     let llm = LlmServer::with_model(arith_model::respond).unwrap();

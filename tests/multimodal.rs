@@ -18,14 +18,6 @@ use std::ffi::{CStr, CString};
 use std::path::PathBuf;
 use std::time::Duration;
 
-fn settled_used() -> usize {
-    assert!(
-        rtt_agent::host::thread::settle(Duration::from_secs(10)),
-        "threads still running"
-    );
-    heap::used()
-}
-
 /// Run `f`; the heap must be where it was before.
 fn heap_neutral(what: &str, f: impl FnOnce()) {
     // The settings the tests set are the test's own heap blocks.

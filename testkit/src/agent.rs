@@ -19,6 +19,16 @@ pub fn lock() -> MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// The heap's `used` once every thread the host port started has ended
+/// and been reaped (what a test compares before and after).
+pub fn settled_used() -> usize {
+    assert!(
+        rtt_agent::host::thread::settle(std::time::Duration::from_secs(10)),
+        "threads still running"
+    );
+    rtt_agent::host::heap::used()
+}
+
 /// A running agent on the debug channel, talking to `server`; stopped (and
 /// everything freed) when dropped.
 pub struct Agent;
