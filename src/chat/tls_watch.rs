@@ -18,9 +18,6 @@
 //! limit, and nothing is noted.
 
 use super::deadline::Deadline;
-use crate::rtt::atomic::{AtomicI32, AtomicPtr, AtomicUsize, Ordering};
-use crate::rtt::rt_thread;
-use core::ptr;
 
 /// Why a TLS connection failed, as the glue reports it. The numbers are
 /// `AGENT_TLS_FAIL_*` in `glue/agent_glue.h`.
@@ -52,6 +49,7 @@ pub enum TlsFailure {
 }
 
 impl TlsFailure {
+    #[cfg_attr(not(feature = "tls"), allow(dead_code))]
     pub fn from_code(code: i32) -> Option<Self> {
         Some(match code {
             1 => Self::Cancelled,
@@ -98,6 +96,7 @@ impl TlsFailure {
 }
 
 /// How long the request on the calling thread may still wait.
+#[cfg_attr(not(feature = "tls"), allow(dead_code))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Budget {
     /// No request of the library's runs on this thread.
@@ -109,118 +108,148 @@ pub enum Budget {
     Left { left_ms: u32, silence_ms: u32 },
 }
 
-/// Requests that may run at once: the loop's, the MCP client's (same
-/// thread), C callers' own `chat()`s. A request that finds no free slot
-/// runs unwatched.
-const SLOTS: usize = 4;
+#[cfg(feature = "tls")]
+pub use slots::{budget, note, take, watch, Watch};
 
-struct Slot {
-    thread: AtomicPtr<rt_thread>,
-    start: AtomicUsize,
-    ms: AtomicUsize,
-    silence_ms: AtomicUsize,
-    failure: AtomicI32,
-    detail: AtomicI32,
+/// Without HTTPS (`PKG_AGENT_TLS_MBEDTLS` off) no glue asks or tells:
+/// nothing is registered and there is never a reason to take.
+#[cfg(not(feature = "tls"))]
+mod off {
+    use super::{Deadline, TlsFailure};
+
+    pub struct Watch;
+
+    pub fn watch(_deadline: &Deadline, _silence_ms: u32) -> Option<Watch> {
+        None
+    }
+
+    pub fn take() -> Option<(TlsFailure, i32)> {
+        None
+    }
 }
+#[cfg(not(feature = "tls"))]
+pub use off::{take, watch, Watch};
 
-impl Slot {
-    const fn new() -> Self {
-        Slot {
-            thread: AtomicPtr::new(ptr::null_mut()),
-            start: AtomicUsize::new(0),
-            ms: AtomicUsize::new(0),
-            silence_ms: AtomicUsize::new(0),
-            failure: AtomicI32::new(0),
-            detail: AtomicI32::new(0),
+#[cfg(feature = "tls")]
+mod slots {
+    use super::{Budget, Deadline, TlsFailure};
+    use crate::rtt::atomic::{AtomicI32, AtomicPtr, AtomicUsize, Ordering};
+    use crate::rtt::rt_thread;
+    use core::ptr;
+
+    /// Requests that may run at once: the loop's, the MCP client's (same
+    /// thread), C callers' own `chat()`s. A request that finds no free slot
+    /// runs unwatched.
+    const SLOTS: usize = 4;
+
+    struct Slot {
+        thread: AtomicPtr<rt_thread>,
+        start: AtomicUsize,
+        ms: AtomicUsize,
+        silence_ms: AtomicUsize,
+        failure: AtomicI32,
+        detail: AtomicI32,
+    }
+
+    impl Slot {
+        const fn new() -> Self {
+            Slot {
+                thread: AtomicPtr::new(ptr::null_mut()),
+                start: AtomicUsize::new(0),
+                ms: AtomicUsize::new(0),
+                silence_ms: AtomicUsize::new(0),
+                failure: AtomicI32::new(0),
+                detail: AtomicI32::new(0),
+            }
         }
     }
-}
 
-static TABLE: [Slot; SLOTS] = [Slot::new(), Slot::new(), Slot::new(), Slot::new()];
+    static TABLE: [Slot; SLOTS] = [Slot::new(), Slot::new(), Slot::new(), Slot::new()];
 
-fn this_thread() -> *mut rt_thread {
-    // SAFETY: rt_thread_self only reads the scheduler's current thread.
-    unsafe { crate::rtt::rt_thread_self() }
-}
-
-/// The slot of the calling thread's request.
-fn mine() -> Option<&'static Slot> {
-    let me = this_thread();
-    if me.is_null() {
-        return None;
+    fn this_thread() -> *mut rt_thread {
+        // SAFETY: rt_thread_self only reads the scheduler's current thread.
+        unsafe { crate::rtt::rt_thread_self() }
     }
-    TABLE.iter().find(|s| s.thread.load(Ordering::SeqCst) == me)
-}
 
-/// A registered request; unregistered when dropped.
-pub struct Watch {
-    slot: &'static Slot,
-}
-
-impl Drop for Watch {
-    fn drop(&mut self) {
-        self.slot.thread.store(ptr::null_mut(), Ordering::SeqCst);
+    /// The slot of the calling thread's request.
+    fn mine() -> Option<&'static Slot> {
+        let me = this_thread();
+        if me.is_null() {
+            return None;
+        }
+        TABLE.iter().find(|s| s.thread.load(Ordering::SeqCst) == me)
     }
-}
 
-/// Register the calling thread's request, with its deadline and the
-/// server's longest silence; None when every slot is taken.
-pub fn watch(deadline: &Deadline, silence_ms: u32) -> Option<Watch> {
-    let me = this_thread();
-    if me.is_null() {
-        return None;
+    /// A registered request; unregistered when dropped.
+    pub struct Watch {
+        slot: &'static Slot,
     }
-    let slot = TABLE.iter().find(|s| {
-        s.thread
-            .compare_exchange(ptr::null_mut(), me, Ordering::SeqCst, Ordering::SeqCst)
-            .is_ok()
-    })?;
-    // Only this thread reads the slot's other fields while it is
-    // registered, so the order of these stores does not matter.
-    slot.start
-        .store(deadline.start_tick() as usize, Ordering::SeqCst);
-    slot.ms.store(deadline.ms() as usize, Ordering::SeqCst);
-    slot.silence_ms.store(silence_ms as usize, Ordering::SeqCst);
-    slot.failure.store(0, Ordering::SeqCst);
-    slot.detail.store(0, Ordering::SeqCst);
-    Some(Watch { slot })
-}
 
-/// The calling thread's budget at tick `now`.
-pub fn budget(now: u32) -> Budget {
-    let Some(slot) = mine() else {
-        return Budget::Unwatched;
-    };
-    if super::transport::cancelled() {
-        return Budget::Cancelled;
+    impl Drop for Watch {
+        fn drop(&mut self) {
+            self.slot.thread.store(ptr::null_mut(), Ordering::SeqCst);
+        }
     }
-    let deadline = Deadline::new(
-        slot.start.load(Ordering::SeqCst) as u32,
-        slot.ms.load(Ordering::SeqCst) as u32,
-        crate::rtt::board().tick_per_second.clamp(1, 1_000_000) as u32,
-    );
-    Budget::Left {
-        left_ms: deadline.remaining_ms(now),
-        silence_ms: slot.silence_ms.load(Ordering::SeqCst) as u32,
-    }
-}
 
-/// The glue's report: the calling thread's request failed for `failure`
-/// (`detail`: the TLS library's code, or 0). Ignored without a registered
-/// request; a later report replaces an earlier one.
-pub fn note(failure: TlsFailure, detail: i32) {
-    if let Some(slot) = mine() {
-        slot.detail.store(detail, Ordering::SeqCst);
-        slot.failure.store(failure as i32, Ordering::SeqCst);
+    /// Register the calling thread's request, with its deadline and the
+    /// server's longest silence; None when every slot is taken.
+    pub fn watch(deadline: &Deadline, silence_ms: u32) -> Option<Watch> {
+        let me = this_thread();
+        if me.is_null() {
+            return None;
+        }
+        let slot = TABLE.iter().find(|s| {
+            s.thread
+                .compare_exchange(ptr::null_mut(), me, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok()
+        })?;
+        // Only this thread reads the slot's other fields while it is
+        // registered, so the order of these stores does not matter.
+        slot.start
+            .store(deadline.start_tick() as usize, Ordering::SeqCst);
+        slot.ms.store(deadline.ms() as usize, Ordering::SeqCst);
+        slot.silence_ms.store(silence_ms as usize, Ordering::SeqCst);
+        slot.failure.store(0, Ordering::SeqCst);
+        slot.detail.store(0, Ordering::SeqCst);
+        Some(Watch { slot })
     }
-}
 
-/// The reason the glue reported for the calling thread's request since it
-/// was last taken, and its detail.
-pub fn take() -> Option<(TlsFailure, i32)> {
-    let slot = mine()?;
-    let code = slot.failure.swap(0, Ordering::SeqCst);
-    TlsFailure::from_code(code).map(|f| (f, slot.detail.load(Ordering::SeqCst)))
+    /// The calling thread's budget at tick `now`.
+    pub fn budget(now: u32) -> Budget {
+        let Some(slot) = mine() else {
+            return Budget::Unwatched;
+        };
+        if crate::chat::transport::cancelled() {
+            return Budget::Cancelled;
+        }
+        let deadline = Deadline::new(
+            slot.start.load(Ordering::SeqCst) as u32,
+            slot.ms.load(Ordering::SeqCst) as u32,
+            crate::rtt::board().tick_per_second.clamp(1, 1_000_000) as u32,
+        );
+        Budget::Left {
+            left_ms: deadline.remaining_ms(now),
+            silence_ms: slot.silence_ms.load(Ordering::SeqCst) as u32,
+        }
+    }
+
+    /// The glue's report: the calling thread's request failed for `failure`
+    /// (`detail`: the TLS library's code, or 0). Ignored without a registered
+    /// request; a later report replaces an earlier one.
+    pub fn note(failure: TlsFailure, detail: i32) {
+        if let Some(slot) = mine() {
+            slot.detail.store(detail, Ordering::SeqCst);
+            slot.failure.store(failure as i32, Ordering::SeqCst);
+        }
+    }
+
+    /// The reason the glue reported for the calling thread's request since it
+    /// was last taken, and its detail.
+    pub fn take() -> Option<(TlsFailure, i32)> {
+        let slot = mine()?;
+        let code = slot.failure.swap(0, Ordering::SeqCst);
+        TlsFailure::from_code(code).map(|f| (f, slot.detail.load(Ordering::SeqCst)))
+    }
 }
 
 #[cfg(test)]

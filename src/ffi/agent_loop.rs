@@ -553,7 +553,10 @@ fn build_agent(loop_thread: rt_thread_t) -> bool {
         crate::log_w!("init_agent: the file-operation thread did not start (no memory)");
     }
     // SAFETY: the glue's logging only; no arguments.
-    unsafe { crate::rtt::webclient::agent_tls_report() };
+    #[cfg(feature = "tls")]
+    unsafe {
+        crate::rtt::webclient::agent_tls_report()
+    };
     log_memory("agent started");
     if let Some(init) = channel_ops().and_then(|ops| ops.init) {
         // SAFETY: the channel's own init with the live hub and context; the
@@ -598,7 +601,10 @@ fn tear_down_agent() {
     // After every request of the agent has ended (the loop thread and the
     // MCP client are stopped): the kept TLS session goes with the agent.
     // SAFETY: the glue frees its own copy under its own lock.
-    unsafe { crate::rtt::webclient::agent_tls_forget() };
+    #[cfg(feature = "tls")]
+    unsafe {
+        crate::rtt::webclient::agent_tls_forget()
+    };
 }
 
 /// Register the tools, create the hub and the context, start the channel:

@@ -73,6 +73,7 @@ pub mod messages;
 pub mod multimodal;
 pub mod prompt;
 pub mod runtime;
+#[cfg(feature = "tls")]
 pub mod tls;
 pub mod tool_run;
 pub mod tools;

@@ -257,7 +257,7 @@ def test_https_through_webclient_links_the_tls_glue():
     for record, warned in (('3584', True), ('16384', False)):
         config = dict(tls, MBEDTLS_SSL_MAX_CONTENT_LEN=record)
         r = scons('stm32f407-m4f', config=config, installed=['thumbv7em-none-eabihf'])
-        check_success(r, 'thumbv7em-none-eabihf', build_std=False)
+        check_success(r, 'thumbv7em-none-eabihf', build_std=False, features=('channel-cli', 'tls'))
         p = [g for g in r.records if g['name'] == 'Agent'][0]['parameters']
         wraps = ['--wrap=mbedtls_client_%s' % f for f in ('init', 'context', 'connect', 'read')]
         check(all(w in p.get('LINKFLAGS', '') for w in wraps), 'LINKFLAGS %r' % p.get('LINKFLAGS'), r)
@@ -274,7 +274,7 @@ def test_https_through_webclient_links_the_tls_glue():
         cleanup(r)
     r = scons('stm32f407-m4f', config={'PKG_AGENT_TLS_MBEDTLS': '', 'PKG_USING_MBEDTLS': ''},
               installed=['thumbv7em-none-eabihf'])
-    check_success(r, 'thumbv7em-none-eabihf', build_std=False)
+    check_success(r, 'thumbv7em-none-eabihf', build_std=False, features=('channel-cli', 'tls'))
     p = [g for g in r.records if g['name'] == 'Agent'][0]['parameters']
     check('LINKFLAGS' not in p and 'CPPDEFINES' not in p and 'LOCAL_CPPDEFINES' not in p,
           'no TLS glue without webclient\'s mbedTLS mode', r)
