@@ -175,6 +175,7 @@ fn mcp_figures() {
     server::set_overrides(server::Overrides {
         enabled: Some(true),
         port: Some(0),
+        allow_anonymous: Some(true),
         ..Default::default()
     });
     thread::reset_stack_high_water();

@@ -184,4 +184,21 @@ void agent_tls_report(void);
 /* Drop the TLS session kept for resumption (the agent's cleanup). */
 void agent_tls_forget(void);
 
+/* Tokens (issue 30). The WebNet channel: 1 with PKG_AGENT_WEB_OPEN_CHAT
+ * (chat without a token while none is set); the client's address of the
+ * request (IPv4: 4 bytes into addr; returns their count). The MCP server:
+ * its client's address the same way (-1 when unknown). The state file
+ * (agent_options.c): its path ("" for none), read (bytes, or -1) and
+ * written atomically (0, or -1). */
+int agent_glue_web_open_chat(void);
+int agent_glue_web_peer(struct webnet_session *session, unsigned char *addr);
+int agent_mcp_peer(int fd, unsigned char *addr);
+const char *agent_glue_state_file(void);
+int agent_glue_state_read(const char *path, char *buf, int size);
+int agent_glue_state_write(const char *path, const char *data, int len);
+
 #endif /* RTT_AGENT_GLUE_H */
+
+/* The extension API (include/AgentExt.h), here too so that everything that
+ * includes the glue header sees its prototypes. */
+#include "AgentExt.h"

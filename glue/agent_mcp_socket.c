@@ -88,6 +88,18 @@ int agent_mcp_accept(int fd, int io_timeout_ms)
     return client;
 }
 
+/* The client's IPv4 address (4 bytes into addr): 4, or -1. */
+int agent_mcp_peer(int fd, unsigned char *addr)
+{
+    struct sockaddr_in peer;
+    socklen_t len = sizeof(peer);
+    memset(&peer, 0, sizeof(peer));
+    if (getpeername(fd, (struct sockaddr *)&peer, &len) != 0 || peer.sin_family != AF_INET)
+        return -1;
+    memcpy(addr, &peer.sin_addr.s_addr, 4);
+    return 4;
+}
+
 int agent_mcp_set_timeout(int fd, int ms)
 {
     return set_timeouts(fd, ms);

@@ -34,7 +34,8 @@ int agent_glue_tools_text(void)
  * The MCP server's options (src/mcp/server.rs), by number, so the library
  * needs no struct layout for them: 0 enabled, 1 port, 2 largest body,
  * 3 sessions, 4 session idle seconds, 5 tools per page, 6 thread stack,
- * 7 thread priority, 8 loopback only; texts: 0 path, 1 token, 2 origins.
+ * 7 thread priority, 8 loopback only, 9 no token allowed
+ * (PKG_AGENT_MCP_ALLOW_ANONYMOUS); texts: 0 path, 1 token, 2 origins.
  */
 #ifndef PKG_AGENT_MCP_PORT
 #define PKG_AGENT_MCP_PORT 8000
@@ -85,6 +86,9 @@ int agent_glue_mcp_option(int which)
     /* The host port serves on 127.0.0.1 only. */
     case 8: return 1;
 #endif
+#ifdef PKG_AGENT_MCP_ALLOW_ANONYMOUS
+    case 9: return 1;
+#endif
     default: return 0;
     }
 }
@@ -98,3 +102,132 @@ const char *agent_glue_mcp_text(int which)
     default: return PKG_AGENT_MCP_ORIGINS;
     }
 }
+
+/*
+ * The state file (PKG_AGENT_STATE_FILE; src/ffi/config.rs): the tokens set
+ * at run time. Written whole to "<file>.tmp" and renamed over the file, so a
+ * reset while writing leaves the old file or the new one, never half of
+ * one. DFS's elm-fat cannot rename onto an existing file (FR_EXIST): there
+ * the old file is removed first, and a reset between the two steps leaves
+ * only "<file>.tmp", which the reader then takes. On the host the
+ * simulator's file is RTT_AGENT_STATE_FILE from the environment.
+ */
+#if defined(__linux__) && defined(AGENT_ALL_PARTS)
+#include <stdlib.h>
+#define AGENT_STATE_IO 1
+const char *agent_glue_state_file(void)
+{
+    const char *path = getenv("RTT_AGENT_STATE_FILE");
+    return path ? path : "";
+}
+#else
+#ifndef PKG_AGENT_STATE_FILE
+#define PKG_AGENT_STATE_FILE ""
+#endif
+#if defined(DFS_USING_POSIX)
+#define AGENT_STATE_IO 1
+#endif
+const char *agent_glue_state_file(void)
+{
+#ifdef AGENT_STATE_IO
+    return PKG_AGENT_STATE_FILE;
+#else
+    return "";
+#endif
+}
+#endif
+
+#ifdef AGENT_STATE_IO
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static int temp_name(const char *path, char *out, size_t size)
+{
+    size_t len = strlen(path);
+    if (len + 5 > size)
+        return -1;
+    memcpy(out, path, len);
+    memcpy(out + len, ".tmp", 5);
+    return 0;
+}
+
+static int read_all(const char *path, char *buf, int size)
+{
+    int total = 0;
+    int fd = open(path, O_RDONLY, 0);
+    if (fd < 0)
+        return -1;
+    while (total < size)
+    {
+        int n = (int)read(fd, buf + total, (size_t)(size - total));
+        if (n <= 0)
+            break;
+        total += n;
+    }
+    close(fd);
+    return total;
+}
+
+int agent_glue_state_read(const char *path, char *buf, int size)
+{
+    char tmp[128];
+    int n;
+    if (path == RT_NULL || buf == RT_NULL || size <= 0 || path[0] == '\0')
+        return -1;
+    n = read_all(path, buf, size);
+    if (n < 0 && temp_name(path, tmp, sizeof(tmp)) == 0)
+        n = read_all(tmp, buf, size); /* a reset between remove and rename */
+    return n;
+}
+
+int agent_glue_state_write(const char *path, const char *data, int len)
+{
+    char tmp[128];
+    int fd, written = 0;
+    if (path == RT_NULL || data == RT_NULL || len < 0 || temp_name(path, tmp, sizeof(tmp)) != 0)
+        return -1;
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd < 0)
+        return -1;
+    while (written < len)
+    {
+        int n = (int)write(fd, data + written, (size_t)(len - written));
+        if (n <= 0)
+            break;
+        written += n;
+    }
+    if (written != len || fsync(fd) != 0)
+    {
+        close(fd);
+        unlink(tmp);
+        return -1;
+    }
+    close(fd);
+    if (rename(tmp, path) != 0)
+    {
+        /* elm-fat: the target must not exist. */
+        unlink(path);
+        if (rename(tmp, path) != 0)
+            return -1;
+    }
+    return 0;
+}
+#else
+int agent_glue_state_read(const char *path, char *buf, int size)
+{
+    (void)path;
+    (void)buf;
+    (void)size;
+    return -1;
+}
+
+int agent_glue_state_write(const char *path, const char *data, int len)
+{
+    (void)path;
+    (void)data;
+    (void)len;
+    return -1;
+}
+#endif

@@ -17,6 +17,7 @@
 #include <wn_module.h>
 #include <wn_request.h>
 #include <wn_session.h>
+#include <string.h>
 #include "agent_glue.h"
 
 #ifndef PKG_AGENT_WEB_TOKEN
@@ -49,6 +50,23 @@ int agent_glue_web_start(void)
 const char *agent_glue_web_token(void)
 {
     return PKG_AGENT_WEB_TOKEN;
+}
+
+int agent_glue_web_open_chat(void)
+{
+#ifdef PKG_AGENT_WEB_OPEN_CHAT
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+int agent_glue_web_peer(struct webnet_session *session, unsigned char *addr)
+{
+    /* WebNet's accept() filled cliaddr (IPv4: WebNet listens on AF_INET). */
+    const unsigned char *ip = (const unsigned char *)&session->cliaddr.sin_addr.s_addr;
+    memcpy(addr, ip, 4);
+    return 4;
 }
 
 int agent_glue_web_port(void)

@@ -32,6 +32,8 @@ pub mod stream;
 pub mod text;
 #[cfg(feature = "tools-text")]
 pub mod text_tools;
+#[cfg(any(feature = "mcp-server", feature = "channel-webnet"))]
+pub mod token_limit;
 #[cfg(any(feature = "tool-arg-check", feature = "mcp-server"))]
 pub mod tool_args;
 

@@ -701,6 +701,7 @@ fn walk_mcp_session() {
         server::set_overrides(server::Overrides {
             enabled: Some(true),
             port: Some(0),
+            allow_anonymous: Some(true),
             ..Default::default()
         });
         let summary = walk(

@@ -98,9 +98,12 @@ struct McpAgent {
 
 impl McpAgent {
     fn start(server: &LlmServer, o: server::Overrides) -> McpAgent {
+        // Without a token of their own, the tests here run the server
+        // anonymously (PKG_AGENT_MCP_ALLOW_ANONYMOUS).
         server::set_overrides(server::Overrides {
             enabled: Some(true),
             port: Some(0),
+            allow_anonymous: o.allow_anonymous.or(Some(o.token.is_none())),
             ..o
         });
         let agent = Agent::start(server, Overrides::default());

@@ -156,7 +156,8 @@ fn a_stopped_agent_answers_unavailable() {
     let _serial = lock();
     let server = LlmServer::start(vec![]).unwrap();
     let addr = WebAgent::start(&server, Overrides::default()).addr;
-    // Dropped: the agent stopped, WebNet still serves.
+    // Dropped: the agent stopped, WebNet still serves (chat kept open here).
+    rtt_agent::ffi::channels::web::set_open_chat(Some(true));
     let r = post(addr, "/cgi-bin/chat", r#"{"message":"anyone?"}"#);
     assert_eq!(r.status, 503, "{}", r.text());
     assert!(r.text().contains("not running"), "{}", r.text());
@@ -185,6 +186,7 @@ fn a_stopped_agent_answers_unavailable() {
         request(addr, "POST", "/cgi-bin/agent", Some("{}")).status,
         405
     );
+    rtt_agent::ffi::channels::web::set_open_chat(None);
 }
 
 #[test]
@@ -272,11 +274,11 @@ fn the_configuration_needs_the_token_and_never_shows_the_key() {
     let r = post(a, "/cgi-bin/config", r#"{"modelName":"m2"}"#);
     assert_eq!(r.status, 403);
 
-    set_token(Some(c"board-token-1"));
+    set_token(Some(c"board-token-0001"));
     for bad in [
         r#"{"modelName":"m2"}"#,
-        r#"{"token":"board-token-2","modelName":"m2"}"#,
-        r#"{"token":"board-token-1x","modelName":"m2"}"#,
+        r#"{"token":"board-token-0002","modelName":"m2"}"#,
+        r#"{"token":"board-token-0001x","modelName":"m2"}"#,
     ] {
         let r = post(a, "/cgi-bin/config", bad);
         assert_eq!(r.status, 403, "{bad}: {}", r.text());
@@ -288,8 +290,14 @@ fn the_configuration_needs_the_token_and_never_shows_the_key() {
         request(a, "GET", "/cgi-bin/get_config?token=nope", None).status,
         403
     );
+    // Five wrong (or missing) tokens from this address: the next request is
+    // refused whatever its token, until the minute has passed.
+    let r = request(a, "GET", "/cgi-bin/get_config?token=board-token-0001", None);
+    assert_eq!(r.status, 429, "{}", r.text());
+    assert_eq!(r.header("Retry-After"), Some("60"));
+    rtt_agent::token_limit::forget_all();
 
-    let r = request(a, "GET", "/cgi-bin/get_config?token=board-token-1", None);
+    let r = request(a, "GET", "/cgi-bin/get_config?token=board-token-0001", None);
     assert_eq!(r.status, 200, "{}", r.text());
     assert!(
         r.text().contains(r#""apiKey":"sk-...89 (17 characters)""#),
@@ -306,16 +314,16 @@ fn the_configuration_needs_the_token_and_never_shows_the_key() {
     let r = post(
         a,
         "/cgi-bin/config",
-        r#"{"token":"board-token-1","modelName":""}"#,
+        r#"{"token":"board-token-0001","modelName":""}"#,
     );
     assert_eq!(r.status, 400, "{}", r.text());
     let r = post(
         a,
         "/cgi-bin/config",
-        r#"{"token":"board-token-1","modelName":"web-model-2","apiKey":"sk-new-key-0123456"}"#,
+        r#"{"token":"board-token-0001","modelName":"web-model-2","apiKey":"sk-new-key-0123456"}"#,
     );
     assert_eq!(r.status, 200, "{}", r.text());
-    let r = post(a, "/cgi-bin/get_config", r#"{"token":"board-token-1"}"#);
+    let r = post(a, "/cgi-bin/get_config", r#"{"token":"board-token-0001"}"#);
     assert!(
         r.text().contains(r#""modelName":"web-model-2""#),
         "{}",
@@ -328,7 +336,15 @@ fn the_configuration_needs_the_token_and_never_shows_the_key() {
     );
     assert!(!r.text().contains("new-key"), "{}", r.text());
     // The next request uses the new model and key.
-    post(a, "/cgi-bin/chat", r#"{"message":"hi"}"#);
+    // Chat needs the token too, now that one is set.
+    let r = post(a, "/cgi-bin/chat", r#"{"message":"hi"}"#);
+    assert_eq!(r.status, 403, "{}", r.text());
+    let r = post(
+        a,
+        "/cgi-bin/chat",
+        r#"{"message":"hi","token":"board-token-0001"}"#,
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
     let req = &server.requests()[0];
     assert!(req.body_text().contains("\"web-model-2\""));
     assert_eq!(

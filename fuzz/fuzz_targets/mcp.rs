@@ -10,8 +10,14 @@
 //! the request.
 //!
 //! Input layout: the request, byte for byte, except that `SID` is replaced
-//! by a live session's id (made at start), so the fuzzer reaches the
-//! methods behind the session check.
+//! by a live session's id (made at start) and `TOK` by the server's bearer
+//! token, so the fuzzer reaches the methods behind the token and session
+//! checks. The server runs with a token (without one it does not start);
+//! the `Authorization` header's parsing, the constant-time comparison and
+//! the per-address limit of wrong tokens (429 with `Retry-After`) are on
+//! the path of every input. The limit's table is forgotten every
+//! [`FORGET_EVERY`] inputs, so inputs are refused with 429 some of the
+//! time, not for good after the first five wrong tokens.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -24,7 +30,9 @@ use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-const STATUSES: &[u16] = &[200, 202, 400, 401, 403, 404, 405, 406, 408, 411, 413, 415, 431, 500, 503];
+const STATUSES: &[u16] = &[200, 202, 400, 401, 403, 404, 405, 406, 408, 411, 413, 415, 429, 431, 500, 503];
+const TOKEN: &str = "fuzz-token-0123456789";
+const FORGET_EVERY: usize = 8;
 
 struct Running {
     addr: SocketAddr,
@@ -51,6 +59,7 @@ fn running() -> &'static Running {
             max_sessions: Some(16),
             session_idle_s: Some(1),
             page_size: Some(2),
+            token: Some(c"fuzz-token-0123456789"),
             ..Default::default()
         });
         agent_loop::set_channel(std::ptr::addr_of!(agent_debug_ops));
@@ -58,7 +67,11 @@ fn running() -> &'static Running {
         let port = server::port().expect("the MCP server runs");
         let addr = SocketAddr::from(([127, 0, 0, 1], port));
         let body = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#;
-        let mut req = format!("POST /mcp HTTP/1.1\r\nContent-Length: {}\r\n\r\n", body.len()).into_bytes();
+        let mut req = format!(
+            "POST /mcp HTTP/1.1\r\nAuthorization: Bearer {TOKEN}\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        )
+        .into_bytes();
         req.extend_from_slice(body);
         let answer = String::from_utf8(exchange(addr, &req)).expect("a text answer");
         let session = answer
@@ -84,6 +97,14 @@ fn check(answer: &[u8]) {
         .and_then(|s| s.parse().ok())
         .expect("a status line");
     assert!(STATUSES.contains(&status), "status {status}");
+    if status == 429 {
+        let after: u32 = head
+            .lines()
+            .find_map(|l| l.strip_prefix("Retry-After: "))
+            .and_then(|v| v.trim().parse().ok())
+            .expect("429 with a Retry-After");
+        assert!((1..=60).contains(&after), "Retry-After {after}");
+    }
     let length: usize = head
         .lines()
         .find_map(|l| l.strip_prefix("Content-Length: "))
@@ -93,13 +114,21 @@ fn check(answer: &[u8]) {
 }
 
 fuzz_target!(|data: &[u8]| {
+    static COUNT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let r = running();
     heap::exclude_this_thread(true);
-    let mut request = Vec::with_capacity(data.len() + 32);
+    if COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % FORGET_EVERY == 0 {
+        rtt_agent::token_limit::forget_all();
+    }
+    let mut request = Vec::with_capacity(data.len() + 64);
     let mut rest = data;
-    while let Some(at) = rest.windows(3).position(|w| w == b"SID") {
+    while let Some(at) = rest.windows(3).position(|w| w == b"SID" || w == b"TOK") {
         request.extend_from_slice(&rest[..at]);
-        request.extend_from_slice(&r.session);
+        if &rest[at..at + 3] == b"SID" {
+            request.extend_from_slice(&r.session);
+        } else {
+            request.extend_from_slice(TOKEN.as_bytes());
+        }
         rest = &rest[at + 3..];
     }
     request.extend_from_slice(rest);

@@ -13,14 +13,22 @@
 //!
 //! With `--web` the agent starts at once on the WebNet channel instead: the
 //! host WebNet serves the page on 127.0.0.1 (`--web=PORT`, default any free
-//! port) and the address is printed; `--web-token TOKEN` enables the
-//! configuration endpoints (PKG_AGENT_WEB_TOKEN on a board).
+//! port) and the address is printed; `--web-token TOKEN` (16 characters
+//! or more) is the token of the chat and the settings (PKG_AGENT_WEB_TOKEN
+//! on a board); without one the chat is locked unless `--web-open-chat`
+//! (PKG_AGENT_WEB_OPEN_CHAT).
 //!
 //! With `--mcp` the agent starts at once with its MCP server (Streamable
 //! HTTP) on 127.0.0.1 (`--mcp=PORT`, default any free port; the address is
 //! printed), serving the built-in tools; `--mcp-token TOKEN` requires
-//! `Authorization: Bearer TOKEN` (PKG_AGENT_MCP_TOKEN on a board). Without
-//! `--web` the chat stays on this terminal.
+//! `Authorization: Bearer TOKEN` (PKG_AGENT_MCP_TOKEN on a board); without
+//! one the server does not start unless `--mcp-anonymous`
+//! (PKG_AGENT_MCP_ALLOW_ANONYMOUS). Without `--web` the chat stays on this
+//! terminal.
+//!
+//! `RTT_AGENT_STATE_FILE=<path>` is the state file (PKG_AGENT_STATE_FILE on
+//! a board): tokens set with `agent_config web-token|mcp-token` are kept
+//! there across restarts.
 //!
 //! Commands at `msh />`: every MSH command the firmware exports
 //! (`main_loop_entry`, `cleanup_agent_entry`, `init_tools`,
@@ -154,20 +162,25 @@ extern "C" {
     fn rt_host_webnet_bound_port() -> i32;
 }
 
-/// `--web[=PORT]`, `--web-token TOKEN`, `--mcp[=PORT]`, `--mcp-token TOKEN`.
+/// `--web[=PORT]`, `--web-token TOKEN`, `--web-open-chat`, `--mcp[=PORT]`,
+/// `--mcp-token TOKEN`, `--mcp-anonymous`.
 struct Options {
     web_port: Option<i32>,
     web_token: Option<CString>,
+    web_open_chat: bool,
     mcp_port: Option<u16>,
     mcp_token: Option<CString>,
+    mcp_anonymous: bool,
 }
 
 fn options() -> Options {
     let mut o = Options {
         web_port: None,
         web_token: None,
+        web_open_chat: false,
         mcp_port: None,
         mcp_token: None,
+        mcp_anonymous: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -189,9 +202,13 @@ fn options() -> Options {
             }));
         } else if a == "--mcp-token" {
             o.mcp_token = args.next().and_then(|t| CString::new(t).ok());
+        } else if a == "--web-open-chat" {
+            o.web_open_chat = true;
+        } else if a == "--mcp-anonymous" {
+            o.mcp_anonymous = true;
         } else {
             eprintln!(
-                "usage: rtt-agent-sim [--web[=PORT]] [--web-token TOKEN] [--mcp[=PORT]] [--mcp-token TOKEN]"
+                "usage: rtt-agent-sim [--web[=PORT]] [--web-token TOKEN] [--web-open-chat] [--mcp[=PORT]] [--mcp-token TOKEN] [--mcp-anonymous]"
             );
             std::process::exit(2);
         }
@@ -210,6 +227,7 @@ fn main() {
             enabled: Some(true),
             port: Some(port),
             token: opts.mcp_token.map(|t| &*Box::leak(t.into_boxed_c_str())),
+            allow_anonymous: Some(opts.mcp_anonymous),
             ..Default::default()
         });
     }
@@ -218,6 +236,7 @@ fn main() {
         if let Some(token) = opts.web_token {
             web::set_token(Some(Box::leak(token.into_boxed_c_str())));
         }
+        web::set_open_chat(Some(opts.web_open_chat));
         // SAFETY: before webnet_init, as WebNet requires.
         unsafe { webnet_set_port(port) };
         agent_loop::set_channel(std::ptr::addr_of!(web::agent_webnet_ops));

@@ -51,6 +51,19 @@ fn show_config() {
             line(&[b"format: ", format, how]);
         }
     }
+    #[cfg(any(feature = "mcp-server", feature = "channel-webnet"))]
+    {
+        use super::config::tokens::{show, Which};
+        for (which, label) in [
+            (Which::Web, &b"web token: "[..]),
+            (Which::Mcp, &b"mcp token: "[..]),
+        ] {
+            let mut masked = [0u8; 48];
+            if let Some(n) = show(which, &mut masked) {
+                line(&[label, masked.get(..n).unwrap_or_default()]);
+            }
+        }
+    }
     #[cfg(feature = "tools-text")]
     line(&[
         b"tools: ",
@@ -95,7 +108,9 @@ const FORMATS: &[u8] = match (
 /// <value>` sets one at run time (at most 127 bytes); `agent_config tools
 /// text|native` chooses how tools are offered (with `tools-text`); with a
 /// provider adapter built in, `agent_config format
-/// auto|openai|anthropic|ollama` chooses the wire format.
+/// auto|openai|anthropic|ollama` chooses the wire format; `agent_config
+/// web-token|mcp-token <token>` sets a network token (16 to 127
+/// characters; `none` or `""`: no token, where the build allows it).
 #[no_mangle]
 pub unsafe extern "C" fn agent_config(argc: c_int, argv: *mut *mut c_char) -> c_int {
     ffi_fn!(failure = -1, {
@@ -116,7 +131,7 @@ pub unsafe extern "C" fn agent_config(argc: c_int, argv: *mut *mut c_char) -> c_
         }
         if argc != 3 {
             line(&[
-                b"usage: agent_config [key|model|url <value>] [tools text|native] [format <name>]",
+                b"usage: agent_config [key|model|url <value>] [tools text|native] [format <name>] [web-token|mcp-token <token>]",
                 #[cfg(feature = "mcp-client")]
                 b" [mcp list|add|del|reset ...]",
             ]);
@@ -158,8 +173,27 @@ pub unsafe extern "C" fn agent_config(argc: c_int, argv: *mut *mut c_char) -> c_
             }
             #[cfg(any(feature = "provider-anthropic", feature = "provider-ollama"))]
             b"format" => {}
+            #[cfg(any(feature = "mcp-server", feature = "channel-webnet"))]
+            b"web-token" | b"mcp-token" => {
+                use super::config::tokens::{set_from_console, Which};
+                let which = if what == b"web-token" {
+                    Which::Web
+                } else {
+                    Which::Mcp
+                };
+                // SAFETY: `value` is `argv[2]`, NUL-terminated and alive for this call.
+                let token = unsafe { CStr::from_ptr(value) }.to_bytes();
+                // The token itself is never echoed: only the outcome.
+                return if set_from_console(which, token) {
+                    0
+                } else {
+                    -1
+                };
+            }
             _ => {
-                line(&[b"agent_config: set key, model, url, tools or format"]);
+                line(&[
+                    b"agent_config: set key, model, url, tools, format, web-token or mcp-token",
+                ]);
                 return -1;
             }
         }

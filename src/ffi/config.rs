@@ -236,3 +236,456 @@ pub fn masked_key(key: &[u8], out: &mut [u8; 48]) -> usize {
     put(b" characters)", &mut n);
     n
 }
+
+/// The network tokens (`AgentExt.h`): the WebNet channel's and the MCP
+/// server's, settable at run time (`agent_config web-token|mcp-token`,
+/// `agent_token_set`) over the build's `PKG_AGENT_WEB_TOKEN` and
+/// `PKG_AGENT_MCP_TOKEN`, and kept in the state file when the board has one
+/// (`PKG_AGENT_STATE_FILE`: written whole to `<file>.tmp`, then renamed
+/// over it). A token is 16 to 127 visible ASCII characters; it is compared
+/// in constant time, shown only masked and never logged.
+#[cfg(any(feature = "mcp-server", feature = "channel-webnet"))]
+pub mod tokens {
+    use crate::ffi_fn;
+    use crate::rtt::sleep_lock::SleepLock;
+    use core::cell::UnsafeCell;
+    use core::ffi::{c_char, c_int, CStr};
+
+    pub const AGENT_TOKEN_WEB: c_int = 0;
+    pub const AGENT_TOKEN_MCP: c_int = 1;
+    /// The shortest token taken.
+    pub const TOKEN_MIN: usize = 16;
+    /// The longest token taken.
+    pub const TOKEN_MAX: usize = 127;
+    /// Room for the state file's text.
+    const STATE_MAX: usize = 384;
+
+    /// Whose token.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Which {
+        Web,
+        Mcp,
+    }
+
+    impl Which {
+        fn index(self) -> usize {
+            match self {
+                Which::Web => 0,
+                Which::Mcp => 1,
+            }
+        }
+        fn key(self) -> &'static [u8] {
+            match self {
+                Which::Web => b"web-token",
+                Which::Mcp => b"mcp-token",
+            }
+        }
+        pub fn from_c(which: c_int) -> Option<Which> {
+            match which {
+                AGENT_TOKEN_WEB => Some(Which::Web),
+                AGENT_TOKEN_MCP => Some(Which::Mcp),
+                _ => None,
+            }
+        }
+    }
+
+    /// Why a token was not taken.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Refused {
+        /// Shorter than [`TOKEN_MIN`] (its length).
+        TooShort(usize),
+        TooLong,
+        /// Only visible ASCII (no blanks, no control characters).
+        BadCharacter,
+        /// Empty, but the option that allows no token is off.
+        EmptyNotAllowed,
+    }
+
+    /// Whether the new value reached the state file.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Kept {
+        /// Written to the state file.
+        Saved,
+        /// No state file: kept until reboot.
+        UntilReboot,
+        /// The state file could not be written: kept until reboot.
+        SaveFailed,
+    }
+
+    #[derive(Clone, Copy)]
+    struct Slot {
+        /// Set at run time (else the build's value applies).
+        set: bool,
+        len: u8,
+        bytes: [u8; TOKEN_MAX],
+    }
+
+    const EMPTY: Slot = Slot {
+        set: false,
+        len: 0,
+        bytes: [0; TOKEN_MAX],
+    };
+
+    impl Slot {
+        fn value(&self) -> &[u8] {
+            self.bytes.get(..self.len as usize).unwrap_or_default()
+        }
+    }
+
+    struct Store {
+        /// The state file was read.
+        loaded: bool,
+        slots: [Slot; 2],
+        /// A state file chosen at run time (tests).
+        file: Option<&'static CStr>,
+    }
+
+    struct Cell(UnsafeCell<Store>);
+    // SAFETY: reached only under LOCK (`with`).
+    unsafe impl Sync for Cell {}
+    static LOCK: SleepLock = SleepLock::new();
+    static STORE: Cell = Cell(UnsafeCell::new(Store {
+        loaded: false,
+        slots: [EMPTY; 2],
+        file: None,
+    }));
+
+    extern "C" {
+        fn agent_glue_state_file() -> *const c_char;
+        fn agent_glue_state_read(path: *const c_char, buf: *mut c_char, size: c_int) -> c_int;
+        fn agent_glue_state_write(path: *const c_char, data: *const c_char, len: c_int) -> c_int;
+    }
+
+    fn with<R>(f: impl FnOnce(&mut Store) -> R) -> R {
+        let _held = LOCK.lock();
+        // SAFETY: under the lock: the only reference.
+        let store = unsafe { &mut *STORE.0.get() };
+        if !store.loaded {
+            store.loaded = true;
+            load(store);
+        }
+        f(store)
+    }
+
+    fn state_file(store: &Store) -> &'static CStr {
+        let file = store.file.unwrap_or_else(|| {
+            // SAFETY: the glue returns a static string or NULL.
+            let p = unsafe { agent_glue_state_file() };
+            if p.is_null() {
+                c""
+            } else {
+                // SAFETY: non-NULL: a NUL-terminated string that lives on
+                // (a literal, or the host's environment).
+                unsafe { CStr::from_ptr(p) }
+            }
+        });
+        file
+    }
+
+    /// Check a token's form (not its length's lower bound for empty).
+    pub fn check(value: &[u8]) -> Result<(), Refused> {
+        if value.len() > TOKEN_MAX {
+            return Err(Refused::TooLong);
+        }
+        if value.iter().any(|&b| !(0x21..=0x7e).contains(&b)) {
+            return Err(Refused::BadCharacter);
+        }
+        if !value.is_empty() && value.len() < TOKEN_MIN {
+            return Err(Refused::TooShort(value.len()));
+        }
+        Ok(())
+    }
+
+    /// Read the state file's tokens (a missing or unreadable file, or a
+    /// bad line, leaves the build's values).
+    fn load(store: &mut Store) {
+        let path = state_file(store);
+        if path.is_empty() {
+            return;
+        }
+        let mut buf = [0u8; STATE_MAX];
+        // SAFETY: `buf` is writable for its length; the path is NUL-terminated.
+        let n = unsafe {
+            agent_glue_state_read(
+                path.as_ptr(),
+                buf.as_mut_ptr() as *mut c_char,
+                buf.len() as c_int,
+            )
+        };
+        if n <= 0 {
+            return;
+        }
+        let text = buf.get(..n as usize).unwrap_or_default();
+        for line in text.split(|&b| b == b'\n') {
+            let Some(eq) = line.iter().position(|&b| b == b'=') else {
+                continue;
+            };
+            let (key, value) = (
+                line.get(..eq).unwrap_or_default(),
+                line.get(eq + 1..).unwrap_or_default(),
+            );
+            let value = crate::text::strip_last(value, b'\r');
+            for which in [Which::Web, Which::Mcp] {
+                if key == which.key() && check(value).is_ok() {
+                    if let Some(slot) = store.slots.get_mut(which.index()) {
+                        *slot = EMPTY;
+                        slot.set = true;
+                        slot.len = crate::text::copy_prefix(&mut slot.bytes, value) as u8;
+                    }
+                }
+            }
+        }
+    }
+
+    fn save(store: &Store) -> Kept {
+        let path = state_file(store);
+        if path.is_empty() {
+            return Kept::UntilReboot;
+        }
+        let mut text = [0u8; STATE_MAX];
+        let mut n = 0;
+        let mut put =
+            |b: &[u8]| n += crate::text::copy_prefix(text.get_mut(n..).unwrap_or_default(), b);
+        put(b"# rtt-agent state\n");
+        for which in [Which::Web, Which::Mcp] {
+            if let Some(slot) = store.slots.get(which.index()).filter(|s| s.set) {
+                put(which.key());
+                put(b"=");
+                put(slot.value());
+                put(b"\n");
+            }
+        }
+        // SAFETY: `text` holds `n` bytes; the path is NUL-terminated.
+        let rc = unsafe {
+            agent_glue_state_write(path.as_ptr(), text.as_ptr() as *const c_char, n as c_int)
+        };
+        if rc == 0 {
+            Kept::Saved
+        } else {
+            crate::log_w!(
+                "state file ",
+                path,
+                ": cannot write it; the token holds until reboot"
+            );
+            Kept::SaveFailed
+        }
+    }
+
+    /// Run `f` on the token in effect: the run-time one when set, else
+    /// `base` (the build's, or a test's).
+    pub fn with_token<R>(which: Which, base: &[u8], f: impl FnOnce(&[u8]) -> R) -> R {
+        with(
+            |store| match store.slots.get(which.index()).filter(|s| s.set) {
+                Some(slot) => f(slot.value()),
+                // A build token that is too short (or has blanks) counts as none.
+                None if check(base).is_ok() => f(base),
+                None => f(b""),
+            },
+        )
+    }
+
+    /// Log, at a start, that the build's token for `which` is ignored
+    /// because it is not a valid token (too short), unless one set at run
+    /// time replaces it. Never logs the token.
+    pub fn warn_if_ignored(which: Which, base: &[u8], option: &str) {
+        let runtime = with(|store| store.slots.get(which.index()).is_some_and(|s| s.set));
+        if runtime || base.is_empty() || check(base).is_ok() {
+            return;
+        }
+        crate::log_w!(
+            option,
+            " is ignored: a token is ",
+            TOKEN_MIN,
+            " to ",
+            TOKEN_MAX,
+            " visible characters (this one has ",
+            base.len(),
+            ")"
+        );
+    }
+
+    /// Set `which`'s token at run time (`None`: back to the build's value;
+    /// empty: no token, only when `empty_allowed`), and keep it in the
+    /// state file when there is one.
+    pub fn set(which: Which, value: Option<&[u8]>, empty_allowed: bool) -> Result<Kept, Refused> {
+        if let Some(v) = value {
+            check(v)?;
+            if v.is_empty() && !empty_allowed {
+                return Err(Refused::EmptyNotAllowed);
+            }
+        }
+        Ok(with(|store| {
+            if let Some(slot) = store.slots.get_mut(which.index()) {
+                *slot = EMPTY;
+                if let Some(v) = value {
+                    slot.set = true;
+                    slot.len = crate::text::copy_prefix(&mut slot.bytes, v) as u8;
+                }
+            }
+            crate::log_i!(
+                if which == Which::Web { "web" } else { "mcp" },
+                " token changed at run time"
+            );
+            save(store)
+        }))
+    }
+
+    /// Forget the run-time tokens in memory, as a reboot does (the state
+    /// file, if any, is read again at the next use); `file` replaces the
+    /// board's state file (tests, the simulator). Not for a board.
+    pub fn reboot(file: Option<&'static CStr>) {
+        let _held = LOCK.lock();
+        // SAFETY: under the lock.
+        let store = unsafe { &mut *STORE.0.get() };
+        store.loaded = false;
+        store.slots = [EMPTY; 2];
+        store.file = file;
+    }
+
+    /// How a token is shown: its length only ("(none)" when empty).
+    pub fn masked(token: &[u8], out: &mut [u8; 48]) -> usize {
+        let mut n = 0;
+        let mut put =
+            |b: &[u8]| n += crate::text::copy_prefix(out.get_mut(n..).unwrap_or_default(), b);
+        if token.is_empty() {
+            put(b"(none)");
+        } else {
+            let mut d = [0u8; 20];
+            put(b"******** (");
+            put(crate::text::decimal(token.len() as u64, &mut d));
+            put(b" characters)");
+        }
+        n
+    }
+
+    /// The token in effect for `which` and whether no token is allowed
+    /// there; `None` when that part is not built.
+    fn part(which: Which) -> Option<(&'static CStr, bool)> {
+        match which {
+            #[cfg(feature = "channel-webnet")]
+            Which::Web => Some((
+                crate::ffi::channels::web::base_token(),
+                crate::ffi::channels::web::open_chat_allowed(),
+            )),
+            #[cfg(feature = "mcp-server")]
+            Which::Mcp => Some((
+                crate::mcp::server::base_token(),
+                crate::mcp::server::anonymous_allowed(),
+            )),
+            #[allow(unreachable_patterns)]
+            _ => None,
+        }
+    }
+
+    /// `agent_config`'s setter: the outcome in one console line.
+    pub fn set_from_console(which: Which, value: &[u8]) -> bool {
+        use crate::rtt::log::console_print;
+        let name: &[u8] = if which == Which::Web {
+            b"web-token"
+        } else {
+            b"mcp-token"
+        };
+        let Some((_, allowed)) = part(which) else {
+            console_print(b"agent_config: that part is not built\n");
+            return false;
+        };
+        // "none" (too short to be a token) or "" asks for no token.
+        let value = if value == b"none" { &b""[..] } else { value };
+        let mut a = [0u8; 20];
+        let mut b = [0u8; 20];
+        let result = set(which, Some(value), allowed);
+        let said: [&[u8]; 5] = match result {
+            Err(Refused::TooShort(n)) => [
+                b"refused: a token needs at least ",
+                crate::text::decimal(TOKEN_MIN as u64, &mut a),
+                b" characters (this one has ",
+                crate::text::decimal(n as u64, &mut b),
+                b"); not changed",
+            ],
+            Err(Refused::TooLong) => [
+                b"refused: at most ",
+                crate::text::decimal(TOKEN_MAX as u64, &mut a),
+                b" characters; not changed",
+                b"",
+                b"",
+            ],
+            Err(Refused::BadCharacter) => [
+                b"refused: visible ASCII characters only (no blanks); not changed",
+                b"",
+                b"",
+                b"",
+                b"",
+            ],
+            Err(Refused::EmptyNotAllowed) => [
+                b"refused: no token needs ",
+                if which == Which::Web {
+                    b"PKG_AGENT_WEB_OPEN_CHAT"
+                } else {
+                    b"PKG_AGENT_MCP_ALLOW_ANONYMOUS"
+                },
+                b" (off in this firmware); not changed",
+                b"",
+                b"",
+            ],
+            Ok(Kept::Saved) => [b"set (kept in the state file)", b"", b"", b"", b""],
+            Ok(Kept::UntilReboot) => [b"set until reboot (no state file)", b"", b"", b"", b""],
+            Ok(Kept::SaveFailed) => [
+                b"set until reboot (the state file could not be written)",
+                b"",
+                b"",
+                b"",
+                b"",
+            ],
+        };
+        console_print(name);
+        console_print(b": ");
+        for p in said {
+            console_print(p);
+        }
+        console_print(b"\n");
+        result.is_ok()
+    }
+
+    /// `agent_config`'s display of `which`'s token (masked); nothing when
+    /// that part is not built.
+    pub fn show(which: Which, out: &mut [u8; 48]) -> Option<usize> {
+        let (base, _) = part(which)?;
+        Some(with_token(which, base.to_bytes(), |t| masked(t, out)))
+    }
+
+    /// Set the WebNet channel's (`AGENT_TOKEN_WEB`) or the MCP server's
+    /// (`AGENT_TOKEN_MCP`) token at run time; see `AgentExt.h`.
+    #[no_mangle]
+    pub unsafe extern "C" fn agent_token_set(which: c_int, token: *const c_char) -> c_int {
+        ffi_fn!(failure = -3, {
+            let Some((which, (_, allowed))) =
+                Which::from_c(which).and_then(|w| Some((w, part(w)?)))
+            else {
+                return -3;
+            };
+            // SAFETY: NULL or a NUL-terminated string, borrowed for the call.
+            let value = unsafe { super::super::cstr_arg(token) }.map(CStr::to_bytes);
+            match set(which, value, allowed) {
+                Ok(Kept::Saved | Kept::UntilReboot) => 0,
+                Ok(Kept::SaveFailed) => 1,
+                Err(Refused::EmptyNotAllowed) => -2,
+                Err(_) => -1,
+            }
+        })
+    }
+
+    /// Whether `which` needs a token now: 1 yes, 0 no (none set), -1 not
+    /// built; see `AgentExt.h`.
+    #[no_mangle]
+    pub extern "C" fn agent_token_is_set(which: c_int) -> c_int {
+        ffi_fn!(failure = -1, {
+            let Some(which) = Which::from_c(which) else {
+                return -1;
+            };
+            let Some((base, _)) = part(which) else {
+                return -1;
+            };
+            with_token(which, base.to_bytes(), |t| (!t.is_empty()) as c_int)
+        })
+    }
+}

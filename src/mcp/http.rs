@@ -143,6 +143,7 @@ pub fn reason(status: u16) -> &'static [u8] {
         411 => b"Length Required",
         413 => b"Content Too Large",
         415 => b"Unsupported Media Type",
+        429 => b"Too Many Requests",
         431 => b"Request Header Fields Too Large",
         503 => b"Service Unavailable",
         _ => b"Internal Server Error",

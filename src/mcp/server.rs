@@ -21,13 +21,22 @@
 //! - an `Origin` header not listed in `PKG_AGENT_MCP_ORIGINS` (DNS
 //!   rebinding: a web page in a browser on the board's network must not
 //!   reach its tools): 403;
-//! - with `PKG_AGENT_MCP_TOKEN` set, a request without
-//!   `Authorization: Bearer <token>`: 401;
+//! - a request without `Authorization: Bearer <token>` (the token of
+//!   `PKG_AGENT_MCP_TOKEN`, or set at run time: `agent_config mcp-token`,
+//!   `agent_token_set`): 401; after 5 wrong tokens in 60 s from one
+//!   address, every request from it: 429 with `Retry-After` until the
+//!   window passes (the table shared with the WebNet channel:
+//!   [`crate::token_limit`]);
 //! - a body over `PKG_AGENT_MCP_MAX_BODY`: 413 (not read); a body without
 //!   `Content-Length`: 411; a head over [`HEAD_MAX`]: 431;
 //! - JSON-RPC errors as [`super::rpc`] describes.
 //!
-//! Settings are read when the server starts; heap: the session table (made
+//! # No token, no server
+//! Without a token the server does not start (it logs why and how to set
+//! one), unless `PKG_AGENT_MCP_ALLOW_ANONYMOUS` allows it.
+//!
+//! Settings are read when the server starts (the token at every request);
+//! heap: the session table (made
 //! at start) and, per request, its bytes and cJSON tree, freed before the
 //! next.
 
@@ -51,6 +60,7 @@ extern "C" {
     fn agent_mcp_listen(port: c_int, loopback_only: c_int, accept_poll_ms: c_int) -> c_int;
     fn agent_mcp_port(fd: c_int) -> c_int;
     fn agent_mcp_accept(fd: c_int, io_timeout_ms: c_int) -> c_int;
+    fn agent_mcp_peer(fd: c_int, addr: *mut u8) -> c_int;
     fn agent_mcp_recv(fd: c_int, buf: *mut c_void, len: c_int) -> c_int;
     fn agent_mcp_send(fd: c_int, buf: *const c_void, len: c_int) -> c_int;
     fn agent_mcp_close(fd: c_int);
@@ -74,6 +84,8 @@ pub struct Overrides {
     /// 0: any free port (the host; see [`port`]).
     pub port: Option<u16>,
     pub token: Option<&'static CStr>,
+    /// No token allowed (`PKG_AGENT_MCP_ALLOW_ANONYMOUS`).
+    pub allow_anonymous: Option<bool>,
     pub origins: Option<&'static CStr>,
     pub max_body: Option<usize>,
     pub max_sessions: Option<usize>,
@@ -89,6 +101,7 @@ static OVERRIDES: OverrideCell = OverrideCell(UnsafeCell::new(Overrides {
     enabled: None,
     port: None,
     token: None,
+    allow_anonymous: None,
     origins: None,
     max_body: None,
     max_sessions: None,
@@ -115,7 +128,9 @@ struct Settings {
     stack: u32,
     priority: u8,
     path: &'static CStr,
+    /// The build's token (or a test's); one set at run time replaces it.
     token: &'static CStr,
+    allow_anonymous: bool,
     origins: &'static CStr,
 }
 
@@ -138,14 +153,33 @@ fn now() -> u32 {
     unsafe { rt_tick_get() }
 }
 
+fn overrides() -> Overrides {
+    let _held = OVERRIDES_LOCK.lock();
+    // SAFETY: under the lock.
+    unsafe { *OVERRIDES.0.get() }
+}
+
+/// The token of the build (or of the tests' overrides), which one set at
+/// run time replaces.
+pub fn base_token() -> &'static CStr {
+    overrides().token.unwrap_or_else(|| text(1))
+}
+
+/// Whether the server may run without a token
+/// (`PKG_AGENT_MCP_ALLOW_ANONYMOUS`).
+pub fn anonymous_allowed() -> bool {
+    overrides().allow_anonymous.unwrap_or(option(9) != 0)
+}
+
+fn token_is_set(base: &CStr) -> bool {
+    use crate::ffi::config::tokens::{with_token, Which};
+    with_token(Which::Mcp, base.to_bytes(), |t| !t.is_empty())
+}
+
 /// The board's settings with the overrides applied; `None` when the server
 /// is off.
 fn settings() -> Option<Settings> {
-    let o = {
-        let _held = OVERRIDES_LOCK.lock();
-        // SAFETY: under the lock.
-        unsafe { *OVERRIDES.0.get() }
-    };
+    let o = overrides();
     if !o.enabled.unwrap_or(option(0) != 0) {
         return None;
     }
@@ -164,6 +198,7 @@ fn settings() -> Option<Settings> {
         priority: option(7).min(255) as u8,
         path: text(0),
         token: o.token.unwrap_or(text(1)),
+        allow_anonymous: o.allow_anonymous.unwrap_or(option(9) != 0),
         origins: o.origins.unwrap_or(text(2)),
     })
 }
@@ -211,6 +246,20 @@ pub fn port() -> Option<u16> {
 pub fn start() {
     let Some(s) = settings() else { return };
     if SERVER.running.load(Ordering::Acquire) {
+        return;
+    }
+    crate::ffi::config::tokens::warn_if_ignored(
+        crate::ffi::config::tokens::Which::Mcp,
+        s.token.to_bytes(),
+        "[mcp] PKG_AGENT_MCP_TOKEN",
+    );
+    let anonymous = !token_is_set(s.token);
+    if anonymous && !s.allow_anonymous {
+        // One short line (a board's ulog line is about 100 characters):
+        // why, and how to set one.
+        crate::log_w!(
+            "[mcp] not started: no token. Set PKG_AGENT_MCP_TOKEN or agent_config mcp-token <token>"
+        );
         return;
     }
     // SAFETY: a glue call with plain values.
@@ -269,8 +318,8 @@ pub fn start() {
         },
         port as u32,
         s.path.to_str().unwrap_or("/mcp"),
-        if s.token.is_empty() {
-            " (no token)"
+        if anonymous {
+            " (no token: anyone on the network may call the tools)"
         } else {
             " (bearer token)"
         }
@@ -314,7 +363,11 @@ unsafe extern "C" fn server_thread(_parameter: *mut c_void) {
                 if client < 0 {
                     continue; // the poll timed out, or a client vanished
                 }
-                serve_connection(client, &s, sessions);
+                let mut peer = crate::token_limit::Peer::default();
+                // SAFETY: the accepted socket; 16 writable bytes.
+                let len = unsafe { agent_mcp_peer(client, peer.addr.as_mut_ptr()) };
+                peer.len = len.clamp(0, 16) as u8;
+                serve_connection(client, &s, sessions, &peer);
                 // SAFETY: the accepted socket, not used again.
                 unsafe { agent_mcp_close(client) };
             }
@@ -358,7 +411,12 @@ fn value<'a>(buf: &'a [u8], at: &Range<usize>) -> &'a [u8] {
 }
 
 /// Read, check and answer one request on `fd`.
-fn serve_connection(fd: c_int, s: &Settings, sessions: &mut Sessions) {
+fn serve_connection(
+    fd: c_int,
+    s: &Settings,
+    sessions: &mut Sessions,
+    peer: &crate::token_limit::Peer,
+) {
     let deadline = Deadline::new(now(), READ_DEADLINE_MS, hz());
     let mut buf: Vec<u8> = Vec::new();
     if crate::fallible::resize(&mut buf, HEAD_MAX, 0).is_err() {
@@ -367,9 +425,9 @@ fn serve_connection(fd: c_int, s: &Settings, sessions: &mut Sessions) {
     let mut filled = 0;
     let request = loop {
         match http::parse_head(buf.get(..filled).unwrap_or_default()) {
-            Ok(head) => match check(&buf, &head, s) {
+            Ok(head) => match check(&buf, &head, s, peer) {
                 Ok(r) => break r,
-                Err((answer, extra)) => return send(fd, &answer, extra),
+                Err((answer, extra)) => return send(fd, &answer, extra.bytes(&mut [0; 40])),
             },
             Err(http::HeadError::Malformed) => {
                 return send(fd, &fail(400, b"not an HTTP/1.1 request"), None)
@@ -465,9 +523,11 @@ fn check(
     buf: &[u8],
     head: &http::Head<'_>,
     s: &Settings,
-) -> Result<Request, (Answer, Option<&'static [u8]>)> {
+    peer: &crate::token_limit::Peer,
+) -> Result<Request, (Answer, Extra)> {
+    let none = Extra::none;
     if head.path != s.path.to_bytes() {
-        return Err((fail(404, b"not the MCP endpoint"), None));
+        return Err((fail(404, b"not the MCP endpoint"), none()));
     }
     if let Some(origin) = head.origin {
         let allowed = s
@@ -478,34 +538,26 @@ fn check(
         if !allowed {
             return Err((
                 fail(403, b"Origin not allowed (PKG_AGENT_MCP_ORIGINS)"),
-                None,
+                none(),
             ));
         }
     }
-    let token = s.token.to_bytes();
-    if !token.is_empty() {
-        let given = head
-            .authorization
-            .and_then(http::bearer)
-            .unwrap_or_default();
-        if !http::same_secret(given, token) {
-            return Err((
-                fail(401, b"a valid bearer token is required"),
-                Some(b"WWW-Authenticate: Bearer realm=\"mcp\"\r\n"),
-            ));
-        }
-    }
+    let given = head
+        .authorization
+        .and_then(http::bearer)
+        .unwrap_or_default();
+    authorize(given, s, peer)?;
     let body_len = match head.method {
         Method::Post if head.transfer_encoding => {
-            return Err((fail(411, b"send the body with a Content-Length"), None))
+            return Err((fail(411, b"send the body with a Content-Length"), none()))
         }
         Method::Post => match head.content_length {
-            None => return Err((fail(411, b"Content-Length required"), None)),
-            Some(None) => return Err((fail(400, b"bad Content-Length"), None)),
+            None => return Err((fail(411, b"Content-Length required"), none())),
+            Some(None) => return Err((fail(400, b"bad Content-Length"), none())),
             Some(Some(n)) if n > s.max_body => {
                 return Err((
                     fail(413, b"the body is larger than PKG_AGENT_MCP_MAX_BODY"),
-                    None,
+                    none(),
                 ))
             }
             Some(Some(n)) => n,
@@ -517,7 +569,7 @@ fn check(
                     405,
                     b"POST JSON-RPC messages here (no server-to-client stream)",
                 ),
-                Some(b"Allow: POST, DELETE\r\n"),
+                Extra::line(b"Allow: POST, DELETE\r\n"),
             ))
         }
     };
@@ -529,6 +581,78 @@ fn check(
         session: head.session.map(|v| span(buf, v)),
         protocol: head.protocol.map(|v| span(buf, v)),
     })
+}
+
+/// An extra header line of a refusal.
+#[derive(Clone, Copy)]
+enum Extra {
+    None,
+    Line(&'static [u8]),
+    RetryAfter(u32),
+}
+
+impl Extra {
+    fn none() -> Extra {
+        Extra::None
+    }
+    fn line(text: &'static [u8]) -> Extra {
+        Extra::Line(text)
+    }
+    /// The header line, written into `buf` when it is made up.
+    fn bytes(self, buf: &mut [u8; 40]) -> Option<&[u8]> {
+        match self {
+            Extra::None => None,
+            Extra::Line(line) => Some(line),
+            Extra::RetryAfter(s) => {
+                let mut digits = [0u8; 20];
+                let mut n = 0;
+                for part in [
+                    &b"Retry-After: "[..],
+                    crate::text::decimal(s as u64, &mut digits),
+                    b"\r\n",
+                ] {
+                    n += crate::text::copy_prefix(buf.get_mut(n..).unwrap_or_default(), part);
+                }
+                Some(buf.get(..n).unwrap_or_default())
+            }
+        }
+    }
+}
+
+/// The token check, with the shared limit of wrong tokens per peer.
+fn authorize(
+    given: &[u8],
+    s: &Settings,
+    peer: &crate::token_limit::Peer,
+) -> Result<(), (Answer, Extra)> {
+    use crate::ffi::config::tokens::{with_token, Which};
+    use crate::token_limit::{gate, Outcome};
+    let outcome = with_token(Which::Mcp, s.token.to_bytes(), |token| {
+        if token.is_empty() {
+            // No token: only when anonymous use is allowed (else the
+            // server refuses everything).
+            return if s.allow_anonymous {
+                Outcome::Pass
+            } else {
+                Outcome::Wrong
+            };
+        }
+        gate(peer, given, token, "[mcp]")
+    });
+    match outcome {
+        Outcome::Pass => Ok(()),
+        Outcome::Wrong => Err((
+            fail(401, b"a valid bearer token is required"),
+            Extra::line(b"WWW-Authenticate: Bearer realm=\"mcp\"\r\n"),
+        )),
+        Outcome::Blocked { retry_after_s } => Err((
+            fail(
+                429,
+                b"too many wrong tokens from this address; try again later",
+            ),
+            Extra::RetryAfter(retry_after_s),
+        )),
+    }
 }
 
 /// One receive into `buf` (not empty) before the deadline; `None` when

@@ -4,7 +4,7 @@
 
 use crate::llm_server::LlmServer;
 use rtt_agent::ffi::agent_loop::{self, cleanup_agent_entry, main_loop_entry};
-use rtt_agent::ffi::channels::web::agent_webnet_ops;
+use rtt_agent::ffi::channels::web::{agent_webnet_ops, set_open_chat};
 use rtt_agent::ffi::chat::{set_overrides, Overrides};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -30,7 +30,13 @@ pub struct WebAgent {
 }
 
 impl WebAgent {
+    /// With chat open while no token is set (PKG_AGENT_WEB_OPEN_CHAT), as
+    /// the tests that are not about tokens need; `set_open_chat(Some(false))`
+    /// after the start locks it again.
     pub fn start(server: &LlmServer, overrides: Overrides) -> WebAgent {
+        set_open_chat(Some(true));
+        // No wrong tokens counted from earlier tests.
+        rtt_agent::token_limit::forget_all();
         crate::agent::configure(server, c"sk-web-secret-789", c"web-model", overrides);
         if web_addr().is_none() {
             // SAFETY: before webnet_init (WebNet asserts that); port 0: any.
@@ -47,6 +53,7 @@ impl WebAgent {
 impl Drop for WebAgent {
     fn drop(&mut self) {
         cleanup_agent_entry();
+        set_open_chat(None);
         set_overrides(Overrides::default());
         agent_loop::set_channel(std::ptr::null());
     }

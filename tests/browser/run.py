@@ -9,6 +9,8 @@ the built-in scripted arithmetic model) and drives Debian's chromium
 - a message sent from the form is answered: more than one `delta` event
   arrives before `final`, the tool calls and their results are shown, and
   the answer is the right number;
+- the chat asks for the token (a wrong one is refused), keeps it for the
+  session and then answers;
 - the settings form is refused without the token and with a wrong one, and
   with the token it saves a new model and loads it back, the key masked;
 - a screenshot is saved under target/ and its path printed.
@@ -106,7 +108,25 @@ def main():
         box = driver.find_element(By.ID, "msg")
         box.send_keys("(2+3)*4")
         driver.find_element(By.ID, "send").click()
+        # No token yet: the chat is refused and the page asks for it.
+        login = driver.find_element(By.ID, "login")
+        wait.until(lambda d: login.is_displayed())
+        lnote = driver.find_element(By.ID, "lnote")
+        check("token" in lnote.text, "without the token the page asks for it: %r" % lnote.text)
+
+        def log_in(value):
+            driver.execute_script("document.getElementById('lnote').textContent=''")
+            driver.find_element(By.ID, "ltoken").send_keys(value)
+            driver.find_element(By.ID, "lgo").click()
+
+        log_in("wrong-token-0123456")
+        wait.until(lambda d: login.is_displayed() and lnote.text != "")
+        check("valid token" in lnote.text, "a wrong token is refused: %r" % lnote.text)
+        log_in(token)
         wait.until(lambda d: "done" in d.execute_script("return window.agentEvents"))
+        check(not login.is_displayed(), "with the token the message goes through")
+        kept = driver.execute_script("return sessionStorage.getItem('agentToken')")
+        check(kept == token, "the token is kept for the session")
         events = driver.execute_script("return window.agentEvents")
         final_at = events.index("final") if "final" in events else -1
         deltas_before = events[:final_at].count("delta") if final_at >= 0 else 0

@@ -8,8 +8,15 @@
 //!   answer is a `delta` event as it arrives, reasoning a `reasoning` event,
 //!   each tool call a `tool_call` and each tool's result a `tool_result`
 //!   event, then `final` (the whole reply) and `done`;
-//! - `config` and `get_config` need the token `PKG_AGENT_WEB_TOKEN` (empty:
+//! - `config` and `get_config` need the token `PKG_AGENT_WEB_TOKEN` (or one
+//!   set at run time: `agent_config web-token`, `agent_token_set`; none:
 //!   both are refused), and `get_config` shows the key masked;
+//! - `chat` and `cleanup` need the same token (`"token"` in the body) when
+//!   one is set; without one they are refused unless
+//!   `PKG_AGENT_WEB_OPEN_CHAT` opens them (trusted networks only);
+//! - after 5 wrong tokens in 60 s from one address, every request that
+//!   needs the token gets 429 with `Retry-After` until the window passes
+//!   (the table shared with the MCP server: [`crate::token_limit`]);
 //! - the conversation is cleared by the loop between messages (`reset`,
 //!   `cleanup`, a new configuration), never from WebNet's thread while the
 //!   loop uses it;
@@ -87,6 +94,8 @@ extern "C" {
         length: c_int,
     );
     fn agent_glue_web_write(session: *mut WebSession, data: *const c_char, size: rt_size_t);
+    fn agent_glue_web_open_chat() -> c_int;
+    fn agent_glue_web_peer(session: *mut WebSession, addr: *mut u8) -> c_int;
 }
 
 static CHANNEL: Exchange = Exchange::closed();
@@ -96,12 +105,54 @@ static CHANNEL: Exchange = Exchange::closed();
 static TOKEN_OVERRIDE: AtomicPtr<c_char> = AtomicPtr::new(core::ptr::null_mut());
 
 /// Use `token` instead of PKG_AGENT_WEB_TOKEN (`None`: the board's again;
-/// an empty one disables the configuration endpoints).
+/// an empty one disables the configuration endpoints). A token set at run
+/// time (`agent_config web-token`) still takes precedence.
 pub fn set_token(token: Option<&'static CStr>) {
     TOKEN_OVERRIDE.store(
         token.map_or(core::ptr::null_mut(), |t| t.as_ptr() as *mut c_char),
         Ordering::Release,
     );
+}
+
+/// Open chat chosen at run time (tests, the simulator): 0 the board's
+/// PKG_AGENT_WEB_OPEN_CHAT, 1 off, 2 on.
+static OPEN_CHAT: crate::rtt::atomic::AtomicU8 = crate::rtt::atomic::AtomicU8::new(0);
+
+/// Use `open` instead of PKG_AGENT_WEB_OPEN_CHAT (`None`: the board's).
+pub fn set_open_chat(open: Option<bool>) {
+    OPEN_CHAT.store(
+        match open {
+            None => 0,
+            Some(false) => 1,
+            Some(true) => 2,
+        },
+        Ordering::Release,
+    );
+}
+
+/// Whether chat is open to anyone while no token is set
+/// (PKG_AGENT_WEB_OPEN_CHAT).
+pub fn open_chat_allowed() -> bool {
+    match OPEN_CHAT.load(Ordering::Acquire) {
+        1 => false,
+        2 => true,
+        // SAFETY: a plain getter of the glue.
+        _ => (unsafe { agent_glue_web_open_chat() }) != 0,
+    }
+}
+
+/// The build's token (or the one of [`set_token`]), which one set at run
+/// time replaces.
+pub fn base_token() -> &'static CStr {
+    let chosen = TOKEN_OVERRIDE.load(Ordering::Acquire);
+    // SAFETY: a `&'static CStr` (set_token) or the glue's static string.
+    unsafe {
+        CStr::from_ptr(if chosen.is_null() {
+            agent_glue_web_token()
+        } else {
+            chosen
+        })
+    }
 }
 
 /// The events of the turn a streaming request waits for, from the loop's
@@ -224,6 +275,11 @@ pub unsafe extern "C" fn webnet_agent_mode(hub: MessageHub_t, _ctx: Context_t) {
             return;
         }
         set_stream_hooks(Some(&WEB_HOOKS));
+        crate::ffi::config::tokens::warn_if_ignored(
+            crate::ffi::config::tokens::Which::Web,
+            base_token().to_bytes(),
+            "WebNet channel: PKG_AGENT_WEB_TOKEN",
+        );
         // SAFETY: registers static handlers and starts WebNet's thread.
         if unsafe { agent_glue_web_start() } != 0 {
             crate::log_e!("WebNet channel: webnet_init failed (no memory or no socket?)");
@@ -353,6 +409,7 @@ fn reason(code: c_int) -> &'static CStr {
         403 => c"Forbidden",
         405 => c"Method Not Allowed",
         413 => c"Payload Too Large",
+        429 => c"Too Many Requests",
         500 => c"Internal Server Error",
         502 => c"Bad Gateway",
         503 => c"Service Unavailable",
@@ -623,6 +680,9 @@ fn chat(session: *mut WebSession, method: c_int) {
     let Some(body) = json_body(session, CHAT_BODY_MAX) else {
         return;
     };
+    if !chat_authorized(session, body.text(c"token")) {
+        return;
+    }
     if !CHANNEL.is_open() {
         return fail(session, 503, send_error_text(SendError::NotRunning).1);
     }
@@ -674,35 +734,92 @@ fn chat(session: *mut WebSession, method: c_int) {
     }
 }
 
-/// The configuration endpoints' check: the board's token, compared in
-/// constant time. Answers the refusal itself.
-fn authorized(session: *mut WebSession, given: Option<&CStr>) -> bool {
-    let chosen = TOKEN_OVERRIDE.load(Ordering::Acquire);
-    // SAFETY: a `&'static CStr` (set_token) or the glue's static string.
-    let token = unsafe {
-        CStr::from_ptr(if chosen.is_null() {
-            agent_glue_web_token()
-        } else {
-            chosen
-        })
-    }
-    .to_bytes();
-    if token.is_empty() {
-        fail(
-            session,
-            403,
-            "configuration over the web is disabled (PKG_AGENT_WEB_TOKEN is empty)",
-        );
-        return false;
-    }
+/// The check of a request that needs the token: `Ok` (through), `Err(None)`
+/// when there is no token (the caller decides), or the refusal answered.
+fn token_check(session: *mut WebSession, given: Option<&CStr>) -> Result<(), Option<()>> {
+    use crate::ffi::config::tokens::{with_token, Which};
+    use crate::token_limit::{gate, Outcome, Peer};
+    let mut peer = Peer::default();
+    // SAFETY: the live session; 16 writable bytes.
+    peer.len = unsafe { agent_glue_web_peer(session, peer.addr.as_mut_ptr()) }.clamp(0, 16) as u8;
     let given = given.map_or(&b""[..], CStr::to_bytes);
-    if !crate::text::same_secret(given, token) {
+    let outcome = with_token(Which::Web, base_token().to_bytes(), |token| {
+        (!token.is_empty()).then(|| gate(&peer, given, token, "WebNet channel"))
+    });
+    match outcome {
+        None => Err(None),
+        Some(Outcome::Pass) => Ok(()),
         // Not 401: WebNet adds "WWW-Authenticate: Basic" to every 401, and
         // a browser would then ask for a user name and password.
-        fail(session, 403, "a valid token is required");
-        return false;
+        Some(Outcome::Wrong) => {
+            fail(session, 403, "a valid token is required");
+            Err(Some(()))
+        }
+        Some(Outcome::Blocked { retry_after_s }) => {
+            too_many(session, retry_after_s);
+            Err(Some(()))
+        }
     }
-    true
+}
+
+/// 429 with `Retry-After` (a head of our own: webnet_session_set_header
+/// cannot add a header line, and WebNet adds no error page of its own
+/// while the request's result code stays 200).
+fn too_many(session: *mut WebSession, retry_after_s: u32) {
+    let members: &[(&[u8], &[u8])] = &[(
+        b"error",
+        b"too many wrong tokens from this address; try again later",
+    )];
+    let mut counter = ByteCounter::default();
+    let _ = write_object(&mut counter, false, members);
+    let (mut len, mut after) = ([0u8; 20], [0u8; 20]);
+    let mut out = SessionSink::new(session);
+    for part in [
+        &b"HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json\r\nContent-Length: "[..],
+        crate::text::decimal(counter.0 as u64, &mut len),
+        b"\r\nRetry-After: ",
+        crate::text::decimal(retry_after_s as u64, &mut after),
+        b"\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n",
+    ] {
+        let _ = out.put(part);
+    }
+    let _ = write_object(&mut out, false, members);
+    out.flush();
+}
+
+/// The configuration endpoints' check: the token, compared in constant
+/// time. Answers the refusal itself.
+fn authorized(session: *mut WebSession, given: Option<&CStr>) -> bool {
+    match token_check(session, given) {
+        Ok(()) => true,
+        Err(Some(())) => false,
+        Err(None) => {
+            fail(
+                session,
+                403,
+                "configuration over the web is disabled: no token is set (PKG_AGENT_WEB_TOKEN, agent_config web-token)",
+            );
+            false
+        }
+    }
+}
+
+/// The chat endpoints' check: the token when one is set; without one,
+/// only with PKG_AGENT_WEB_OPEN_CHAT. Answers the refusal itself.
+fn chat_authorized(session: *mut WebSession, given: Option<&CStr>) -> bool {
+    match token_check(session, given) {
+        Ok(()) => true,
+        Err(Some(())) => false,
+        Err(None) if open_chat_allowed() => true,
+        Err(None) => {
+            fail(
+                session,
+                403,
+                "the web chat is locked: no token is set (PKG_AGENT_WEB_TOKEN, agent_config web-token) and PKG_AGENT_WEB_OPEN_CHAT is off",
+            );
+            false
+        }
+    }
 }
 
 fn config(session: *mut WebSession, method: c_int) {
@@ -795,6 +912,23 @@ fn get_config(session: *mut WebSession, method: c_int) {
 fn cleanup(session: *mut WebSession, method: c_int) {
     if method != POST {
         return fail(session, 405, "use POST");
+    }
+    // The token comes in a JSON body; with no token needed, no body is.
+    let needs_token = crate::ffi::config::tokens::with_token(
+        crate::ffi::config::tokens::Which::Web,
+        base_token().to_bytes(),
+        |t| !t.is_empty(),
+    );
+    let body = if needs_token {
+        let Some(b) = json_body(session, CONFIG_BODY_MAX) else {
+            return;
+        };
+        Some(b)
+    } else {
+        None
+    };
+    if !chat_authorized(session, body.as_ref().and_then(|b| b.text(c"token"))) {
+        return;
     }
     if !CHANNEL.is_open() {
         return fail(session, 503, send_error_text(SendError::NotRunning).1);
