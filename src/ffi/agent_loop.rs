@@ -1033,12 +1033,31 @@ fn text_tools_on() -> bool {
     false
 }
 #[cfg(feature = "tools-text")]
-fn filtered_context(hook: TextHook) -> TextHook {
-    super::tools_text::filtered(hook)
+fn filtered_context(hook: TextHook, whole_only: bool) -> TextHook {
+    super::tools_text::filtered(hook, whole_only)
 }
 #[cfg(not(feature = "tools-text"))]
-fn filtered_context(hook: TextHook) -> TextHook {
+fn filtered_context(hook: TextHook, _whole_only: bool) -> TextHook {
     hook
+}
+/// Native mode runs an answer that is one call written as text
+/// (`PKG_AGENT_TEXT_CALL_FALLBACK`).
+#[cfg(feature = "text-call-fallback")]
+fn text_call_fallback_on() -> bool {
+    super::tools_text::text_call_fallback()
+}
+#[cfg(not(feature = "text-call-fallback"))]
+fn text_call_fallback_on() -> bool {
+    false
+}
+#[cfg(feature = "text-call-fallback")]
+unsafe fn adopt_text_call(resp: ChatResponse_t, hooks: &StreamHooks) -> bool {
+    // SAFETY: forwarded (the caller's contract is this one's).
+    unsafe { super::tools_text::adopt_single_call(resp, hooks.on_tool_call) }
+}
+#[cfg(not(feature = "text-call-fallback"))]
+unsafe fn adopt_text_call(_resp: ChatResponse_t, _hooks: &StreamHooks) -> bool {
+    false
 }
 #[cfg(feature = "tools-text")]
 fn finish_filtered() {
@@ -1126,6 +1145,8 @@ unsafe extern "C" fn print_context_streaming(text: *const c_char) {
 unsafe fn run_rounds(ctx: Context_t, hooks: &StreamHooks, reply: &mut Reply) {
     let rounds = board().max_tool_rounds.max(1) as usize;
     let max_tokens = board().max_tokens.clamp(1, c_int::MAX as isize) as c_int;
+    // The calls of this turn, for repeated identical calls.
+    let _turn = super::tool_run::Turn::begin();
     for _round in 0..rounds {
         if AGENT.lifecycle() == Lifecycle::Stopping {
             reply.push_str("error: the agent is stopping");
@@ -1133,10 +1154,14 @@ unsafe fn run_rounds(ctx: Context_t, hooks: &StreamHooks, reply: &mut Reply) {
         }
         let mut error = transport::ErrorText::new();
         let text_tools = text_tools_on();
+        let fallback = !text_tools && text_call_fallback_on();
         // In text mode the request has no tools, and the answer's calls are
-        // kept from the channel.
+        // kept from the channel; with the native fallback, an answer that is
+        // exactly one call is.
         let (tools, on_context) = if text_tools {
-            (ptr::null_mut(), filtered_context(hooks.on_context))
+            (ptr::null_mut(), filtered_context(hooks.on_context, false))
+        } else if fallback {
+            (get_agent_tools(), filtered_context(hooks.on_context, true))
         } else {
             (get_agent_tools(), hooks.on_context)
         };
@@ -1154,7 +1179,7 @@ unsafe fn run_rounds(ctx: Context_t, hooks: &StreamHooks, reply: &mut Reply) {
                 &mut error,
             )
         };
-        if text_tools {
+        if text_tools || fallback {
             finish_filtered();
         }
         if resp.is_null() {
@@ -1167,6 +1192,13 @@ unsafe fn run_rounds(ctx: Context_t, hooks: &StreamHooks, reply: &mut Reply) {
                     why
                 });
             return;
+        }
+        // An answer without tool calls that is one call written as text
+        // becomes that call (native fallback).
+        // SAFETY: on the loop thread; `resp` is live, owned here, and no
+        // reference into it exists yet.
+        if fallback && unsafe { adopt_text_call(resp, hooks) } {
+            crate::log_d!("the answer was a tool call written as text: running it");
         }
         // SAFETY: `resp` is a non-NULL response from `chat()`, owned here
         // until `chat_response_free` below.
@@ -1440,32 +1472,62 @@ pub(super) unsafe fn run_tool_call(call: *mut cJSON, on_result: TextHook) -> Too
             describe_mismatch(&mut text, why);
             text.push_str("; the tool was not run");
         } else {
-            // SAFETY: `node` is a non-NULL node of the registry, which only
-            // this thread changes.
-            if let Some(exec) = unsafe { (*node).execute_func } {
-                // SAFETY: the tool's own function, with the live arguments
-                // object (borrowed) and its node, as `append_tool` documents.
-                unsafe { exec(args, node) };
-            }
-            // SAFETY: `args` is the parsed tree, owned here; tools borrow it.
-            unsafe { cJSON_Delete(args) };
-            // SAFETY: `node` is a live registry node (see above).
-            let ret = unsafe { &(*node).ret };
-            // SAFETY: `ret.messages` is NULL or the node's live set.
-            let has_text =
-                !unsafe { super::messages::messages_get_content_idx(ret.messages, 0) }.is_null();
-            if has_text {
-                // The tool's own text, success or error (the guide tells
-                // tools to explain failures this way).
-                result = ret.messages;
-            } else if ret.ret == rt_eok() {
-                text.push_str("error: the tool \"")
-                    .push(name)
-                    .push_str("\" returned no result");
+            // The arguments as the record of this turn's calls knows them.
+            // SAFETY: `args` is the live parsed tree; the printed text is
+            // freed below.
+            let printed = unsafe { cJSON_PrintUnformatted(args) };
+            let key = if printed.is_null() {
+                None
             } else {
-                text.push_str("error: the tool \"")
-                    .push(name)
-                    .push_str("\" failed (invalid or missing arguments?)");
+                // SAFETY: non-NULL: a NUL-terminated string cJSON printed.
+                Some(unsafe { CStr::from_ptr(printed) }.to_bytes())
+            };
+            let repeated = key.is_some_and(|key| {
+                super::tool_run::earlier(name, key, &mut |earlier| {
+                    text.push_str(super::tool_run::REPEATED_NOTE).push(earlier);
+                })
+            });
+            if repeated {
+                // SAFETY: `args` is the parsed tree, owned here, not used again.
+                unsafe { cJSON_Delete(args) };
+            } else {
+                // SAFETY: `node` is a non-NULL node of the registry, which
+                // only this thread changes.
+                if let Some(exec) = unsafe { (*node).execute_func } {
+                    // SAFETY: the tool's own function, with the live
+                    // arguments object (borrowed) and its node, as
+                    // `append_tool` documents.
+                    unsafe { exec(args, node) };
+                }
+                // SAFETY: `args` is the parsed tree, owned here; tools borrow it.
+                unsafe { cJSON_Delete(args) };
+                // SAFETY: `node` is a live registry node (see above).
+                let ret = unsafe { &(*node).ret };
+                // SAFETY: `ret.messages` is NULL or the node's live set.
+                let own_text =
+                    unsafe { super::messages::messages_get_content_idx(ret.messages, 0) };
+                if !own_text.is_null() {
+                    // The tool's own text, success or error (the guide tells
+                    // tools to explain failures this way).
+                    result = ret.messages;
+                    if let Some(key) = key {
+                        // SAFETY: non-NULL: the node's NUL-terminated text.
+                        let said = unsafe { CStr::from_ptr(own_text) }.to_bytes();
+                        super::tool_run::remember(name, key, said);
+                    }
+                } else if ret.ret == rt_eok() {
+                    text.push_str("error: the tool \"")
+                        .push(name)
+                        .push_str("\" returned no result");
+                } else {
+                    text.push_str("error: the tool \"")
+                        .push(name)
+                        .push_str("\" failed (invalid or missing arguments?)");
+                }
+            }
+            if !printed.is_null() {
+                // SAFETY: printed by cJSON above, freed once with its allocator.
+                unsafe { cJSON_free(printed as *mut c_void) };
             }
         }
     }

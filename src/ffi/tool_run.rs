@@ -87,3 +87,85 @@ pub(crate) fn describe(out: &mut dyn FnMut(&[u8]), why: crate::tool_args::Mismat
         }
     }
 }
+
+/// Calls already run in the current turn (one user message's rounds): a
+/// repeated identical call (same tool, same arguments) is not run again;
+/// the model gets the earlier result with a note. Loop thread only (the
+/// lock keeps it sound).
+struct Earlier {
+    lock: crate::rtt::sleep_lock::SleepLock,
+    calls: core::cell::UnsafeCell<alloc::vec::Vec<Ran>>,
+}
+
+/// One call that ran: its tool, its arguments as cJSON prints them
+/// unformatted, the text its tool answered.
+struct Ran {
+    name: alloc::vec::Vec<u8>,
+    args: alloc::vec::Vec<u8>,
+    result: alloc::vec::Vec<u8>,
+}
+
+// SAFETY: `calls` is reached only with `lock` held.
+unsafe impl Sync for Earlier {}
+
+static EARLIER: Earlier = Earlier {
+    lock: crate::rtt::sleep_lock::SleepLock::new(),
+    calls: core::cell::UnsafeCell::new(alloc::vec::Vec::new()),
+};
+
+fn with_earlier<R>(f: impl FnOnce(&mut alloc::vec::Vec<Ran>) -> R) -> R {
+    let _held = EARLIER.lock.lock();
+    // SAFETY: the lock is held.
+    f(unsafe { &mut *EARLIER.calls.get() })
+}
+
+/// What the model reads instead of a repeated call's result, before the
+/// earlier result.
+pub(crate) const REPEATED_NOTE: &str = "note: this exact call (same tool, same arguments) already ran in this turn, so it was not run again; use its result, which was: ";
+
+/// One turn's memory of its calls: forgotten when the turn begins and when
+/// it ends (dropped).
+pub(crate) struct Turn(());
+
+impl Turn {
+    pub(crate) fn begin() -> Turn {
+        forget_calls();
+        Turn(())
+    }
+}
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        forget_calls();
+    }
+}
+
+fn forget_calls() {
+    // Freed outside the lock.
+    drop(with_earlier(core::mem::take));
+}
+
+/// The earlier result of the same call in this turn, to `out`; whether
+/// there was one.
+pub(crate) fn earlier(name: &[u8], args: &[u8], out: &mut dyn FnMut(&[u8])) -> bool {
+    with_earlier(
+        |calls| match calls.iter().find(|r| r.name == name && r.args == args) {
+            Some(r) => {
+                out(&r.result);
+                true
+            }
+            None => false,
+        },
+    )
+}
+
+/// Remember a call that ran and what its tool answered (skipped without
+/// memory: the call would only run again).
+pub(crate) fn remember(name: &[u8], args: &[u8], result: &[u8]) {
+    use crate::fallible::{copy_of, push};
+    let (Ok(name), Ok(args), Ok(result)) = (copy_of(name), copy_of(args), copy_of(result)) else {
+        return;
+    };
+    let ran = Ran { name, args, result };
+    let _ = with_earlier(|calls| push(calls, ran));
+}

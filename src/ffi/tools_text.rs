@@ -9,6 +9,12 @@
 //! checks as a native call (unknown tool, the schema check, the tool), and
 //! the results go back as one user message starting with `Tool results:`,
 //! which every model accepts.
+//!
+//! With `PKG_AGENT_TEXT_CALL_FALLBACK` (cargo feature `text-call-fallback`)
+//! native mode borrows the same reading: an answer without `tool_calls`
+//! whose whole text is one call of a registered tool (a model that wrote its
+//! call as text) becomes a real tool call, and the stream holds such an
+//! answer back so the user does not see it ([`adopt_single_call`]).
 
 use super::agent_loop::{run_tool_call, TextHook};
 use super::chat::ChatResponse_t;
@@ -61,6 +67,22 @@ fn push(v: &mut Vec<u8>, b: &[u8], oom: &mut bool) {
     }
 }
 
+/// How to call, for the system prompt in text mode, after the tools (small
+/// models follow the last instructions best). One example with real
+/// values: small models copy an example far more reliably than a template
+/// with placeholders, and they must be told not to compute the results
+/// themselves.
+const TOOLS_HEAD: &[u8] = b"\n\n# Tools\n";
+const PROTOCOL: &[u8] = b"\n# How to use a tool\n\
+You cannot compute tool results yourself. To use a tool, your whole reply is \
+one line, then you stop:\n\
+<tool_call>{\"name\": \"TOOL\", \"arguments\": {...}}</tool_call>\n\
+Example: to add 2 and 3 with a tool named add, your whole reply is:\n\
+<tool_call>{\"name\": \"add\", \"arguments\": {\"a\": 2, \"b\": 3}}</tool_call>\n\
+Always write the <tool_call> tags and the tool's name. The device then runs \
+the tool and sends you its result. Never write a result yourself. Answer the \
+user in plain words only once you have the results you need.\n";
+
 /// The system prompt for this mode: the package's prompt, plus in text mode
 /// the tools and the call format. NUL-terminated; None without memory.
 ///
@@ -73,7 +95,7 @@ unsafe fn prompt(text: bool) -> Option<Vec<u8>> {
     let base = unsafe { CStr::from_ptr(super::prompt::get_system_prompt()) };
     push(&mut p, base.to_bytes(), &mut oom);
     if text {
-        push(&mut p, b"\n\nYou can use tools. To call one, write a line with nothing else on it:\n<tool_call>{\"name\": \"TOOL\", \"arguments\": {ARGUMENTS AS JSON}}</tool_call>\nWrite one such line per call, then stop and wait: the results come in a user message starting with \"Tool results:\". Answer the user only when you need no more tools. The tools:\n", &mut oom);
+        push(&mut p, TOOLS_HEAD, &mut oom);
         // SAFETY: the registry's tools array (NULL or live), this thread's.
         for tool in unsafe { json::children(get_agent_tools()) } {
             // SAFETY: a live element of that array, read only.
@@ -100,6 +122,7 @@ unsafe fn prompt(text: bool) -> Option<Vec<u8>> {
                 push(&mut p, b"\n", &mut oom);
             }
         }
+        push(&mut p, PROTOCOL, &mut oom);
     }
     push(&mut p, b"\0", &mut oom);
     (!oom).then_some(p)
@@ -201,28 +224,89 @@ fn with_filter(f: impl FnOnce(&mut CallFilter)) {
     f(unsafe { &mut *FILTER.state.get() });
 }
 
+/// Is `object` (JSON text) a call of a registered tool: an object whose
+/// `name` is a registered tool and whose `arguments` (or `parameters`) is an
+/// object? On the loop thread (it reads the registry); false without memory.
+pub fn is_tool_call(object: &[u8]) -> bool {
+    let mut text = Vec::new();
+    let mut oom = false;
+    push(&mut text, object, &mut oom);
+    push(&mut text, b"\0", &mut oom);
+    if oom {
+        return false;
+    }
+    // SAFETY: NUL-terminated; the tree is owned here and deleted below.
+    let parsed = unsafe { cJSON_Parse(text.as_ptr() as *const c_char) };
+    // SAFETY: NULL or the parsed tree; lookups only, then deleted once.
+    unsafe {
+        let yes = json::get_str(parsed, c"name").is_some_and(|name| registered(name.to_bytes()))
+            && is_object(arguments_of(parsed));
+        cJSON_Delete(parsed);
+        yes
+    }
+}
+
+/// The call's arguments: `arguments`, else `parameters` (both are written).
+///
+/// # Safety
+/// `call` is NULL or a live object.
+unsafe fn arguments_of(call: *const cJSON) -> *mut cJSON {
+    // SAFETY: as this function's contract says; lookups only.
+    unsafe {
+        let args = json::get(call, c"arguments");
+        if args.is_null() {
+            json::get(call, c"parameters")
+        } else {
+            args
+        }
+    }
+}
+
+/// # Safety
+/// `item` is NULL or live.
+unsafe fn is_object(item: *const cJSON) -> bool {
+    // SAFETY: read only once known non-NULL.
+    !item.is_null() && unsafe { (*item).type_ } & 0xFF == cJSON_Object
+}
+
+/// Is a tool of this name registered? (The loop thread's registry.)
+fn registered(name: &[u8]) -> bool {
+    super::tools::nodes().any(|n| {
+        // SAFETY: a live node of the registry, read on its owner's thread.
+        unsafe { super::tools::function_name((*n).tool_obj) }.is_some_and(|f| f.to_bytes() == name)
+    })
+}
+
 unsafe extern "C" fn filtered_context(text: *const c_char) {
     crate::ffi_fn!(failure = (), nonnull(text), {
         // SAFETY: chat() passes NUL-terminated fragments, borrowed.
         let t = unsafe { CStr::from_ptr(text) }.to_bytes();
-        with_filter(|f| f.feed(t, &mut |b| forward(b)));
+        with_filter(|f| f.feed(t, &mut is_tool_call, &mut |b| forward(b)));
     })
 }
 
-/// The `on_context` to give `chat()` for a text-mode request in front of the
-/// channel's `hook`.
-pub fn filtered(hook: TextHook) -> TextHook {
+/// The `on_context` to give `chat()` in front of the channel's `hook`: in
+/// text mode (`whole_only` false) every call is kept from the channel; for
+/// the native fallback only an answer that is exactly one call.
+pub fn filtered(hook: TextHook, whole_only: bool) -> TextHook {
     SINK.store(
         hook.map_or(core::ptr::null_mut(), |h| h as *mut c_void),
         Ordering::Release,
     );
-    with_filter(|f| *f = CallFilter::new());
+    with_filter(|f| {
+        *f = if whole_only {
+            CallFilter::whole_answer()
+        } else {
+            CallFilter::new()
+        }
+    });
     hook.map(|_| filtered_context as unsafe extern "C" fn(*const c_char))
 }
 
-/// After the request: text held back as a possible marker start goes out.
+/// After the request: text held back as a possible call goes out unless it
+/// was one.
 pub fn finish_filtered() {
-    with_filter(|f| f.finish(&mut |b| forward(b)));
+    with_filter(|f| f.finish(&mut is_tool_call, &mut |b| forward(b)));
     SINK.store(core::ptr::null_mut(), Ordering::Release);
 }
 
@@ -247,7 +331,9 @@ pub unsafe fn answer_calls(
     }
     // SAFETY: non-NULL, NUL-terminated, owned by `resp`.
     let answer = unsafe { CStr::from_ptr(answer) }.to_bytes();
-    calls(answer).next()?;
+    if calls(answer, &mut is_tool_call, &mut |_| {}) == 0 {
+        return None;
+    }
     // SAFETY: `ctx` is live; the method borrows the live `resp`.
     if unsafe { (*ctx).append_assistant_message.map_or(-1, |f| f(ctx, resp)) } != 0 {
         return Some(false);
@@ -255,10 +341,12 @@ pub unsafe fn answer_calls(
     let mut results = Vec::new();
     let mut oom = false;
     push(&mut results, b"Tool results:\n", &mut oom);
-    for (i, body) in calls(answer).enumerate() {
+    let mut i = 0;
+    calls(answer, &mut is_tool_call, &mut |body| {
         // SAFETY: on the loop thread; the call tree is made and freed here.
         unsafe { one_call(i, body, on_tool_call, on_result, &mut results, &mut oom) };
-    }
+        i += 1;
+    });
     push(&mut results, b"\0", &mut oom);
     if oom {
         return Some(false);
@@ -275,7 +363,8 @@ pub unsafe fn answer_calls(
     }
 }
 
-/// Run the `i`-th text call (`body`: `{"name": ..., "arguments": {...}}`)
+/// Run the `i`-th text call (`body`: `{"name": ..., "arguments": {...}}`,
+/// or `parameters` for `arguments`)
 /// and add `name: result` to `results`.
 ///
 /// # Safety
@@ -321,7 +410,7 @@ unsafe fn one_call(
                 .is_ok()
             && json::add_to_object(c, c"type", cJSON_CreateString(c"function".as_ptr())).is_ok()
             && json::add_to_object(f, c"name", cJSON_CreateString(name.as_ptr())).is_ok();
-        let args = json::get(parsed, c"arguments");
+        let args = arguments_of(parsed);
         if ok && !args.is_null() {
             let args_text = if let Some(s) = json::string_value(args) {
                 // Some models write the arguments as a JSON string.
@@ -384,4 +473,145 @@ unsafe fn one_call(
         cJSON_Delete(call);
         cJSON_Delete(parsed);
     }
+}
+
+/// The native-mode fallback (`PKG_AGENT_TEXT_CALL_FALLBACK`): 0 the board's
+/// choice, 1 on, 2 off.
+#[cfg(feature = "text-call-fallback")]
+static FALLBACK: AtomicU8 = AtomicU8::new(0);
+
+/// Turn the native-mode fallback on or off, or back to the board's choice
+/// (`None`): on a board it is on with `PKG_AGENT_TEXT_CALL_FALLBACK`; on the
+/// host port (which builds every part) only with the environment variable
+/// `AGENT_TEXT_CALL_FALLBACK=1`. Takes effect with the next request.
+#[cfg(feature = "text-call-fallback")]
+pub fn set_text_call_fallback(on: Option<bool>) {
+    FALLBACK.store(
+        match on {
+            None => 0,
+            Some(true) => 1,
+            Some(false) => 2,
+        },
+        Ordering::Release,
+    );
+}
+
+/// Is the native-mode fallback on?
+#[cfg(feature = "text-call-fallback")]
+pub fn text_call_fallback() -> bool {
+    match FALLBACK.load(Ordering::Acquire) {
+        0 => board_fallback(),
+        m => m == 1,
+    }
+}
+
+#[cfg(all(feature = "text-call-fallback", feature = "host"))]
+fn board_fallback() -> bool {
+    std::env::var_os("AGENT_TEXT_CALL_FALLBACK").is_some_and(|v| v == "1")
+}
+#[cfg(all(feature = "text-call-fallback", not(feature = "host")))]
+fn board_fallback() -> bool {
+    true
+}
+
+/// The native-mode fallback: if `resp` has no tool calls and its whole text
+/// is exactly one call of a registered tool, make it the response's one
+/// tool call (id `call_text_1`, the text dropped) and show it to
+/// `on_tool_call`. True when it did; false leaves `resp` as it was (also
+/// without memory).
+///
+/// # Safety
+/// On the loop thread (it reads the registry), with `resp` a live response
+/// from `chat()`, owned by the caller, with no reference into it alive.
+#[cfg(feature = "text-call-fallback")]
+pub unsafe fn adopt_single_call(resp: ChatResponse_t, on_tool_call: TextHook) -> bool {
+    // SAFETY: a live response (this function's contract).
+    let (answer, calls) = unsafe { ((*resp).context, (*resp).tool_call) };
+    // SAFETY: `calls` is NULL or the response's live array.
+    if answer.is_null() || unsafe { json::is_array(calls) && !(*calls).child.is_null() } {
+        return false;
+    }
+    // SAFETY: non-NULL, NUL-terminated, owned by `resp` (freed below only
+    // after the last use of `text`).
+    let text = unsafe { CStr::from_ptr(answer) }.to_bytes();
+    let Some(object) = crate::text_tools::single_call(text, &mut is_tool_call) else {
+        return false;
+    };
+    let mut body = Vec::new();
+    let mut oom = false;
+    push(&mut body, object, &mut oom);
+    push(&mut body, b"\0", &mut oom);
+    if oom {
+        return false;
+    }
+    // SAFETY: NUL-terminated; the tree is owned here and deleted below; the
+    // new objects are attached at once, so deleting `call` frees them all.
+    let call = unsafe {
+        let parsed = cJSON_Parse(body.as_ptr() as *const c_char);
+        let name = json::get_str(parsed, c"name");
+        let printed = cJSON_PrintUnformatted(arguments_of(parsed));
+        let call = cJSON_CreateObject();
+        let f = cJSON_CreateObject();
+        let ok = json::add_to_object(call, c"function", f).is_ok()
+            && name.is_some()
+            && !printed.is_null()
+            && json::add_to_object(call, c"id", cJSON_CreateString(c"call_text_1".as_ptr()))
+                .is_ok()
+            && json::add_to_object(call, c"type", cJSON_CreateString(c"function".as_ptr())).is_ok()
+            && json::add_to_object(
+                f,
+                c"name",
+                cJSON_CreateString(name.map_or(c"".as_ptr(), CStr::as_ptr)),
+            )
+            .is_ok()
+            && json::add_to_object(f, c"arguments", json::new_string(printed)).is_ok();
+        if !printed.is_null() {
+            cJSON_free(printed as *mut c_void);
+        }
+        cJSON_Delete(parsed);
+        if !ok {
+            if !call.is_null() {
+                cJSON_Delete(call);
+            }
+            return false;
+        }
+        call
+    };
+    // SAFETY: the response's array (NULL, or live and empty), or a new one
+    // given to the response; `call` is detached and taken over.
+    unsafe {
+        let array = if json::is_array(calls) {
+            calls
+        } else {
+            cJSON_CreateArray()
+        };
+        if array.is_null() {
+            cJSON_Delete(call);
+            return false;
+        }
+        // (On failure `add_to_array` has freed `call`.)
+        if json::add_to_array(array, call).is_err() {
+            if array != calls {
+                cJSON_Delete(array);
+            }
+            return false;
+        }
+        if array != calls {
+            if !calls.is_null() {
+                cJSON_Delete(calls);
+            }
+            (*resp).tool_call = array;
+        }
+        // The text was the call: the assistant message carries the call only.
+        crate::rtt::rt_free(answer as *mut c_void);
+        (*resp).context = core::ptr::null_mut();
+        if let Some(show) = on_tool_call {
+            let printed = cJSON_PrintUnformatted(call);
+            if !printed.is_null() {
+                show(printed);
+                cJSON_free(printed as *mut c_void);
+            }
+        }
+    }
+    true
 }
