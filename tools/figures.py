@@ -70,7 +70,7 @@ def tls_summary(runs):
     if tls is None:
         return ['No HTTPS run measured (tests/qemu/run.sh --tls needs MBEDTLS_SRC).', '']
     rows = tls['rows']
-    plain = next((r for r in runs if r is not tls and find(r['rows'], r'^cli: heap maximum so far')), None)
+    plain = next((r for r in runs if r is not tls and find(r['rows'], r'^(agent-)?cli: heap maximum so far')), None)
     boot = number(find(rows, r'^tls: heap used at boot'))
     turn = number(find(rows, r'^tls: heap maximum so far \(free\), cycle 1$'))
     many = number(find(rows, r'^tls: heap maximum after the 16-call question'))
@@ -85,7 +85,7 @@ def tls_summary(runs):
     row('heap peak, 16 parallel tool calls in 12 KB records', many)
     row('heap after every cleanup', find(rows, r'^tls: heap used after cleanup, cycle 3'))
     if plain is not None:
-        p = number(find(plain['rows'], r'^cli: heap maximum so far \(free\), cycle 1$'))
+        p = number(find(plain['rows'], r'^(agent-)?cli: heap maximum so far \(free\), cycle 1$'))
         row('heap peak of the same two-round turn over plain HTTP (%s)' % plain['date'], p)
         if p is not None and turn is not None:
             above = turn - p
@@ -126,10 +126,15 @@ def run_tables(runs):
 def main():
     measured, target = sys.argv[1], sys.argv[2]
     runs = load_runs(measured)
+    try:
+        with open(os.path.join(measured, 'commit.txt')) as f:
+            commit = f.read().strip()
+    except OSError:
+        commit = 'unknown'
     out = ['# Figures', '',
-           'Written by `tools/figures` on %s; measured on %s. Each part says when it was '
-           'measured. Nothing here is typed by hand: run `tools/figures` again to renew it.'
-           % (datetime.date.today().isoformat(), machine()), '']
+           'Written by `tools/figures` on %s from measurements of commit %s on %s. Each part '
+           'says when it was measured. Nothing here is typed by hand: run `tools/figures` again '
+           'to renew it.' % (datetime.date.today().isoformat(), commit, machine()), '']
     out += ['## HTTPS on the real firmware', '',
             'RT-Thread 5.3 `qemu-vexpress-a9` (C at `-O0` as the BSP ships), webclient 2.3.0 in its '
             'mbedTLS mode, the mbedtls package 2.28.1 with `MBEDTLS_SSL_MAX_CONTENT_LEN` 16384 and '
