@@ -20,6 +20,7 @@ CHAT_PROMPT = 'you> '
 # One thread of a 1.5B model in this machine's CPU: the prompt alone takes
 # tens of seconds per request.
 REPLY_TIMEOUT_S = 600
+TRIES = 3
 
 
 def main():
@@ -40,20 +41,32 @@ def main():
         b.send('main_loop_entry\r')
         b.expect(r'Agent chat:[^\n]*\n', 20, 'main_loop_entry opens the chat')
         b.expect(re.escape(CHAT_PROMPT), 5, 'the chat prompt')
-        t0 = time.monotonic()
-        b.send(QUESTION + '\r')
-        start = b.expect(re.escape(QUESTION), 5, 'the chat echoes the question').end()
-        end = b.expect(re.escape(CHAT_PROMPT), REPLY_TIMEOUT_S, 'the reply').start()
-        reply = re.sub(r'\x1b\[[0-9;]*m', '', b.buf[start:end])
-        secs = time.monotonic() - t0
-        called = re.search(r'\[tool_call\][^\n]*"name":\s*"add"', reply)
-        answered = '5555' in reply.split('[tool_call]')[-1]
-        results.append(('a real-model tool conversation: `add` called and 5555 answered',
-                        bool(called and answered),
-                        'after %.0f s; add called: %s; the answer: %s'
-                        % (secs, bool(called), ' '.join(reply.split('\n')[-3:]).strip()[-200:])))
+        # The server samples (temperature 0.8): a try may miss (the model
+        # fences its call, and llama-server refuses it mid-stream). Up to
+        # TRIES questions; one answered is what the board must show.
+        answered_in = None
+        notes = []
+        for n in range(1, TRIES + 1):
+            t0 = time.monotonic()
+            b.send(QUESTION + '\r')
+            start = b.expect(re.escape(QUESTION), 5, 'the chat echoes the question').end()
+            end = b.expect(re.escape(CHAT_PROMPT), REPLY_TIMEOUT_S, 'the reply').start()
+            reply = re.sub(r'\x1b\[[0-9;]*m', '', b.buf[start:end])
+            secs = time.monotonic() - t0
+            called = bool(re.search(r'\[tool_call\][^\n]*"name":\s*"add"', reply))
+            answered = called and '5555' in reply.split('[tool_call]')[-1]
+            last = ' '.join(l.strip() for l in reply.strip().split('\n')[-2:])[-160:]
+            notes.append('try %d: %.0f s, add called: %s, answered 5555: %s (%s)' % (n, secs, called, answered, last))
+            if answered:
+                answered_in = n
+                break
+        results.append(('a real-model tool conversation: `add` called and 5555 answered (up to %d tries)' % TRIES,
+                        answered_in is not None, '; '.join(notes)))
         b.send(b'\x04')
-        b.expect(re.escape(PROMPT), 10, 'Ctrl-D gives the shell back')
+        b.expect(r'leaving the agent chat', 10, 'Ctrl-D leaves the chat')
+        b.quiet(0.5)
+        b.send('\r')
+        b.expect(re.escape(PROMPT), 10, 'the shell prompt after Ctrl-D')
         peak = b.free()['max']
         b.run('cleanup_agent_entry', 20)
         after = b.free()

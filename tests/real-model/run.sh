@@ -27,7 +27,7 @@
 #                        CJSON_SRC, WEBCLIENT_SRC as for tests/qemu/run.sh;
 #                        QEMU_WORK, default target/real-model/qemu) asks the
 #                        question through a guestfwd to the server with the
-#                        native template; one conversation answered, the
+#                        native template; one conversation answered (up to 3 tries), the
 #                        heap back after cleanup (REAL_MODEL_QEMU_ONLY=1:
 #                        only that)
 # Transcripts and server logs go to target/real-model/.
