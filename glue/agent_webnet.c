@@ -63,8 +63,10 @@ int agent_glue_web_open_chat(void)
 
 int agent_glue_web_peer(struct webnet_session *session, unsigned char *addr)
 {
-    /* WebNet's accept() filled cliaddr (IPv4: WebNet listens on AF_INET). */
-    const unsigned char *ip = (const unsigned char *)&session->cliaddr.sin_addr.s_addr;
+    /* WebNet's accept() filled cliaddr (IPv4: WebNet listens on AF_INET).
+     * sin_addr's four bytes in network order, whatever its C type (lwIP's
+     * struct in_addr, or a plain 32-bit member in other socket headers). */
+    const unsigned char *ip = (const unsigned char *)&session->cliaddr.sin_addr;
     memcpy(addr, ip, 4);
     return 4;
 }
