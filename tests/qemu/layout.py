@@ -502,6 +502,11 @@ def overrides(a):
             # has lwIP's default, 1024.
             'RT_LWIP_TCPTHREAD_STACKSIZE': '2048',
             'PKG_AGENT_WEB_TOKEN': '"%s"' % a.web_token,
+            # agent_config web-token <t> at run time (issue 30): the driver
+            # changes the token on the console and back. About 1 KB of
+            # flash in this firmware's table; the CLI and MCP firmwares
+            # keep it off (agent-mcp minus agent-cli stays the MCP cost).
+            'PKG_AGENT_MSH_EXTRAS': 'y',
         })
     if a.mcp_token:
         # The MCP server on SAL's BSD sockets over lwIP (both on above).

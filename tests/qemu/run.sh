@@ -114,10 +114,12 @@ fi
 # The TLS firmwares' URL: the guest-side address the guestfwd relays to the
 # TLS front, as an IP literal (restrict=on gives the guest no DNS).
 tls_url="https://10.0.2.100/v1/chat/completions"
-# The token the WebNet firmware is built with (PKG_AGENT_WEB_TOKEN).
-web_token=qemu-web-token
+# The token the WebNet firmware is built with (PKG_AGENT_WEB_TOKEN). Tokens
+# have 16 to 127 visible characters: a shorter build value is ignored with a
+# warning (no MCP server, a locked web chat; docs/security.md).
+web_token=qemu-web-token-0001
 # The bearer token the MCP firmware is built with (PKG_AGENT_MCP_TOKEN).
-mcp_token=qemu-mcp-token
+mcp_token=qemu-mcp-token-0001
 # PKG_AGENT_MCP_SERVERS of the MCP firmware: two guest-side addresses that
 # guestfwds relay to two tests/mcp/scripted_server.py on 127.0.0.1, one
 # answering with SSE, one with JSON bodies (tests/qemu/drive.py REMOTES says
