@@ -182,6 +182,26 @@ pub fn copy_prefix(dst: &mut [u8], src: &[u8]) -> usize {
     n
 }
 
+/// `b` after `prefix`, if it starts with it (core's `strip_prefix` keeps a
+/// panic path through `split_at`).
+pub fn strip_prefix<'a>(b: &'a [u8], prefix: &[u8]) -> Option<&'a [u8]> {
+    if b.get(..prefix.len())? == prefix {
+        b.get(prefix.len()..)
+    } else {
+        None
+    }
+}
+
+/// `b` before `suffix`, if it ends with it.
+pub fn strip_suffix<'a>(b: &'a [u8], suffix: &[u8]) -> Option<&'a [u8]> {
+    let cut = b.len().checked_sub(suffix.len())?;
+    if b.get(cut..)? == suffix {
+        b.get(..cut)
+    } else {
+        None
+    }
+}
+
 /// `b` without one trailing `last` byte, if it ends with one.
 pub fn strip_last(b: &[u8], last: u8) -> &[u8] {
     match b.split_last() {
@@ -220,6 +240,18 @@ pub fn remove_range<T: Copy>(v: &mut alloc::vec::Vec<T>, from: usize, to: usize)
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn strip_prefix_and_suffix() {
+        use super::{strip_prefix, strip_suffix};
+        assert_eq!(strip_prefix(b"```json", b"```"), Some(&b"json"[..]));
+        assert_eq!(strip_prefix(b"``", b"```"), None);
+        assert_eq!(strip_prefix(b"abc", b"x"), None);
+        assert_eq!(strip_prefix(b"abc", b""), Some(&b"abc"[..]));
+        assert_eq!(strip_suffix(b"x```", b"```"), Some(&b"x"[..]));
+        assert_eq!(strip_suffix(b"``", b"```"), None);
+        assert_eq!(strip_suffix(b"abc", b"b"), None);
+    }
+
     #[test]
     fn hex_has_at_least_four_digits() {
         let mut buf = [0u8; 8];

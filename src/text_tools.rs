@@ -129,7 +129,7 @@ pub fn next_segment<'a>(s: &'a [u8], done: bool) -> Option<(Segment<'a>, usize)>
     let first = *s.first()?;
     let pending = |whole: Segment<'a>| done.then_some((whole, s.len()));
     if first == b'<' {
-        if let Some(inner) = s.strip_prefix(OPEN) {
+        if let Some(inner) = crate::text::strip_prefix(s, OPEN) {
             return match find(inner, CLOSE) {
                 Some(end) => {
                     let n = OPEN.len() + end + CLOSE.len();
@@ -153,7 +153,7 @@ pub fn next_segment<'a>(s: &'a [u8], done: bool) -> Option<(Segment<'a>, usize)>
             return pending(Segment::Text(s));
         }
     } else if first == b'`' {
-        if let Some(after) = s.strip_prefix(FENCE) {
+        if let Some(after) = crate::text::strip_prefix(s, FENCE) {
             let Some(eol) = after.iter().position(|&b| b == b'\n') else {
                 // The info line is not finished: no body yet.
                 return pending(Segment::Candidate(Candidate {
@@ -237,7 +237,7 @@ impl<'a> Iterator for Segments<'a> {
 /// trimmed body when it has no `{`.
 pub fn json_of(body: &[u8]) -> &[u8] {
     let mut b = trim(body);
-    if let Some(after) = b.strip_prefix(FENCE) {
+    if let Some(after) = crate::text::strip_prefix(b, FENCE) {
         // Drop the fence line (its language too).
         let eol = after
             .iter()
@@ -245,7 +245,7 @@ pub fn json_of(body: &[u8]) -> &[u8] {
             .unwrap_or(after.len());
         b = after.get(eol..).unwrap_or_default();
     }
-    if let Some(before) = trim(b).strip_suffix(FENCE) {
+    if let Some(before) = crate::text::strip_suffix(trim(b), FENCE) {
         b = before;
     }
     let b = trim(b);
@@ -542,7 +542,7 @@ fn emit(
         Segment::Text(t) => t,
     };
     let shown = if core::mem::take(after_call) {
-        shown.strip_prefix(b"\n").unwrap_or(shown)
+        crate::text::strip_prefix(shown, b"\n").unwrap_or(shown)
     } else {
         shown
     };

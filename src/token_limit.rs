@@ -27,7 +27,7 @@ pub struct Peer {
 impl Peer {
     pub fn v4(a: [u8; 4]) -> Peer {
         let mut addr = [0u8; 16];
-        addr[..4].copy_from_slice(&a);
+        crate::text::copy_prefix(&mut addr, &a);
         Peer { addr, len: 4 }
     }
 }
@@ -235,11 +235,13 @@ impl Peer {
             }
         } else {
             const HEX: &[u8; 16] = b"0123456789abcdef";
-            for (i, pair) in self.addr.chunks(2).enumerate() {
+            // Eight groups of two bytes (no `chunks`: see src/text.rs).
+            for i in 0..8 {
                 if i > 0 {
                     put(b":");
                 }
-                let v = pair.iter().fold(0u16, |v, &b| (v << 8) | b as u16);
+                let byte = |k: usize| u16::from(self.addr.get(k).copied().unwrap_or(0));
+                let v = (byte(2 * i) << 8) | byte(2 * i + 1);
                 let mut started = false;
                 for shift in [12u16, 8, 4, 0] {
                     let digit = ((v >> shift) & 0xF) as usize;
