@@ -12,6 +12,9 @@ use rtt_agent::ffi::tools::{append_tool, AgentToolList};
 use rtt_agent::host::heap;
 use rtt_agent::mcp::server;
 use rtt_agent_testkit::agent::*;
+#[path = "support/http_exchange.rs"]
+mod http_exchange;
+use http_exchange::Resp;
 use rtt_agent_testkit::arith_model;
 use rtt_agent_testkit::llm_server::*;
 use std::ffi::CString;
@@ -20,48 +23,8 @@ use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-struct Resp {
-    status: u16,
-    head: String,
-    body: String,
-}
-
-impl Resp {
-    fn header(&self, name: &str) -> Option<String> {
-        self.head.lines().find_map(|l| {
-            let (n, v) = l.split_once(':')?;
-            n.eq_ignore_ascii_case(name).then(|| v.trim().to_string())
-        })
-    }
-    /// The JSON-RPC error code in the body.
-    fn code(&self) -> Option<i64> {
-        let at = self.body.find("\"code\":")? + 7;
-        let rest = &self.body[at..];
-        let end = rest.find(|c: char| c != '-' && !c.is_ascii_digit())?;
-        rest[..end].parse().ok()
-    }
-}
-
 fn raw(addr: SocketAddr, request: &[u8]) -> Resp {
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-    // The server may answer (and close) before reading all of a refused
-    // body: a failed write is then expected, the answer still readable.
-    let _ = s.write_all(request);
-    let mut out = Vec::new();
-    let _ = s.read_to_end(&mut out);
-    let text = String::from_utf8_lossy(&out).into_owned();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let status = head
-        .split(' ')
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    Resp {
-        status,
-        head: head.to_string(),
-        body: body.to_string(),
-    }
+    Resp::exchange(TcpStream::connect(addr).unwrap(), request)
 }
 
 fn post(addr: SocketAddr, headers: &[(&str, &str)], body: &str) -> Resp {

@@ -15,15 +15,16 @@ use rtt_agent::ffi::config::tokens::{
 use rtt_agent::host::{console, shell};
 use rtt_agent::mcp::server;
 use rtt_agent::token_limit;
+#[path = "support/http_exchange.rs"]
+mod http_exchange;
+use http_exchange::Resp;
 use rtt_agent_testkit::agent::*;
 use rtt_agent_testkit::arith_model;
 use rtt_agent_testkit::llm_server::*;
 use rtt_agent_testkit::web::{self, WebAgent};
 use std::ffi::CStr;
-use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpStream};
 use std::os::fd::FromRawFd;
-use std::time::Duration;
 
 const MCP_TOKEN: &CStr = c"mcp-token-0123456789";
 const WEB_TOKEN: &CStr = c"web-token-0123456789";
@@ -65,38 +66,8 @@ fn connect_from(from: Ipv4Addr, to: SocketAddr) -> TcpStream {
     }
 }
 
-struct Resp {
-    status: u16,
-    head: String,
-    body: String,
-}
-
-impl Resp {
-    fn header(&self, name: &str) -> Option<String> {
-        self.head.lines().find_map(|l| {
-            let (n, v) = l.split_once(':')?;
-            n.eq_ignore_ascii_case(name).then(|| v.trim().to_string())
-        })
-    }
-}
-
 fn exchange(from: Ipv4Addr, to: SocketAddr, request: &str) -> Resp {
-    let mut s = connect_from(from, to);
-    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-    let _ = s.write_all(request.as_bytes());
-    let mut out = Vec::new();
-    let _ = s.read_to_end(&mut out);
-    let text = String::from_utf8_lossy(&out).into_owned();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    Resp {
-        status: head
-            .split(' ')
-            .nth(1)
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(0),
-        head: head.to_string(),
-        body: body.to_string(),
-    }
+    Resp::exchange(connect_from(from, to), request.as_bytes())
 }
 
 const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
