@@ -1696,7 +1696,21 @@ class Run:
 
         state = {}
 
+        def no_clock_said():
+            # Before the clock is set (the soft RTC reads 2018): the start
+            # log must say that certificate dates are not checked.
+            b = self.board
+            log = self.tls_start(fw, b)
+            self.tls_leave(b)
+            b.run('cleanup_agent_entry', timeout=20)
+            line = [ln for ln in log.splitlines() if 'certificate dates are not checked' in ln]
+            if not line:
+                raise Fail('the start log without a set clock says nothing about certificate dates: %s'
+                           % one_line(log)[-300:])
+            return line[0].strip()
+
         def after_boot():
+            self.attempt(fw, 'no clock set: the start log says certificate dates are not checked', no_clock_said)
             self.set_clock()
 
         # 1. Three cycles on a fresh boot, the front in its good (RSA) mode.
