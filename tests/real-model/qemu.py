@@ -38,15 +38,17 @@ def main():
                 raise Timeout('no DHCP address within 40 s')
             b.quiet(2)
         boot = b.free()
-        b.send('main_loop_entry\r')
-        b.expect(r'Agent chat:[^\n]*\n', 20, 'main_loop_entry opens the chat')
-        b.expect(re.escape(CHAT_PROMPT), 5, 'the chat prompt')
         # The server samples (temperature 0.8): a try may miss (the model
         # fences its call, and llama-server refuses it mid-stream). Up to
-        # TRIES questions; one answered is what the board must show.
+        # TRIES questions, each to a fresh agent (no earlier answer in its
+        # context); one answered is what the board must show.
         answered_in = None
         notes = []
+        peak = boot['max']
         for n in range(1, TRIES + 1):
+            b.send('main_loop_entry\r')
+            b.expect(r'Agent chat:[^\n]*\n', 20, 'main_loop_entry opens the chat')
+            b.expect(re.escape(CHAT_PROMPT), 5, 'the chat prompt')
             t0 = time.monotonic()
             b.send(QUESTION + '\r')
             start = b.expect(re.escape(QUESTION), 5, 'the chat echoes the question').end()
@@ -57,18 +59,18 @@ def main():
             answered = called and '5555' in reply.split('[tool_call]')[-1]
             last = ' '.join(l.strip() for l in reply.strip().split('\n')[-2:])[-160:]
             notes.append('try %d: %.0f s, add called: %s, answered 5555: %s (%s)' % (n, secs, called, answered, last))
+            b.send(b'\x04')
+            b.expect(r'leaving the agent chat', 10, 'Ctrl-D leaves the chat')
+            b.quiet(0.5)
+            b.send('\r')
+            b.expect(re.escape(PROMPT), 10, 'the shell prompt after Ctrl-D')
+            peak = max(peak or 0, b.free()['max'] or 0)
+            b.run('cleanup_agent_entry', 20)
             if answered:
                 answered_in = n
                 break
         results.append(('a real-model tool conversation: `add` called and 5555 answered (up to %d tries)' % TRIES,
                         answered_in is not None, '; '.join(notes)))
-        b.send(b'\x04')
-        b.expect(r'leaving the agent chat', 10, 'Ctrl-D leaves the chat')
-        b.quiet(0.5)
-        b.send('\r')
-        b.expect(re.escape(PROMPT), 10, 'the shell prompt after Ctrl-D')
-        peak = b.free()['max']
-        b.run('cleanup_agent_entry', 20)
         after = b.free()
         results.append(('cleanup_agent_entry, heap back to boot', after['used'] == boot['used'],
                         'boot %d, after cleanup %d, peak %d' % (boot['used'], after['used'], peak)))
