@@ -7,7 +7,7 @@
 //!
 //!     cargo bench --bench agent
 
-use rtt_agent::cjson_sys::*;
+use rtt_agent::cjson::sys::*;
 use rtt_agent::ffi::chat::{chat, chat_response_free};
 use rtt_agent::ffi::tools::get_agent_tools;
 use rtt_agent::host::{heap, thread};

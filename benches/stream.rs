@@ -5,7 +5,7 @@
 //! response body; divide the time by the body size for ns per byte.
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
-use rtt_agent::stream::{Caps, ChatStream, Progress};
+use rtt_agent::wire::stream::{Caps, ChatStream, Progress};
 
 const CAPS: Caps = Caps {
     max_content: 64 * 1024,

@@ -122,12 +122,12 @@ fn layout_facts() -> Vec<(String, usize)> {
         BoardConfig,
         multimodal_max_bytes
     );
-    size!("cJSON", rtt_agent::cjson_sys::cJSON);
-    off!("cJSON", rtt_agent::cjson_sys::cJSON, type_, "type");
-    off!("cJSON", rtt_agent::cjson_sys::cJSON, valuestring);
-    off!("cJSON", rtt_agent::cjson_sys::cJSON, valueint);
-    off!("cJSON", rtt_agent::cjson_sys::cJSON, valuedouble);
-    off!("cJSON", rtt_agent::cjson_sys::cJSON, string);
+    size!("cJSON", rtt_agent::cjson::sys::cJSON);
+    off!("cJSON", rtt_agent::cjson::sys::cJSON, type_, "type");
+    off!("cJSON", rtt_agent::cjson::sys::cJSON, valuestring);
+    off!("cJSON", rtt_agent::cjson::sys::cJSON, valueint);
+    off!("cJSON", rtt_agent::cjson::sys::cJSON, valuedouble);
+    off!("cJSON", rtt_agent::cjson::sys::cJSON, string);
     size!("file_op_req", file_op_req);
     off!("file_op_req", file_op_req, op);
     off!("file_op_req", file_op_req, path);
@@ -158,10 +158,10 @@ fn layout_facts() -> Vec<(String, usize)> {
     value!("AGENT_CFG_API_KEY_MAX", AGENT_CFG_API_KEY_MAX);
     value!("AGENT_CFG_MODEL_MAX", AGENT_CFG_MODEL_MAX);
     value!("AGENT_CFG_API_URL_MAX", AGENT_CFG_API_URL_MAX);
-    value!("cJSON_String", rtt_agent::cjson_sys::cJSON_String);
-    value!("cJSON_Object", rtt_agent::cjson_sys::cJSON_Object);
-    value!("cJSON_Array", rtt_agent::cjson_sys::cJSON_Array);
-    value!("cJSON_Number", rtt_agent::cjson_sys::cJSON_Number);
+    value!("cJSON_String", rtt_agent::cjson::sys::cJSON_String);
+    value!("cJSON_Object", rtt_agent::cjson::sys::cJSON_Object);
+    value!("cJSON_Array", rtt_agent::cjson::sys::cJSON_Array);
+    value!("cJSON_Number", rtt_agent::cjson::sys::cJSON_Number);
     facts
 }
 

@@ -7,7 +7,7 @@
 //!
 //! One test function: the agent is process-wide.
 
-use rtt_agent::cjson_sys::*;
+use rtt_agent::cjson::sys::*;
 use rtt_agent::ffi::agent_loop::{cleanup_agent_entry, main_loop_entry};
 use rtt_agent::ffi::channels::debug::{send_message, set_reply_timeout_ms};
 use rtt_agent::ffi::chat::Overrides;

@@ -28,7 +28,7 @@
 //! `rtt_agent_testkit::alloc_walk`); its summary lines ("alloc walk: ...")
 //! say how many allocations it counted and how many k it tried.
 
-use rtt_agent::cjson_sys::*;
+use rtt_agent::cjson::sys::*;
 use rtt_agent::ffi::agent_loop::{
     cleanup_agent, cleanup_agent_entry, init_agent, main_loop_entry, set_channel,
 };

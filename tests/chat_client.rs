@@ -1,7 +1,7 @@
 //! `chat()` end to end over real TCP: the host webclient against the
 //! scripted server, checking what the caller gets and what the server got.
 
-use rtt_agent::cjson_sys::*;
+use rtt_agent::cjson::sys::*;
 use rtt_agent::ffi::config::agent_config_set;
 use rtt_agent_testkit::chat_call::*;
 use rtt_agent_testkit::llm_server::*;

@@ -12,17 +12,17 @@
 //! The heap after a discarded attempt is checked in `chat_deadline.rs` (a
 //! process with one test: exact heap figures need the harness quiet).
 
-use rtt_agent::chat::deadline::{ms_to_ticks, ticks_to_ms, Deadline};
-use rtt_agent::chat::retry::{http_date, retry_after, retry_after_ms, retryable_status};
 use rtt_agent::chat::transport::unframed_read_size;
-use rtt_agent::cjson_sys::*;
+use rtt_agent::cjson::sys::*;
 use rtt_agent::ffi::chat::{
     agent_chat_last_error, chat, chat_response_free, set_overrides, stream_error_retryable,
     Overrides,
 };
 use rtt_agent::ffi::config::agent_config_set;
 use rtt_agent::host::heap;
-use rtt_agent::stream::StreamError;
+use rtt_agent::wire::deadline::{ms_to_ticks, ticks_to_ms, Deadline};
+use rtt_agent::wire::retry::{http_date, retry_after, retry_after_ms, retryable_status};
+use rtt_agent::wire::stream::StreamError;
 use rtt_agent_testkit::chat_call::chat_json;
 use rtt_agent_testkit::llm_server::*;
 use std::ffi::{c_char, CStr, CString};

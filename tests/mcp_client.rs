@@ -53,9 +53,9 @@ fn remote(name: &str) -> bool {
     // SAFETY: a NUL-terminated text; the tree is deleted once, after the
     // lookup that borrows it.
     unsafe {
-        let tree = rtt_agent::cjson_sys::cJSON_Parse(call.as_ptr());
+        let tree = rtt_agent::cjson::sys::cJSON_Parse(call.as_ptr());
         let node = search_agent_tool_node(tree);
-        rtt_agent::cjson_sys::cJSON_Delete(tree);
+        rtt_agent::cjson::sys::cJSON_Delete(tree);
         client::is_remote(node)
     }
 }

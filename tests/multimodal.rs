@@ -6,7 +6,7 @@
 //! scenario. One test function in a process of its own, so that nothing
 //! else allocates beside the heap figures (as tests/agent_lifecycle.rs).
 
-use rtt_agent::cjson_sys::*;
+use rtt_agent::cjson::sys::*;
 use rtt_agent::ffi::chat::Overrides;
 use rtt_agent::ffi::messages::{TYPE_IMAGE, TYPE_TEXT, TYPE_VIDEO};
 use rtt_agent::ffi::multimodal::{self, Mode};

@@ -14,7 +14,7 @@ use rtt_agent::ffi::config::tokens::{
 };
 use rtt_agent::host::{console, shell};
 use rtt_agent::mcp::server;
-use rtt_agent::token_limit;
+use rtt_agent::net::token_limit;
 #[path = "support/http_exchange.rs"]
 mod http_exchange;
 use http_exchange::Resp;

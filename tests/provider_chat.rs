@@ -12,7 +12,7 @@ use common::Json;
 use rtt_agent::chat::provider::set_format;
 use rtt_agent::ffi::chat::*;
 use rtt_agent::ffi::config::agent_config_set;
-use rtt_agent::stream::Format;
+use rtt_agent::wire::stream::Format;
 use rtt_agent_testkit::chat_call::*;
 use rtt_agent_testkit::llm_server::*;
 use std::ffi::CString;

@@ -9,7 +9,7 @@
 mod common;
 
 use common::*;
-use rtt_agent::stream::{Format, StreamError};
+use rtt_agent::wire::stream::{Format, StreamError};
 use std::path::PathBuf;
 
 const RANDOM_SPLITS: u64 = 24;
@@ -157,7 +157,7 @@ fn format_follows_the_url() {
 #[test]
 fn caps_hold_for_the_other_formats() {
     let body = std::fs::read(dir("ollama").join("split_json.ndjson")).unwrap();
-    let caps = rtt_agent::stream::Caps {
+    let caps = rtt_agent::wire::stream::Caps {
         max_tool_args: 20,
         ..HOST
     };
@@ -168,14 +168,14 @@ fn caps_hold_for_the_other_formats() {
         assert!(got.calls[0].too_long && got.calls[0].arguments.is_empty());
     }
     let body = std::fs::read(dir("anthropic").join("thinking.sse")).unwrap();
-    let caps = rtt_agent::stream::Caps {
+    let caps = rtt_agent::wire::stream::Caps {
         max_reasoning: 60,
         ..HOST
     };
     let (got, _) = run_format(&[&body], caps, Format::Anthropic);
     assert_eq!(got.error, Some(StreamError::TokenTooLong));
     let body = std::fs::read(dir("anthropic").join("split_json.sse")).unwrap();
-    let caps = rtt_agent::stream::Caps {
+    let caps = rtt_agent::wire::stream::Caps {
         max_tool_args: 10,
         ..HOST
     };
@@ -203,7 +203,7 @@ fn garbled_bodies_keep_the_invariants() {
         }
     }
     let mut rng = Rng(0x5eed);
-    let small = rtt_agent::stream::Caps {
+    let small = rtt_agent::wire::stream::Caps {
         max_content: 16,
         max_reasoning: 24,
         max_tool_args: 12,

@@ -8,7 +8,7 @@ mod common;
 
 use common::*;
 use proptest::prelude::*;
-use rtt_agent::stream::Caps;
+use rtt_agent::wire::stream::Caps;
 
 /// Characters that stress escaping and UTF-8 handling, mixed with anything.
 fn text_char() -> impl Strategy<Value = char> {

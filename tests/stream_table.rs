@@ -6,7 +6,7 @@
 mod common;
 
 use common::*;
-use rtt_agent::stream::{Caps, ChatStream, Progress, StreamError};
+use rtt_agent::wire::stream::{Caps, ChatStream, Progress, StreamError};
 use std::path::PathBuf;
 
 const RANDOM_SPLITS: u64 = 24;

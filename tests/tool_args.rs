@@ -2,11 +2,11 @@
 //! tool runs (`PKG_AGENT_CHECK_TOOL_ARGS`): the model gets a tool error that
 //! names the property and what was expected, and the tool is not called.
 
-use rtt_agent::cjson_sys::*;
+use rtt_agent::cjson::sys::*;
 use rtt_agent::ffi::messages::{messages_append, messages_create, messages_destroy, TYPE_TEXT};
 use rtt_agent::ffi::tools::{append_tool, AgentToolList};
 use rtt_agent::ffi::utils::create_tool_item;
-use rtt_agent::tool_args::{check, Mismatch};
+use rtt_agent::wire::tool_args::{check, Mismatch};
 use rtt_agent_testkit::agent::*;
 use rtt_agent_testkit::llm_server::*;
 use std::ffi::CString;

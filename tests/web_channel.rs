@@ -295,7 +295,7 @@ fn the_configuration_needs_the_token_and_never_shows_the_key() {
     let r = request(a, "GET", "/cgi-bin/get_config?token=board-token-0001", None);
     assert_eq!(r.status, 429, "{}", r.text());
     assert_eq!(r.header("Retry-After"), Some("60"));
-    rtt_agent::token_limit::forget_all();
+    rtt_agent::net::token_limit::forget_all();
 
     let r = request(a, "GET", "/cgi-bin/get_config?token=board-token-0001", None);
     assert_eq!(r.status, 200, "{}", r.text());

@@ -118,7 +118,7 @@ fuzz_target!(|data: &[u8]| {
     let r = running();
     heap::exclude_this_thread(true);
     if COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % FORGET_EVERY == 0 {
-        rtt_agent::token_limit::forget_all();
+        rtt_agent::net::token_limit::forget_all();
     }
     let mut request = Vec::with_capacity(data.len() + 64);
     let mut rest = data;

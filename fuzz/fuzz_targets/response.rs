@@ -15,7 +15,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use rtt_agent::cjson_sys::*;
+use rtt_agent::cjson::sys::*;
 use rtt_agent::ffi::chat::{
     agent_chat_last_error, chat, chat_response_free, set_overrides, Overrides,
 };
@@ -244,7 +244,7 @@ unsafe fn check_response(
                 "streamed content differs from the response's"
             );
         });
-        assert!(rtt_agent::json::is_array(r.tool_call));
+        assert!(rtt_agent::cjson::json::is_array(r.tool_call));
         let n = cJSON_GetArraySize(r.tool_call) as usize;
         assert!(n <= MAX_TOOL_CALLS);
         STREAMED.with(|s| assert!(s.borrow().2 <= n));

@@ -8,7 +8,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use rtt_agent::stream::{Caps, ChatStream, Format, Progress, StreamError, StreamSink};
+use rtt_agent::wire::stream::{Caps, ChatStream, Format, Progress, StreamError, StreamSink};
 
 const GENEROUS: Caps = Caps {
     max_content: 64 * 1024,

@@ -38,7 +38,7 @@
 use rtt_agent::ffi::agent_loop;
 use rtt_agent::ffi::config::agent_config_set;
 use rtt_agent::host::{console, heap, shell};
-use rtt_agent::line_editor::{Event, LineEditor};
+use rtt_agent::wire::line_editor::{Event, LineEditor};
 use rtt_agent_testkit::{arith_model, llm_server::LlmServer};
 use std::ffi::CString;
 

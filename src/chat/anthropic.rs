@@ -21,7 +21,7 @@
 //!
 //! The signature: Anthropic signs each thinking block and requires it back,
 //! unchanged, in the assistant turn that called tools. The stream reader
-//! keeps it ([`crate::stream::ChatStream::thinking_signature`]); `chat()`
+//! keeps it ([`crate::wire::stream::ChatStream::thinking_signature`]); `chat()`
 //! puts it on the first tool call of the response as
 //! `x_rtt_thinking_signature`, and the context's `append_assistant_message`
 //! moves it onto the assistant message under the same name, next to
@@ -30,8 +30,8 @@
 
 use super::provider::common::*;
 use super::request::{write_integer, write_string, ByteSink, ChatRequest, WriteError};
-use crate::cjson_sys::*;
-use crate::json;
+use crate::cjson::json;
+use crate::cjson::sys::*;
 use core::ffi::CStr;
 
 /// The assistant message's member that carries the thinking signature.

@@ -90,7 +90,7 @@ pub fn media_type(path: &[u8]) -> Option<&'static str> {
 /// `it` is a live string item with [`INLINE_FILE`] set (its `valuestring`
 /// NULL or NUL-terminated), not modified during the call.
 pub unsafe fn write(
-    it: &crate::cjson_sys::cJSON,
+    it: &crate::cjson::sys::cJSON,
     out: &mut dyn ByteSink,
 ) -> Result<(), WriteError> {
     if it.valuestring.is_null() || it.valueint < 0 {

@@ -16,8 +16,8 @@
 
 use super::provider::common::*;
 use super::request::{write_integer, write_string, write_value, ByteSink, ChatRequest, WriteError};
-use crate::cjson_sys::*;
-use crate::json;
+use crate::cjson::json;
+use crate::cjson::sys::*;
 use core::ptr;
 
 /// # Safety

@@ -1,6 +1,6 @@
 //! The provider adapter layer: which wire format a request speaks, and the
 //! request writer for each (the stream reader for each is in
-//! [`crate::stream`], chosen by the same [`Format`]).
+//! [`crate::wire::stream`], chosen by the same [`Format`]).
 //!
 //! The format is, in order of precedence:
 //! 1. the run-time choice ([`set_format`]; `agent_config format <name>`);
@@ -17,7 +17,7 @@
 //! [`super::request`] does (once to count, once to send): nothing is copied.
 
 use super::request::{ByteSink, ChatRequest, WriteError};
-use crate::stream::Format;
+use crate::wire::stream::Format;
 use core::ffi::CStr;
 
 #[cfg(any(feature = "provider-anthropic", feature = "provider-ollama"))]
@@ -122,8 +122,8 @@ pub unsafe fn write_body(
 #[allow(non_upper_case_globals)]
 pub(crate) mod common {
     use super::super::request::{cstr_bytes, write_string, ByteSink, WriteError};
-    use crate::cjson_sys::*;
-    use crate::json;
+    use crate::cjson::json;
+    use crate::cjson::sys::*;
     use core::ffi::CStr;
 
     /// `object[key]` as bytes when it is a string.
@@ -453,7 +453,7 @@ mod tests {
         for t in &texts {
             // The tokenizer skips unwanted strings unchecked: compare only
             // texts without string escapes or control characters in doubt.
-            let oracle = crate::stream::is_json_object(t);
+            let oracle = crate::wire::stream::is_json_object(t);
             if t.contains(&b'\\') && oracle != is_object_text(t) {
                 continue;
             }

@@ -13,7 +13,7 @@
 
 #![allow(non_upper_case_globals)]
 
-use crate::cjson_sys::*;
+use crate::cjson::sys::*;
 use core::ffi::CStr;
 
 /// Why a body could not be written.
@@ -284,7 +284,7 @@ pub fn write_integer(v: i64, out: &mut dyn ByteSink) -> Result<(), WriteError> {
         out.put(b"-")?;
     }
     let mut buf = [0u8; 20];
-    out.put(crate::text::decimal(v.unsigned_abs(), &mut buf))
+    out.put(crate::base::text::decimal(v.unsigned_abs(), &mut buf))
 }
 
 /// `v`'s value when it is a whole number of magnitude at most 2^53 (where

@@ -17,7 +17,7 @@
 //! [`Budget::Unwatched`]: the glue then bounds the handshake by its own
 //! limit, and nothing is noted.
 
-use super::deadline::Deadline;
+use crate::wire::deadline::Deadline;
 
 /// Why a TLS connection failed, as the glue reports it. The numbers are
 /// `AGENT_TLS_FAIL_*` in `glue/agent_glue.h`.

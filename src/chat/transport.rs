@@ -53,13 +53,13 @@
 //! `https://` URL that code is therefore final unless the connect waited out
 //! webclient's connect timeout (a silent network, not a certificate).
 
-use super::deadline::Deadline;
 use super::request::{ByteCounter, ByteSink, ChatRequest, WriteError};
-use super::retry::{self, retryable_status, trim};
 use super::tls_watch::TlsFailure;
 use crate::rtt::atomic::{AtomicBool, AtomicPtr, Ordering};
 use crate::rtt::webclient::*;
-use crate::stream::Format;
+use crate::wire::deadline::Deadline;
+use crate::wire::retry::{self, retryable_status, trim};
+use crate::wire::stream::Format;
 use alloc::vec::Vec;
 use core::ffi::{c_char, c_int, c_void, CStr};
 
@@ -298,7 +298,7 @@ impl ErrorText {
         self.len = 0;
     }
     pub fn as_str(&self) -> &str {
-        crate::text::utf8_prefix(self.buf.get(..self.len).unwrap_or_default())
+        crate::base::text::utf8_prefix(self.buf.get(..self.len).unwrap_or_default())
     }
     pub fn set(&mut self, parts: &[&[u8]]) {
         self.len = 0;
@@ -342,7 +342,7 @@ fn deadline_text(error: &mut ErrorText, deadline: &Deadline) {
     let mut digits = [0u8; 20];
     error.set(&[
         b"the request timed out: no complete answer within ",
-        crate::text::decimal(u64::from(deadline.ms()), &mut digits),
+        crate::base::text::decimal(u64::from(deadline.ms()), &mut digits),
         b" ms (PKG_AGENT_REQUEST_TIMEOUT_MS)",
     ]);
 }
@@ -355,7 +355,7 @@ fn tls_text(error: &mut ErrorText, why: TlsFailure, code: i32) {
         let mut digits = [0u8; 8];
         error.append(&[
             b" (mbedTLS -0x",
-            crate::text::hex(code.unsigned_abs(), &mut digits),
+            crate::base::text::hex(code.unsigned_abs(), &mut digits),
             b")",
         ]);
     }
@@ -408,7 +408,7 @@ impl ByteSink for SessionWriter<'_> {
     fn put(&mut self, mut bytes: &[u8]) -> Result<(), WriteError> {
         while !bytes.is_empty() {
             let free = self.buf.get_mut(self.len..).unwrap_or_default();
-            let n = crate::text::copy_prefix(free, bytes);
+            let n = crate::base::text::copy_prefix(free, bytes);
             self.len += n;
             bytes = bytes.get(n..).unwrap_or_default();
             if self.len >= self.buf.len() {
@@ -782,7 +782,7 @@ impl Io<'_> {
             // until the silence adds up to the read timeout (less a tenth
             // of a second for the ticks each poll may come short by).
             self.idle = self.idle.saturating_add(now().wrapping_sub(asked_at));
-            let limit = super::deadline::ms_to_ticks(self.per_read_ms, self.hz);
+            let limit = crate::wire::deadline::ms_to_ticks(self.per_read_ms, self.hz);
             if self.idle >= limit.saturating_sub(self.hz / 10) {
                 return ReadEnd::Stop(Stop::Timeout);
             }
@@ -839,7 +839,7 @@ unsafe fn attempt_once(
     let session = Session(raw);
 
     let mut len_buf = [0u8; 21];
-    let len_text = crate::text::decimal_cstr(length as u64, &mut len_buf);
+    let len_text = crate::base::text::decimal_cstr(length as u64, &mut len_buf);
     // SAFETY: `session.0` is a live session; each format is a NUL-terminated
     // literal whose one `%s` (if any) gets a NUL-terminated string.
     let mut ok = unsafe {
@@ -1009,7 +1009,7 @@ unsafe fn attempt_once(
             let mut digits = [0u8; 20];
             error.set(&[
                 b"no answer from the server within ",
-                crate::text::decimal(seconds as u64, &mut digits),
+                crate::base::text::decimal(seconds as u64, &mut digits),
                 b" s (timeout)",
             ]);
             return failed(Failure::Timeout, true);
@@ -1061,7 +1061,7 @@ unsafe fn attempt_once(
 
     let want = settings.read_buffer.clamp(64, MAX_READ_BUF);
     let mut buf: Vec<u8> = Vec::new();
-    if crate::fallible::resize(&mut buf, want, 0).is_err() {
+    if crate::base::fallible::resize(&mut buf, want, 0).is_err() {
         error.set(&[b"no memory for the read buffer"]);
         return failed(Failure::NoMemory, false);
     }
@@ -1184,7 +1184,7 @@ unsafe fn http_error<E>(
     // On the heap: 2 KB is a fifth of the loop thread's stack on a board.
     // Without memory the status alone is reported.
     let mut body: Vec<u8> = Vec::new();
-    if crate::fallible::resize(&mut body, ERROR_BODY_MAX + 1, 0).is_err() {
+    if crate::base::fallible::resize(&mut body, ERROR_BODY_MAX + 1, 0).is_err() {
         body = Vec::new();
     }
     // An empty body (Content-Length: 0) is not read: webclient takes a zero
@@ -1207,7 +1207,7 @@ unsafe fn http_error<E>(
     let nul = [0u8];
     let body: &[u8] = body.get(..=len).unwrap_or(&nul);
     let mut status_buf = [0u8; 20];
-    let status_text = crate::text::decimal(status.max(0) as u64, &mut status_buf);
+    let status_text = crate::base::text::decimal(status.max(0) as u64, &mut status_buf);
     // SAFETY: `body` ends with a NUL: `nul`, or `body[len]`, which the reads
     // never reached (they stop at `cap`) and the resize zeroed.
     let message = unsafe { error_message(body) };
@@ -1217,7 +1217,7 @@ unsafe fn http_error<E>(
             error.set(&[b"HTTP ", status_text, b": ", unsafe { parsed.to_bytes() }]);
             // SAFETY: `parsed.tree` came from cJSON_Parse and is deleted once;
             // nothing borrowed from it is used after this.
-            unsafe { crate::cjson_sys::cJSON_Delete(parsed.tree) };
+            unsafe { crate::cjson::sys::cJSON_Delete(parsed.tree) };
         }
         None => {
             let text = trim(body.split_last().map_or(&[][..], |(_, text)| text));
@@ -1240,7 +1240,7 @@ unsafe fn http_error<E>(
 
 /// `error.message` of a JSON error body, parsed with the board's cJSON.
 struct ParsedMessage {
-    tree: *mut crate::cjson_sys::cJSON,
+    tree: *mut crate::cjson::sys::cJSON,
     text: *const c_char,
 }
 
@@ -1258,17 +1258,17 @@ impl ParsedMessage {
 /// `body` must end with a NUL.
 unsafe fn error_message(body: &[u8]) -> Option<ParsedMessage> {
     // SAFETY: `body` is NUL-terminated (contract); cJSON only reads it.
-    let tree = unsafe { crate::cjson_sys::cJSON_Parse(body.as_ptr() as *const c_char) };
+    let tree = unsafe { crate::cjson::sys::cJSON_Parse(body.as_ptr() as *const c_char) };
     if tree.is_null() {
         return None;
     }
     // SAFETY: `tree` is a live tree we own; `err` is NULL or one of its items,
     // and the strings found live as long as `tree`, which outlives `text`.
     let text = unsafe {
-        let err = crate::json::get(tree, c"error");
-        crate::json::get_str(err, c"message")
-            .or_else(|| crate::json::string_value(err))
-            .or_else(|| crate::json::get_str(tree, c"message"))
+        let err = crate::cjson::json::get(tree, c"error");
+        crate::cjson::json::get_str(err, c"message")
+            .or_else(|| crate::cjson::json::string_value(err))
+            .or_else(|| crate::cjson::json::get_str(tree, c"message"))
     };
     match text {
         Some(t) => Some(ParsedMessage {
@@ -1278,7 +1278,7 @@ unsafe fn error_message(body: &[u8]) -> Option<ParsedMessage> {
         None => {
             // SAFETY: `tree` came from cJSON_Parse, nothing borrows from it, and
             // it is deleted once.
-            unsafe { crate::cjson_sys::cJSON_Delete(tree) };
+            unsafe { crate::cjson::sys::cJSON_Delete(tree) };
             None
         }
     }

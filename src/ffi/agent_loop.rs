@@ -31,9 +31,9 @@ use super::messages::{messages_append, messages_create, messages_destroy, Messag
 use super::tools::{get_agent_tools, search_agent_tool_node, AgentToolNode_t};
 use super::utils::{print_reasoning, print_tool_call};
 use crate::chat::transport;
-use crate::cjson_sys::*;
+use crate::cjson::json;
+use crate::cjson::sys::*;
 use crate::ffi_fn;
-use crate::json;
 use crate::rtt::atomic::{AtomicBool, AtomicPtr, AtomicU8, AtomicUsize, Ordering};
 use crate::rtt::gate::{Gate, Pass};
 use crate::rtt::ipc::{Locked, Mutex, Semaphore};
@@ -895,7 +895,7 @@ impl Reply {
         }
     }
     fn push(&mut self, bytes: &[u8]) -> &mut Self {
-        if crate::fallible::extend(&mut self.text, bytes).is_err() {
+        if crate::base::fallible::extend(&mut self.text, bytes).is_err() {
             self.oom = true;
         }
         self
@@ -905,7 +905,7 @@ impl Reply {
     }
     fn push_num(&mut self, n: usize) -> &mut Self {
         let mut digits = [0u8; 20];
-        self.push(crate::text::decimal(n as u64, &mut digits))
+        self.push(crate::base::text::decimal(n as u64, &mut digits))
     }
     /// As a new `Messages_t` (owned by the caller), or NULL.
     fn into_messages(mut self) -> Messages_t {
@@ -916,7 +916,7 @@ impl Reply {
         }
         // Keep it a C string: a NUL inside the answer would cut it anyway.
         self.text.retain(|&b| b != 0);
-        if crate::fallible::push(&mut self.text, 0).is_err() {
+        if crate::base::fallible::push(&mut self.text, 0).is_err() {
             return ptr::null_mut();
         }
         match CStr::from_bytes_with_nul(&self.text) {
@@ -1303,7 +1303,7 @@ unsafe fn drop_from(ctx: Context_t, start: c_int) {
 fn check_arguments(
     node: AgentToolNode_t,
     args: *const cJSON,
-) -> Result<(), crate::tool_args::Mismatch<'static>> {
+) -> Result<(), crate::wire::tool_args::Mismatch<'static>> {
     // SAFETY: `node` is a live registry node looked up under the tool lock
     // the caller holds; its tool object and the parsed `args` stay alive
     // and unchanged until the mismatch has been described.
@@ -1319,7 +1319,7 @@ fn check_arguments(
 }
 
 #[cfg(feature = "tool-arg-check")]
-fn describe_mismatch(text: &mut Reply, why: crate::tool_args::Mismatch<'_>) {
+fn describe_mismatch(text: &mut Reply, why: crate::wire::tool_args::Mismatch<'_>) {
     super::tool_run::describe(
         &mut |piece| {
             text.push(piece);

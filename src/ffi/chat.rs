@@ -1,7 +1,7 @@
 //! `chat.h`: one streamed chat-completions request.
 
-use crate::cjson_sys::cJSON_PrintUnformatted;
-use crate::cjson_sys::{cJSON, cJSON_Delete};
+use crate::cjson::sys::cJSON_PrintUnformatted;
+use crate::cjson::sys::{cJSON, cJSON_Delete};
 use crate::ffi_fn;
 use crate::rtt::rt_free;
 use core::ffi::{c_char, c_void};
@@ -37,9 +37,9 @@ use crate::chat::request::ChatRequest;
 use crate::chat::transport::{
     self, ErrorText, Failure, Flow, ResponseSink, Settings, ERROR_TEXT_MAX,
 };
-use crate::json;
+use crate::cjson::json;
 use crate::rtt::{board, cap};
-use crate::stream::{Caps, ChatStream, Format, Progress, StreamError, StreamSink};
+use crate::wire::stream::{Caps, ChatStream, Format, Progress, StreamError, StreamSink};
 use core::cell::UnsafeCell;
 use core::ffi::CStr;
 use core::ptr;
@@ -188,7 +188,7 @@ fn call_in_pieces(cb: TextCallback, text: &str) -> bool {
         let (piece, tail) = rest.split_at_checked(cut).unwrap_or((rest, &[]));
         if !piece.is_empty() {
             let mut buf = [0u8; 128];
-            crate::text::copy_prefix(&mut buf, piece);
+            crate::base::text::copy_prefix(&mut buf, piece);
             // SAFETY: a NUL-terminated stack buffer (at most 127 of its 128
             // bytes are written) that outlives the call.
             unsafe { cb(buf.as_ptr() as *const c_char) };
@@ -432,7 +432,7 @@ pub(crate) unsafe fn chat_with_error(
                 unsafe { cb(text) };
                 // SAFETY: `text` came from `cJSON_PrintUnformatted`, is owned
                 // here and is freed once with cJSON's allocator.
-                unsafe { crate::cjson_sys::cJSON_free(text as *mut c_void) };
+                unsafe { crate::cjson::sys::cJSON_free(text as *mut c_void) };
             }
         }
     }
@@ -521,7 +521,7 @@ unsafe fn build_response(stream: &ChatStream) -> ChatResponse_t {
 /// None beyond Rust's: it only reads `stream`; the caller owns the result.
 unsafe fn tool_call_array(stream: &ChatStream) -> *mut cJSON {
     // SAFETY: a cJSON constructor without arguments; NULL-checked.
-    let array = unsafe { crate::cjson_sys::cJSON_CreateArray() };
+    let array = unsafe { crate::cjson::sys::cJSON_CreateArray() };
     if array.is_null() {
         return array;
     }
@@ -543,8 +543,8 @@ unsafe fn tool_call_array(stream: &ChatStream) -> *mut cJSON {
 ///
 /// # Safety
 /// None beyond Rust's: it only reads `call`.
-unsafe fn tool_call_object(call: &crate::stream::ToolCall) -> *mut cJSON {
-    use crate::cjson_sys::{
+unsafe fn tool_call_object(call: &crate::wire::stream::ToolCall) -> *mut cJSON {
+    use crate::cjson::sys::{
         cJSON_CreateBool, cJSON_CreateNumber, cJSON_CreateObject, cJSON_CreateString,
     };
     let string = |s: &str| {
@@ -630,7 +630,7 @@ unsafe fn attach_signature(stream: &ChatStream, calls: *mut cJSON) -> bool {
         return false;
     }
     // SAFETY: `copy` is a non-NULL NUL-terminated copy; cJSON copies it.
-    let item = unsafe { crate::cjson_sys::cJSON_CreateString(copy) };
+    let item = unsafe { crate::cjson::sys::cJSON_CreateString(copy) };
     // SAFETY: `copy` came from `rt_strdup_parts`, owned here, freed once.
     unsafe { rt_free(copy as *mut c_void) };
     // SAFETY: `first` is a live object of the array; `item` is NULL or

@@ -18,7 +18,7 @@ fn line(parts: &[&[u8]]) {
 }
 
 fn number(n: usize, buf: &mut [u8; 20]) -> &[u8] {
-    crate::text::decimal(n as u64, buf)
+    crate::base::text::decimal(n as u64, buf)
 }
 
 fn show_config() {
@@ -84,7 +84,7 @@ fn set_format(name: &[u8]) -> bool {
         provider::set_format(None);
         return true;
     }
-    match crate::stream::Format::from_name(name) {
+    match crate::wire::stream::Format::from_name(name) {
         Some(f) => {
             provider::set_format(Some(f));
             true

@@ -197,7 +197,7 @@ pub fn snapshot() -> Option<ConfigSnapshot> {
     text.try_reserve_exact(key.len() + model.len() + url.len())
         .ok()?;
     for part in [key, model, url] {
-        crate::fallible::extend(&mut text, part).ok()?;
+        crate::base::fallible::extend(&mut text, part).ok()?;
     }
     Some(ConfigSnapshot {
         model_at: key.len(),
@@ -232,7 +232,10 @@ pub fn masked_key(key: &[u8], out: &mut [u8; 48]) -> usize {
     }
     let mut digits = [0u8; 20];
     put(b" (", &mut n);
-    put(crate::text::decimal(key.len() as u64, &mut digits), &mut n);
+    put(
+        crate::base::text::decimal(key.len() as u64, &mut digits),
+        &mut n,
+    );
     put(b" characters)", &mut n);
     n
 }
@@ -424,13 +427,13 @@ pub mod tokens {
                 line.get(..eq).unwrap_or_default(),
                 line.get(eq + 1..).unwrap_or_default(),
             );
-            let value = crate::text::strip_last(value, b'\r');
+            let value = crate::base::text::strip_last(value, b'\r');
             for which in [Which::Web, Which::Mcp] {
                 if key == which.key() && check(value).is_ok() {
                     if let Some(slot) = store.slots.get_mut(which.index()) {
                         *slot = EMPTY;
                         slot.set = true;
-                        slot.len = crate::text::copy_prefix(&mut slot.bytes, value) as u8;
+                        slot.len = crate::base::text::copy_prefix(&mut slot.bytes, value) as u8;
                     }
                 }
             }
@@ -444,8 +447,9 @@ pub mod tokens {
         }
         let mut text = [0u8; STATE_MAX];
         let mut n = 0;
-        let mut put =
-            |b: &[u8]| n += crate::text::copy_prefix(text.get_mut(n..).unwrap_or_default(), b);
+        let mut put = |b: &[u8]| {
+            n += crate::base::text::copy_prefix(text.get_mut(n..).unwrap_or_default(), b)
+        };
         put(b"# rtt-agent state\n");
         for which in [Which::Web, Which::Mcp] {
             if let Some(slot) = store.slots.get(which.index()).filter(|s| s.set) {
@@ -519,7 +523,7 @@ pub mod tokens {
                 *slot = EMPTY;
                 if let Some(v) = value {
                     slot.set = true;
-                    slot.len = crate::text::copy_prefix(&mut slot.bytes, v) as u8;
+                    slot.len = crate::base::text::copy_prefix(&mut slot.bytes, v) as u8;
                 }
             }
             crate::log_i!(
@@ -546,13 +550,13 @@ pub mod tokens {
     pub fn masked(token: &[u8], out: &mut [u8; 48]) -> usize {
         let mut n = 0;
         let mut put =
-            |b: &[u8]| n += crate::text::copy_prefix(out.get_mut(n..).unwrap_or_default(), b);
+            |b: &[u8]| n += crate::base::text::copy_prefix(out.get_mut(n..).unwrap_or_default(), b);
         if token.is_empty() {
             put(b"(none)");
         } else {
             let mut d = [0u8; 20];
             put(b"******** (");
-            put(crate::text::decimal(token.len() as u64, &mut d));
+            put(crate::base::text::decimal(token.len() as u64, &mut d));
             put(b" characters)");
         }
         n
@@ -597,14 +601,14 @@ pub mod tokens {
         let said: [&[u8]; 5] = match result {
             Err(Refused::TooShort(n)) => [
                 b"refused: a token needs at least ",
-                crate::text::decimal(TOKEN_MIN as u64, &mut a),
+                crate::base::text::decimal(TOKEN_MIN as u64, &mut a),
                 b" characters (this one has ",
-                crate::text::decimal(n as u64, &mut b),
+                crate::base::text::decimal(n as u64, &mut b),
                 b"); not changed",
             ],
             Err(Refused::TooLong) => [
                 b"refused: at most ",
-                crate::text::decimal(TOKEN_MAX as u64, &mut a),
+                crate::base::text::decimal(TOKEN_MAX as u64, &mut a),
                 b" characters; not changed",
                 b"",
                 b"",

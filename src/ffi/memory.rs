@@ -14,8 +14,8 @@
 use super::chat::{chat_response_free, chat_with_error, ChatResponse};
 use super::context::Context_t;
 use crate::chat::transport::ErrorText;
-use crate::cjson_sys::*;
-use crate::json;
+use crate::cjson::json;
+use crate::cjson::sys::*;
 use crate::rtt::atomic::{AtomicIsize, Ordering};
 use alloc::vec::Vec;
 use core::ffi::{c_char, c_int, CStr};
@@ -64,7 +64,7 @@ struct Text {
 
 impl Text {
     fn push(&mut self, b: &[u8]) {
-        if crate::fallible::extend(&mut self.bytes, b).is_err() {
+        if crate::base::fallible::extend(&mut self.bytes, b).is_err() {
             self.oom = true;
         }
     }
@@ -192,7 +192,7 @@ unsafe fn transcript(array: *mut cJSON, note: *mut cJSON, start: c_int, n: c_int
         }
         // Drop the bytes between the notes and `at` (`notes_end <= cut <= at
         // <= len`).
-        crate::text::remove_range(&mut t.bytes, notes_end, at);
+        crate::base::text::remove_range(&mut t.bytes, notes_end, at);
     }
     t
 }
@@ -234,7 +234,7 @@ unsafe fn summarize(transcript: &[u8], limit: usize) -> Option<Vec<u8>> {
     };
     let mut digits = [0u8; 20];
     prompt.push(b"You keep the memory of a conversation between a user and an assistant on a device. Fold the turns below (and any earlier notes) into one short note of at most ");
-    prompt.push(crate::text::decimal(limit as u64, &mut digits));
+    prompt.push(crate::base::text::decimal(limit as u64, &mut digits));
     prompt.push(b" characters: facts, names, numbers, the user's wishes, decisions, open tasks. Reply with the note only.\0");
     let mut user = Text {
         bytes: Vec::new(),
@@ -296,8 +296,8 @@ unsafe fn summarize(transcript: &[u8], limit: usize) -> Option<Vec<u8>> {
         } else {
             CStr::from_ptr(r.context).to_bytes()
         };
-        let t = crate::text::utf8_prefix(&t[..t.len().min(limit)]).trim_ascii();
-        let copy = crate::fallible::copy_of(t.as_bytes()).ok();
+        let t = crate::base::text::utf8_prefix(&t[..t.len().min(limit)]).trim_ascii();
+        let copy = crate::base::fallible::copy_of(t.as_bytes()).ok();
         chat_response_free(resp);
         copy
     };

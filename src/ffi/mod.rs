@@ -33,7 +33,7 @@
 //! # Panic policy
 //!
 //! No panic path exists in the device build: no index, range or slice
-//! operation can fail (`get`s and `crate::text`'s slice helpers), and the
+//! operation can fail (`get`s and `crate::base::text`'s slice helpers), and the
 //! cross build (`tests/cross/run.sh`) fails when any image links panic code.
 //! Should one come back in a changed copy:
 //!
@@ -81,32 +81,6 @@ pub mod tools;
 pub mod tools_text;
 pub mod utils;
 
-/// The body of every function handed to C (see the module documentation):
-/// `ffi_fn!(failure = v, { body })` or `ffi_fn!(failure = v, nonnull(a, b), { body })`.
-///
-/// `v` is what the function returns when it cannot complete; with
-/// `nonnull(..)` it is returned when any listed pointer argument is NULL.
-/// Panics are not caught (see "Panic policy").
-#[macro_export]
-macro_rules! ffi_fn {
-    (failure = $failure:expr, nonnull($($arg:ident),+ $(,)?), $body:block) => {{
-        #[allow(clippy::unused_unit)]
-        if $($arg.is_null())||+ {
-            return $failure;
-        }
-        $crate::ffi_fn!(failure = $failure, $body)
-    }};
-    (failure = $failure:expr, $body:block) => {{
-        // Never runs: makes the compiler check that the failure value has
-        // the function's return type.
-        #[allow(unreachable_code, clippy::unused_unit)]
-        if false {
-            return $failure;
-        }
-        $body
-    }};
-}
-
 /// Host only, for `tests/ffi_boundary.rs`: panics inside the boundary, to
 /// show the panic policy (message on stderr, then abort). Not in any header.
 ///
@@ -115,7 +89,7 @@ macro_rules! ffi_fn {
 #[doc(hidden)]
 #[no_mangle]
 pub extern "C" fn rt_host_test_panic_in_boundary() -> core::ffi::c_int {
-    ffi_fn!(failure = -1, {
+    crate::ffi_fn!(failure = -1, {
         let reason = core::hint::black_box("rt_host_test_panic_in_boundary: deliberate panic");
         panic!("{reason}")
     })

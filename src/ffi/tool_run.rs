@@ -22,9 +22,9 @@
 #[cfg(any(feature = "tool-arg-check", feature = "mcp-server"))]
 use super::tools::AgentToolNode_t;
 #[cfg(any(feature = "tool-arg-check", feature = "mcp-server"))]
-use crate::cjson_sys::*;
+use crate::cjson::json;
 #[cfg(any(feature = "tool-arg-check", feature = "mcp-server"))]
-use crate::json;
+use crate::cjson::sys::*;
 #[cfg(any(feature = "tool-arg-check", feature = "mcp-server"))]
 use core::ffi::{c_void, CStr};
 
@@ -41,19 +41,19 @@ pub(crate) use super::agent_loop::lock_tools;
 pub(crate) unsafe fn mismatch(
     node: AgentToolNode_t,
     args: *const cJSON,
-) -> Result<(), crate::tool_args::Mismatch<'static>> {
+) -> Result<(), crate::wire::tool_args::Mismatch<'static>> {
     // SAFETY: as this function's contract says.
     unsafe {
         let parameters = json::get(json::get((*node).tool_obj, c"function"), c"parameters");
-        crate::tool_args::check(parameters, args)
+        crate::wire::tool_args::check(parameters, args)
     }
 }
 
 /// A short text for the caller (the model, an MCP client) saying what is
 /// wrong, handed to `out` in pieces.
 #[cfg(any(feature = "tool-arg-check", feature = "mcp-server"))]
-pub(crate) fn describe(out: &mut dyn FnMut(&[u8]), why: crate::tool_args::Mismatch<'_>) {
-    use crate::tool_args::Mismatch;
+pub(crate) fn describe(out: &mut dyn FnMut(&[u8]), why: crate::wire::tool_args::Mismatch<'_>) {
+    use crate::wire::tool_args::Mismatch;
     match why {
         Mismatch::Missing(p) => {
             out(b"the required property \"");
@@ -162,7 +162,7 @@ pub(crate) fn earlier(name: &[u8], args: &[u8], out: &mut dyn FnMut(&[u8])) -> b
 /// Remember a call that ran and what its tool answered (skipped without
 /// memory: the call would only run again).
 pub(crate) fn remember(name: &[u8], args: &[u8], result: &[u8]) {
-    use crate::fallible::{copy_of, push};
+    use crate::base::fallible::{copy_of, push};
     let (Ok(name), Ok(args), Ok(result)) = (copy_of(name), copy_of(args), copy_of(result)) else {
         return;
     };

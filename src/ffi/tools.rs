@@ -14,9 +14,9 @@
 //! caller owns the registry, as in the C package.
 
 use super::messages::{messages_create, messages_destroy, Messages_t};
-use crate::cjson_sys::{cJSON, cJSON_CreateArray, cJSON_Delete};
+use crate::cjson::json;
+use crate::cjson::sys::{cJSON, cJSON_CreateArray, cJSON_Delete};
 use crate::ffi_fn;
-use crate::json;
 use crate::rtt::atomic::{AtomicPtr, Ordering};
 use crate::rtt::*;
 use core::ffi::{c_void, CStr};
@@ -259,7 +259,7 @@ fn register_now(tool_obj: *mut cJSON, execute_func: Option<ExecuteFn>) -> rt_err
             // too, so the model is offered every tool that can be called.
             let array = TOOLS_ARRAY.load(Ordering::Acquire);
             if !array.is_null() {
-                crate::cjson_sys::cJSON_AddItemToArray(array, tool_obj);
+                crate::cjson::sys::cJSON_AddItemToArray(array, tool_obj);
             }
             (*tail).next = node;
             rt_eok()
@@ -290,7 +290,7 @@ pub extern "C" fn build_tools_json() -> *mut cJSON {
                 return ptr::null_mut();
             }
             for node in nodes() {
-                crate::cjson_sys::cJSON_AddItemToArray(array, (*node).tool_obj);
+                crate::cjson::sys::cJSON_AddItemToArray(array, (*node).tool_obj);
             }
             TOOLS_ARRAY.store(array, Ordering::Release);
             array

@@ -23,11 +23,11 @@ use super::messages::{
     messages_append, messages_create, messages_destroy, messages_get_content_idx, TYPE_TEXT,
 };
 use super::tools::get_agent_tools;
-use crate::cjson_sys::*;
-use crate::json;
+use crate::cjson::json;
+use crate::cjson::sys::*;
 use crate::rtt::atomic::{AtomicPtr, AtomicU8, Ordering};
 use crate::rtt::sleep_lock::SleepLock;
-use crate::text_tools::{calls, CallFilter};
+use crate::wire::text_calls::{calls, CallFilter};
 use alloc::vec::Vec;
 use core::cell::UnsafeCell;
 use core::ffi::{c_char, c_int, c_void, CStr};
@@ -62,7 +62,7 @@ pub fn text_mode() -> bool {
 }
 
 fn push(v: &mut Vec<u8>, b: &[u8], oom: &mut bool) {
-    if crate::fallible::extend(v, b).is_err() {
+    if crate::base::fallible::extend(v, b).is_err() {
         *oom = true;
     }
 }
@@ -153,7 +153,7 @@ pub unsafe fn refresh_system_prompt(ctx: Context_t) {
             json::get_str(first, c"content").map_or(&b""[..], CStr::to_bytes),
         )
     };
-    if array.is_null() || role != b"system" || content == crate::text::strip_last(&want, 0) {
+    if array.is_null() || role != b"system" || content == crate::base::text::strip_last(&want, 0) {
         return;
     }
     // SAFETY: fresh objects, NUL-terminated strings; on success the new
@@ -209,7 +209,7 @@ fn forward(text: &[u8]) {
         // path).
         let (piece, after) = rest.split_at_checked(127).unwrap_or((rest, &[]));
         rest = after;
-        let n = crate::text::copy_prefix(&mut buf, piece);
+        let n = crate::base::text::copy_prefix(&mut buf, piece);
         if let Some(nul) = buf.get_mut(n) {
             *nul = 0;
         }
@@ -400,9 +400,9 @@ unsafe fn one_call(
     let call = unsafe {
         let mut id = [0u8; 24];
         let mut digits = [0u8; 20];
-        let n = crate::text::decimal(i as u64 + 1, &mut digits);
-        let head = crate::text::copy_prefix(&mut id, b"text_call_");
-        crate::text::copy_prefix(id.get_mut(head..).unwrap_or_default(), n);
+        let n = crate::base::text::decimal(i as u64 + 1, &mut digits);
+        let head = crate::base::text::copy_prefix(&mut id, b"text_call_");
+        crate::base::text::copy_prefix(id.get_mut(head..).unwrap_or_default(), n);
         let c = cJSON_CreateObject();
         let f = cJSON_CreateObject();
         let mut ok = json::add_to_object(c, c"function", f).is_ok()
@@ -534,7 +534,7 @@ pub unsafe fn adopt_single_call(resp: ChatResponse_t, on_tool_call: TextHook) ->
     // SAFETY: non-NULL, NUL-terminated, owned by `resp` (freed below only
     // after the last use of `text`).
     let text = unsafe { CStr::from_ptr(answer) }.to_bytes();
-    let Some(object) = crate::text_tools::single_call(text, &mut is_tool_call) else {
+    let Some(object) = crate::wire::text_calls::single_call(text, &mut is_tool_call) else {
         return false;
     };
     let mut body = Vec::new();

@@ -7,9 +7,9 @@
 //! failed registration from leaking.
 
 use super::messages::{messages_get_content_idx, Messages_t};
-use crate::cjson_sys::*;
+use crate::cjson::json;
+use crate::cjson::sys::*;
 use crate::ffi_fn;
-use crate::json;
 use core::ffi::{c_char, CStr};
 use core::ptr;
 

@@ -2,18 +2,14 @@
 //! (`server`, `PKG_AGENT_MCP_SERVER`), and the board as a client of remote
 //! MCP servers (`client`, `PKG_AGENT_MCP_CLIENT`).
 //!
-//! Server layers: [`http`] and [`session`] are pure (no I/O, no FFI);
-//! [`rpc`] answers one JSON-RPC message against the tool registry;
+//! Server layers: `crate::wire::mcp_http` and `crate::wire::mcp_session`
+//! are pure (no I/O, no FFI); [`rpc`] answers one JSON-RPC message against the tool registry;
 //! [`server`] is the thread, the sockets (through the glue) and the
 //! lifecycle.
 
 #[cfg(feature = "mcp-client")]
 pub mod client;
 #[cfg(feature = "mcp-server")]
-pub mod http;
-#[cfg(feature = "mcp-server")]
 pub mod rpc;
 #[cfg(feature = "mcp-server")]
 pub mod server;
-#[cfg(feature = "mcp-server")]
-pub mod session;

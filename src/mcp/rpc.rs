@@ -14,14 +14,14 @@
 
 #![allow(non_upper_case_globals)]
 
-use super::session::{Full, Sessions, ID_LEN, VERSIONS};
 use crate::chat::request::{write_integer, write_string, write_value, ByteSink, WriteError};
-use crate::cjson_sys::*;
+use crate::cjson::json;
+use crate::cjson::sys::*;
 use crate::ffi::messages::{messages_get_content_idx, messages_get_type_idx, TYPE_TEXT};
 use crate::ffi::tool_run;
 use crate::ffi::tools::{self, AgentToolNode_t};
-use crate::json;
 use crate::rtt::rt_eok;
+use crate::wire::mcp_session::{Full, Sessions, ID_LEN, VERSIONS};
 use alloc::vec::Vec;
 use core::ffi::{c_int, CStr};
 use core::ptr;
@@ -90,7 +90,7 @@ impl ByteSink for Body {
         if self.0.len() + bytes.len() > MAX_ANSWER {
             return Err(WriteError::Sink);
         }
-        crate::fallible::extend(&mut self.0, bytes).map_err(|_| WriteError::NoMemory)
+        crate::base::fallible::extend(&mut self.0, bytes).map_err(|_| WriteError::NoMemory)
     }
 }
 
@@ -158,7 +158,7 @@ pub fn answer(ctx: &mut Context<'_>, body: &CStr) -> Answer {
     if tree.is_null() {
         // cJSON says the same for no memory: our own (allocation-free)
         // reading tells which it was.
-        if crate::stream::is_well_formed(body.to_bytes()) {
+        if crate::wire::stream::is_well_formed(body.to_bytes()) {
             return error(
                 503,
                 ptr::null(),
@@ -444,7 +444,10 @@ unsafe fn list_tools(id: *const cJSON, params: *const cJSON, page_size: usize) -
         if more {
             out.put(b",\"nextCursor\":\"")?;
             let mut digits = [0u8; 20];
-            out.put(crate::text::decimal((start + listed) as u64, &mut digits))?;
+            out.put(crate::base::text::decimal(
+                (start + listed) as u64,
+                &mut digits,
+            ))?;
             out.put(b"\"")?;
         }
         out.put(b"}")
@@ -470,7 +473,7 @@ fn is_remote(_node: AgentToolNode_t) -> bool {
 /// A cursor is the index of the page's first tool (the registry holds far
 /// fewer than a million).
 fn parse_cursor(c: &[u8]) -> Option<usize> {
-    crate::text::parse_decimal(c, 6)
+    crate::base::text::parse_decimal(c, 6)
 }
 
 /// `{"name","description","inputSchema"}` of one registered tool.

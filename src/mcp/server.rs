@@ -26,7 +26,7 @@
 //!   `agent_token_set`): 401; after 5 wrong tokens in 60 s from one
 //!   address, every request from it: 429 with `Retry-After` until the
 //!   window passes (the table shared with the WebNet channel:
-//!   [`crate::token_limit`]);
+//!   [`crate::net::token_limit`]);
 //! - a body over `PKG_AGENT_MCP_MAX_BODY`: 413 (not read); a body without
 //!   `Content-Length`: 411; a head over [`HEAD_MAX`]: 431;
 //! - JSON-RPC errors as [`super::rpc`] describes.
@@ -40,14 +40,14 @@
 //! at start) and, per request, its bytes and cJSON tree, freed before the
 //! next.
 
-use super::http::{self, Method};
 use super::rpc::{self, Answer, INVALID_REQUEST};
-use super::session::Sessions;
-use crate::chat::deadline::{ms_to_ticks, Deadline};
 use crate::rtt::atomic::{AtomicBool, AtomicI32, AtomicU16, Ordering};
 use crate::rtt::ipc::Semaphore;
 use crate::rtt::sleep_lock::SleepLock;
 use crate::rtt::*;
+use crate::wire::deadline::{ms_to_ticks, Deadline};
+use crate::wire::mcp_http::{self as http, Method};
+use crate::wire::mcp_session::Sessions;
 use alloc::vec::Vec;
 use core::cell::UnsafeCell;
 use core::ffi::{c_char, c_int, c_void, CStr};
@@ -363,7 +363,7 @@ unsafe extern "C" fn server_thread(_parameter: *mut c_void) {
                 if client < 0 {
                     continue; // the poll timed out, or a client vanished
                 }
-                let mut peer = crate::token_limit::Peer::default();
+                let mut peer = crate::net::token_limit::Peer::default();
                 // SAFETY: the accepted socket; 16 writable bytes.
                 let len = unsafe { agent_mcp_peer(client, peer.addr.as_mut_ptr()) };
                 peer.len = len.clamp(0, 16) as u8;
@@ -415,11 +415,11 @@ fn serve_connection(
     fd: c_int,
     s: &Settings,
     sessions: &mut Sessions,
-    peer: &crate::token_limit::Peer,
+    peer: &crate::net::token_limit::Peer,
 ) {
     let deadline = Deadline::new(now(), READ_DEADLINE_MS, hz());
     let mut buf: Vec<u8> = Vec::new();
-    if crate::fallible::resize(&mut buf, HEAD_MAX, 0).is_err() {
+    if crate::base::fallible::resize(&mut buf, HEAD_MAX, 0).is_err() {
         return send(fd, &fail(503, b"out of memory"), None);
     }
     let mut filled = 0;
@@ -459,7 +459,7 @@ fn serve_connection(
     }
     // A POST: the body, then a NUL for cJSON.
     let total = request.head_len + request.body_len;
-    if crate::fallible::resize(&mut buf, total.max(filled) + 1, 0).is_err() {
+    if crate::base::fallible::resize(&mut buf, total.max(filled) + 1, 0).is_err() {
         return send(fd, &fail(503, b"out of memory"), None);
     }
     if request.expect_continue && filled < total && !send_all(fd, b"HTTP/1.1 100 Continue\r\n\r\n")
@@ -523,7 +523,7 @@ fn check(
     buf: &[u8],
     head: &http::Head<'_>,
     s: &Settings,
-    peer: &crate::token_limit::Peer,
+    peer: &crate::net::token_limit::Peer,
 ) -> Result<Request, (Answer, Extra)> {
     let none = Extra::none;
     if head.path != s.path.to_bytes() {
@@ -608,10 +608,10 @@ impl Extra {
                 let mut n = 0;
                 for part in [
                     &b"Retry-After: "[..],
-                    crate::text::decimal(s as u64, &mut digits),
+                    crate::base::text::decimal(s as u64, &mut digits),
                     b"\r\n",
                 ] {
-                    n += crate::text::copy_prefix(buf.get_mut(n..).unwrap_or_default(), part);
+                    n += crate::base::text::copy_prefix(buf.get_mut(n..).unwrap_or_default(), part);
                 }
                 Some(buf.get(..n).unwrap_or_default())
             }
@@ -623,10 +623,10 @@ impl Extra {
 fn authorize(
     given: &[u8],
     s: &Settings,
-    peer: &crate::token_limit::Peer,
+    peer: &crate::net::token_limit::Peer,
 ) -> Result<(), (Answer, Extra)> {
     use crate::ffi::config::tokens::{with_token, Which};
-    use crate::token_limit::{gate, Outcome};
+    use crate::net::token_limit::{gate, Outcome};
     let outcome = with_token(Which::Mcp, s.token.to_bytes(), |token| {
         if token.is_empty() {
             // No token: only when anonymous use is allowed (else the
@@ -691,11 +691,14 @@ fn send(fd: c_int, answer: &Answer, extra: Option<&[u8]>) {
     let mut head = [0u8; 256];
     let mut len = 0;
     let mut put = |b: &[u8]| {
-        len += crate::text::copy_prefix(head.get_mut(len..).unwrap_or_default(), b);
+        len += crate::base::text::copy_prefix(head.get_mut(len..).unwrap_or_default(), b);
     };
     let mut digits = [0u8; 20];
     put(b"HTTP/1.1 ");
-    put(crate::text::decimal(answer.status as u64, &mut digits));
+    put(crate::base::text::decimal(
+        answer.status as u64,
+        &mut digits,
+    ));
     put(b" ");
     put(http::reason(answer.status));
     let body = if answer.body.is_empty() {
@@ -704,7 +707,7 @@ fn send(fd: c_int, answer: &Answer, extra: Option<&[u8]>) {
         &answer.body[..]
     };
     put(b"\r\nConnection: close\r\nCache-Control: no-store\r\nContent-Length: ");
-    put(crate::text::decimal(body.len() as u64, &mut digits));
+    put(crate::base::text::decimal(body.len() as u64, &mut digits));
     put(b"\r\n");
     if !body.is_empty() {
         put(b"Content-Type: application/json\r\n");

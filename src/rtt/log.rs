@@ -68,7 +68,7 @@ impl LineWriter {
                 continue;
             }
             let free = self.buf.get_mut(len..piece).unwrap_or_default();
-            let take = crate::text::copy_prefix(free, rest);
+            let take = crate::base::text::copy_prefix(free, rest);
             self.len = len + take;
             rest = rest.get(take..).unwrap_or_default();
         }
@@ -144,10 +144,10 @@ impl Piece<'_> {
         let mut digits = [0u8; 20];
         match *self {
             Piece::Text(t) => line.write_bytes(t),
-            Piece::Number(n) => line.write_bytes(crate::text::decimal(n as u64, &mut digits)),
+            Piece::Number(n) => line.write_bytes(crate::base::text::decimal(n as u64, &mut digits)),
             Piece::Negative(n) => {
                 line.write_bytes(b"-");
-                line.write_bytes(crate::text::decimal(n as u64, &mut digits));
+                line.write_bytes(crate::base::text::decimal(n as u64, &mut digits));
             }
         }
     }
@@ -234,7 +234,7 @@ pub fn console_print(text: &[u8]) {
         rest = after;
         // At most 128 bytes into 129: always NUL-terminated.
         let mut buf = [0u8; 129];
-        crate::text::copy_prefix(&mut buf, chunk);
+        crate::base::text::copy_prefix(&mut buf, chunk);
         // SAFETY: NUL-terminated stack buffer, constant "%s" format.
         unsafe {
             super::kernel::rt_kprintf(c"%s".as_ptr(), buf.as_ptr());

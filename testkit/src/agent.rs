@@ -2,7 +2,7 @@
 //! and reading back what the server received.
 
 use crate::llm_server::*;
-use rtt_agent::cjson_sys::*;
+use rtt_agent::cjson::sys::*;
 use rtt_agent::ffi::agent_loop::{self, cleanup_agent_entry, main_loop_entry};
 use rtt_agent::ffi::channels::debug::{agent_debug_ops, send_message};
 use rtt_agent::ffi::chat::{set_overrides, Overrides};

@@ -11,7 +11,7 @@
 //! small fragments, with `reasoning_content` first, in OpenAI's shape.
 
 use crate::llm_server::*;
-use rtt_agent::cjson_sys::*;
+use rtt_agent::cjson::sys::*;
 use std::ffi::{CStr, CString};
 
 #[derive(Clone, Debug, PartialEq)]

@@ -1,7 +1,7 @@
 //! Calling `chat()` from a test with JSON text, and copying its response
 //! out (the response is freed before returning).
 
-use rtt_agent::cjson_sys::*;
+use rtt_agent::cjson::sys::*;
 use rtt_agent::ffi::chat::{agent_chat_last_error, chat, chat_response_free, TOO_LONG_KEY};
 use std::ffi::{c_char, CStr, CString};
 

@@ -36,7 +36,7 @@ impl WebAgent {
     pub fn start(server: &LlmServer, overrides: Overrides) -> WebAgent {
         set_open_chat(Some(true));
         // No wrong tokens counted from earlier tests.
-        rtt_agent::token_limit::forget_all();
+        rtt_agent::net::token_limit::forget_all();
         crate::agent::configure(server, c"sk-web-secret-789", c"web-model", overrides);
         if web_addr().is_none() {
             // SAFETY: before webnet_init (WebNet asserts that); port 0: any.

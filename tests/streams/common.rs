@@ -3,7 +3,7 @@
 //! given split, and a tiny JSON reader for the `*.expected.json` files.
 #![allow(dead_code)]
 
-use rtt_agent::stream::{Caps, ChatStream, Format, Progress, StreamError, StreamSink};
+use rtt_agent::wire::stream::{Caps, ChatStream, Format, Progress, StreamError, StreamSink};
 
 /// Generous caps, as the host port's `rtconfig.h` sets them.
 pub const HOST: Caps = Caps {

@@ -15,13 +15,13 @@ use super::super::context::Context_t;
 use super::super::hub::{message_hub_get_timeout, message_hub_put, MessageHub_t};
 use super::super::messages::*;
 use crate::ffi_fn;
-use crate::line_editor::{Event, LineEditor};
 use crate::rtt::atomic::{AtomicBool, Ordering};
 use crate::rtt::gate::Gate;
 use crate::rtt::ipc::{ticks_from_ms, Semaphore};
 use crate::rtt::log::console_print;
 use crate::rtt::thread;
 use crate::rtt::*;
+use crate::wire::line_editor::{Event, LineEditor};
 use core::cell::UnsafeCell;
 use core::ffi::{c_char, c_int, c_void, CStr};
 
@@ -264,9 +264,9 @@ fn next_byte(session: &Session) -> Option<u8> {
 fn ask(session: &Session, line: &[u8]) {
     let hub = session.hub;
     let mut text: alloc::vec::Vec<u8> = alloc::vec::Vec::new();
-    let copied = crate::fallible::extend(&mut text, line);
+    let copied = crate::base::fallible::extend(&mut text, line);
     if copied
-        .and_then(|()| crate::fallible::push(&mut text, 0))
+        .and_then(|()| crate::base::fallible::push(&mut text, 0))
         .is_err()
     {
         console_print(b"(out of memory)\r\n");

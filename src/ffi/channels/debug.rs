@@ -91,14 +91,14 @@ pub unsafe extern "C" fn agent_send_message(argc: c_int, argv: *mut *mut c_char)
         let mut content: alloc::vec::Vec<u8> = alloc::vec::Vec::new();
         for i in 2..argc {
             let separator: &[u8] = if i > 2 { b" " } else { b"" };
-            let grown = crate::fallible::extend(&mut content, separator)
-                .and_then(|()| crate::fallible::extend(&mut content, args(i)));
+            let grown = crate::base::fallible::extend(&mut content, separator)
+                .and_then(|()| crate::base::fallible::extend(&mut content, args(i)));
             if grown.is_err() {
                 say(b"agent_send_message: out of memory\n");
                 return -1;
             }
         }
-        if crate::fallible::push(&mut content, 0).is_err() {
+        if crate::base::fallible::push(&mut content, 0).is_err() {
             say(b"agent_send_message: out of memory\n");
             return -1;
         }

@@ -16,7 +16,7 @@
 //!   `PKG_AGENT_WEB_OPEN_CHAT` opens them (trusted networks only);
 //! - after 5 wrong tokens in 60 s from one address, every request that
 //!   needs the token gets 429 with `Retry-After` until the window passes
-//!   (the table shared with the MCP server: [`crate::token_limit`]);
+//!   (the table shared with the MCP server: [`crate::net::token_limit`]);
 //! - the conversation is cleared by the loop between messages (`reset`,
 //!   `cleanup`, a new configuration), never from WebNet's thread while the
 //!   loop uses it;
@@ -38,9 +38,9 @@ use super::super::messages::TYPE_TEXT;
 pub use super::exchange::set_reply_timeout_ms;
 use super::exchange::{reply_timeout_ms, Exchange, SendError, Waiting};
 use crate::chat::request::{write_string, ByteCounter, ByteSink, WriteError};
-use crate::cjson_sys::*;
+use crate::cjson::json;
+use crate::cjson::sys::*;
 use crate::ffi_fn;
-use crate::json;
 use crate::rtt::atomic::{AtomicPtr, Ordering};
 use crate::rtt::sleep_lock::SleepLock;
 use crate::rtt::*;
@@ -310,7 +310,7 @@ struct VecSink<'a>(&'a mut Vec<u8>);
 
 impl ByteSink for VecSink<'_> {
     fn put(&mut self, bytes: &[u8]) -> Result<(), WriteError> {
-        crate::fallible::extend(self.0, bytes).map_err(|_| WriteError::NoMemory)
+        crate::base::fallible::extend(self.0, bytes).map_err(|_| WriteError::NoMemory)
     }
 }
 
@@ -352,7 +352,7 @@ impl ByteSink for SessionSink {
                 self.flush();
             }
             let free = self.buf.get_mut(self.len..).unwrap_or_default();
-            let n = crate::text::copy_prefix(free, bytes);
+            let n = crate::base::text::copy_prefix(free, bytes);
             self.len += n;
             bytes = bytes.get(n..).unwrap_or_default();
         }
@@ -368,7 +368,7 @@ fn write_event(out: &mut dyn ByteSink, event: &[u8], text: &[u8]) -> Result<(), 
     out.put(b"\n")?;
     for line in text.split(|&b| b == b'\n') {
         out.put(b"data: ")?;
-        out.put(crate::text::strip_last(line, b'\r'))?;
+        out.put(crate::base::text::strip_last(line, b'\r'))?;
         out.put(b"\n")?;
     }
     out.put(b"\n")
@@ -453,7 +453,7 @@ fn fail_with(session: *mut WebSession, code: c_int, parts: &[&[u8]]) {
     fail(
         session,
         code,
-        crate::text::utf8_prefix(why.get(..n).unwrap_or_default()),
+        crate::base::text::utf8_prefix(why.get(..n).unwrap_or_default()),
     );
 }
 
@@ -484,7 +484,7 @@ fn page(session: *mut WebSession, method: c_int) {
     let mut out = SessionSink::new(session);
     for part in [
         &b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Encoding: gzip\r\nContent-Length: "[..],
-        crate::text::decimal(PAGE_GZ.len() as u64, &mut len),
+        crate::base::text::decimal(PAGE_GZ.len() as u64, &mut len),
         b"\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n",
     ] {
         let _ = out.put(part);
@@ -555,7 +555,7 @@ fn json_body(session: *mut WebSession, limit: usize) -> Option<Body> {
             413,
             &[
                 b"the request body is too long (at most ",
-                crate::text::decimal(limit as u64, &mut at_most),
+                crate::base::text::decimal(limit as u64, &mut at_most),
                 b" bytes)",
             ],
         );
@@ -652,7 +652,7 @@ struct Collect(Result<Vec<u8>, ()>);
 
 impl Waiting for Collect {
     fn reply(&mut self, text: &[u8]) {
-        self.0 = crate::fallible::copy_of(text).map_err(|_| ());
+        self.0 = crate::base::fallible::copy_of(text).map_err(|_| ());
     }
 }
 
@@ -738,7 +738,7 @@ fn chat(session: *mut WebSession, method: c_int) {
 /// when there is no token (the caller decides), or the refusal answered.
 fn token_check(session: *mut WebSession, given: Option<&CStr>) -> Result<(), Option<()>> {
     use crate::ffi::config::tokens::{with_token, Which};
-    use crate::token_limit::{gate, Outcome, Peer};
+    use crate::net::token_limit::{gate, Outcome, Peer};
     let mut peer = Peer::default();
     // SAFETY: the live session; 16 writable bytes.
     peer.len = unsafe { agent_glue_web_peer(session, peer.addr.as_mut_ptr()) }.clamp(0, 16) as u8;
@@ -776,9 +776,9 @@ fn too_many(session: *mut WebSession, retry_after_s: u32) {
     let mut out = SessionSink::new(session);
     for part in [
         &b"HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json\r\nContent-Length: "[..],
-        crate::text::decimal(counter.0 as u64, &mut len),
+        crate::base::text::decimal(counter.0 as u64, &mut len),
         b"\r\nRetry-After: ",
-        crate::text::decimal(retry_after_s as u64, &mut after),
+        crate::base::text::decimal(retry_after_s as u64, &mut after),
         b"\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n",
     ] {
         let _ = out.put(part);

@@ -123,7 +123,7 @@ unsafe extern "C" fn file_op_worker(_parameter: *mut c_void) {
             // Both requests name a file: its path with a NUL.
             let path = field_text(&req.path);
             let mut cpath = [0u8; 129];
-            crate::text::copy_prefix(&mut cpath, path);
+            crate::base::text::copy_prefix(&mut cpath, path);
             let cpath = CStr::from_bytes_until_nul(&cpath).unwrap_or(c"");
             match req.op {
                 CMD_AGENT_FILE_UPLOAD => {
@@ -133,7 +133,7 @@ unsafe extern "C" fn file_op_worker(_parameter: *mut c_void) {
                         Some(id) => {
                             let url = with_urls(|_, down| download_url(down, &id));
                             let url = url.as_deref().unwrap_or_default();
-                            let url = crate::text::strip_last(url, 0);
+                            let url = crate::base::text::strip_last(url, 0);
                             if !put_text(&mut answer.path, url)
                                 || !put_text(&mut answer.file_id, id.as_bytes())
                             {
@@ -347,7 +347,7 @@ pub unsafe extern "C" fn agent_up_load(path: *const c_char) -> *mut c_char {
             *first = 0;
         }
         if let Some(url) = url {
-            let url = crate::text::strip_last(&url, 0);
+            let url = crate::base::text::strip_last(&url, 0);
             if !put_text(out, url) {
                 crate::log_e!("agent_up_load: the URL is longer than 127 bytes");
             }

@@ -42,8 +42,8 @@ use super::messages::{
 };
 use crate::chat::inline_file::{media_type, INLINE_FILE};
 use crate::chat::transport::ErrorText;
-use crate::cjson_sys::*;
-use crate::json;
+use crate::cjson::json;
+use crate::cjson::sys::*;
 use crate::rtt::file;
 use crate::rtt::sleep_lock::SleepLock;
 use crate::rtt::*;
@@ -236,7 +236,7 @@ fn set_content_error(text: &ErrorText) {
         if super::agent_loop::lifecycle() != super::agent_loop::Lifecycle::Running {
             return;
         }
-        e.text = crate::fallible::copy_of(text.as_str().as_bytes()).unwrap_or_default();
+        e.text = crate::base::fallible::copy_of(text.as_str().as_bytes()).unwrap_or_default();
         e.thread = if e.text.is_empty() {
             ptr::null_mut()
         } else {
@@ -305,7 +305,7 @@ fn checked_size(path: &CStr, what: &str, error: &mut ErrorText) -> Option<u32> {
             path,
             &[
                 b": it is ",
-                crate::text::decimal(u64::from(size), &mut a),
+                crate::base::text::decimal(u64::from(size), &mut a),
                 b" bytes",
             ],
         );
@@ -314,7 +314,7 @@ fn checked_size(path: &CStr, what: &str, error: &mut ErrorText) -> Option<u32> {
         } else {
             error.append(&[
                 b", more than the ",
-                crate::text::decimal(cap as u64, &mut b),
+                crate::base::text::decimal(cap as u64, &mut b),
                 b" of PKG_AGENT_MULTIMODAL_MAX_FILE_SIZE",
             ]);
         }

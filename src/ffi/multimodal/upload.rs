@@ -4,8 +4,8 @@
 use super::{checked_size, with_urls};
 use crate::chat::inline_file::media_type;
 use crate::chat::transport::{socket_timeout_seconds, webclient_timeout_arg, ErrorText};
-use crate::cjson_sys::*;
-use crate::json;
+use crate::cjson::json;
+use crate::cjson::sys::*;
 use crate::rtt::file::File;
 use crate::rtt::webclient::*;
 use crate::rtt::*;
@@ -27,7 +27,7 @@ impl FileId {
     /// An id as given (C code's, for `down_load`): its first 127 bytes.
     pub(super) fn from_bytes(id: &[u8]) -> FileId {
         let mut bytes = [0u8; 128];
-        crate::text::copy_prefix(&mut bytes, id.get(..127).unwrap_or(id));
+        crate::base::text::copy_prefix(&mut bytes, id.get(..127).unwrap_or(id));
         FileId {
             bytes,
             len: id.len().min(127),
@@ -38,11 +38,11 @@ impl FileId {
 /// `{download}/{id}` (one `/` between them) with a NUL, on the heap.
 pub(super) fn download_url(download: &CStr, id: &FileId) -> Option<Vec<u8>> {
     let base = download.to_bytes();
-    let base = crate::text::strip_last(base, b'/');
+    let base = crate::base::text::strip_last(base, b'/');
     let mut url = Vec::new();
     url.try_reserve_exact(base.len() + 2 + id.len).ok()?;
     for part in [base, b"/", id.as_bytes(), b"\0"] {
-        crate::fallible::extend(&mut url, part).ok()?;
+        crate::base::fallible::extend(&mut url, part).ok()?;
     }
     Some(url)
 }
@@ -105,7 +105,7 @@ fn upload_to(
     };
     let mut digits = [0u8; 20];
     let status: &[u8] = match why.status {
-        Some(status) => crate::text::decimal(u64::from(status), &mut digits),
+        Some(status) => crate::base::text::decimal(u64::from(status), &mut digits),
         None => b"",
     };
     error.set(&[
@@ -142,7 +142,7 @@ fn send_file(url: &CStr, path: &CStr, size: u32) -> Result<FileId, Failed> {
         Err(e) => return Err(failed(e.text().as_bytes())),
     };
     let mut buf: Vec<u8> = Vec::new();
-    if crate::fallible::resize(&mut buf, UPLOAD_IO_BUF, 0).is_err() {
+    if crate::base::fallible::resize(&mut buf, UPLOAD_IO_BUF, 0).is_err() {
         return Err(failed(b"out of memory"));
     }
     // The boundary: fixed text and the tick in hex, never in the head;
@@ -182,7 +182,7 @@ fn send_file(url: &CStr, path: &CStr, size: u32) -> Result<FileId, Failed> {
     }
     let session = Session(raw);
     let mut len_buf = [0u8; 21];
-    let len_text = crate::text::decimal_cstr(total as u64, &mut len_buf);
+    let len_text = crate::base::text::decimal_cstr(total as u64, &mut len_buf);
     // SAFETY: a live session; each format is a NUL-terminated literal whose
     // one `%s` gets a NUL-terminated string.
     let ok = unsafe {
@@ -348,7 +348,7 @@ pub fn parse_file_id(text: &[u8]) -> Result<FileId, IdError> {
                     .all(|&c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_' || c == b'.');
             ok.then(|| {
                 let mut bytes = [0u8; 128];
-                crate::text::copy_prefix(&mut bytes, b);
+                crate::base::text::copy_prefix(&mut bytes, b);
                 FileId {
                     bytes,
                     len: b.len(),

@@ -105,7 +105,7 @@ impl Resolved {
             return Err(-WEBCLIENT_ERROR);
         }
         let mut digits = [0u8; 21];
-        let service = crate::text::decimal_cstr(u64::from(port), &mut digits);
+        let service = crate::base::text::decimal_cstr(u64::from(port), &mut digits);
         // SAFETY: all-zero is a valid `addrinfo` (integers and NULL pointers).
         let mut hints: libc::addrinfo = unsafe { core::mem::zeroed() };
         hints.ai_family = libc::AF_UNSPEC;

@@ -35,13 +35,13 @@ pub mod rpc;
 pub mod servers;
 
 use crate::chat::transport::{self, ErrorText, Failure, Settings};
-use crate::cjson_sys::*;
+use crate::cjson::json;
+use crate::cjson::sys::*;
 use crate::ffi::messages::{messages_append, messages_create, messages_destroy, TYPE_TEXT};
 use crate::ffi::tools::{append_tool, AgentToolList, AgentToolNode_t};
-use crate::json;
 use crate::rtt::atomic::{AtomicBool, Ordering};
 use crate::rtt::{rt_eok, rt_error};
-use crate::stream::Format;
+use crate::wire::stream::Format;
 use alloc::vec::Vec;
 use core::cell::UnsafeCell;
 use core::ffi::{c_char, c_int, CStr};
@@ -311,7 +311,7 @@ fn exchange_once(
             error.set(&[
                 b"JSON-RPC error ",
                 sign,
-                crate::text::decimal(u64::from(code.unsigned_abs()), &mut digits),
+                crate::base::text::decimal(u64::from(code.unsigned_abs()), &mut digits),
                 b": ",
                 message,
             ]);
@@ -362,19 +362,19 @@ fn handshake(server: &mut Server, error: &mut ErrorText) -> Result<(), ()> {
 fn local_name(index: usize, name: &[u8]) -> Option<Vec<u8>> {
     let mut out = Vec::new();
     let mut digits = [0u8; 20];
-    crate::fallible::extend(&mut out, b"m").ok()?;
-    crate::fallible::extend(
+    crate::base::fallible::extend(&mut out, b"m").ok()?;
+    crate::base::fallible::extend(
         &mut out,
-        crate::text::decimal((index + 1) as u64, &mut digits),
+        crate::base::text::decimal((index + 1) as u64, &mut digits),
     )
     .ok()?;
-    crate::fallible::push(&mut out, b'_').ok()?;
+    crate::base::fallible::push(&mut out, b'_').ok()?;
     for &b in name {
         if out.len() == NAME_MAX {
             break;
         }
         let ok = b.is_ascii_alphanumeric() || b == b'_' || b == b'-';
-        crate::fallible::push(&mut out, if ok { b } else { b'_' }).ok()?;
+        crate::base::fallible::push(&mut out, if ok { b } else { b'_' }).ok()?;
     }
     Some(out)
 }
@@ -387,8 +387,8 @@ fn local_name(index: usize, name: &[u8]) -> Option<Vec<u8>> {
 /// `tool` is a live object of a tree owned by the caller.
 unsafe fn definition(tool: *mut cJSON, local: &[u8]) -> *mut cJSON {
     let mut name: Vec<u8> = Vec::new();
-    if crate::fallible::extend(&mut name, local).is_err()
-        || crate::fallible::push(&mut name, 0).is_err()
+    if crate::base::fallible::extend(&mut name, local).is_err()
+        || crate::base::fallible::push(&mut name, 0).is_err()
     {
         return core::ptr::null_mut();
     }
@@ -485,7 +485,7 @@ unsafe fn register_page(
         // memory (nothing left behind).
         let made = (|| {
             let local = local_name(index, name)?;
-            let remote_name = crate::fallible::copy_of(name).ok()?;
+            let remote_name = crate::base::fallible::copy_of(name).ok()?;
             // SAFETY: `tool` is a live object of the page, which the caller
             // owns.
             let obj = unsafe { definition(tool, &local) };
@@ -497,7 +497,7 @@ unsafe fn register_page(
                 server: slot,
                 name: remote_name,
             };
-            if crate::fallible::push(state_tools, remote).is_err() {
+            if crate::base::fallible::push(state_tools, remote).is_err() {
                 // SAFETY: `obj` is a detached tree made here.
                 unsafe { cJSON_Delete(obj) };
                 return None;
@@ -528,7 +528,7 @@ unsafe fn register_page(
 /// left out, the reason logged) when it failed.
 fn connect(state: &mut State, index: usize, url: Url) {
     let mut error = ErrorText::new();
-    if crate::fallible::push(
+    if crate::base::fallible::push(
         &mut state.servers,
         Server {
             url,
@@ -587,7 +587,7 @@ fn connect(state: &mut State, index: usize, url: Url) {
         cursor.clear();
         match next.map(CStr::to_bytes) {
             Some(n) if !n.is_empty() && n.len() <= CURSOR_MAX => {
-                if crate::fallible::extend(&mut cursor, n).is_err() {
+                if crate::base::fallible::extend(&mut cursor, n).is_err() {
                     crate::log_e!("mcp: no memory for a tools/list cursor");
                     break;
                 }
@@ -737,7 +737,7 @@ struct Text {
 impl Text {
     fn say(&mut self, parts: &[&[u8]]) {
         for p in parts {
-            if !self.oom && crate::fallible::extend(&mut self.bytes, p).is_err() {
+            if !self.oom && crate::base::fallible::extend(&mut self.bytes, p).is_err() {
                 self.oom = true;
             }
         }

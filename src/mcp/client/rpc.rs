@@ -4,16 +4,16 @@
 //!
 //! The answer is one JSON-RPC message of at most `PKG_AGENT_MCP_MAX_RESPONSE`
 //! bytes: a JSON body grows a buffer up to that; an SSE stream goes through
-//! the chat client's incremental framer (`crate::stream::sse`), and only the
+//! the chat client's incremental framer (`crate::wire::stream::sse`), and only the
 //! current event's `data` is kept, up to the same cap. Events that are not
 //! the answer (notifications, server requests, pings) are dropped one by
 //! one. The message is parsed with the board's cJSON.
 
 use crate::chat::request::{write_integer, write_string, write_value, ByteSink, WriteError};
 use crate::chat::transport::{ErrorText, Flow, RequestBody, ResponseHead, ResponseSink};
-use crate::cjson_sys::{cJSON, cJSON_Delete, cJSON_Number, cJSON_Object, cJSON_Parse};
-use crate::stream::sse::{Events, Sse};
-use crate::stream::{Format, Stop};
+use crate::cjson::sys::{cJSON, cJSON_Delete, cJSON_Number, cJSON_Object, cJSON_Parse};
+use crate::wire::stream::sse::{Events, Sse};
+use crate::wire::stream::{Format, Stop};
 use alloc::vec::Vec;
 use core::ffi::{c_char, c_int, CStr};
 
@@ -68,7 +68,7 @@ pub struct Rpc<'a> {
 /// `host:port` and refuse the rest with 421. `None` without a port
 /// (webclient's own line is right then).
 pub fn host_with_port<'b>(url: &[u8], buf: &'b mut [u8; 130]) -> Option<&'b CStr> {
-    let rest = crate::text::find(url, b"://").and_then(|at| url.get(at + 3..))?;
+    let rest = crate::base::text::find(url, b"://").and_then(|at| url.get(at + 3..))?;
     let authority = rest
         .split(|&b| b == b'/' || b == b'?' || b == b'#')
         .next()?;
@@ -84,7 +84,7 @@ pub fn host_with_port<'b>(url: &[u8], buf: &'b mut [u8; 130]) -> Option<&'b CStr
     if !authority.get(after_bracket..)?.contains(&b':') || authority.len() >= buf.len() {
         return None;
     }
-    let n = crate::text::copy_prefix(buf, authority);
+    let n = crate::base::text::copy_prefix(buf, authority);
     *buf.get_mut(n)? = 0;
     CStr::from_bytes_until_nul(buf).ok()
 }
@@ -185,7 +185,7 @@ impl Message {
             self.over = true;
             return Ok(());
         }
-        crate::fallible::extend(&mut self.buf, bytes).map_err(|_| ReplyError::NoMemory)
+        crate::base::fallible::extend(&mut self.buf, bytes).map_err(|_| ReplyError::NoMemory)
     }
 
     /// Parse the message collected; keep it when it is the answer.
@@ -200,7 +200,7 @@ impl Message {
             self.buf.clear();
             return Ok(());
         }
-        crate::fallible::push(&mut self.buf, 0).map_err(|_| ReplyError::NoMemory)?;
+        crate::base::fallible::push(&mut self.buf, 0).map_err(|_| ReplyError::NoMemory)?;
         // SAFETY: `buf` ends with the NUL just pushed; cJSON only reads it.
         let tree = unsafe { cJSON_Parse(self.buf.as_ptr() as *const c_char) };
         self.buf.clear();
@@ -229,7 +229,7 @@ unsafe fn is_answer(tree: *const cJSON, id: Option<u32>) -> bool {
         if (*tree).type_ & 0xFF != cJSON_Object {
             return false;
         }
-        let got = crate::json::get(tree, c"id");
+        let got = crate::cjson::json::get(tree, c"id");
         let id_matches = match id {
             Some(want) => {
                 !got.is_null()
@@ -239,8 +239,8 @@ unsafe fn is_answer(tree: *const cJSON, id: Option<u32>) -> bool {
             None => true,
         };
         id_matches
-            && (!crate::json::get(tree, c"result").is_null()
-                || !crate::json::get(tree, c"error").is_null())
+            && (!crate::cjson::json::get(tree, c"result").is_null()
+                || !crate::cjson::json::get(tree, c"error").is_null())
     }
 }
 
@@ -361,8 +361,8 @@ impl ResponseSink for Reply {
                 && id.len() <= SESSION_ID_MAX
                 && id.iter().all(|&b| b > b' ' && b < 0x7F)
             {
-                crate::fallible::extend(&mut self.session_id, id)
-                    .and_then(|_| crate::fallible::push(&mut self.session_id, 0))
+                crate::base::fallible::extend(&mut self.session_id, id)
+                    .and_then(|_| crate::base::fallible::push(&mut self.session_id, 0))
                     .map_err(|_| ReplyError::NoMemory)?;
             }
         }
@@ -525,7 +525,8 @@ event: message\r\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\r\ndata: \"result\":{\"ok
             let answer = Tree(reply.take_answer());
             // SAFETY: the answer is a live tree owned by `answer`.
             unsafe {
-                let ok = crate::json::get(crate::json::get(answer.0, c"result"), c"ok");
+                let ok =
+                    crate::cjson::json::get(crate::cjson::json::get(answer.0, c"result"), c"ok");
                 assert!(!ok.is_null(), "cut at {cut}");
             }
         }

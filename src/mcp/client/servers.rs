@@ -44,7 +44,7 @@ impl Url {
             return None;
         }
         let mut url = Url::EMPTY;
-        crate::text::copy_prefix(&mut url.bytes, text);
+        crate::base::text::copy_prefix(&mut url.bytes, text);
         url.len = text.len();
         Some(url)
     }
@@ -165,7 +165,7 @@ pub fn reset() {
 }
 
 fn push(text: &mut Vec<u8>, bytes: &[u8]) -> Result<(), Refused> {
-    crate::fallible::extend(text, bytes).map_err(|_| Refused::OutOfMemory)
+    crate::base::fallible::extend(text, bytes).map_err(|_| Refused::OutOfMemory)
 }
 
 /// `url` as it stands among the first URLs of `text` (a subslice of it,
@@ -240,7 +240,7 @@ impl List {
         } else {
             (from.saturating_sub(1), to)
         };
-        crate::text::remove_range(text, from, to);
+        crate::base::text::remove_range(text, from, to);
         Ok(())
     }
 }

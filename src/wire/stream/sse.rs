@@ -6,7 +6,7 @@
 //! name or an `event:` value, and only up to 5 bytes of them, which is all it
 //! takes to recognise `data`, `event` and `error`.
 
-use super::json::find2;
+use super::tokenizer::find2;
 use super::Stop;
 
 /// What the framer reports. One event is: any number of `data_line` each

@@ -27,7 +27,7 @@ pub struct Peer {
 impl Peer {
     pub fn v4(a: [u8; 4]) -> Peer {
         let mut addr = [0u8; 16];
-        crate::text::copy_prefix(&mut addr, &a);
+        crate::base::text::copy_prefix(&mut addr, &a);
         Peer { addr, len: 4 }
     }
 }
@@ -193,7 +193,7 @@ fn gate_at(peer: &Peer, given: &[u8], token: &[u8], what: &str, now: u32) -> Out
     if let Verdict::Blocked { retry_after_s } = SHARED.with(|t| t.verdict(peer, now)) {
         return Outcome::Blocked { retry_after_s };
     }
-    if crate::text::same_secret(given, token) {
+    if crate::base::text::same_secret(given, token) {
         return Outcome::Pass;
     }
     if SHARED.with(|t| t.failed(peer, now)) {
@@ -224,14 +224,14 @@ impl Peer {
     pub fn write(&self, out: &mut [u8; 48]) -> usize {
         let mut n = 0;
         let mut put =
-            |b: &[u8]| n += crate::text::copy_prefix(out.get_mut(n..).unwrap_or_default(), b);
+            |b: &[u8]| n += crate::base::text::copy_prefix(out.get_mut(n..).unwrap_or_default(), b);
         if self.len == 4 {
             for (i, &b) in self.addr.iter().take(4).enumerate() {
                 if i > 0 {
                     put(b".");
                 }
                 let mut d = [0u8; 20];
-                put(crate::text::decimal(b as u64, &mut d));
+                put(crate::base::text::decimal(b as u64, &mut d));
             }
         } else {
             const HEX: &[u8; 16] = b"0123456789abcdef";

@@ -949,7 +949,7 @@ impl Tokenizer {
             return Ok(());
         }
         // Only whole characters are gathered, so this always succeeds.
-        match crate::text::utf8(self.pend.get(..len).unwrap_or_default()) {
+        match crate::base::text::utf8(self.pend.get(..len).unwrap_or_default()) {
             Ok(s) => h.str_chunk(s),
             Err(_) => Err(BAD_UTF8),
         }
@@ -985,12 +985,12 @@ impl Tokenizer {
             let len = usize::from(self.utf8_len);
             self.utf8_len = 0;
             // Re-checked whole: catches overlong forms and surrogates.
-            match crate::text::utf8(buf.get(..len).unwrap_or_default()) {
+            match crate::base::text::utf8(buf.get(..len).unwrap_or_default()) {
                 Ok(s) => self.out_str(s, false, h)?,
                 Err(_) => return Err(BAD_UTF8),
             }
         }
-        match crate::text::utf8_split(run) {
+        match crate::base::text::utf8_split(run) {
             (s, None) => self.out_str(s, at_end || quote, h),
             (head, Some(e)) => {
                 let tail = run.get(e.valid_up_to..).unwrap_or_default();

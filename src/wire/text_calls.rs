@@ -35,7 +35,7 @@
 //! Pure: no FFI; the filter's buffer is the only allocation (fallible: out
 //! of memory, the held bytes are shown as text).
 
-use crate::text::find;
+use crate::base::text::find;
 use alloc::vec::Vec;
 
 /// Where a tagged call starts and ends.
@@ -129,7 +129,7 @@ pub fn next_segment<'a>(s: &'a [u8], done: bool) -> Option<(Segment<'a>, usize)>
     let first = *s.first()?;
     let pending = |whole: Segment<'a>| done.then_some((whole, s.len()));
     if first == b'<' {
-        if let Some(inner) = crate::text::strip_prefix(s, OPEN) {
+        if let Some(inner) = crate::base::text::strip_prefix(s, OPEN) {
             return match find(inner, CLOSE) {
                 Some(end) => {
                     let n = OPEN.len() + end + CLOSE.len();
@@ -153,7 +153,7 @@ pub fn next_segment<'a>(s: &'a [u8], done: bool) -> Option<(Segment<'a>, usize)>
             return pending(Segment::Text(s));
         }
     } else if first == b'`' {
-        if let Some(after) = crate::text::strip_prefix(s, FENCE) {
+        if let Some(after) = crate::base::text::strip_prefix(s, FENCE) {
             let Some(eol) = after.iter().position(|&b| b == b'\n') else {
                 // The info line is not finished: no body yet.
                 return pending(Segment::Candidate(Candidate {
@@ -237,7 +237,7 @@ impl<'a> Iterator for Segments<'a> {
 /// trimmed body when it has no `{`.
 pub fn json_of(body: &[u8]) -> &[u8] {
     let mut b = trim(body);
-    if let Some(after) = crate::text::strip_prefix(b, FENCE) {
+    if let Some(after) = crate::base::text::strip_prefix(b, FENCE) {
         // Drop the fence line (its language too).
         let eol = after
             .iter()
@@ -245,7 +245,7 @@ pub fn json_of(body: &[u8]) -> &[u8] {
             .unwrap_or(after.len());
         b = after.get(eol..).unwrap_or_default();
     }
-    if let Some(before) = crate::text::strip_suffix(trim(b), FENCE) {
+    if let Some(before) = crate::base::text::strip_suffix(trim(b), FENCE) {
         b = before;
     }
     let b = trim(b);
@@ -480,7 +480,7 @@ impl CallFilter {
             out(text);
             return;
         }
-        if crate::fallible::extend(&mut self.held, text).is_err() {
+        if crate::base::fallible::extend(&mut self.held, text).is_err() {
             // No memory to hold it: show everything as it is.
             out(&self.held);
             out(text);
@@ -501,7 +501,7 @@ impl CallFilter {
             emit(seg, &mut self.after_call, is_tool_call, out);
             used += n;
         }
-        crate::text::remove_range(&mut self.held, 0, used);
+        crate::base::text::remove_range(&mut self.held, 0, used);
     }
 
     /// The answer ended: what was held is decided now.
@@ -542,7 +542,7 @@ fn emit(
         Segment::Text(t) => t,
     };
     let shown = if core::mem::take(after_call) {
-        crate::text::strip_prefix(shown, b"\n").unwrap_or(shown)
+        crate::base::text::strip_prefix(shown, b"\n").unwrap_or(shown)
     } else {
         shown
     };

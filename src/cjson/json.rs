@@ -3,7 +3,7 @@
 //! by the container on success and deleted on failure, so callers never leak
 //! and never double-free.
 
-use crate::cjson_sys::*;
+use crate::cjson::sys::*;
 use core::ffi::{c_char, CStr};
 use core::ptr;
 

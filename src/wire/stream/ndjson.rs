@@ -18,7 +18,7 @@
 //! - `error` (a string, or an object with `message`): the server's error.
 
 use super::chunk::{push_token, Chat};
-use super::json::{Handler, Scalar};
+use super::tokenizer::{Handler, Scalar};
 use super::tool_call::Fragment;
 use super::{Stop, StreamError, StreamSink};
 use alloc::vec::Vec;
@@ -57,7 +57,7 @@ impl Key {
             (b"done_reason", Key::DoneReason),
             (b"error", Key::Error),
         ];
-        super::json::lookup(key, KEYS).unwrap_or(Key::Other)
+        super::tokenizer::lookup(key, KEYS).unwrap_or(Key::Other)
     }
 }
 
@@ -202,7 +202,7 @@ impl<S: StreamSink + ?Sized> Handler for Sem<'_, S> {
             st.frag.args = alloc::string::String::new();
             return Ok(());
         }
-        crate::fallible::extend(&mut st.raw, bytes).map_err(|_| StreamError::OutOfMemory)?;
+        crate::base::fallible::extend(&mut st.raw, bytes).map_err(|_| StreamError::OutOfMemory)?;
         Ok(())
     }
 
@@ -211,7 +211,7 @@ impl<S: StreamSink + ?Sized> Handler for Sem<'_, S> {
         if st.raw_over {
             return Ok(());
         }
-        let text = crate::text::utf8(&st.raw).map_err(|_| StreamError::InvalidUtf8)?;
+        let text = crate::base::text::utf8(&st.raw).map_err(|_| StreamError::InvalidUtf8)?;
         st.frag.push_args(text, self.chat.caps.max_tool_args)?;
         st.raw.clear();
         Ok(())

@@ -5,7 +5,7 @@
 //! Only functions that exist, with these signatures, in every 1.7.x release
 //! are declared. The `cJSON_AddItemTo*` functions returned `void` before
 //! 1.7.13 and `cJSON_bool` after, so they are declared without a result and
-//! success is checked on the tree instead (see [`crate::json`]).
+//! success is checked on the tree instead (see [`crate::cjson::json`]).
 
 #![allow(non_upper_case_globals)]
 

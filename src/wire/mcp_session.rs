@@ -56,7 +56,7 @@ impl Sessions {
             last_tick: 0,
         };
         let mut slots = Vec::new();
-        crate::fallible::resize(&mut slots, max.max(1), empty).ok()?;
+        crate::base::fallible::resize(&mut slots, max.max(1), empty).ok()?;
         Some(Sessions {
             slots,
             rng: seed | 1,
@@ -109,7 +109,7 @@ impl Sessions {
         let slot = self
             .slots
             .iter_mut()
-            .find(|s| s.live && super::http::same_secret(id, &s.id))?;
+            .find(|s| s.live && super::mcp_http::same_secret(id, &s.id))?;
         slot.last_tick = now;
         Some(slot)
     }

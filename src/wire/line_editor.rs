@@ -6,7 +6,7 @@
 //! Up/Down through the history, Home/End, Enter submits, Ctrl-D on an empty
 //! line leaves, Ctrl-C clears the line.
 
-use crate::fallible;
+use crate::base::fallible;
 use alloc::vec::Vec;
 
 /// Longest line accepted; more typing rings the bell.

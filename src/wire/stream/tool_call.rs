@@ -175,7 +175,7 @@ impl Calls {
             seq: self.next_seq,
             ..ToolCall::default()
         };
-        crate::fallible::push(&mut self.list, call).map_err(|_| StreamError::OutOfMemory)?;
+        crate::base::fallible::push(&mut self.list, call).map_err(|_| StreamError::OutOfMemory)?;
         self.next_seq = self.next_seq.saturating_add(1);
         Ok(self.list.len().saturating_sub(1))
     }
@@ -274,9 +274,10 @@ impl Calls {
             id.clear();
             let mut digits = [0u8; 20];
             // ASCII digits, so always UTF-8.
-            let decimal = crate::text::utf8_prefix(crate::text::decimal(n, &mut digits));
-            crate::fallible::push_str(&mut id, "call_")
-                .and_then(|()| crate::fallible::push_str(&mut id, decimal))
+            let decimal =
+                crate::base::text::utf8_prefix(crate::base::text::decimal(n, &mut digits));
+            crate::base::fallible::push_str(&mut id, "call_")
+                .and_then(|()| crate::base::fallible::push_str(&mut id, decimal))
                 .map_err(|_| StreamError::OutOfMemory)?;
             if !self.list.iter().any(|c| c.id == id) {
                 return Ok(id);

@@ -7,7 +7,7 @@
 //! Only `choices[0]` (by position: the request never asks for more than one
 //! choice) is read.
 
-use super::json::{Handler, Scalar};
+use super::tokenizer::{Handler, Scalar};
 use super::tool_call::{Calls, Fragment};
 use super::{append, Caps, Stop, StreamError, StreamSink};
 use alloc::string::String;
@@ -338,7 +338,7 @@ impl Chat {
         if take.len() < bytes.len() {
             self.ev_raw_cut = true;
         }
-        crate::fallible::extend(&mut self.ev_raw, take).map_err(|_| StreamError::OutOfMemory)
+        crate::base::fallible::extend(&mut self.ev_raw, take).map_err(|_| StreamError::OutOfMemory)
     }
 
     pub(crate) fn error_event_json_failed(&mut self) {
@@ -370,7 +370,7 @@ impl Chat {
         let raw = core::mem::take(&mut self.ev_raw);
         // Cut by the cap inside a character, or not text at all: the valid
         // part. ASCII blanks trimmed (str::trim would link Unicode's table).
-        let text = crate::text::utf8_prefix(&raw);
+        let text = crate::base::text::utf8_prefix(&raw);
         let result = self.push_message(text.trim_ascii());
         if result.is_ok() && self.ev_raw_cut && !self.error_cut && !self.error_message.is_empty() {
             self.error_cut = true;

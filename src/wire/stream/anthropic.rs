@@ -27,8 +27,8 @@
 //! event's object ends, as the OpenAI reader does with its fragments.
 
 use super::chunk::{push_token, Chat};
-use super::json::{Handler, Scalar};
 use super::sse::Events;
+use super::tokenizer::{Handler, Scalar};
 use super::tool_call::Fragment;
 use super::{Stop, StreamError, StreamSink};
 use alloc::string::String;
@@ -69,7 +69,7 @@ impl Key {
             (b"error", Key::Error),
             (b"message", Key::Message),
         ];
-        super::json::lookup(key, KEYS).unwrap_or(Key::Other)
+        super::tokenizer::lookup(key, KEYS).unwrap_or(Key::Other)
     }
 }
 
@@ -337,7 +337,7 @@ impl<S: StreamSink + ?Sized> Handler for Sem<'_, S> {
                 let end = start.saturating_add(text.len());
                 match st.event_type.get_mut(start..end) {
                     Some(dst) => {
-                        crate::text::copy_prefix(dst, text.as_bytes());
+                        crate::base::text::copy_prefix(dst, text.as_bytes());
                         st.event_type_len = u8::try_from(end).unwrap_or(u8::MAX);
                     }
                     // No type this long is read: keep it unrecognisable.
@@ -385,14 +385,14 @@ impl<S: StreamSink + ?Sized> Handler for Sem<'_, S> {
 
 /// The SSE layer's view of the Anthropic reader during one call.
 pub(crate) struct Pipe<'a, S: ?Sized> {
-    pub(crate) json: &'a mut super::json::Tokenizer,
+    pub(crate) json: &'a mut super::tokenizer::Tokenizer,
     pub(crate) chat: &'a mut Chat,
     pub(crate) st: &'a mut State,
     pub(crate) sink: &'a mut S,
 }
 
 impl<S: StreamSink + ?Sized> Pipe<'_, S> {
-    fn sem(&mut self) -> (&mut super::json::Tokenizer, Sem<'_, S>) {
+    fn sem(&mut self) -> (&mut super::tokenizer::Tokenizer, Sem<'_, S>) {
         (
             &mut *self.json,
             Sem {

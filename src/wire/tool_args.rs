@@ -16,8 +16,8 @@
 #![allow(non_upper_case_globals)]
 
 use crate::chat::request::{schema_type, whole_number};
-use crate::cjson_sys::*;
-use crate::json;
+use crate::cjson::json;
+use crate::cjson::sys::*;
 use core::ffi::{c_int, CStr};
 
 /// The first way `args` does not fit `parameters`.

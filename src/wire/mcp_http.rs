@@ -104,7 +104,7 @@ pub fn parse_head(buf: &[u8]) -> Result<Head<'_>, HeadError> {
         let value = trim(value.get(1..).unwrap_or_default());
         match HEADERS.iter().position(|n| name.eq_ignore_ascii_case(n)) {
             // At most 9 digits: bodies are capped far below.
-            Some(0) => head.content_length = Some(crate::text::parse_decimal(value, 9)),
+            Some(0) => head.content_length = Some(crate::base::text::parse_decimal(value, 9)),
             Some(1) => head.authorization = Some(value),
             Some(2) => head.origin = Some(value),
             Some(3) => head.session = Some(value),
@@ -126,7 +126,7 @@ pub fn bearer(value: &[u8]) -> Option<&[u8]> {
     Some(trim(value.get(7..).unwrap_or_default()))
 }
 
-pub use crate::text::same_secret;
+pub use crate::base::text::same_secret;
 
 /// The reason phrase of each status the server sends.
 pub fn reason(status: u16) -> &'static [u8] {
@@ -150,10 +150,10 @@ pub fn reason(status: u16) -> &'static [u8] {
     }
 }
 
-use crate::text::find;
+use crate::base::text::find;
 
 fn trim_cr(line: &[u8]) -> &[u8] {
-    crate::text::strip_last(line, b'\r')
+    crate::base::text::strip_last(line, b'\r')
 }
 
 fn trim(v: &[u8]) -> &[u8] {

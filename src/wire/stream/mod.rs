@@ -12,7 +12,7 @@
 //! # Use
 //!
 //! ```
-//! use rtt_agent::stream::{Caps, ChatStream, Progress, StreamSink};
+//! use rtt_agent::wire::stream::{Caps, ChatStream, Progress, StreamSink};
 //!
 //! struct Print;
 //! impl StreamSink for Print {
@@ -100,20 +100,20 @@
 #[cfg(feature = "provider-anthropic")]
 mod anthropic;
 mod chunk;
-mod json;
 #[cfg(feature = "provider-ollama")]
 mod ndjson;
 pub(crate) mod sse;
+mod tokenizer;
 mod tool_call;
 
 #[cfg(feature = "mcp-server")]
-pub(crate) use json::is_well_formed;
+pub(crate) use tokenizer::is_well_formed;
 pub use tool_call::ToolCall;
 
 use alloc::string::String;
 use chunk::{Chat, Sem};
-use json::Tokenizer;
 use sse::{Events, Sse};
+use tokenizer::Tokenizer;
 
 /// The wire format of a response (and of its request: see
 /// `crate::chat::provider`). Without the `provider-*` features there is
@@ -314,7 +314,7 @@ impl From<StreamError> for Stop {
 
 /// Append without the abort that `push_str` would risk on allocation failure.
 pub(crate) fn append(buf: &mut String, text: &str) -> Result<(), StreamError> {
-    crate::fallible::push_str(buf, text).map_err(|_| StreamError::OutOfMemory)
+    crate::base::fallible::push_str(buf, text).map_err(|_| StreamError::OutOfMemory)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -686,7 +686,7 @@ impl ChatStream {
 /// end.
 #[cfg(any(feature = "provider-anthropic", feature = "provider-ollama"))]
 pub fn is_json_object(text: &[u8]) -> bool {
-    use json::{Handler, Scalar};
+    use tokenizer::{Handler, Scalar};
     /// Counts the top-level values; declines every one, so nothing inside
     /// is reported.
     struct Count {

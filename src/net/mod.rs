@@ -1,0 +1,5 @@
+//! The network layer: the I/O under the agent. It uses [`crate::wire`] for
+//! every protocol rule, [`crate::cjson`] and [`crate::rtt`] for the board.
+
+#[cfg(any(feature = "mcp-server", feature = "channel-webnet"))]
+pub mod token_limit;

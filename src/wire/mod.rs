@@ -1,0 +1,25 @@
+//! The wire layer: protocol code without I/O ("sans-IO"). Bytes in, events
+//! or bytes out; time, where a rule needs it, is passed in. Nothing here
+//! calls the kernel: it uses only [`crate::base`] and [`crate::cjson`].
+//!
+//! - [`stream`]: the streamed chat response (SSE, NDJSON, the incremental
+//!   JSON tokenizer, tool-call reassembly);
+//! - [`retry`], [`deadline`]: which request failures are retried, and the
+//!   arithmetic of a request's budget;
+//! - `mcp_http`, `mcp_session`: the MCP server's HTTP framing and sessions;
+//! - `text_calls`: tool calls written as text by models without function
+//!   calling; `tool_args`: a call's arguments against the tool's schema;
+//! - [`line_editor`]: the CLI channel's line editing.
+
+pub mod deadline;
+pub mod line_editor;
+#[cfg(feature = "mcp-server")]
+pub mod mcp_http;
+#[cfg(feature = "mcp-server")]
+pub mod mcp_session;
+pub mod retry;
+pub mod stream;
+#[cfg(feature = "tools-text")]
+pub mod text_calls;
+#[cfg(any(feature = "tool-arg-check", feature = "mcp-server"))]
+pub mod tool_args;
