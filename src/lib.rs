@@ -22,7 +22,6 @@ extern crate alloc;
 // The layers, from the bottom up; each uses only those listed before it
 // (`tests/layers.rs` checks it; `docs/architecture.md` draws it).
 pub mod base;
-pub mod chat;
 pub mod cjson;
 pub mod ffi;
 #[cfg(feature = "host")]
@@ -31,4 +30,5 @@ pub mod host;
 pub mod mcp;
 pub mod net;
 pub mod rtt;
+pub mod runtime;
 pub mod wire;

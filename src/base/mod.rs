@@ -5,4 +5,5 @@
 
 pub mod boundary;
 pub mod fallible;
+pub mod json_writer;
 pub mod text;

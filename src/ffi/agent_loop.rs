@@ -30,10 +30,10 @@ use super::hub::{
 use super::messages::{messages_append, messages_create, messages_destroy, Messages_t, TYPE_TEXT};
 use super::tools::{get_agent_tools, search_agent_tool_node, AgentToolNode_t};
 use super::utils::{print_reasoning, print_tool_call};
-use crate::chat::transport;
 use crate::cjson::json;
 use crate::cjson::sys::*;
 use crate::ffi_fn;
+use crate::net::transport;
 use crate::rtt::atomic::{AtomicBool, AtomicPtr, AtomicU8, AtomicUsize, Ordering};
 use crate::rtt::gate::{Gate, Pass};
 use crate::rtt::ipc::{Locked, Mutex, Semaphore};

@@ -33,12 +33,12 @@ pub unsafe extern "C" fn chat_response_free(resp: ChatResponse_t) {
 }
 
 use super::rt_strdup_parts;
-use crate::chat::request::ChatRequest;
-use crate::chat::transport::{
+use crate::cjson::json;
+use crate::net::transport::{
     self, ErrorText, Failure, Flow, ResponseSink, Settings, ERROR_TEXT_MAX,
 };
-use crate::cjson::json;
 use crate::rtt::{board, cap};
+use crate::wire::chat::request::ChatRequest;
 use crate::wire::stream::{Caps, ChatStream, Format, Progress, StreamError, StreamSink};
 use core::cell::UnsafeCell;
 use core::ffi::CStr;
@@ -376,7 +376,7 @@ pub(crate) unsafe fn chat_with_error(
         retry_base_ms: net.retry_base_ms,
         read_buffer: net.read_buffer,
         request_timeout_ms: net.request_timeout_ms,
-        format: crate::chat::provider::format_for(url),
+        format: crate::runtime::settings::format_for(url),
     };
     let req = ChatRequest {
         model: config.model(),
@@ -445,7 +445,7 @@ pub(crate) unsafe fn chat_with_error(
 fn describe_failure(failure: Failure<StreamError>, error: &mut ErrorText) {
     match failure {
         // Described by the transport (which file part failed).
-        Failure::Request(crate::chat::request::WriteError::File) => {}
+        Failure::Request(crate::base::json_writer::WriteError::File) => {}
         Failure::Request(_) => {
             error.set(&[b"the request could not be written (no memory, or nested too deeply)"])
         }
@@ -606,7 +606,7 @@ unsafe fn tool_call_object(call: &crate::wire::stream::ToolCall) -> *mut cJSON {
 }
 
 /// Put the thinking block's signature (Anthropic) on the first tool call
-/// as [`crate::chat::anthropic::SIGNATURE_KEY`], where the context's
+/// as [`crate::wire::chat::anthropic::SIGNATURE_KEY`], where the context's
 /// `append_assistant_message` finds it: `ChatResponse` stays the C
 /// package's struct. False on no memory; true when there is nothing to do.
 ///
@@ -635,5 +635,5 @@ unsafe fn attach_signature(stream: &ChatStream, calls: *mut cJSON) -> bool {
     unsafe { rt_free(copy as *mut c_void) };
     // SAFETY: `first` is a live object of the array; `item` is NULL or
     // detached, taken over.
-    unsafe { json::add_to_object(first, crate::chat::anthropic::SIGNATURE_KEY, item) }.is_ok()
+    unsafe { json::add_to_object(first, crate::wire::chat::anthropic::SIGNATURE_KEY, item) }.is_ok()
 }

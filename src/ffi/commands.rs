@@ -42,8 +42,8 @@ fn show_config() {
         line(&[b"from:  ", origin]);
         #[cfg(any(feature = "provider-anthropic", feature = "provider-ollama"))]
         {
-            let format = crate::chat::provider::format_for(url).name().as_bytes();
-            let how: &[u8] = if crate::chat::provider::format_setting().is_some() {
+            let format = crate::runtime::settings::format_for(url).name().as_bytes();
+            let how: &[u8] = if crate::runtime::settings::format_setting().is_some() {
                 b" (set at run time)"
             } else {
                 b" (PKG_AGENT_API_FORMAT, else from the URL)"
@@ -79,7 +79,7 @@ fn show_config() {
 /// URL decides) or a built-in format's name. False for an unknown name.
 #[cfg(any(feature = "provider-anthropic", feature = "provider-ollama"))]
 fn set_format(name: &[u8]) -> bool {
-    use crate::chat::provider;
+    use crate::runtime::settings as provider;
     if name.eq_ignore_ascii_case(b"auto") {
         provider::set_format(None);
         return true;

@@ -304,10 +304,10 @@ unsafe extern "C" fn append_assistant_message(ctx: Context_t, resp: ChatResponse
                 return fail(msg);
             }
             // The Anthropic thinking block's signature goes with the
-            // reasoning it signs (see `crate::chat::anthropic`).
+            // reasoning it signs (see `crate::wire::chat::anthropic`).
             #[cfg(feature = "provider-anthropic")]
             if keep {
-                let key = crate::chat::anthropic::SIGNATURE_KEY;
+                let key = crate::wire::chat::anthropic::SIGNATURE_KEY;
                 // SAFETY: `calls` is a live array with a first element, which
                 // outlives `sig`'s use here.
                 let sig = unsafe { json::get_str((*calls).child, key) };

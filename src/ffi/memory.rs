@@ -13,9 +13,9 @@
 
 use super::chat::{chat_response_free, chat_with_error, ChatResponse};
 use super::context::Context_t;
-use crate::chat::transport::ErrorText;
 use crate::cjson::json;
 use crate::cjson::sys::*;
+use crate::net::transport::ErrorText;
 use crate::rtt::atomic::{AtomicIsize, Ordering};
 use alloc::vec::Vec;
 use core::ffi::{c_char, c_int, CStr};

@@ -1,10 +1,10 @@
 //! The library's side of the board's TLS glue (`glue/agent_glue.h`,
 //! `glue/agent_tls.c`): how long the request on the calling thread may
 //! still wait, and why its connection failed. See
-//! [`crate::chat::tls_watch`].
+//! [`crate::net::tls_watch`].
 
-use crate::chat::tls_watch::{self, Budget, TlsFailure};
 use crate::ffi_fn;
+use crate::net::tls_watch::{self, Budget, TlsFailure};
 use core::ffi::{c_int, c_uint};
 
 /// `AGENT_TLS_BUDGET_CANCELLED`.

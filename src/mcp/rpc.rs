@@ -14,13 +14,14 @@
 
 #![allow(non_upper_case_globals)]
 
-use crate::chat::request::{write_integer, write_string, write_value, ByteSink, WriteError};
+use crate::base::json_writer::{write_integer, write_string, ByteSink, WriteError};
 use crate::cjson::json;
 use crate::cjson::sys::*;
 use crate::ffi::messages::{messages_get_content_idx, messages_get_type_idx, TYPE_TEXT};
 use crate::ffi::tool_run;
 use crate::ffi::tools::{self, AgentToolNode_t};
 use crate::rtt::rt_eok;
+use crate::wire::chat::request::write_value;
 use crate::wire::mcp_session::{Full, Sessions, ID_LEN, VERSIONS};
 use alloc::vec::Vec;
 use core::ffi::{c_int, CStr};

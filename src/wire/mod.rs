@@ -2,6 +2,7 @@
 //! or bytes out; time, where a rule needs it, is passed in. Nothing here
 //! calls the kernel: it uses only [`crate::base`] and [`crate::cjson`].
 //!
+//! - [`chat`]: the chat request bodies, one writer per provider;
 //! - [`stream`]: the streamed chat response (SSE, NDJSON, the incremental
 //!   JSON tokenizer, tool-call reassembly);
 //! - [`retry`], [`deadline`]: which request failures are retried, and the
@@ -11,6 +12,7 @@
 //!   calling; `tool_args`: a call's arguments against the tool's schema;
 //! - [`line_editor`]: the CLI channel's line editing.
 
+pub mod chat;
 pub mod deadline;
 pub mod line_editor;
 #[cfg(feature = "mcp-server")]

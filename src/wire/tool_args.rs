@@ -15,9 +15,10 @@
 
 #![allow(non_upper_case_globals)]
 
-use crate::chat::request::{schema_type, whole_number};
+use crate::base::json_writer::whole_number;
 use crate::cjson::json;
 use crate::cjson::sys::*;
+use crate::wire::chat::request::schema_type;
 use core::ffi::{c_int, CStr};
 
 /// The first way `args` does not fit `parameters`.

@@ -37,7 +37,7 @@ use super::super::hub::MessageHub_t;
 use super::super::messages::TYPE_TEXT;
 pub use super::exchange::set_reply_timeout_ms;
 use super::exchange::{reply_timeout_ms, Exchange, SendError, Waiting};
-use crate::chat::request::{write_string, ByteCounter, ByteSink, WriteError};
+use crate::base::json_writer::{write_string, ByteCounter, ByteSink, WriteError};
 use crate::cjson::json;
 use crate::cjson::sys::*;
 use crate::ffi_fn;

@@ -3,8 +3,8 @@
 
 use super::upload::{download_url, upload, FileId};
 use super::with_urls;
-use crate::chat::transport::ErrorText;
 use crate::ffi_fn;
+use crate::net::transport::ErrorText;
 use crate::rtt::sleep_lock::SleepLock;
 use crate::rtt::webclient::*;
 use crate::rtt::*;

@@ -13,7 +13,7 @@
 //!   `http://host:8000/download`);
 //! - **inline** (`PKG_AGENT_MULTIMODAL_INLINE`): the URL is a `data:` URL
 //!   written into each request from the file itself
-//!   ([`crate::chat::inline_file`]); no file server.
+//!   ([`crate::wire::chat::inline_file`]); no file server.
 //!
 //! Either way a file that is missing, not a regular file, larger than
 //! `PKG_AGENT_MULTIMODAL_MAX_FILE_SIZE`, of an unknown type (inline), or whose
@@ -40,13 +40,13 @@ use super::messages::{
     get_agent_content_type, messages_get_content_idx, messages_get_type_idx, MessageType,
     Messages_t, TYPE_AUDIO, TYPE_IMAGE, TYPE_TEXT, TYPE_VIDEO,
 };
-use crate::chat::inline_file::{media_type, INLINE_FILE};
-use crate::chat::transport::ErrorText;
 use crate::cjson::json;
 use crate::cjson::sys::*;
+use crate::net::transport::ErrorText;
 use crate::rtt::file;
 use crate::rtt::sleep_lock::SleepLock;
 use crate::rtt::*;
+use crate::wire::chat::inline_file::{media_type, INLINE_FILE};
 use alloc::vec::Vec;
 use core::cell::UnsafeCell;
 use core::ffi::{c_char, c_int, CStr};
@@ -324,7 +324,7 @@ fn checked_size(path: &CStr, what: &str, error: &mut ErrorText) -> Option<u32> {
 }
 
 /// The `url` value of an inline part: the marker string (see
-/// [`crate::chat::inline_file`]), or NULL with the reason in `error`.
+/// [`crate::wire::chat::inline_file`]), or NULL with the reason in `error`.
 fn inline_url(path: &CStr, what: &str, error: &mut ErrorText) -> *mut cJSON {
     let Some(size) = checked_size(path, what, error) else {
         return ptr::null_mut();

@@ -2,13 +2,13 @@
 //! module above) and the file id in its answer.
 
 use super::{checked_size, with_urls};
-use crate::chat::inline_file::media_type;
-use crate::chat::transport::{socket_timeout_seconds, webclient_timeout_arg, ErrorText};
 use crate::cjson::json;
 use crate::cjson::sys::*;
+use crate::net::transport::{socket_timeout_seconds, webclient_timeout_arg, ErrorText};
 use crate::rtt::file::File;
 use crate::rtt::webclient::*;
 use crate::rtt::*;
+use crate::wire::chat::inline_file::media_type;
 use alloc::vec::Vec;
 use core::ffi::{c_char, c_void, CStr};
 use core::ptr;
@@ -242,7 +242,7 @@ fn send_file(url: &CStr, path: &CStr, size: u32) -> Result<FileId, Failed> {
     }
     let mut left = size as usize;
     while sent && left > 0 {
-        if crate::chat::transport::cancelled() {
+        if crate::net::transport::cancelled() {
             return Err(failed(b"cancelled (the agent is stopping)"));
         }
         let want = left.min(buf.len());

@@ -6,9 +6,9 @@
 use super::cstr::heap_cstr;
 use super::session::Inner;
 use super::tls::{handshake_failure, tls_session, Tls};
+use super::tls_glue::{self as tls_watch, Budget, TlsFailure};
 use super::uri::parse_uri;
 use super::DEFAULT_TIMEOUT_SECS;
-use crate::chat::tls_watch::{self, Budget, TlsFailure};
 use crate::host::heap;
 use crate::host::ipc::try_box;
 use crate::rtt::webclient::{
@@ -386,7 +386,7 @@ impl Inner {
         };
         // The board's TLS glue connects within the request's deadline
         // (webclient's own plain connect keeps its 6 s default).
-        let budget = https.then(|| tls_watch::budget(crate::host::thread::rt_tick_get()));
+        let budget = https.then(tls_watch::budget);
         let connect_timeout = match budget {
             Some(Budget::Cancelled) | Some(Budget::Left { left_ms: 0, .. }) => {
                 let why = if budget == Some(Budget::Cancelled) {
@@ -404,10 +404,7 @@ impl Inner {
             Ok(s) => s,
             // The mbedTLS connect resolves too, and fails as a connect.
             Err(rc) if https && rc != -WEBCLIENT_DISCONNECT => {
-                let late = matches!(
-                    tls_watch::budget(crate::host::thread::rt_tick_get()),
-                    Budget::Left { left_ms: 0, .. }
-                );
+                let late = matches!(tls_watch::budget(), Budget::Left { left_ms: 0, .. });
                 tls_watch::note(
                     if late {
                         TlsFailure::Deadline

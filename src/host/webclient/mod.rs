@@ -92,6 +92,7 @@ mod cstr;
 mod head;
 mod session;
 mod tls;
+mod tls_glue;
 mod uri;
 
 use crate::host::ipc::{free_box, try_box};

@@ -6,9 +6,9 @@
 //! Every call here does at most what a plain socket call would, so the
 //! socket layer in `conn.rs` maps errors the same way for TCP and TLS.
 
+use super::tls_glue::{self as tls_watch, Budget, TlsFailure};
 use super::uri::Target;
 use super::{CA_FILE_ENV, DEFAULT_TIMEOUT_SECS};
-use crate::chat::tls_watch::{self, Budget, TlsFailure};
 use crate::host::heap;
 use crate::rtt::webclient::WEBCLIENT_ERROR;
 use core::ffi::c_int;
@@ -195,7 +195,7 @@ impl Tls {
                         return Err(e);
                     }
                     let quiet = quiet_since.elapsed();
-                    let stop = match tls_watch::budget(crate::host::thread::rt_tick_get()) {
+                    let stop = match tls_watch::budget() {
                         Budget::Unwatched => (quiet >= Duration::from_secs(DEFAULT_TIMEOUT_SECS))
                             .then_some(TlsFailure::HandshakeSilent),
                         Budget::Cancelled => Some(TlsFailure::Cancelled),

@@ -19,7 +19,7 @@
 //! that still collides is refused by `append_tool` and logged.
 //!
 //! Every request goes through the chat client's transport
-//! (`crate::chat::transport::send`): its deadline
+//! (`crate::net::transport::send`): its deadline
 //! (`PKG_AGENT_REQUEST_TIMEOUT_MS`), read timeout, retries and backoff.
 //! A server that is down, refuses the handshake or answers garbage leaves
 //! its tools out with a `log_w!` line saying why; the agent starts anyway.
@@ -34,11 +34,11 @@
 pub mod rpc;
 pub mod servers;
 
-use crate::chat::transport::{self, ErrorText, Failure, Settings};
 use crate::cjson::json;
 use crate::cjson::sys::*;
 use crate::ffi::messages::{messages_append, messages_create, messages_destroy, TYPE_TEXT};
 use crate::ffi::tools::{append_tool, AgentToolList, AgentToolNode_t};
+use crate::net::transport::{self, ErrorText, Failure, Settings};
 use crate::rtt::atomic::{AtomicBool, Ordering};
 use crate::rtt::{rt_eok, rt_error};
 use crate::wire::stream::Format;

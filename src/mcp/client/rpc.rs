@@ -9,9 +9,10 @@
 //! the answer (notifications, server requests, pings) are dropped one by
 //! one. The message is parsed with the board's cJSON.
 
-use crate::chat::request::{write_integer, write_string, write_value, ByteSink, WriteError};
-use crate::chat::transport::{ErrorText, Flow, RequestBody, ResponseHead, ResponseSink};
+use crate::base::json_writer::{write_integer, write_string, ByteSink, WriteError};
 use crate::cjson::sys::{cJSON, cJSON_Delete, cJSON_Number, cJSON_Object, cJSON_Parse};
+use crate::net::transport::{ErrorText, Flow, RequestBody, ResponseHead, ResponseSink};
+use crate::wire::chat::request::write_value;
 use crate::wire::stream::sse::{Events, Sse};
 use crate::wire::stream::{Format, Stop};
 use alloc::vec::Vec;

@@ -116,7 +116,7 @@ use sse::{Events, Sse};
 use tokenizer::Tokenizer;
 
 /// The wire format of a response (and of its request: see
-/// `crate::chat::provider`). Without the `provider-*` features there is
+/// `crate::wire::chat::provider`). Without the `provider-*` features there is
 /// only the OpenAI one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {

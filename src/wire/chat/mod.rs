@@ -1,6 +1,6 @@
-//! The streamed chat client behind `chat()`: the request written from the
-//! caller's trees, the webclient transport with its deadline and retries,
-//! and the response stream fed to the pure parser in [`crate::wire::stream`].
+//! The chat request bodies, written from the caller's cJSON trees in each
+//! provider's wire format (the response side is [`crate::wire::stream`]).
+//! The transport that sends them is `crate::net::transport`;
 //! `docs/requests.md` says what is retried and how the deadline bounds a
 //! request.
 
@@ -12,5 +12,3 @@ pub mod inline_file;
 pub mod ollama;
 pub mod provider;
 pub mod request;
-pub mod tls_watch;
-pub mod transport;

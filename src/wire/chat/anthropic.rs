@@ -29,7 +29,8 @@
 //! ([`super::request::PRIVATE_KEYS`]).
 
 use super::provider::common::*;
-use super::request::{write_integer, write_string, ByteSink, ChatRequest, WriteError};
+use super::request::ChatRequest;
+use crate::base::json_writer::{write_integer, write_string, ByteSink, WriteError};
 use crate::cjson::json;
 use crate::cjson::sys::*;
 use core::ffi::CStr;

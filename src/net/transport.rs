@@ -53,10 +53,11 @@
 //! `https://` URL that code is therefore final unless the connect waited out
 //! webclient's connect timeout (a silent network, not a certificate).
 
-use super::request::{ByteCounter, ByteSink, ChatRequest, WriteError};
 use super::tls_watch::TlsFailure;
+use crate::base::json_writer::{ByteCounter, ByteSink, WriteError};
 use crate::rtt::atomic::{AtomicBool, AtomicPtr, Ordering};
 use crate::rtt::webclient::*;
+use crate::wire::chat::request::ChatRequest;
 use crate::wire::deadline::Deadline;
 use crate::wire::retry::{self, retryable_status, trim};
 use crate::wire::stream::Format;
@@ -199,7 +200,7 @@ pub trait RequestBody {
 impl RequestBody for ChatRequest<'_> {
     unsafe fn write(&self, format: Format, out: &mut dyn ByteSink) -> Result<(), WriteError> {
         // SAFETY: our caller's guarantee on the trees this request borrows.
-        unsafe { super::provider::write_body(format, self, out) }
+        unsafe { crate::wire::chat::provider::write_body(format, self, out) }
     }
 }
 
@@ -416,6 +417,10 @@ impl ByteSink for SessionWriter<'_> {
             }
         }
         Ok(())
+    }
+    #[cfg(feature = "multimodal")]
+    fn put_file_base64(&mut self, path: &CStr, size: usize) -> Result<(), WriteError> {
+        super::file_base64::put(self, path, size)
     }
 }
 
@@ -860,7 +865,7 @@ unsafe fn attempt_once(
                 webclient_header_fields_add(
                     session.0,
                     c"anthropic-version: %s\r\n".as_ptr(),
-                    super::anthropic::API_VERSION.as_ptr(),
+                    crate::wire::chat::anthropic::API_VERSION.as_ptr(),
                 ) >= 0
                     && (settings.api_key.is_empty()
                         || webclient_header_fields_add(

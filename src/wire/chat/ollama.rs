@@ -15,7 +15,8 @@
 //! - `max_tokens` as `options.num_predict`.
 
 use super::provider::common::*;
-use super::request::{write_integer, write_string, write_value, ByteSink, ChatRequest, WriteError};
+use super::request::{write_value, ChatRequest};
+use crate::base::json_writer::{write_integer, write_string, ByteSink, WriteError};
 use crate::cjson::json;
 use crate::cjson::sys::*;
 use core::ptr;

@@ -9,8 +9,7 @@
 //! use: every cJSON function looks at `type & 0xFF` or at its own two flag
 //! bits) and the file's size in `valueint`.
 
-use super::request::{write_string, ByteSink, WriteError};
-use crate::rtt::file::File;
+use crate::base::json_writer::{write_string, ByteSink, WriteError};
 use core::ffi::{c_int, CStr};
 
 /// The `type` bit of a string item that stands for a file sent inline.
@@ -105,30 +104,7 @@ pub unsafe fn write(
     out.put(b";base64,")?;
     let total = encoded_len(size).ok_or(WriteError::File)?;
     if !out.skip(total) {
-        let mut file = File::open(path).map_err(|_| WriteError::File)?;
-        let mut buf = [0u8; READ_CHUNK];
-        let mut left = size;
-        while left > 0 {
-            let want = left.min(READ_CHUNK);
-            let part = buf.get_mut(..want).unwrap_or_default();
-            let got = file.read_full(part).map_err(|_| WriteError::File)?;
-            if got < want {
-                // Shorter than when the message was added: the length
-                // already sent would be wrong.
-                return Err(WriteError::File);
-            }
-            // 48 bytes at a time into 64 of base64 (`split_at_checked`, not
-            // `chunks`: no panic path).
-            let mut piece = [0u8; 64];
-            let mut rest: &[u8] = part;
-            while !rest.is_empty() {
-                let (group, after) = rest.split_at_checked(48).unwrap_or((rest, &[]));
-                let n = encode(group, &mut piece);
-                out.put(piece.get(..n).unwrap_or_default())?;
-                rest = after;
-            }
-            left -= want;
-        }
+        out.put_file_base64(path, size)?;
     }
     out.put(b"\"")
 }

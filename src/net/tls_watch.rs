@@ -219,7 +219,7 @@ mod slots {
         let Some(slot) = mine() else {
             return Budget::Unwatched;
         };
-        if crate::chat::transport::cancelled() {
+        if crate::net::transport::cancelled() {
             return Budget::Cancelled;
         }
         let deadline = Deadline::new(
