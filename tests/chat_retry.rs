@@ -12,7 +12,6 @@
 //! The heap after a discarded attempt is checked in `chat_deadline.rs` (a
 //! process with one test: exact heap figures need the harness quiet).
 
-use rtt_agent::chat::transport::unframed_read_size;
 use rtt_agent::cjson::sys::*;
 use rtt_agent::ffi::chat::{
     agent_chat_last_error, chat, chat_response_free, set_overrides, stream_error_retryable,
@@ -20,6 +19,7 @@ use rtt_agent::ffi::chat::{
 };
 use rtt_agent::ffi::config::agent_config_set;
 use rtt_agent::host::heap;
+use rtt_agent::net::transport::unframed_read_size;
 use rtt_agent::wire::deadline::{ms_to_ticks, ticks_to_ms, Deadline};
 use rtt_agent::wire::retry::{http_date, retry_after, retry_after_ms, retryable_status};
 use rtt_agent::wire::stream::StreamError;

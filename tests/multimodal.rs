@@ -214,7 +214,7 @@ fn inline_data_url_streamed_from_the_file() {
     // Larger than the read buffer (384 bytes) and the request writer's
     // (512), and not a multiple of 3: the last group is padded.
     let (photo, bytes) = write_file("photo.JPG", 5000);
-    const { assert!(5000 > rtt_agent::chat::inline_file::READ_CHUNK * 2) };
+    const { assert!(5000 > rtt_agent::wire::chat::inline_file::READ_CHUNK * 2) };
     let files = FileServer::start(vec![]).unwrap();
     set_mode(Mode::Inline, Some(&files), None);
     let llm = uncounted_server(|| {
