@@ -28,7 +28,8 @@ use super::hub::{
     message_hub_create, message_hub_destroy, message_hub_get, message_hub_put, MessageHub_t,
 };
 use super::messages::{messages_append, messages_create, messages_destroy, Messages_t, TYPE_TEXT};
-use super::tools::{get_agent_tools, search_agent_tool_node, AgentToolNode_t};
+use super::tool_run::{Offered, ToolSet};
+use super::tools::{get_agent_tools, AgentToolNode_t};
 use super::utils::{print_reasoning, print_tool_call};
 use crate::cjson::json;
 use crate::cjson::sys::*;
@@ -1301,17 +1302,18 @@ unsafe fn drop_from(ctx: Context_t, start: c_int) {
 /// do not (`PKG_AGENT_CHECK_TOOL_ARGS`).
 #[cfg(feature = "tool-arg-check")]
 fn check_arguments(
+    tools: &ToolSet,
     node: AgentToolNode_t,
     args: *const cJSON,
 ) -> Result<(), crate::wire::tool_args::Mismatch<'static>> {
-    // SAFETY: `node` is a live registry node looked up under the tool lock
-    // the caller holds; its tool object and the parsed `args` stay alive
-    // and unchanged until the mismatch has been described.
-    unsafe { super::tool_run::mismatch(node, args) }
+    // SAFETY: `node` came from `tools`, held by the caller; the parsed
+    // `args` stay alive and unchanged until the mismatch has been described.
+    unsafe { tools.check(node, args) }
 }
 
 #[cfg(not(feature = "tool-arg-check"))]
 fn check_arguments(
+    _tools: &ToolSet,
     _node: AgentToolNode_t,
     _args: *const cJSON,
 ) -> Result<(), core::convert::Infallible> {
@@ -1366,7 +1368,7 @@ unsafe fn answer_tool_call(ctx: Context_t, call: *mut cJSON, on_result: TextHook
 pub(super) struct ToolAnswer {
     pub content: Messages_t,
     own: Messages_t,
-    _tools: Option<ToolsGuard>,
+    _tools: Option<ToolSet>,
 }
 
 /// The tool lock, held until dropped (see `super::tool_run`).
@@ -1420,115 +1422,39 @@ pub(super) unsafe fn run_tool_call(call: *mut cJSON, on_result: TextHook) -> Too
     let name = unsafe { json::get_str(function, c"name") }.map_or(&b""[..], |n| n.to_bytes());
     let mut text = Reply::new();
     let mut result: Messages_t = ptr::null_mut();
-    let tools = lock_tools();
-
-    // SAFETY: `call` is NULL or live, borrowed; the registry is this thread's.
-    let node = unsafe { search_agent_tool_node(call) };
+    let tools = ToolSet::lock();
+    let node = tools.as_ref().and_then(|t| t.find(name, Offered::All));
     // SAFETY: `call` is NULL or live; a read-only lookup.
     let too_long = !unsafe { json::get(call, TOO_LONG_KEY) }.is_null();
-    if node.is_null() {
-        text.push_str("error: there is no tool named \"")
-            .push(name)
-            .push_str("\"; the tools are:");
-        // SAFETY: the tools array is NULL or live and only this thread
-        // changes it (not during this loop).
-        for (i, tool) in unsafe { json::children(get_agent_tools()) }.enumerate() {
-            // SAFETY: `tool` is a live element of the tools array.
-            let known =
-                unsafe { super::tools::function_name(tool) }.map_or(&b"?"[..], |n| n.to_bytes());
-            text.push_str(if i == 0 { " " } else { ", " }).push(known);
+    match (&tools, node) {
+        (None, _) => {
+            text.push_str("error: the agent is stopping; the tool \"")
+                .push(name)
+                .push_str("\" was not run");
         }
-    } else if too_long {
-        text.push_str("error: the arguments for \"")
-            .push(name)
-            .push_str("\" are longer than this device accepts (")
-            .push_num(board().max_tool_arg_len.max(0) as usize)
-            .push_str(" bytes); the tool was not run");
-    } else {
-        // SAFETY: `function` is NULL or a live child of `call`.
-        let raw = unsafe { json::get_str(function, c"arguments") }.unwrap_or(c"");
-        let raw = if raw.to_bytes().iter().all(u8::is_ascii_whitespace) {
-            c"{}"
-        } else {
-            raw
-        };
-        // SAFETY: `raw` is a NUL-terminated string; cJSON only reads it.
-        let args = unsafe { cJSON_Parse(raw.as_ptr()) };
-        // SAFETY: `args` is non-NULL when read, a tree just parsed.
-        if args.is_null() || unsafe { (*args).type_ } & 0xFF != cJSON_Object {
-            if !args.is_null() {
-                // SAFETY: `args` is the parsed tree, owned here.
-                unsafe { cJSON_Delete(args) };
+        (Some(set), None) => {
+            text.push_str("error: there is no tool named \"")
+                .push(name)
+                .push_str("\"; the tools are:");
+            for (i, tool) in set.tools(Offered::All).enumerate() {
+                // SAFETY: a live node of the registry, read under the lock.
+                let known = unsafe { super::tools::function_name((*tool).tool_obj) }
+                    .map_or(&b"?"[..], |n| n.to_bytes());
+                text.push_str(if i == 0 { " " } else { ", " }).push(known);
             }
+        }
+        (Some(_), Some(_)) if too_long => {
             text.push_str("error: the arguments for \"")
                 .push(name)
-                .push_str("\" are not a valid JSON object; the tool was not run");
-        } else if let Err(why) = check_arguments(node, args) {
-            // SAFETY: `args` is the parsed tree, owned here, not used again.
-            unsafe { cJSON_Delete(args) };
-            text.push_str("error: the arguments for \"")
-                .push(name)
-                .push_str("\" do not fit its parameters: ");
-            describe_mismatch(&mut text, why);
-            text.push_str("; the tool was not run");
-        } else {
-            // The arguments as the record of this turn's calls knows them.
-            // SAFETY: `args` is the live parsed tree; the printed text is
-            // freed below.
-            let printed = unsafe { cJSON_PrintUnformatted(args) };
-            let key = if printed.is_null() {
-                None
-            } else {
-                // SAFETY: non-NULL: a NUL-terminated string cJSON printed.
-                Some(unsafe { CStr::from_ptr(printed) }.to_bytes())
-            };
-            let repeated = key.is_some_and(|key| {
-                super::tool_run::earlier(name, key, &mut |earlier| {
-                    text.push_str(super::tool_run::REPEATED_NOTE).push(earlier);
-                })
-            });
-            if repeated {
-                // SAFETY: `args` is the parsed tree, owned here, not used again.
-                unsafe { cJSON_Delete(args) };
-            } else {
-                // SAFETY: `node` is a non-NULL node of the registry, which
-                // only this thread changes.
-                if let Some(exec) = unsafe { (*node).execute_func } {
-                    // SAFETY: the tool's own function, with the live
-                    // arguments object (borrowed) and its node, as
-                    // `append_tool` documents.
-                    unsafe { exec(args, node) };
-                }
-                // SAFETY: `args` is the parsed tree, owned here; tools borrow it.
-                unsafe { cJSON_Delete(args) };
-                // SAFETY: `node` is a live registry node (see above).
-                let ret = unsafe { &(*node).ret };
-                // SAFETY: `ret.messages` is NULL or the node's live set.
-                let own_text =
-                    unsafe { super::messages::messages_get_content_idx(ret.messages, 0) };
-                if !own_text.is_null() {
-                    // The tool's own text, success or error (the guide tells
-                    // tools to explain failures this way).
-                    result = ret.messages;
-                    if let Some(key) = key {
-                        // SAFETY: non-NULL: the node's NUL-terminated text.
-                        let said = unsafe { CStr::from_ptr(own_text) }.to_bytes();
-                        super::tool_run::remember(name, key, said);
-                    }
-                } else if ret.ret == rt_eok() {
-                    text.push_str("error: the tool \"")
-                        .push(name)
-                        .push_str("\" returned no result");
-                } else {
-                    text.push_str("error: the tool \"")
-                        .push(name)
-                        .push_str("\" failed (invalid or missing arguments?)");
-                }
-            }
-            if !printed.is_null() {
-                // SAFETY: printed by cJSON above, freed once with its allocator.
-                unsafe { cJSON_free(printed as *mut c_void) };
-            }
+                .push_str("\" are longer than this device accepts (")
+                .push_num(board().max_tool_arg_len.max(0) as usize)
+                .push_str(" bytes); the tool was not run");
+        }
+        (Some(set), Some(node)) => {
+            // SAFETY: `function` is NULL or a live child of `call`.
+            let raw = unsafe { json::get_str(function, c"arguments") }.unwrap_or(c"");
+            // SAFETY: under the tool lock; `call`'s name found `node`.
+            result = unsafe { run_found(set, node, name, raw, &mut text) };
         }
     }
     let own = if result.is_null() {
@@ -1552,4 +1478,94 @@ pub(super) unsafe fn run_tool_call(call: *mut cJSON, on_result: TextHook) -> Too
         own,
         _tools: tools,
     }
+}
+
+/// Parse and check the arguments of a call to `node`'s tool, run it unless
+/// this turn already ran the same call, and give its result set (the
+/// node's, borrowed while `set` is held) or NULL with the reason in `text`.
+///
+/// # Safety
+/// `node` came from `set`.
+unsafe fn run_found(
+    set: &ToolSet,
+    node: AgentToolNode_t,
+    name: &[u8],
+    raw: &CStr,
+    text: &mut Reply,
+) -> Messages_t {
+    let raw = if raw.to_bytes().iter().all(u8::is_ascii_whitespace) {
+        c"{}"
+    } else {
+        raw
+    };
+    // SAFETY: `raw` is a NUL-terminated string; cJSON only reads it.
+    let args = unsafe { cJSON_Parse(raw.as_ptr()) };
+    // SAFETY: `args` is non-NULL when read, a tree just parsed.
+    if args.is_null() || unsafe { (*args).type_ } & 0xFF != cJSON_Object {
+        if !args.is_null() {
+            // SAFETY: `args` is the parsed tree, owned here.
+            unsafe { cJSON_Delete(args) };
+        }
+        text.push_str("error: the arguments for \"")
+            .push(name)
+            .push_str("\" are not a valid JSON object; the tool was not run");
+        return ptr::null_mut();
+    }
+    if let Err(why) = check_arguments(set, node, args) {
+        // SAFETY: `args` is the parsed tree, owned here, not used again.
+        unsafe { cJSON_Delete(args) };
+        text.push_str("error: the arguments for \"")
+            .push(name)
+            .push_str("\" do not fit its parameters: ");
+        describe_mismatch(text, why);
+        text.push_str("; the tool was not run");
+        return ptr::null_mut();
+    }
+    // The arguments as the record of this turn's calls knows them.
+    // SAFETY: `args` is the live parsed tree; the printed text is freed
+    // below.
+    let printed = unsafe { cJSON_PrintUnformatted(args) };
+    let key = if printed.is_null() {
+        None
+    } else {
+        // SAFETY: non-NULL: a NUL-terminated string cJSON printed.
+        Some(unsafe { CStr::from_ptr(printed) }.to_bytes())
+    };
+    let repeated = key.is_some_and(|key| {
+        super::tool_run::earlier(name, key, &mut |earlier| {
+            text.push_str(super::tool_run::REPEATED_NOTE).push(earlier);
+        })
+    });
+    let mut result = ptr::null_mut();
+    if !repeated {
+        // SAFETY: `node` came from `set` (contract); `args` a live object.
+        let ran = unsafe { set.execute(node, args) };
+        // SAFETY: `ran.result` is NULL or the node's live set.
+        let own_text = unsafe { super::messages::messages_get_content_idx(ran.result, 0) };
+        if !own_text.is_null() {
+            // The tool's own text, success or error (the guide tells
+            // tools to explain failures this way).
+            result = ran.result;
+            if let Some(key) = key {
+                // SAFETY: non-NULL: the node's NUL-terminated text.
+                let said = unsafe { CStr::from_ptr(own_text) }.to_bytes();
+                super::tool_run::remember(name, key, said);
+            }
+        } else if ran.status == rt_eok() {
+            text.push_str("error: the tool \"")
+                .push(name)
+                .push_str("\" returned no result");
+        } else {
+            text.push_str("error: the tool \"")
+                .push(name)
+                .push_str("\" failed (invalid or missing arguments?)");
+        }
+    }
+    // SAFETY: `args` is the parsed tree, owned here; the tool borrowed it.
+    unsafe { cJSON_Delete(args) };
+    if !printed.is_null() {
+        // SAFETY: printed by cJSON above, freed once with its allocator.
+        unsafe { cJSON_free(printed as *mut c_void) };
+    }
+    result
 }

@@ -1,6 +1,9 @@
-//! What the agent loop and the MCP server share when they run a registered
-//! C tool: the tool lock, and the check of the arguments against the
-//! tool's schema with its text for the caller.
+//! The one tool dispatch: how the agent loop and the MCP server run a
+//! registered C tool. [`ToolSet`] is the registry under the tool lock; a
+//! caller finds a tool in it, checks the arguments against the tool's
+//! schema, and runs it. What a caller tells its own client (the model's
+//! `tool` message, an MCP `tools/call` result) is written from the
+//! outcome at its edge.
 //!
 //! # The tool lock
 //! C tools are written for one caller at a time (they reuse their node's
@@ -19,17 +22,108 @@
 //! nothing else waits on it (the loop's hub, the channels and the server's
 //! other requests do not take it).
 
-#[cfg(any(feature = "tool-arg-check", feature = "mcp-server"))]
-use super::tools::AgentToolNode_t;
+use super::agent_loop::{lock_tools, ToolsGuard};
+use super::messages::Messages_t;
+use super::tools::{self, AgentToolNode_t};
 #[cfg(any(feature = "tool-arg-check", feature = "mcp-server"))]
 use crate::cjson::json;
+use crate::cjson::sys::cJSON;
 #[cfg(any(feature = "tool-arg-check", feature = "mcp-server"))]
 use crate::cjson::sys::*;
+use crate::rtt::rt_err_t;
 #[cfg(any(feature = "tool-arg-check", feature = "mcp-server"))]
-use core::ffi::{c_void, CStr};
+use core::ffi::c_void;
+use core::ffi::CStr;
 
-#[cfg(feature = "mcp-server")]
-pub(crate) use super::agent_loop::lock_tools;
+/// Which of the registered tools a caller may run.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Offered {
+    /// Every registered tool (the agent's model).
+    All,
+    /// The board's own tools: not those a remote MCP server lends the
+    /// agent (an MCP client of the board; two boards pointed at each
+    /// other then do not loop).
+    #[cfg_attr(not(feature = "mcp-server"), allow(dead_code))]
+    Served,
+}
+
+/// What a tool's function left in its node.
+pub(crate) struct Ran {
+    /// The node's result set (NULL when the tool set none): borrowed from
+    /// the node, valid while the [`ToolSet`] it came from is held.
+    pub result: Messages_t,
+    /// The node's `ret`: `RT_EOK` when the tool reports success.
+    pub status: rt_err_t,
+}
+
+/// The tool registry under the tool lock, held until dropped.
+pub(crate) struct ToolSet {
+    _held: ToolsGuard,
+}
+
+impl ToolSet {
+    /// Take the tool lock, waiting while another caller runs a tool; `None`
+    /// when there is no agent to run tools for (it is stopping).
+    pub(crate) fn lock() -> Option<ToolSet> {
+        lock_tools().map(|held| ToolSet { _held: held })
+    }
+
+    /// The tools `offered`, in registration order.
+    pub(crate) fn tools(&self, offered: Offered) -> impl Iterator<Item = AgentToolNode_t> {
+        tools::nodes().filter(move |&n| offered == Offered::All || !is_remote(n))
+    }
+
+    /// The tool named `name` among those `offered`.
+    pub(crate) fn find(&self, name: &[u8], offered: Offered) -> Option<AgentToolNode_t> {
+        self.tools(offered).find(|&n| {
+            // SAFETY: a live node of the registry, read under the lock.
+            unsafe { tools::function_name((*n).tool_obj) }.map(CStr::to_bytes) == Some(name)
+        })
+    }
+
+    /// Whether `args` fit the parameters `node`'s tool registered.
+    ///
+    /// # Safety
+    /// `node` came from this set; `args` is a live object that stays
+    /// unchanged until the mismatch has been described.
+    #[cfg(any(feature = "tool-arg-check", feature = "mcp-server"))]
+    pub(crate) unsafe fn check(
+        &self,
+        node: AgentToolNode_t,
+        args: *const cJSON,
+    ) -> Result<(), crate::wire::tool_args::Mismatch<'static>> {
+        // SAFETY: as this function's contract says.
+        unsafe { mismatch(node, args) }
+    }
+
+    /// Run `node`'s tool with `args` (borrowed by the tool).
+    ///
+    /// # Safety
+    /// `node` came from this set; `args` is a live cJSON object.
+    pub(crate) unsafe fn execute(&self, node: AgentToolNode_t, args: *mut cJSON) -> Ran {
+        // SAFETY: the node is live and ours under the lock (contract).
+        if let Some(exec) = unsafe { (*node).execute_func } {
+            // SAFETY: the tool's own function with a live arguments object
+            // (borrowed) and its node, as `append_tool` documents.
+            unsafe { exec(args, node) };
+        }
+        // SAFETY: as above: the node's result, read under the lock.
+        let ret = unsafe { &(*node).ret };
+        Ran {
+            result: ret.messages,
+            status: ret.ret,
+        }
+    }
+}
+
+#[cfg(feature = "mcp-client")]
+fn is_remote(node: AgentToolNode_t) -> bool {
+    crate::mcp::client::is_remote(node)
+}
+#[cfg(not(feature = "mcp-client"))]
+fn is_remote(_node: AgentToolNode_t) -> bool {
+    false
+}
 
 /// Why `args` do not fit the parameters `node`'s tool registered, if they
 /// do not.
@@ -38,7 +132,7 @@ pub(crate) use super::agent_loop::lock_tools;
 /// `node` is a live registry node (looked up under the tool lock); it and
 /// `args` stay alive and unchanged until the mismatch has been described.
 #[cfg(any(feature = "tool-arg-check", feature = "mcp-server"))]
-pub(crate) unsafe fn mismatch(
+unsafe fn mismatch(
     node: AgentToolNode_t,
     args: *const cJSON,
 ) -> Result<(), crate::wire::tool_args::Mismatch<'static>> {
@@ -94,12 +188,12 @@ pub(crate) fn describe(out: &mut dyn FnMut(&[u8]), why: crate::wire::tool_args::
 /// lock keeps it sound).
 struct Earlier {
     lock: crate::rtt::sleep_lock::SleepLock,
-    calls: core::cell::UnsafeCell<alloc::vec::Vec<Ran>>,
+    calls: core::cell::UnsafeCell<alloc::vec::Vec<EarlierCall>>,
 }
 
 /// One call that ran: its tool, its arguments as cJSON prints them
 /// unformatted, the text its tool answered.
-struct Ran {
+struct EarlierCall {
     name: alloc::vec::Vec<u8>,
     args: alloc::vec::Vec<u8>,
     result: alloc::vec::Vec<u8>,
@@ -113,7 +207,7 @@ static EARLIER: Earlier = Earlier {
     calls: core::cell::UnsafeCell::new(alloc::vec::Vec::new()),
 };
 
-fn with_earlier<R>(f: impl FnOnce(&mut alloc::vec::Vec<Ran>) -> R) -> R {
+fn with_earlier<R>(f: impl FnOnce(&mut alloc::vec::Vec<EarlierCall>) -> R) -> R {
     let _held = EARLIER.lock.lock();
     // SAFETY: the lock is held.
     f(unsafe { &mut *EARLIER.calls.get() })
@@ -166,6 +260,6 @@ pub(crate) fn remember(name: &[u8], args: &[u8], result: &[u8]) {
     let (Ok(name), Ok(args), Ok(result)) = (copy_of(name), copy_of(args), copy_of(result)) else {
         return;
     };
-    let ran = Ran { name, args, result };
+    let ran = EarlierCall { name, args, result };
     let _ = with_earlier(|calls| push(calls, ran));
 }

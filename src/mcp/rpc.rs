@@ -18,8 +18,8 @@ use crate::base::json_writer::{write_integer, write_string, ByteSink, WriteError
 use crate::cjson::json;
 use crate::cjson::sys::*;
 use crate::ffi::messages::{messages_get_content_idx, messages_get_type_idx, TYPE_TEXT};
-use crate::ffi::tool_run;
-use crate::ffi::tools::{self, AgentToolNode_t};
+use crate::ffi::tool_run::{self, Offered, ToolSet};
+use crate::ffi::tools::AgentToolNode_t;
 use crate::rtt::rt_eok;
 use crate::wire::chat::request::write_value;
 use crate::wire::mcp_session::{Full, Sessions, ID_LEN, VERSIONS};
@@ -417,7 +417,7 @@ unsafe fn list_tools(id: *const cJSON, params: *const cJSON, page_size: usize) -
             }
         }
     };
-    let Some(_tools) = tool_run::lock_tools() else {
+    let Some(tools) = ToolSet::lock() else {
         return error(
             200,
             id,
@@ -429,7 +429,7 @@ unsafe fn list_tools(id: *const cJSON, params: *const cJSON, page_size: usize) -
         out.put(b"{\"tools\":[")?;
         let mut listed = 0;
         let mut more = false;
-        for node in served_tools().skip(start) {
+        for node in tools.tools(Offered::Served).skip(start) {
             if listed == page_size.max(1) {
                 more = true;
                 break;
@@ -453,22 +453,6 @@ unsafe fn list_tools(id: *const cJSON, params: *const cJSON, page_size: usize) -
         }
         out.put(b"}")
     })
-}
-
-/// The registry's tools this server offers: the board's own (tools a
-/// remote MCP server lends the agent are not passed on, so two boards
-/// pointed at each other do not loop).
-fn served_tools() -> impl Iterator<Item = AgentToolNode_t> {
-    tools::nodes().filter(|&n| !is_remote(n))
-}
-
-#[cfg(feature = "mcp-client")]
-fn is_remote(node: AgentToolNode_t) -> bool {
-    super::client::is_remote(node)
-}
-#[cfg(not(feature = "mcp-client"))]
-fn is_remote(_node: AgentToolNode_t) -> bool {
-    false
 }
 
 /// A cursor is the index of the page's first tool (the registry holds far
@@ -551,21 +535,17 @@ unsafe fn call_tool(id: *const cJSON, params: *const cJSON) -> Answer {
             )
         }
     }
-    let answer = match tool_run::lock_tools() {
+    let answer = match ToolSet::lock() {
         None => error(
             200,
             id,
             INTERNAL_ERROR,
             &[INTERNAL_ERROR_TEXT, b"the agent is stopping"],
         ),
-        Some(_tools) => match served_tools().find(|&n| {
-            // SAFETY: a live node, read under the tool lock.
-            unsafe { tools::function_name((*n).tool_obj) }.map(CStr::to_bytes) == Some(name)
-        }) {
+        Some(tools) => match tools.find(name, Offered::Served) {
             None => error(200, id, INVALID_PARAMS, &[b"Unknown tool: ", name]),
-            // SAFETY: a live node found under the lock held here; `args` a
-            // live object.
-            Some(node) => unsafe { run(id, name, node, args) },
+            // SAFETY: a node of the set held here; `args` a live object.
+            Some(node) => unsafe { run(&tools, id, name, node, args) },
         },
     };
     if !own_args.is_null() {
@@ -578,10 +558,16 @@ unsafe fn call_tool(id: *const cJSON, params: *const cJSON) -> Answer {
 /// Check the arguments, run the tool, copy its result into the answer.
 ///
 /// # Safety
-/// Under the tool lock; `node` a live registry node, `args` a live object.
-unsafe fn run(id: *const cJSON, name: &[u8], node: AgentToolNode_t, args: *mut cJSON) -> Answer {
+/// `node` came from `tools`; `args` is a live object.
+unsafe fn run(
+    tools: &ToolSet,
+    id: *const cJSON,
+    name: &[u8],
+    node: AgentToolNode_t,
+    args: *mut cJSON,
+) -> Answer {
     // SAFETY: as this function's contract says.
-    if let Err(why) = unsafe { tool_run::mismatch(node, args) } {
+    if let Err(why) = unsafe { tools.check(node, args) } {
         return result(id, &mut |out| {
             out.put(b"{\"content\":[{\"type\":\"text\",\"text\":")?;
             let mut text = Body(Vec::new());
@@ -599,15 +585,9 @@ unsafe fn run(id: *const cJSON, name: &[u8], node: AgentToolNode_t, args: *mut c
             out.put(b"}],\"isError\":true}")
         });
     }
-    // SAFETY: the node is live and ours under the lock (contract).
-    if let Some(exec) = unsafe { (*node).execute_func } {
-        // SAFETY: the tool's own function with a live arguments object
-        // (borrowed) and its node, as `append_tool` documents.
-        unsafe { exec(args, node) };
-    }
-    // SAFETY: as above: the node's result, read under the lock.
-    let ret = unsafe { &(*node).ret };
-    let failed = ret.ret != rt_eok();
+    // SAFETY: `node` came from `tools`; `args` is a live object (contract).
+    let ret = unsafe { tools.execute(node, args) };
+    let failed = ret.status != rt_eok();
     result(id, &mut |out| {
         out.put(b"{\"content\":[")?;
         let mut parts = 0;
@@ -617,8 +597,8 @@ unsafe fn run(id: *const cJSON, name: &[u8], node: AgentToolNode_t, args: *mut c
             // its end gives NULL.
             let (text, kind) = unsafe {
                 (
-                    messages_get_content_idx(ret.messages, i),
-                    messages_get_type_idx(ret.messages, i),
+                    messages_get_content_idx(ret.result, i),
+                    messages_get_type_idx(ret.result, i),
                 )
             };
             if text.is_null() {
