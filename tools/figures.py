@@ -6,7 +6,13 @@
 MEASURED_DIR (target/figures/) may hold: size-report.md (tests/cross/run.sh),
 bench-agent.txt and bench-stream.txt (cargo bench), and qemu-*/logs/
 figures.json (tests/qemu/run.sh, one per run). Whatever is missing is said
-to be missing; nothing is typed in by hand.
+to be missing; nothing is typed in by hand: the C package's figures shown
+are the ones those outputs quote, with where they come from.
+
+The charts go next to OUT.md, in its figures/ folder (tools/svgchart.py):
+flash-by-area.svg (the size report's flash by area, per target) and
+heap-conversation.svg (heap used over the chat cycles of the real-firmware
+check). A chart whose data was not measured is removed, and OUT.md says so.
 """
 import datetime
 import glob
@@ -16,6 +22,9 @@ import platform
 import re
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import svgchart  # noqa: E402
 
 # The issue's goal for HTTPS: the heap peak of a turn with TLS and 16 KB
 # incoming records at most this far above the same turn's plain-HTTP peak.
@@ -123,6 +132,210 @@ def run_tables(runs):
     return out
 
 
+def read(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def grouped(n):
+    """9127 -> '9 127', as the size report writes the C package's figure."""
+    return '{:,}'.format(n).replace(',', ' ')
+
+
+def tables(text):
+    """The Markdown tables of `text`: (the paragraph before, header cells, rows of cells)."""
+    out, para, lines = [], [], text.splitlines()
+    blank = False
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith('|') and i + 1 < len(lines) and lines[i + 1].startswith('|---'):
+            head = [c.strip() for c in line.strip().strip('|').split('|')]
+            rows = []
+            i += 2
+            while i < len(lines) and lines[i].startswith('|'):
+                rows.append([c.strip() for c in lines[i].strip().strip('|').split('|')])
+                i += 1
+            out.append((' '.join(para), head, rows))
+            para = []
+            continue
+        if not line.strip():
+            blank = True
+        else:
+            # A paragraph runs until a blank line; the next one replaces it.
+            para = [line.strip()] if blank else para + [line.strip()]
+            blank = False
+        i += 1
+    return out
+
+
+def size_figures(text):
+    """What the size report measured for the comparison and the flash chart."""
+    fig = {'areas': None, 'old_areas': None, 'old': [], 'budget': None}
+    for para, head, rows in tables(text):
+        if head[:2] == ['area', 'bytes'] and para.startswith('Flash by area of the old feature set'):
+            m = re.search(r'\(`([^`]+)`\), (\S+) ', para)
+            if m:
+                fig['old_areas'] = (m.group(1), m.group(2), {r[0]: number(r[1]) for r in rows})
+        elif head[0] == 'area' and len(head) > 2:
+            fig['areas'] = (head[1:], [(r[0], [number(c) or 0 for c in r[1:]]) for r in rows])
+        elif head == ['target', 'every part', 'old feature set', 'old package']:
+            m = re.search(r'with the old C package\'s feature set \(`([^`]+)`', para)
+            for r in rows:
+                fig['old'].append((r[0], number(r[1]), number(r[2]),
+                                   number(r[3].replace(' ', '')) if re.search(r'\d', r[3]) else None,
+                                   m.group(1) if m else 'old feature set'))
+    joined = ' '.join(text.split())
+    m = re.search(r'the old C package\'s framework code at -Os was about ([\d.]+) KB text \+ ([\d.]+) KB data\. '
+                  r'Ours: ([\d.]+) KB text\+rodata, ([\d.]+) KB data\+bss', joined)
+    if m:
+        fig['budget'] = m.groups()
+    return fig
+
+
+def cli_series(run, prefix):
+    """Heap used at the points the check samples on a CLI firmware, in order:
+    boot, after start (cycle 1), then each cycle's maximum so far and the heap
+    after its cleanup. None where not measured."""
+    rows = run['rows']
+    p = re.escape(prefix)
+    vals = [number(find(rows, r'^%s: heap used at boot \(free\)$' % p)),
+            number(find(rows, r'^%s: heap used after main_loop_entry' % p))]
+    for c in (1, 2, 3):
+        vals.append(number(find(rows, r'^%s: heap maximum so far \(free\), cycle %d$' % (p, c))))
+        vals.append(number(find(rows, r'^%s: heap used after cleanup, cycle %d$' % (p, c))))
+    return vals
+
+
+def heap_runs(runs):
+    """(label, run, values) of the CLI firmwares' chat cycles: plain HTTP, then HTTPS."""
+    out = []
+    for run in runs:
+        for prefix, label in (('agent-cli', 'plain HTTP'), ('cli', 'plain HTTP'), ('tls', 'HTTPS (mbedTLS)')):
+            vals = cli_series(run, prefix)
+            if any(v is not None for v in vals):
+                out.append(('rtt-agent, %s, %s (%s)' % (label, run['name'], run['date']), run, vals))
+                break
+    return out
+
+
+HEAP_STEPS = [('boot', ''), ('start', 'cycle 1'), ('peak', 'cycle 1'), ('cleanup', 'cycle 1'),
+              ('max so far', 'cycle 2'), ('cleanup', 'cycle 2'), ('max so far', 'cycle 3'), ('cleanup', 'cycle 3')]
+
+
+def heap_chart(runs, path):
+    series = heap_runs(runs)
+    if not series:
+        return None
+    colours = ('#2f6db5', '#d03b3b', '#3a8f3a')
+    svg = svgchart.points(
+        'Heap used over the chat cycles on the real firmware',
+        'RT-Thread qemu-vexpress-a9 (tests/qemu/run.sh); each cycle: main_loop_entry, a two-round tool '
+        'question, Ctrl-D, cleanup_agent_entry',
+        HEAP_STEPS,
+        [(label, colours[i % len(colours)], vals) for i, (label, _, vals) in enumerate(series)],
+        absent=['C package: not measured (no script builds or runs a firmware with it)'],
+        notes=['start: the library\'s "[mem] agent started" log line (cycle 1 only); the other points are `free` '
+               'at the shell.',
+               'peak, max so far: free\'s "maximum" since boot, read after the cycle\'s cleanup; nothing is '
+               'sampled inside a turn,',
+               'so the lines only join the samples. Values in KB (1024 bytes).'])
+    with open(path, 'w') as f:
+        f.write(svg)
+    return series
+
+
+FLASH_NAMED = 10  # areas named in the flash chart; the rest are one grey segment
+
+
+def flash_chart(fig, path):
+    if not fig['areas']:
+        return None
+    targets, rows = fig['areas']
+    rows = [(a, v) for a, v in rows if a != 'sum of symbols']
+    order = sorted(rows, key=lambda r: (-r[1][0], r[0]))
+    named = order[:FLASH_NAMED]
+    rest = order[FLASH_NAMED:]
+    series = [a for a, _ in named] + (['the other %d areas' % len(rest)] if rest else [])
+
+    def values(get):
+        vals = [get(a) for a, _ in named]
+        if rest:
+            vals.append(sum(get(a) for a, _ in rest))
+        return vals
+
+    bars = [(t, values(lambda a, i=i: dict(rows)[a][i])) for i, t in enumerate(targets)]
+    notes = ['Every optional part (all-parts), one bar per target; sizes of the image\'s symbols by area, so '
+             'strings without a symbol are in no area',
+             'and each bar is below the framework\'s flash in the size report\'s table.']
+    ref = None
+    if fig['old_areas']:
+        feats, target, old = fig['old_areas']
+        bars.append(('%s, old set' % target.split('-')[0], values(lambda a: old.get(a, 0))))
+        notes.append('old set: the C package\'s feature set (`%s`) on %s.' % (feats, target))
+        c = next((o for o in fig['old'] if o[0] == target and o[3]), None)
+        if c:
+            ref = (c[3], 'C package: %s bytes of framework flash on %s at -Os, its own figure as the size report '
+                         'quotes it (not built here)' % (grouped(c[3]), target.split('-')[0]))
+            notes.append('Framework flash (text+rodata+data) of the old set on %s: %s bytes (the size '
+                         'report\'s table), against the C package\'s %s.' % (target, grouped(c[2]), grouped(c[3])))
+    svg = svgchart.stacked_hbars('Flash by area, per target (tests/cross/run.sh)',
+                                 'Size report of the cross builds: the agent library and its glue, bare-metal '
+                                 'image, -Wl,--gc-sections; KB of 1024 bytes',
+                                 bars, series, notes=notes, ref=ref, rest=bool(rest))
+    with open(path, 'w') as f:
+        f.write(svg)
+    return True
+
+
+def comparison(measured, runs, fig):
+    """The C package's figures that the project's outputs give, next to ours."""
+    out = ['## Compared with the C package', '',
+           'No script here builds or runs the C package: its figures below are the ones the project\'s '
+           'outputs quote (constants in the script named), and where none is quoted it says "not measured".', '',
+           '| what | rtt-agent (measured) | C package | rtt-agent / C | the C figure comes from |',
+           '|---|---:|---:|---:|---|']
+    old = next((o for o in fig['old'] if o[3]), None) if fig else None
+    if old:
+        target, full, mine, c, feats = old
+        out.append('| framework flash (text+rodata+data) with the C package\'s feature set (`%s`), %s | %s bytes '
+                   '| %s bytes | %.1f× | the C package\'s own figure (Cortex-M4, -Os), a constant of '
+                   'tests/cross/cross.py (in the size report) |' % (feats, target, grouped(mine), grouped(c),
+                                                                   mine / float(c)))
+    else:
+        out.append('| framework flash, the C package\'s feature set | %s | not measured | | no size report |'
+                   % ('not measured' if not fig else 'not in the size report'))
+    if fig and fig['budget']:
+        ct, cd, ot, od = fig['budget']
+        out.append('| framework code on Cortex-M4: text+rodata; data (ours: data+bss) | %s KB; %s KB | about %s KB; '
+                   '%s KB | %.1f×; %.1f× | a constant of tests/cross/cross.py (in the size report) |'
+                   % (ot, od, ct, cd, float(ot) / float(ct), float(od) / float(cd)))
+    bench = read(os.path.join(measured, 'bench-agent.txt')) or ''
+    m = re.search(r'heap peak above the caller\'s trees: (\d+) bytes \(C package: ([\d.]+) KB\)', bench)
+    if m:
+        ours, c = int(m.group(1)), float(m.group(2))
+        out.append('| heap peak inside one `chat()`, 20-message context, 3 tools (host, `cargo bench --bench agent`) '
+                   '| %s bytes | %s KB | %.2f× | a constant in benches/agent.rs\'s output |'
+                   % (grouped(ours), m.group(2), ours / (c * 1024)))
+    else:
+        out.append('| heap peak inside one `chat()` (host bench) | not measured | not measured | | |')
+    series = heap_runs(runs)
+    if series:
+        label, run, vals = series[0]
+        out.append('| heap used on the real firmware: boot / after start / peak of a two-round turn / after cleanup '
+                   '(%s) | %s | not measured | | tests/qemu/run.sh builds and drives only rtt-agent firmwares |'
+                   % (run['name'], ' / '.join('–' if v is None else grouped(v) for v in vals[:4])))
+    else:
+        out.append('| heap used on the real firmware | not measured | not measured | | |')
+    out.append('| instructions of one `chat()` of the 16 KB stream (callgrind, docs/testing.md) | not measured by '
+               'tools/figures | not measured | | no script runs callgrind or the C package |')
+    out.append('')
+    return out
+
+
 def main():
     measured, target = sys.argv[1], sys.argv[2]
     runs = load_runs(measured)
@@ -135,6 +348,29 @@ def main():
            'Written by `tools/figures` on %s from measurements of commit %s on %s. Each part '
            'says when it was measured. Nothing here is typed by hand: run `tools/figures` again '
            'to renew it.' % (datetime.date.today().isoformat(), commit, machine()), '']
+    report_text = read(os.path.join(measured, 'size-report.md'))
+    fig = size_figures(report_text) if report_text is not None else None
+    out += comparison(measured, runs, fig)
+    charts = os.path.join(os.path.dirname(os.path.abspath(target)), 'figures')
+    os.makedirs(charts, exist_ok=True)
+    heap_svg = os.path.join(charts, 'heap-conversation.svg')
+    flash_svg = os.path.join(charts, 'flash-by-area.svg')
+    heap = heap_chart(runs, heap_svg)
+    if heap is None and os.path.exists(heap_svg):
+        os.remove(heap_svg)
+    flash = flash_chart(fig, flash_svg) if fig else None
+    if flash is None and os.path.exists(flash_svg):
+        os.remove(flash_svg)
+    out += ['## Heap over a conversation on the real firmware', '']
+    if heap:
+        out += ['![Heap used over three chat cycles on the real firmware, rtt-agent over plain HTTP and over '
+                'HTTPS; the C package not measured](figures/heap-conversation.svg)', '',
+                'The points are what the real-firmware check samples: `free` at boot, the library\'s '
+                '"[mem] agent started" line (cycle 1), and after each cycle\'s cleanup `free`\'s used and '
+                'maximum since boot. The heap is not sampled inside a turn, and the C package is not run '
+                '(its line is "not measured"). The values are in the tables below.', '']
+    else:
+        out += ['Not measured (no chat cycles in a real-firmware run: tests/qemu/run.sh needs RTT_ROOT).', '']
     out += ['## HTTPS on the real firmware', '',
             'RT-Thread 5.3 `qemu-vexpress-a9` (C at `-O0` as the BSP ships), webclient 2.3.0 in its '
             'mbedTLS mode, the mbedtls package 2.28.1 with `MBEDTLS_SSL_MAX_CONTENT_LEN` 16384 and '
@@ -144,12 +380,12 @@ def main():
     out += ['## Real-firmware runs', '']
     out += run_tables(runs) or ['No real-firmware run measured (tests/qemu/run.sh needs RTT_ROOT).', '']
     out += ['## Flash by target (tests/cross/run.sh)', '']
-    report = os.path.join(measured, 'size-report.md')
-    if os.path.exists(report):
-        with open(report) as f:
-            text = f.read()
+    if report_text is not None:
+        if flash:
+            out += ['![Flash by area per target, every optional part, and the C package\'s feature set on '
+                    'Cortex-M4 against the C package\'s own figure](figures/flash-by-area.svg)', '']
         # Its headings one level down.
-        out += [re.sub(r'^(#+)', r'\1##', line) for line in text.splitlines()]
+        out += [re.sub(r'^(#+)', r'\1##', line) for line in report_text.splitlines()]
         out.append('')
     else:
         out += ['Not measured (tools/figures without --render-only runs it).', '']
