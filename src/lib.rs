@@ -21,6 +21,7 @@ extern crate alloc;
 
 // The layers, from the bottom up; each uses only those listed before it
 // (`tests/layers.rs` checks it; `docs/architecture.md` draws it).
+pub mod abi;
 pub mod base;
 pub mod cjson;
 pub mod ffi;

@@ -11,9 +11,9 @@
 //! 3. A negative control proves the mechanism can fail.
 
 use core::mem::{offset_of, size_of};
+use rtt_agent::abi::messages::*;
 use rtt_agent::ffi::config::*;
 use rtt_agent::ffi::hub::*;
-use rtt_agent::ffi::messages::*;
 use rtt_agent::ffi::multimodal::*;
 use rtt_agent::ffi::prompt::*;
 use rtt_agent::ffi::tools::*;

@@ -7,12 +7,12 @@
 //!
 //! One test function: the agent is process-wide.
 
+use rtt_agent::abi::messages::TYPE_TEXT;
 use rtt_agent::cjson::sys::*;
 use rtt_agent::ffi::agent_loop::{cleanup_agent_entry, main_loop_entry};
 use rtt_agent::ffi::channels::debug::{send_message, set_reply_timeout_ms};
 use rtt_agent::ffi::chat::Overrides;
 use rtt_agent::ffi::config::agent_config_set;
-use rtt_agent::ffi::messages::TYPE_TEXT;
 use rtt_agent::ffi::tools::{append_tool, AgentToolList};
 use rtt_agent::host::{heap, thread};
 use rtt_agent_testkit::agent::*;

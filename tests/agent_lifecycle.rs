@@ -3,10 +3,10 @@
 //! its own: the test harness allocates too (it formats each finished test's
 //! line while others run), so nothing else may run beside these checks.
 
+use rtt_agent::abi::messages::TYPE_TEXT;
 use rtt_agent::ffi::agent_loop::{cleanup_agent_entry, main_loop_entry};
 use rtt_agent::ffi::channels::debug::send_message;
 use rtt_agent::ffi::chat::Overrides;
-use rtt_agent::ffi::messages::TYPE_TEXT;
 use rtt_agent::host::console;
 use rtt_agent_testkit::agent::*;
 use rtt_agent_testkit::llm_server::*;

@@ -28,6 +28,7 @@
 //! `rtt_agent_testkit::alloc_walk`); its summary lines ("alloc walk: ...")
 //! say how many allocations it counted and how many k it tried.
 
+use rtt_agent::abi::messages::TYPE_TEXT;
 use rtt_agent::cjson::sys::*;
 use rtt_agent::ffi::agent_loop::{
     cleanup_agent, cleanup_agent_entry, init_agent, main_loop_entry, set_channel,
@@ -36,7 +37,6 @@ use rtt_agent::ffi::channels::debug::{agent_debug_ops, send_message, set_reply_t
 use rtt_agent::ffi::chat::{agent_chat_last_error, chat, chat_response_free, set_overrides};
 use rtt_agent::ffi::chat::{ChatResponse, Overrides};
 use rtt_agent::ffi::config::agent_config_set;
-use rtt_agent::ffi::messages::TYPE_TEXT;
 use rtt_agent::ffi::tools::get_agent_tools;
 use rtt_agent::host::{console, heap};
 use rtt_agent_testkit::agent::{messages_of, Agent, Msg};
@@ -568,7 +568,7 @@ fn walk_main_loop_entry_and_cleanup() {
 
 #[test]
 fn walk_multimodal_upload() {
-    use rtt_agent::ffi::messages::TYPE_IMAGE;
+    use rtt_agent::abi::messages::TYPE_IMAGE;
     use rtt_agent::ffi::multimodal::{self, Mode as SendMode};
     use rtt_agent_testkit::file_server::FileServer;
     in_child_process("walk_multimodal_upload", CHILD_LIMIT, || {

@@ -12,10 +12,10 @@
 
 #[path = "support/test_ca.rs"]
 mod test_ca;
+use rtt_agent::abi::messages::TYPE_TEXT;
 use rtt_agent::ffi::agent_loop::cleanup_agent_entry;
 use rtt_agent::ffi::channels::debug::send_message;
 use rtt_agent::ffi::chat::{set_overrides, Overrides};
-use rtt_agent::ffi::messages::TYPE_TEXT;
 use rtt_agent::host::heap;
 use rtt_agent::host::webclient::{set_record_limit, CA_FILE_ENV};
 use rtt_agent_testkit::agent::*;

@@ -5,9 +5,9 @@
 //! at once, and the heap returns to its baseline after the agent stops.
 //! (The happy path with the official SDK: sim/tests/mcp_sdk.rs.)
 
+use rtt_agent::abi::messages::{messages_append, messages_create, messages_destroy, TYPE_TEXT};
 use rtt_agent::cjson::sys::*;
 use rtt_agent::ffi::chat::Overrides;
-use rtt_agent::ffi::messages::{messages_append, messages_create, messages_destroy, TYPE_TEXT};
 use rtt_agent::ffi::tools::{append_tool, AgentToolList};
 use rtt_agent::host::heap;
 use rtt_agent::mcp::server;

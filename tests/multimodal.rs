@@ -6,9 +6,9 @@
 //! scenario. One test function in a process of its own, so that nothing
 //! else allocates beside the heap figures (as tests/agent_lifecycle.rs).
 
+use rtt_agent::abi::messages::{TYPE_IMAGE, TYPE_TEXT, TYPE_VIDEO};
 use rtt_agent::cjson::sys::*;
 use rtt_agent::ffi::chat::Overrides;
-use rtt_agent::ffi::messages::{TYPE_IMAGE, TYPE_TEXT, TYPE_VIDEO};
 use rtt_agent::ffi::multimodal::{self, Mode};
 use rtt_agent::host::heap;
 use rtt_agent_testkit::agent::*;
@@ -345,7 +345,7 @@ fn a_missing_file_is_answered() {
 /// utils.h's `to_content` called on this thread (as C code would) for a
 /// message with the image `path`, which does not exist: it fails.
 fn to_content_fails_on_this_thread(path: &str) {
-    use rtt_agent::ffi::messages::{messages_append, messages_create, messages_destroy};
+    use rtt_agent::abi::messages::{messages_append, messages_create, messages_destroy};
     let path = CString::new(path).unwrap();
     let msg = messages_create(1);
     // SAFETY: `msg` is a live set made here, `path` NUL-terminated and

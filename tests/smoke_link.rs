@@ -1,5 +1,5 @@
 //! The Rust test binaries link the library, its C half and Debian's cJSON.
-use rtt_agent::ffi::messages::*;
+use rtt_agent::abi::messages::*;
 use std::ffi::CStr;
 
 #[test]

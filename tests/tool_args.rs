@@ -2,8 +2,8 @@
 //! tool runs (`PKG_AGENT_CHECK_TOOL_ARGS`): the model gets a tool error that
 //! names the property and what was expected, and the tool is not called.
 
+use rtt_agent::abi::messages::{messages_append, messages_create, messages_destroy, TYPE_TEXT};
 use rtt_agent::cjson::sys::*;
-use rtt_agent::ffi::messages::{messages_append, messages_create, messages_destroy, TYPE_TEXT};
 use rtt_agent::ffi::tools::{append_tool, AgentToolList};
 use rtt_agent::ffi::utils::create_tool_item;
 use rtt_agent::wire::tool_args::{check, Mismatch};

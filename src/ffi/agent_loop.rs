@@ -27,10 +27,12 @@ use super::context::Context_t;
 use super::hub::{
     message_hub_create, message_hub_destroy, message_hub_get, message_hub_put, MessageHub_t,
 };
-use super::messages::{messages_append, messages_create, messages_destroy, Messages_t, TYPE_TEXT};
 use super::tool_run::{Offered, ToolSet};
 use super::tools::{get_agent_tools, AgentToolNode_t};
 use super::utils::{print_reasoning, print_tool_call};
+use crate::abi::messages::{
+    messages_append, messages_create, messages_destroy, Messages_t, TYPE_TEXT,
+};
 use crate::cjson::json;
 use crate::cjson::sys::*;
 use crate::ffi_fn;
@@ -1007,7 +1009,7 @@ unsafe fn handle_user_message(agent: &Agent, msg: Messages_t) {
     }
     if out.is_null() && channel_is_ours() {
         // Not even the spare: the static reply, which needs no memory.
-        out = super::messages::out_of_memory_reply();
+        out = crate::abi::messages::out_of_memory_reply();
     }
     #[cfg(feature = "msh-extras")]
     if let Some(shared) = shared.as_mut() {
@@ -1466,7 +1468,7 @@ pub(super) unsafe fn run_tool_call(call: *mut cJSON, on_result: TextHook) -> Too
     if let Some(show) = on_result {
         // SAFETY: `content` is NULL or a live set; its text is borrowed
         // for the call only.
-        let shown = unsafe { super::messages::messages_get_content_idx(content, 0) };
+        let shown = unsafe { crate::abi::messages::messages_get_content_idx(content, 0) };
         if !shown.is_null() {
             // SAFETY: the channel's hook, handed a NUL-terminated string it
             // only borrows.
@@ -1541,7 +1543,7 @@ unsafe fn run_found(
         // SAFETY: `node` came from `set` (contract); `args` a live object.
         let ran = unsafe { set.execute(node, args) };
         // SAFETY: `ran.result` is NULL or the node's live set.
-        let own_text = unsafe { super::messages::messages_get_content_idx(ran.result, 0) };
+        let own_text = unsafe { crate::abi::messages::messages_get_content_idx(ran.result, 0) };
         if !own_text.is_null() {
             // The tool's own text, success or error (the guide tells
             // tools to explain failures this way).

@@ -32,11 +32,11 @@ pub unsafe extern "C" fn chat_response_free(resp: ChatResponse_t) {
     })
 }
 
-use super::rt_strdup_parts;
 use crate::cjson::json;
 use crate::net::transport::{
     self, ErrorText, Failure, Flow, ResponseSink, Settings, ERROR_TEXT_MAX,
 };
+use crate::rtt::strdup::rt_strdup_parts;
 use crate::rtt::{board, cap};
 use crate::wire::chat::request::ChatRequest;
 use crate::wire::stream::{Caps, ChatStream, Format, Progress, StreamError, StreamSink};

@@ -90,13 +90,13 @@ pub unsafe extern "C" fn agent_config_set(
         unsafe {
             let cfg = &mut *storage();
             let mut changed = false;
-            if let Some(v) = super::cstr_arg(api_key) {
+            if let Some(v) = crate::base::text::cstr_arg(api_key) {
                 changed |= store(&mut cfg.api_key, v, "api_key");
             }
-            if let Some(v) = super::cstr_arg(model_name) {
+            if let Some(v) = crate::base::text::cstr_arg(model_name) {
                 changed |= store(&mut cfg.model_name, v, "model_name");
             }
-            if let Some(v) = super::cstr_arg(api_url) {
+            if let Some(v) = crate::base::text::cstr_arg(api_url) {
                 changed |= store(&mut cfg.api_url, v, "api_url");
             }
             if changed {
@@ -668,7 +668,7 @@ pub mod tokens {
                 return -3;
             };
             // SAFETY: NULL or a NUL-terminated string, borrowed for the call.
-            let value = unsafe { super::super::cstr_arg(token) }.map(CStr::to_bytes);
+            let value = unsafe { crate::base::text::cstr_arg(token) }.map(CStr::to_bytes);
             match set(which, value, allowed) {
                 Ok(Kept::Saved | Kept::UntilReboot) => 0,
                 Ok(Kept::SaveFailed) => 1,

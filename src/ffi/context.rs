@@ -9,9 +9,9 @@
 //! Methods return `RT_EOK`, `-RT_ERROR` for bad arguments, or `-RT_ENOMEM`.
 
 use super::chat::ChatResponse_t;
-use super::messages::Messages_t;
 use super::prompt::get_system_prompt;
 use super::utils::context_content;
+use crate::abi::messages::Messages_t;
 use crate::cjson::json;
 use crate::cjson::sys::*;
 use crate::ffi_fn;

@@ -4,7 +4,7 @@
 //! Ownership: a successful put hands the `Messages_t` to whoever gets it; a
 //! NULL pointer may be sent as a wake-up sentinel and is never owned.
 
-use super::messages::{messages_destroy, Messages_t};
+use crate::abi::messages::{messages_destroy, Messages_t};
 use crate::ffi_fn;
 use crate::rtt::ipc::Mailbox;
 use crate::rtt::*;

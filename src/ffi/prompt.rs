@@ -5,8 +5,8 @@ use crate::ffi_fn;
 use core::ffi::c_char;
 use core::ptr;
 
-/// `enum RoleType` (a C enum: see [`super::messages::c_enum`]).
-pub type RoleType = super::messages::c_enum;
+/// `enum RoleType` (a C enum: see [`crate::abi::messages::c_enum`]).
+pub type RoleType = crate::abi::messages::c_enum;
 pub const ROLE_SYSTEM: RoleType = 0;
 pub const ROLE_USER: RoleType = 1;
 pub const ROLE_ASSISTANT: RoleType = 2;

@@ -23,8 +23,8 @@
 //! other requests do not take it).
 
 use super::agent_loop::{lock_tools, ToolsGuard};
-use super::messages::Messages_t;
 use super::tools::{self, AgentToolNode_t};
+use crate::abi::messages::Messages_t;
 #[cfg(any(feature = "tool-arg-check", feature = "mcp-server"))]
 use crate::cjson::json;
 use crate::cjson::sys::cJSON;

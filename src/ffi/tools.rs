@@ -13,7 +13,7 @@
 //! offered to the model from the next message on. Without a running loop the
 //! caller owns the registry, as in the C package.
 
-use super::messages::{messages_create, messages_destroy, Messages_t};
+use crate::abi::messages::{messages_create, messages_destroy, Messages_t};
 use crate::cjson::json;
 use crate::cjson::sys::{cJSON, cJSON_CreateArray, cJSON_Delete};
 use crate::ffi_fn;

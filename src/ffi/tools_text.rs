@@ -19,10 +19,10 @@
 use super::agent_loop::{run_tool_call, TextHook};
 use super::chat::ChatResponse_t;
 use super::context::Context_t;
-use super::messages::{
+use super::tools::get_agent_tools;
+use crate::abi::messages::{
     messages_append, messages_create, messages_destroy, messages_get_content_idx, TYPE_TEXT,
 };
-use super::tools::get_agent_tools;
 use crate::cjson::json;
 use crate::cjson::sys::*;
 use crate::rtt::atomic::{AtomicPtr, AtomicU8, Ordering};

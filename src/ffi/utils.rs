@@ -6,7 +6,7 @@
 //! written as in the tool guide ignores failures, so this is what keeps a
 //! failed registration from leaking.
 
-use super::messages::{messages_get_content_idx, Messages_t};
+use crate::abi::messages::{messages_get_content_idx, Messages_t};
 use crate::cjson::json;
 use crate::cjson::sys::*;
 use crate::ffi_fn;
@@ -126,7 +126,7 @@ pub(crate) unsafe fn context_content(messages: Messages_t) -> *mut cJSON {
 pub unsafe extern "C" fn print_reasoning(text: *const c_char) {
     ffi_fn!(failure = (), {
         // SAFETY: NULL or NUL-terminated.
-        if let Some(t) = unsafe { super::cstr_arg(text) } {
+        if let Some(t) = unsafe { crate::base::text::cstr_arg(text) } {
             crate::log_d!("[reasoning] ", t);
         }
     })
@@ -137,7 +137,7 @@ pub unsafe extern "C" fn print_reasoning(text: *const c_char) {
 pub unsafe extern "C" fn print_tool_call(text: *const c_char) {
     ffi_fn!(failure = (), {
         // SAFETY: NULL or NUL-terminated.
-        if let Some(t) = unsafe { super::cstr_arg(text) } {
+        if let Some(t) = unsafe { crate::base::text::cstr_arg(text) } {
             crate::log_i!("[tool_call] ", t);
         }
     })
@@ -149,7 +149,7 @@ pub unsafe extern "C" fn print_tool_call(text: *const c_char) {
 pub unsafe extern "C" fn print_context(text: *const c_char) {
     ffi_fn!(failure = (), {
         // SAFETY: NULL or NUL-terminated.
-        if let Some(t) = unsafe { super::cstr_arg(text) } {
+        if let Some(t) = unsafe { crate::base::text::cstr_arg(text) } {
             crate::rtt::log::console_print(t.to_bytes());
         }
     })

@@ -14,10 +14,10 @@
 
 #![allow(non_upper_case_globals)]
 
+use crate::abi::messages::{messages_get_content_idx, messages_get_type_idx, TYPE_TEXT};
 use crate::base::json_writer::{write_integer, write_string, ByteSink, WriteError};
 use crate::cjson::json;
 use crate::cjson::sys::*;
-use crate::ffi::messages::{messages_get_content_idx, messages_get_type_idx, TYPE_TEXT};
 use crate::ffi::tool_run::{self, Offered, ToolSet};
 use crate::ffi::tools::AgentToolNode_t;
 use crate::rtt::rt_eok;

@@ -2,12 +2,12 @@
 //! and reading back what the server received.
 
 use crate::llm_server::*;
+use rtt_agent::abi::messages::TYPE_TEXT;
 use rtt_agent::cjson::sys::*;
 use rtt_agent::ffi::agent_loop::{self, cleanup_agent_entry, main_loop_entry};
 use rtt_agent::ffi::channels::debug::{agent_debug_ops, send_message};
 use rtt_agent::ffi::chat::{set_overrides, Overrides};
 use rtt_agent::ffi::config::agent_config_set;
-use rtt_agent::ffi::messages::TYPE_TEXT;
 use std::ffi::{CStr, CString};
 use std::sync::{Mutex, MutexGuard};
 
@@ -179,11 +179,11 @@ pub fn uncounted_server_with(
 /// running agent's hub, as a channel does (the debug channel sends one
 /// item), and wait for the reply: its text. Do not mix with [`ask`] in one
 /// agent run (the debug channel numbers the replies it waits for).
-pub fn ask_items(items: &[(rtt_agent::ffi::messages::MessageType, &str)]) -> String {
-    use rtt_agent::ffi::hub::{message_hub_get_timeout, message_hub_put};
-    use rtt_agent::ffi::messages::{
+pub fn ask_items(items: &[(rtt_agent::abi::messages::MessageType, &str)]) -> String {
+    use rtt_agent::abi::messages::{
         messages_append, messages_create, messages_destroy, messages_get_content_idx,
     };
+    use rtt_agent::ffi::hub::{message_hub_get_timeout, message_hub_put};
     let hub = rtt_agent::ffi::runtime::agent_get_message_hub();
     assert!(!hub.is_null(), "the agent is not running");
     let msg = messages_create(items.len() as i32);

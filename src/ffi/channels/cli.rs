@@ -13,7 +13,7 @@
 use super::super::agent_loop::{last_reply_streamed, set_stream_to_console, AgentChannelOps};
 use super::super::context::Context_t;
 use super::super::hub::{message_hub_get_timeout, message_hub_put, MessageHub_t};
-use super::super::messages::*;
+use crate::abi::messages::*;
 use crate::ffi_fn;
 use crate::rtt::atomic::{AtomicBool, Ordering};
 use crate::rtt::gate::Gate;

@@ -9,8 +9,8 @@
 use super::super::agent_loop::AgentChannelOps;
 use super::super::context::Context_t;
 use super::super::hub::MessageHub_t;
-use super::super::messages::*;
 use super::exchange::{reply_timeout_ms, Exchange, SendError, Waiting};
+use crate::abi::messages::*;
 use crate::ffi_fn;
 
 use core::ffi::{c_char, c_int, CStr};

@@ -11,7 +11,7 @@
 //! left, so the hub can then be freed.
 
 use super::super::hub::{message_hub_get_timeout, message_hub_put, MessageHub_t};
-use super::super::messages::*;
+use crate::abi::messages::*;
 use crate::rtt::atomic::{AtomicUsize, Ordering};
 use crate::rtt::gate::Gate;
 use crate::rtt::ipc::Locked;

@@ -34,9 +34,9 @@ use super::super::agent_loop::{
 use super::super::config::{agent_config_set, masked_key, snapshot};
 use super::super::context::Context_t;
 use super::super::hub::MessageHub_t;
-use super::super::messages::TYPE_TEXT;
 pub use super::exchange::set_reply_timeout_ms;
 use super::exchange::{reply_timeout_ms, Exchange, SendError, Waiting};
+use crate::abi::messages::TYPE_TEXT;
 use crate::base::json_writer::{write_string, ByteCounter, ByteSink, WriteError};
 use crate::cjson::json;
 use crate::cjson::sys::*;

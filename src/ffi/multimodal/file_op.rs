@@ -13,7 +13,7 @@ use core::ffi::{c_char, c_void, CStr};
 use core::ptr;
 
 /// `file_op_type_t`.
-pub type file_op_type_t = crate::ffi::messages::c_enum;
+pub type file_op_type_t = crate::abi::messages::c_enum;
 pub const CMD_AGENT_FILE_UPLOAD: file_op_type_t = 0;
 pub const CMD_AGENT_FILE_DOWNLOAD: file_op_type_t = 1;
 pub const CMD_AGENT_FILE_EXIT: file_op_type_t = 2;

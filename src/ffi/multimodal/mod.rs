@@ -36,7 +36,7 @@ mod upload;
 pub use file_op::*;
 pub use upload::{parse_file_id, upload, FileId, IdError};
 
-use super::messages::{
+use crate::abi::messages::{
     get_agent_content_type, messages_get_content_idx, messages_get_type_idx, MessageType,
     Messages_t, TYPE_AUDIO, TYPE_IMAGE, TYPE_TEXT, TYPE_VIDEO,
 };
@@ -102,7 +102,9 @@ pub unsafe extern "C" fn rt_host_multimodal_set(
             return;
         }
         // SAFETY: NULL or NUL-terminated (this function's contract); copied.
-        let copy = |p: *const c_char| unsafe { super::cstr_arg(p) }.map(alloc::ffi::CString::from);
+        let copy = |p: *const c_char| {
+            unsafe { crate::base::text::cstr_arg(p) }.map(alloc::ffi::CString::from)
+        };
         set_overrides(Overrides {
             mode: Some(match mode {
                 1 => Mode::Upload,

@@ -34,9 +34,9 @@
 pub mod rpc;
 pub mod servers;
 
+use crate::abi::messages::{messages_append, messages_create, messages_destroy, TYPE_TEXT};
 use crate::cjson::json;
 use crate::cjson::sys::*;
-use crate::ffi::messages::{messages_append, messages_create, messages_destroy, TYPE_TEXT};
 use crate::ffi::tools::{append_tool, AgentToolList, AgentToolNode_t};
 use crate::net::transport::{self, ErrorText, Failure, Settings};
 use crate::rtt::atomic::{AtomicBool, Ordering};

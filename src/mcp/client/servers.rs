@@ -86,7 +86,8 @@ fn with<R>(f: impl FnOnce(&mut List) -> R) -> R {
 /// `PKG_AGENT_MCP_SERVERS` as the glue gives it.
 fn configured() -> &'static [u8] {
     // SAFETY: the glue returns a static, NUL-terminated string (or NULL).
-    unsafe { crate::ffi::cstr_arg(agent_glue_mcp_servers()) }.map_or(&b""[..], CStr::to_bytes)
+    unsafe { crate::base::text::cstr_arg(agent_glue_mcp_servers()) }
+        .map_or(&b""[..], CStr::to_bytes)
 }
 
 /// The `i`-th URL of `text`: of its blank-separated words the valid ones,
