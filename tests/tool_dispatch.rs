@@ -234,7 +234,10 @@ fn the_loop_and_the_mcp_server_run_one_tool_under_one_lock() {
     // message.
     std::thread::spawn(|| {
         // SAFETY: a fresh definition handed over, and the probe above.
-        assert_eq!(unsafe { append_tool(probe_definition(), Some(slow_probe)) }, 0)
+        assert_eq!(
+            unsafe { append_tool(probe_definition(), Some(slow_probe)) },
+            0
+        )
     })
     .join()
     .unwrap();
@@ -291,7 +294,10 @@ fn the_loop_and_the_mcp_server_run_one_tool_under_one_lock() {
     token_limit::forget_all();
 
     let runs = runs();
-    let order: Vec<String> = runs.iter().map(|r| format!("{}#{}", r.caller, r.n)).collect();
+    let order: Vec<String> = runs
+        .iter()
+        .map(|r| format!("{}#{}", r.caller, r.n))
+        .collect();
     // Every run is one that was asked for, once: the loop's and MCP's.
     let mut loop_ns: Vec<i64> = runs
         .iter()
@@ -310,7 +316,11 @@ fn the_loop_and_the_mcp_server_run_one_tool_under_one_lock() {
         (1..=(ROUNDS * PER_ROUND) as i64).collect::<Vec<_>>(),
         "{order:?}"
     );
-    assert_eq!(mcp_ns, (1..=MCP_CALLS as i64).collect::<Vec<_>>(), "{order:?}");
+    assert_eq!(
+        mcp_ns,
+        (1..=MCP_CALLS as i64).collect::<Vec<_>>(),
+        "{order:?}"
+    );
     assert_eq!(runs.len(), ROUNDS * PER_ROUND + MCP_CALLS, "{order:?}");
     // The two sides took turns: an MCP run between two of the loop's.
     let first_loop = order.iter().position(|o| o.starts_with("loop")).unwrap();
@@ -355,11 +365,8 @@ fn the_loop_and_the_mcp_server_run_one_tool_under_one_lock() {
         .into_iter()
         .rev()
         .find(|r| {
-            messages_of(r)
-                .iter()
-                .filter(|m| m.role == "tool")
-                .count()
-                == ROUNDS * PER_ROUND
+            let tools = messages_of(r).iter().filter(|m| m.role == "tool").count();
+            tools == ROUNDS * PER_ROUND
         })
         .expect("a request with every tool result");
     let tool_msgs: Vec<(String, String)> = messages_of(&last)
