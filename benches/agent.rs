@@ -8,9 +8,9 @@
 //!     cargo bench --bench agent
 
 use rtt_agent::cjson::sys::*;
-use rtt_agent::ffi::chat::{chat, chat_response_free};
-use rtt_agent::ffi::tools::get_agent_tools;
 use rtt_agent::host::{heap, thread};
+use rtt_agent::runtime::chat::{chat, chat_response_free};
+use rtt_agent::runtime::tools::get_agent_tools;
 use rtt_agent_testkit::agent::*;
 use rtt_agent_testkit::llm_server::*;
 use rtt_agent_testkit::mcp_server::{mcp_post, mcp_session};
@@ -52,7 +52,7 @@ fn chat_heap_peak() {
     // SAFETY: NUL-terminated strings (or NULL) that outlive the call,
     // which copies them.
     unsafe {
-        rtt_agent::ffi::config::agent_config_set(
+        rtt_agent::runtime::config::agent_config_set(
             c"sk-bench".as_ptr(),
             c"bench".as_ptr(),
             url.as_ptr(),
@@ -95,7 +95,7 @@ fn loop_figures() {
     thread::reset_stack_high_water();
     let base = settled_used();
     heap::rt_host_heap_reset_max_used();
-    let agent = Agent::start(&server, rtt_agent::ffi::chat::Overrides::default());
+    let agent = Agent::start(&server, rtt_agent::runtime::chat::Overrides::default());
     for i in 0..10 {
         agent.ask(&format!("Question {i}: how are the sensors?"));
     }
@@ -143,7 +143,7 @@ fn chat_16k() {
     // SAFETY: NUL-terminated strings (or NULL) that outlive the call,
     // which copies them.
     unsafe {
-        rtt_agent::ffi::config::agent_config_set(
+        rtt_agent::runtime::config::agent_config_set(
             c"sk-bench".as_ptr(),
             c"bench".as_ptr(),
             url.as_ptr(),
@@ -170,7 +170,7 @@ fn chat_16k() {
 }
 
 fn mcp_figures() {
-    use rtt_agent::mcp::server;
+    use rtt_agent::runtime::mcp::server;
     let llm = uncounted_server(Vec::new);
     server::set_overrides(server::Overrides {
         enabled: Some(true),
@@ -180,7 +180,7 @@ fn mcp_figures() {
     });
     thread::reset_stack_high_water();
     let before = settled_used();
-    let agent = Agent::start(&llm, rtt_agent::ffi::chat::Overrides::default());
+    let agent = Agent::start(&llm, rtt_agent::runtime::chat::Overrides::default());
     let port = server::port().expect("the MCP server runs");
     let sid = mcp_session(port);
     println!("MCP server: the agent's 3 built-in tools");

@@ -23,12 +23,11 @@ extern crate alloc;
 // (`tests/layers.rs` checks it; `docs/architecture.md` draws it).
 pub mod abi;
 pub mod base;
+pub mod channels;
 pub mod cjson;
 pub mod ffi;
 #[cfg(feature = "host")]
 pub mod host;
-#[cfg(any(feature = "mcp-server", feature = "mcp-client"))]
-pub mod mcp;
 pub mod net;
 pub mod rtt;
 pub mod runtime;

@@ -12,12 +12,12 @@
 
 use core::mem::{offset_of, size_of};
 use rtt_agent::abi::messages::*;
-use rtt_agent::ffi::config::*;
-use rtt_agent::ffi::hub::*;
-use rtt_agent::ffi::multimodal::*;
-use rtt_agent::ffi::prompt::*;
-use rtt_agent::ffi::tools::*;
 use rtt_agent::rtt::board::BoardConfig;
+use rtt_agent::runtime::config::*;
+use rtt_agent::runtime::hub::*;
+use rtt_agent::runtime::multimodal::*;
+use rtt_agent::runtime::prompt::*;
+use rtt_agent::runtime::tools::*;
 use std::path::PathBuf;
 use std::process::Command;
 

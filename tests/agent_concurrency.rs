@@ -8,13 +8,13 @@
 //! One test function: the agent is process-wide.
 
 use rtt_agent::abi::messages::TYPE_TEXT;
+use rtt_agent::channels::debug::{send_message, set_reply_timeout_ms};
 use rtt_agent::cjson::sys::*;
-use rtt_agent::ffi::agent_loop::{cleanup_agent_entry, main_loop_entry};
-use rtt_agent::ffi::channels::debug::{send_message, set_reply_timeout_ms};
-use rtt_agent::ffi::chat::Overrides;
-use rtt_agent::ffi::config::agent_config_set;
-use rtt_agent::ffi::tools::{append_tool, AgentToolList};
 use rtt_agent::host::{heap, thread};
+use rtt_agent::runtime::agent_loop::{cleanup_agent_entry, main_loop_entry};
+use rtt_agent::runtime::chat::Overrides;
+use rtt_agent::runtime::config::agent_config_set;
+use rtt_agent::runtime::tools::{append_tool, AgentToolList};
 use rtt_agent_testkit::agent::*;
 use rtt_agent_testkit::chat_call::chat_json;
 use rtt_agent_testkit::llm_server::*;
@@ -312,7 +312,7 @@ fn two_cleanups_at_once_both_return_once_everything_is_freed() {
         assert!(server.wait_for_requests(round + 1, Duration::from_secs(5)));
         let started = Instant::now();
         let cleaners: Vec<_> = (0..2)
-            .map(|_| std::thread::spawn(|| cleanup_agent_entry()))
+            .map(|_| std::thread::spawn(cleanup_agent_entry))
             .collect();
         for c in cleaners {
             assert_eq!(c.join().unwrap(), 0);

@@ -4,10 +4,10 @@
 //! line while others run), so nothing else may run beside these checks.
 
 use rtt_agent::abi::messages::TYPE_TEXT;
-use rtt_agent::ffi::agent_loop::{cleanup_agent_entry, main_loop_entry};
-use rtt_agent::ffi::channels::debug::send_message;
-use rtt_agent::ffi::chat::Overrides;
+use rtt_agent::channels::debug::send_message;
 use rtt_agent::host::console;
+use rtt_agent::runtime::agent_loop::{cleanup_agent_entry, main_loop_entry};
+use rtt_agent::runtime::chat::Overrides;
 use rtt_agent_testkit::agent::*;
 use rtt_agent_testkit::llm_server::*;
 use std::time::{Duration, Instant};
@@ -38,15 +38,15 @@ fn within(limit: Duration, what: &str, f: impl FnOnce() + Send + 'static) {
 /// `cleanup_agent` or `cleanup_agent_entry`: both stop it, free everything
 /// and return at once, however often.
 fn init_and_cleanup_without_a_loop_thread() {
-    use rtt_agent::ffi::agent_loop::{self, cleanup_agent, init_agent, is_running};
-    use rtt_agent::ffi::channels::{cli::agent_cli_ops, debug::agent_debug_ops};
+    use rtt_agent::channels::{cli::agent_cli_ops, debug::agent_debug_ops};
+    use rtt_agent::runtime::agent_loop::{self, cleanup_agent, init_agent, is_running};
     // The console's capture buffer is on the heap too: the heap rounds run
     // without it, the last round checks the log. One round first, outside
     // the figures: the test's own helper thread allocates 48 bytes of std's
     // lazily made state the first time (measured).
     agent_loop::set_channel(std::ptr::addr_of!(agent_cli_ops));
     init_agent();
-    within(Duration::from_secs(5), "cleanup_agent", || cleanup_agent());
+    within(Duration::from_secs(5), "cleanup_agent", cleanup_agent);
     let baseline = settled_used();
     for round in 0..5 {
         if round == 4 {
@@ -62,7 +62,7 @@ fn init_and_cleanup_without_a_loop_thread() {
         assert!(is_running(), "init_agent ({name} channel) made no agent");
         init_agent(); // a second one is refused, nothing leaks
         if round < 2 {
-            within(Duration::from_secs(5), "cleanup_agent", || cleanup_agent());
+            within(Duration::from_secs(5), "cleanup_agent", cleanup_agent);
         } else {
             within(Duration::from_secs(5), "cleanup_agent_entry", || {
                 assert_eq!(cleanup_agent_entry(), 0);

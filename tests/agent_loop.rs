@@ -2,7 +2,7 @@
 //! real TCP to the scripted server, the C tools, and the reply out. The
 //! requests the server received are checked message by message.
 
-use rtt_agent::ffi::chat::{set_overrides, Overrides};
+use rtt_agent::runtime::chat::{set_overrides, Overrides};
 use rtt_agent_testkit::agent::*;
 use rtt_agent_testkit::llm_server::*;
 use std::time::{Duration, Instant};

@@ -29,16 +29,16 @@
 //! say how many allocations it counted and how many k it tried.
 
 use rtt_agent::abi::messages::TYPE_TEXT;
+use rtt_agent::channels::debug::{agent_debug_ops, send_message, set_reply_timeout_ms};
 use rtt_agent::cjson::sys::*;
-use rtt_agent::ffi::agent_loop::{
+use rtt_agent::host::{console, heap};
+use rtt_agent::runtime::agent_loop::{
     cleanup_agent, cleanup_agent_entry, init_agent, main_loop_entry, set_channel,
 };
-use rtt_agent::ffi::channels::debug::{agent_debug_ops, send_message, set_reply_timeout_ms};
-use rtt_agent::ffi::chat::{agent_chat_last_error, chat, chat_response_free, set_overrides};
-use rtt_agent::ffi::chat::{ChatResponse, Overrides};
-use rtt_agent::ffi::config::agent_config_set;
-use rtt_agent::ffi::tools::get_agent_tools;
-use rtt_agent::host::{console, heap};
+use rtt_agent::runtime::chat::{agent_chat_last_error, chat, chat_response_free, set_overrides};
+use rtt_agent::runtime::chat::{ChatResponse, Overrides};
+use rtt_agent::runtime::config::agent_config_set;
+use rtt_agent::runtime::tools::get_agent_tools;
 use rtt_agent_testkit::agent::{messages_of, Agent, Msg};
 use rtt_agent_testkit::alloc_walk::{in_child_process, walk, FixedText, Mode};
 use rtt_agent_testkit::arith_model;
@@ -569,7 +569,7 @@ fn walk_main_loop_entry_and_cleanup() {
 #[test]
 fn walk_multimodal_upload() {
     use rtt_agent::abi::messages::TYPE_IMAGE;
-    use rtt_agent::ffi::multimodal::{self, Mode as SendMode};
+    use rtt_agent::runtime::multimodal::{self, Mode as SendMode};
     use rtt_agent_testkit::file_server::FileServer;
     in_child_process("walk_multimodal_upload", CHILD_LIMIT, || {
         let server = Arc::new(server_with(|_| ScriptedResponse::text(&["A cat."])));
@@ -694,7 +694,7 @@ fn mcp_outcome(what: &str, a: &McpAnswer, expected: &str) -> Result<Option<Strin
 
 #[test]
 fn walk_mcp_session() {
-    use rtt_agent::mcp::server;
+    use rtt_agent::runtime::mcp::server;
     in_child_process("walk_mcp_session", CHILD_LIMIT, || {
         let llm = Arc::new(server_with(arith_model::respond));
         let srv = llm.clone();
@@ -771,7 +771,7 @@ fn walk_mcp_session() {
 
 #[test]
 fn walk_mcp_client() {
-    use rtt_agent::mcp::client::servers;
+    use rtt_agent::runtime::mcp::client::servers;
     use rtt_agent_testkit::agent::configure_at;
     use rtt_agent_testkit::mcp_server::{python, remote_model, McpServer};
     // A failure, not a skip: the test command installs what the venv needs.

@@ -2,7 +2,7 @@
 //! scripted server, checking what the caller gets and what the server got.
 
 use rtt_agent::cjson::sys::*;
-use rtt_agent::ffi::config::agent_config_set;
+use rtt_agent::runtime::config::agent_config_set;
 use rtt_agent_testkit::chat_call::*;
 use rtt_agent_testkit::llm_server::*;
 use std::ffi::CString;

@@ -13,7 +13,7 @@
 //! One test function in a process of its own: the heap figures are exact,
 //! and the test harness allocates while other tests run.
 
-use rtt_agent::ffi::chat::{set_overrides, Overrides};
+use rtt_agent::runtime::chat::{set_overrides, Overrides};
 use rtt_agent_testkit::deadline_run::DeadlineRun;
 use rtt_agent_testkit::llm_server::*;
 use std::io::Write;

@@ -8,8 +8,8 @@
 mod common;
 
 use common::Json;
-use rtt_agent::ffi::chat::*;
-use rtt_agent::ffi::config::agent_config_set;
+use rtt_agent::runtime::chat::*;
+use rtt_agent::runtime::config::agent_config_set;
 use rtt_agent_testkit::chat_call::*;
 use rtt_agent_testkit::llm_server::*;
 use std::ffi::CString;

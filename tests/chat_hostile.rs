@@ -14,8 +14,8 @@
 //! One test function in a process of its own: the heap figures are exact,
 //! and the test harness allocates while other tests run.
 
-use rtt_agent::ffi::chat::{set_overrides, Overrides};
 use rtt_agent::host::heap;
+use rtt_agent::runtime::chat::{set_overrides, Overrides};
 use rtt_agent_testkit::agent::Agent;
 use rtt_agent_testkit::deadline_run::{DeadlineRun, GRACE};
 use rtt_agent_testkit::llm_server::*;

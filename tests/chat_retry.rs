@@ -13,13 +13,13 @@
 //! process with one test: exact heap figures need the harness quiet).
 
 use rtt_agent::cjson::sys::*;
-use rtt_agent::ffi::chat::{
+use rtt_agent::host::heap;
+use rtt_agent::net::transport::unframed_read_size;
+use rtt_agent::runtime::chat::{
     agent_chat_last_error, chat, chat_response_free, set_overrides, stream_error_retryable,
     Overrides,
 };
-use rtt_agent::ffi::config::agent_config_set;
-use rtt_agent::host::heap;
-use rtt_agent::net::transport::unframed_read_size;
+use rtt_agent::runtime::config::agent_config_set;
 use rtt_agent::wire::deadline::{ms_to_ticks, ticks_to_ms, Deadline};
 use rtt_agent::wire::retry::{http_date, retry_after, retry_after_ms, retryable_status};
 use rtt_agent::wire::stream::StreamError;

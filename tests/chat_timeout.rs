@@ -8,9 +8,9 @@
 //! value must be scaled. A timeout while waiting for the response head is
 //! now reported as a timeout.
 
-use rtt_agent::ffi::chat::{set_overrides, Overrides};
-use rtt_agent::ffi::config::agent_config_set;
 use rtt_agent::net::transport::{socket_timeout_seconds, webclient_timeout_arg};
+use rtt_agent::runtime::chat::{set_overrides, Overrides};
+use rtt_agent::runtime::config::agent_config_set;
 use rtt_agent_testkit::chat_call::chat_json;
 use rtt_agent_testkit::llm_server::*;
 use std::ffi::CString;

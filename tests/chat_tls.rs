@@ -13,11 +13,11 @@
 #[path = "support/test_ca.rs"]
 mod test_ca;
 use rtt_agent::abi::messages::TYPE_TEXT;
-use rtt_agent::ffi::agent_loop::cleanup_agent_entry;
-use rtt_agent::ffi::channels::debug::send_message;
-use rtt_agent::ffi::chat::{set_overrides, Overrides};
+use rtt_agent::channels::debug::send_message;
 use rtt_agent::host::heap;
 use rtt_agent::host::webclient::{set_record_limit, CA_FILE_ENV};
+use rtt_agent::runtime::agent_loop::cleanup_agent_entry;
+use rtt_agent::runtime::chat::{set_overrides, Overrides};
 use rtt_agent_testkit::agent::*;
 use rtt_agent_testkit::chat_call::chat_json;
 use rtt_agent_testkit::llm_server::*;
@@ -227,7 +227,11 @@ fn configure(url: &str, retries: usize, silence_ms: usize, deadline_ms: usize) {
     let url = std::ffi::CString::new(url).unwrap();
     // SAFETY: NUL-terminated strings that outlive the call, which copies them.
     unsafe {
-        rtt_agent::ffi::config::agent_config_set(c"sk-tls".as_ptr(), c"m".as_ptr(), url.as_ptr())
+        rtt_agent::runtime::config::agent_config_set(
+            c"sk-tls".as_ptr(),
+            c"m".as_ptr(),
+            url.as_ptr(),
+        )
     };
     set_overrides(Overrides {
         timeout_ms: Some(silence_ms),

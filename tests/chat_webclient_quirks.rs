@@ -4,8 +4,8 @@
 //! between two chunks shows up as a disconnect on the read after, and an
 //! error body of `Content-Length: 0` reads as "length unknown".
 
-use rtt_agent::ffi::chat::{set_overrides, Overrides};
-use rtt_agent::ffi::config::agent_config_set;
+use rtt_agent::runtime::chat::{set_overrides, Overrides};
+use rtt_agent::runtime::config::agent_config_set;
 use rtt_agent_testkit::chat_call::chat_json;
 use rtt_agent_testkit::llm_server::*;
 use std::ffi::CString;

@@ -10,12 +10,12 @@
 //!
 //! One test function: the console and the agent are process-wide.
 
-use rtt_agent::ffi::agent_loop::{self, cleanup_agent_entry, main_loop_entry};
-use rtt_agent::ffi::channels::cli::agent_cli_ops;
-use rtt_agent::ffi::chat::{set_overrides, Overrides};
-use rtt_agent::ffi::config::agent_config_set;
+use rtt_agent::channels::cli::agent_cli_ops;
 use rtt_agent::host::{console, heap, shell, thread};
 use rtt_agent::rtt::{board, rt_device_t, rt_err_t, rt_size_t};
+use rtt_agent::runtime::agent_loop::{self, cleanup_agent_entry, main_loop_entry};
+use rtt_agent::runtime::chat::{set_overrides, Overrides};
+use rtt_agent::runtime::config::agent_config_set;
 use rtt_agent_testkit::llm_server::LlmServer;
 use std::ffi::{c_char, c_int, CString};
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -10,8 +10,8 @@
 mod common;
 
 use common::*;
-use rtt_agent::ffi::chat::{set_overrides, Overrides};
-use rtt_agent::ffi::config::agent_config_set;
+use rtt_agent::runtime::chat::{set_overrides, Overrides};
+use rtt_agent::runtime::config::agent_config_set;
 use rtt_agent_testkit::chat_call::*;
 use rtt_agent_testkit::llm_server::{LlmServer, ScriptedResponse, Split, Transfer};
 use std::ffi::CString;
@@ -215,7 +215,7 @@ fn an_http_400_json_error_to_a_streamed_request_is_reported() {
 
 #[test]
 fn the_loop_runs_the_recorded_tool_call() {
-    use rtt_agent::ffi::tools_text::set_text_mode;
+    use rtt_agent::runtime::tools_text::set_text_mode;
     use rtt_agent_testkit::agent::*;
     let _serial = lock();
     let server = LlmServer::start(vec![

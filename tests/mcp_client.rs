@@ -14,9 +14,9 @@
 //! One test function in a process of its own, as `agent_lifecycle.rs`: the
 //! heap checks need nothing else running beside them.
 
-use rtt_agent::ffi::chat::Overrides;
 use rtt_agent::host::{console, heap};
-use rtt_agent::mcp::client::{self, servers};
+use rtt_agent::runtime::chat::Overrides;
+use rtt_agent::runtime::mcp::client::{self, servers};
 use rtt_agent_testkit::agent::*;
 use rtt_agent_testkit::arith_model;
 use rtt_agent_testkit::llm_server::*;
@@ -48,7 +48,7 @@ fn local_answer_with_log(llm: &LlmServer, what: &str) -> String {
 /// there is no such tool. Read between two messages: the loop waits in its
 /// mailbox and changes nothing.
 fn remote(name: &str) -> bool {
-    use rtt_agent::ffi::tools::search_agent_tool_node;
+    use rtt_agent::runtime::tools::search_agent_tool_node;
     let call = std::ffi::CString::new(format!(r#"{{"function":{{"name":"{name}"}}}}"#)).unwrap();
     // SAFETY: a NUL-terminated text; the tree is deleted once, after the
     // lookup that borrows it.
@@ -83,7 +83,7 @@ fn mcp_client() {
 /// remote tool is not offered on (two boards pointed at each other would
 /// call each other in a loop), and cannot be called through it.
 fn the_boards_server_passes_no_remote_tool_on(python: &PathBuf) {
-    use rtt_agent::mcp::server;
+    use rtt_agent::runtime::mcp::server;
     use rtt_agent_testkit::mcp_server::{mcp_post, mcp_session};
     let mcp = McpServer::start(python, &[]);
     servers::reset();

@@ -3,9 +3,9 @@
 //! into one bounded note after the system prompt; a failing summary request
 //! changes nothing else.
 
-use rtt_agent::ffi::chat::Overrides;
-use rtt_agent::ffi::memory::{set_summary_max_len, NOTE_HEAD};
 use rtt_agent::host::heap;
+use rtt_agent::runtime::chat::Overrides;
+use rtt_agent::runtime::memory::{set_summary_max_len, NOTE_HEAD};
 use rtt_agent_testkit::agent::*;
 use rtt_agent_testkit::llm_server::*;
 use std::sync::{Arc, Mutex};
@@ -22,7 +22,7 @@ enum Summary {
 /// the reply went out).
 fn settle() {
     let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while rtt_agent::ffi::agent_loop::is_busy() && std::time::Instant::now() < until {
+    while rtt_agent::runtime::agent_loop::is_busy() && std::time::Instant::now() < until {
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
 }

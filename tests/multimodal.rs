@@ -8,9 +8,9 @@
 
 use rtt_agent::abi::messages::{TYPE_IMAGE, TYPE_TEXT, TYPE_VIDEO};
 use rtt_agent::cjson::sys::*;
-use rtt_agent::ffi::chat::Overrides;
-use rtt_agent::ffi::multimodal::{self, Mode};
 use rtt_agent::host::heap;
+use rtt_agent::runtime::chat::Overrides;
+use rtt_agent::runtime::multimodal::{self, Mode};
 use rtt_agent_testkit::agent::*;
 use rtt_agent_testkit::file_server::{FileServer, UploadAnswer};
 use rtt_agent_testkit::llm_server::*;
@@ -352,7 +352,7 @@ fn to_content_fails_on_this_thread(path: &str) {
     // copied; the set is destroyed once, after to_content has read it.
     unsafe {
         assert_eq!(messages_append(msg, TYPE_IMAGE, path.as_ptr()), 0);
-        assert!(rtt_agent::ffi::utils::to_content(msg).is_null());
+        assert!(rtt_agent::runtime::utils::to_content(msg).is_null());
         messages_destroy(msg);
     }
 }

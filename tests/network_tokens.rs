@@ -7,14 +7,14 @@
 //! once, are shown masked, refused when short, and survive a restart with
 //! a state file.
 
-use rtt_agent::ffi::channels::web::{set_open_chat, set_token};
-use rtt_agent::ffi::chat::Overrides;
-use rtt_agent::ffi::config::tokens::{
+use rtt_agent::host::{console, shell};
+use rtt_agent::net::token_limit;
+use rtt_agent::runtime::chat::Overrides;
+use rtt_agent::runtime::config::tokens::{
     self, agent_token_is_set, agent_token_set, AGENT_TOKEN_MCP, AGENT_TOKEN_WEB,
 };
-use rtt_agent::host::{console, shell};
-use rtt_agent::mcp::server;
-use rtt_agent::net::token_limit;
+use rtt_agent::runtime::mcp::server;
+use rtt_agent::runtime::settings::web::{set_open_chat, set_token};
 #[path = "support/http_exchange.rs"]
 mod http_exchange;
 use http_exchange::Resp;

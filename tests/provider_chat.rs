@@ -9,8 +9,8 @@
 mod common;
 
 use common::Json;
-use rtt_agent::ffi::chat::*;
-use rtt_agent::ffi::config::agent_config_set;
+use rtt_agent::runtime::chat::*;
+use rtt_agent::runtime::config::agent_config_set;
 use rtt_agent::runtime::settings::set_format;
 use rtt_agent::wire::stream::Format;
 use rtt_agent_testkit::chat_call::*;
@@ -407,7 +407,7 @@ fn the_run_time_choice_overrides_the_url() {
 
 #[test]
 fn agent_config_format_command() {
-    use rtt_agent::ffi::commands::agent_config;
+    use rtt_agent::runtime::commands::agent_config;
     use rtt_agent::runtime::settings::format_setting;
     let _serial = rtt_agent_testkit::agent::lock();
     let run = |name: &str| {

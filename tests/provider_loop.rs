@@ -9,7 +9,7 @@
 mod common;
 
 use common::Json;
-use rtt_agent::ffi::chat::Overrides;
+use rtt_agent::runtime::chat::Overrides;
 use rtt_agent_testkit::agent::*;
 use rtt_agent_testkit::arith_model::{self, signature_of};
 use rtt_agent_testkit::llm_server::*;

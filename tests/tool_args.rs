@@ -4,8 +4,8 @@
 
 use rtt_agent::abi::messages::{messages_append, messages_create, messages_destroy, TYPE_TEXT};
 use rtt_agent::cjson::sys::*;
-use rtt_agent::ffi::tools::{append_tool, AgentToolList};
-use rtt_agent::ffi::utils::create_tool_item;
+use rtt_agent::runtime::tools::{append_tool, AgentToolList};
+use rtt_agent::runtime::utils::create_tool_item;
 use rtt_agent::wire::tool_args::{check, Mismatch};
 use rtt_agent_testkit::agent::*;
 use rtt_agent_testkit::llm_server::*;

@@ -2,9 +2,10 @@
 //! (one thread, as WebNet has it), the loop, chat() to the scripted server,
 //! the C tools, and the reply streamed back as server-sent events.
 
-use rtt_agent::ffi::channels::web::{set_reply_timeout_ms, set_token};
-use rtt_agent::ffi::chat::Overrides;
+use rtt_agent::channels::web::set_reply_timeout_ms;
 use rtt_agent::host::heap;
+use rtt_agent::runtime::chat::Overrides;
+use rtt_agent::runtime::settings::web::set_token;
 use rtt_agent_testkit::agent::*;
 use rtt_agent_testkit::llm_server::*;
 use rtt_agent_testkit::web::*;
@@ -157,7 +158,7 @@ fn a_stopped_agent_answers_unavailable() {
     let server = LlmServer::start(vec![]).unwrap();
     let addr = WebAgent::start(&server, Overrides::default()).addr;
     // Dropped: the agent stopped, WebNet still serves (chat kept open here).
-    rtt_agent::ffi::channels::web::set_open_chat(Some(true));
+    rtt_agent::runtime::settings::web::set_open_chat(Some(true));
     let r = post(addr, "/cgi-bin/chat", r#"{"message":"anyone?"}"#);
     assert_eq!(r.status, 503, "{}", r.text());
     assert!(r.text().contains("not running"), "{}", r.text());
@@ -186,7 +187,7 @@ fn a_stopped_agent_answers_unavailable() {
         request(addr, "POST", "/cgi-bin/agent", Some("{}")).status,
         405
     );
-    rtt_agent::ffi::channels::web::set_open_chat(None);
+    rtt_agent::runtime::settings::web::set_open_chat(None);
 }
 
 #[test]
@@ -416,7 +417,7 @@ fn a_request_that_gave_up_never_takes_another_ones_reply() {
     set_reply_timeout_ms(Some(5000));
     // Once it is answered, the late reply is discarded, not handed on.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    while rtt_agent::ffi::agent_loop::is_busy() && std::time::Instant::now() < deadline {
+    while rtt_agent::runtime::agent_loop::is_busy() && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     let r = post(a, "/cgi-bin/chat", r#"{"message":"next","stream":true}"#);

@@ -21,10 +21,10 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use rtt_agent::ffi::agent_loop;
-use rtt_agent::ffi::channels::debug::agent_debug_ops;
+use rtt_agent::runtime::agent_loop;
+use rtt_agent::channels::debug::agent_debug_ops;
 use rtt_agent::host::heap;
-use rtt_agent::mcp::server;
+use rtt_agent::runtime::mcp::server;
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::sync::OnceLock;

@@ -16,10 +16,10 @@
 
 use libfuzzer_sys::fuzz_target;
 use rtt_agent::cjson::sys::*;
-use rtt_agent::ffi::chat::{
+use rtt_agent::runtime::chat::{
     agent_chat_last_error, chat, chat_response_free, set_overrides, Overrides,
 };
-use rtt_agent::ffi::config::agent_config_set;
+use rtt_agent::runtime::config::agent_config_set;
 use rtt_agent::host::{console, heap};
 use std::cell::RefCell;
 use std::ffi::{c_char, CStr, CString};
@@ -220,7 +220,7 @@ fn has_key(text: &[u8]) -> bool {
 /// # Safety
 /// `resp` is a live response from chat().
 unsafe fn check_response(
-    resp: *const rtt_agent::ffi::chat::ChatResponse,
+    resp: *const rtt_agent::runtime::chat::ChatResponse,
     caps: Caps,
 ) {
     // SAFETY: a live response (our contract): its strings are NUL-terminated

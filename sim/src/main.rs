@@ -35,9 +35,9 @@
 //! `agent_send_message`, `agent_config`, `agent_status`), plus `help`, `free`
 //! and `exit`.
 
-use rtt_agent::ffi::agent_loop;
-use rtt_agent::ffi::config::agent_config_set;
 use rtt_agent::host::{console, heap, shell};
+use rtt_agent::runtime::agent_loop;
+use rtt_agent::runtime::config::agent_config_set;
 use rtt_agent::wire::line_editor::{Event, LineEditor};
 use rtt_agent_testkit::{arith_model, llm_server::LlmServer};
 use std::ffi::CString;
@@ -222,7 +222,7 @@ fn main() {
     say("\r\n \\ | /\r\n- RT -     Thread Operating System (rtt-agent host simulator)\r\n / | \\\r\n");
     let _server = configure();
     if let Some(port) = opts.mcp_port {
-        use rtt_agent::mcp::server;
+        use rtt_agent::runtime::mcp::server;
         server::set_overrides(server::Overrides {
             enabled: Some(true),
             port: Some(port),
@@ -232,11 +232,11 @@ fn main() {
         });
     }
     if let Some(port) = opts.web_port {
-        use rtt_agent::ffi::channels::web;
+        use rtt_agent::channels::web;
         if let Some(token) = opts.web_token {
-            web::set_token(Some(Box::leak(token.into_boxed_c_str())));
+            rtt_agent::runtime::settings::web::set_token(Some(Box::leak(token.into_boxed_c_str())));
         }
-        web::set_open_chat(Some(opts.web_open_chat));
+        rtt_agent::runtime::settings::web::set_open_chat(Some(opts.web_open_chat));
         // SAFETY: before webnet_init, as WebNet requires.
         unsafe { webnet_set_port(port) };
         agent_loop::set_channel(std::ptr::addr_of!(web::agent_webnet_ops));
@@ -247,15 +247,13 @@ fn main() {
             "WebNet channel: http://127.0.0.1:{bound}/cgi-bin/agent\r\n"
         ));
     } else {
-        agent_loop::set_channel(std::ptr::addr_of!(
-            rtt_agent::ffi::channels::cli::agent_cli_ops
-        ));
+        agent_loop::set_channel(std::ptr::addr_of!(rtt_agent::channels::cli::agent_cli_ops));
         if opts.mcp_port.is_some() {
             agent_loop::main_loop_entry();
         }
     }
     if opts.mcp_port.is_some() {
-        match rtt_agent::mcp::server::port() {
+        match rtt_agent::runtime::mcp::server::port() {
             Some(port) => say(&format!("MCP server: http://127.0.0.1:{port}/mcp\r\n")),
             None => say("MCP server: not started (see the log)\r\n"),
         }
@@ -300,7 +298,7 @@ fn main() {
         }
     }
     if agent_loop::is_running() {
-        rtt_agent::ffi::agent_loop::cleanup_agent_entry();
+        rtt_agent::runtime::agent_loop::cleanup_agent_entry();
     }
     say("\r\nbye\r\n");
 }

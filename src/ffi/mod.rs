@@ -59,15 +59,18 @@
 #![allow(clippy::missing_safety_doc)]
 
 pub mod agent_loop;
-pub mod channels;
+#[cfg(feature = "channel-cli")]
+pub mod channel_cli;
+#[cfg(feature = "channel-debug")]
+pub mod channel_debug;
+#[cfg(feature = "channel-webnet")]
+pub mod channel_web;
 pub mod chat;
 #[cfg(feature = "msh-extras")]
 pub mod commands;
 pub mod config;
 pub mod context;
 pub mod hub;
-#[cfg(feature = "memory-summary")]
-pub mod memory;
 pub mod messages;
 #[cfg(feature = "multimodal")]
 pub mod multimodal;
@@ -75,10 +78,7 @@ pub mod prompt;
 pub mod runtime;
 #[cfg(feature = "tls")]
 pub mod tls;
-pub mod tool_run;
 pub mod tools;
-#[cfg(feature = "tools-text")]
-pub mod tools_text;
 pub mod utils;
 
 /// Host only, for `tests/ffi_boundary.rs`: panics inside the boundary, to

@@ -8,10 +8,10 @@
 //! module that keeps it must stop using it before it calls (or lets anyone
 //! call) `cleanup_agent_entry`, as with the C package.
 
-use super::agent_loop;
-use super::hub::MessageHub_t;
 use crate::ffi_fn;
 use crate::rtt::{rt_bool_t, RT_FALSE, RT_TRUE};
+use crate::runtime::agent_loop;
+use crate::runtime::hub::MessageHub_t;
 use core::ptr;
 
 fn to_bool(b: bool) -> rt_bool_t {

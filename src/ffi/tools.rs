@@ -1,376 +1,73 @@
-//! `tool_base.h`: the global tool registry.
-//!
-//! One singly linked list with a head node that holds no tool, plus the tools
-//! array offered to the model. Ownership: a node owns its `ret.messages`; its
-//! `tool_obj` is owned by the node until `build_tools_json` moves it into the
-//! array (a tool appended after that joins the array at once).
-//!
-//! Who may change it: while the agent loop runs, the registry belongs to the
-//! loop thread (it registers the tools in `init_tools`, and its requests
-//! serialise the array). `append_tool` from any other thread then does not
-//! touch the registry: the tool waits in a queue, under a lock, and the loop
-//! adds it between two messages, when no request reads the array; it is
-//! offered to the model from the next message on. Without a running loop the
-//! caller owns the registry, as in the C package.
+//! `tools.h`: the tool registry. The exports; the code is [`crate::runtime::tools`].
 
-use crate::abi::messages::{messages_create, messages_destroy, Messages_t};
-use crate::cjson::json;
-use crate::cjson::sys::{cJSON, cJSON_CreateArray, cJSON_Delete};
+use crate::cjson::sys::cJSON;
 use crate::ffi_fn;
-use crate::rtt::atomic::{AtomicPtr, Ordering};
 use crate::rtt::*;
-use core::ffi::{c_void, CStr};
-use core::mem::size_of;
+use crate::runtime::tools::AgentToolList;
+use crate::runtime::tools::AgentToolNode_t;
 use core::ptr;
 
-#[repr(C)]
-pub struct AgentToolRet {
-    pub ret: rt_err_t,
-    pub messages: Messages_t,
-}
-pub type AgentToolRet_t = *mut AgentToolRet;
-
-/// A tool's execute function: `void tool_xxx(cJSON *args, AgentToolNode_t node)`.
-pub type ExecuteFn = unsafe extern "C" fn(param: *mut cJSON, node: *mut AgentToolList);
-
-#[repr(C)]
-pub struct AgentToolList {
-    pub tool_obj: *mut cJSON,
-    pub ret: AgentToolRet,
-    pub execute_func: Option<ExecuteFn>,
-    pub next: *mut AgentToolList,
-}
-pub type AgentToolNode = AgentToolList;
-pub type AgentToolNode_t = *mut AgentToolList;
-
-static HEAD: AtomicPtr<AgentToolList> = AtomicPtr::new(ptr::null_mut());
-static TOOLS_ARRAY: AtomicPtr<cJSON> = AtomicPtr::new(ptr::null_mut());
-
-/// Nodes after the head, in registration order.
-pub(crate) fn nodes() -> impl Iterator<Item = AgentToolNode_t> {
-    let head = HEAD.load(Ordering::Acquire);
-    let mut next = if head.is_null() {
-        ptr::null_mut()
-    } else {
-        // SAFETY: nodes are freed only by agent_tool_list_destroy, run by
-        // the registry's owner (see the module comment), never during a walk.
-        unsafe { (*head).next }
-    };
-    core::iter::from_fn(move || {
-        if next.is_null() {
-            return None;
-        }
-        let cur = next;
-        // SAFETY: `cur` is a linked, live node: nodes are freed only by
-        // agent_tool_list_destroy, run by the registry's owner, never during
-        // a walk.
-        next = unsafe { (*cur).next };
-        Some(cur)
-    })
-}
-
-/// `obj.function.name`, the shape shared by tool definitions and tool calls.
-///
-/// # Safety
-/// `obj` is NULL or a live cJSON item.
-pub(crate) unsafe fn function_name<'a>(obj: *const cJSON) -> Option<&'a CStr> {
-    // SAFETY: `obj` is NULL or a live cJSON item (this function's contract);
-    // `get` returns NULL or a child of it, live as long as `obj`.
-    unsafe { json::get_str(json::get(obj, c"function"), c"name") }
-}
-
-/// Create the (empty) registry. Idempotent: `RT_EOK` when it already exists.
-/// `-RT_ENOMEM` when the head node cannot be allocated.
+/// C export of [`crate::runtime::tools::agent_tool_list_create`], with its contract.
 #[no_mangle]
 pub extern "C" fn agent_tool_list_create() -> rt_err_t {
     ffi_fn!(failure = -rt_error(), {
-        if !HEAD.load(Ordering::Acquire).is_null() {
-            return rt_eok();
-        }
-        // SAFETY: fresh NULL-checked allocation, initialised before publishing.
-        unsafe {
-            let head = rt_malloc(size_of::<AgentToolList>()) as AgentToolNode_t;
-            if head.is_null() {
-                return -rt_enomem();
-            }
-            head.write(AgentToolList {
-                tool_obj: ptr::null_mut(),
-                ret: AgentToolRet {
-                    ret: rt_eok(),
-                    messages: ptr::null_mut(),
-                },
-                execute_func: None,
-                next: ptr::null_mut(),
-            });
-            HEAD.store(head, Ordering::Release);
-        }
-        rt_eok()
+        crate::runtime::tools::agent_tool_list_create()
     })
 }
 
-/// Register a tool: `tool_obj` is its definition (from `create_tool_item`),
-/// `execute_func` runs it.
-///
-/// Takes ownership of `tool_obj` in every case (it is deleted on failure, so
-/// registration code that ignores the result leaks nothing). Returns `RT_EOK`;
-/// `RT_ERROR` (positive) if the registry was not created, an argument is NULL,
-/// the definition has no `function.name`, a tool of that name is already
-/// registered, or memory ran out.
-///
-/// While the agent loop runs, a call from another thread queues the tool and
-/// returns `RT_EOK` (or `RT_ERROR` without memory); the loop registers it
-/// before its next message, with the same checks, and logs a refusal.
+/// C export of [`crate::runtime::tools::append_tool`], with its contract.
 #[no_mangle]
 pub unsafe extern "C" fn append_tool(
     tool_obj: *mut cJSON,
     execute_func: Option<unsafe extern "C" fn(param: *mut cJSON, node: *mut AgentToolList)>,
 ) -> rt_err_t {
     ffi_fn!(failure = rt_error(), {
-        let queued =
-            super::agent_loop::queue_unless_mine(|chain| queue_tool(chain, tool_obj, execute_func));
-        queued.unwrap_or_else(|| register_now(tool_obj, execute_func))
+        // SAFETY: the caller's promise (the pointers are NULL or valid, as the
+        // header documents) is the one the core function needs.
+        unsafe { crate::runtime::tools::append_tool(tool_obj, execute_func) }
     })
 }
 
-/// Put a tool on `chain` (newest first), for the loop to register later.
-fn queue_tool(
-    chain: &mut AgentToolNode_t,
-    tool_obj: *mut cJSON,
-    execute_func: Option<ExecuteFn>,
-) -> rt_err_t {
-    // SAFETY: a plain allocation, NULL-checked before use.
-    let node = unsafe { rt_malloc(size_of::<AgentToolList>()) } as AgentToolNode_t;
-    if node.is_null() {
-        crate::log_w!("append_tool: out of memory");
-        // SAFETY: `tool_obj` is NULL or a detached tree handed over by the
-        // caller (append_tool's contract).
-        unsafe { cJSON_Delete(tool_obj) };
-        return rt_error();
-    }
-    // SAFETY: `node` is a fresh block of the node's size; `*chain` is the
-    // caller's chain, which the new node now heads.
-    unsafe {
-        node.write(AgentToolList {
-            tool_obj,
-            ret: AgentToolRet {
-                ret: rt_error(),
-                messages: ptr::null_mut(),
-            },
-            execute_func,
-            next: *chain,
-        })
-    };
-    *chain = node;
-    rt_eok()
-}
-
-/// Reverse a chain made by [`queue_tool`] (newest first) to oldest first.
-fn oldest_first(mut node: AgentToolNode_t) -> AgentToolNode_t {
-    let mut reversed: AgentToolNode_t = ptr::null_mut();
-    while !node.is_null() {
-        // SAFETY: a node of a chain handed over to the caller.
-        unsafe {
-            let next = (*node).next;
-            (*node).next = reversed;
-            reversed = node;
-            node = next;
-        }
-    }
-    reversed
-}
-
-/// Register the tools of a queued chain in the order they were appended and
-/// free the chain (the loop thread, between messages).
-pub(crate) fn register_chain(chain: AgentToolNode_t) {
-    let mut node = oldest_first(chain);
-    while !node.is_null() {
-        // SAFETY: chain nodes were allocated by queue_tool and are owned here.
-        unsafe {
-            let next = (*node).next;
-            register_now((*node).tool_obj, (*node).execute_func);
-            rt_free(node as *mut c_void);
-            node = next;
-        }
-    }
-}
-
-/// Free a queued chain with its tool definitions (the agent is stopping).
-pub(crate) fn discard_chain(mut node: AgentToolNode_t) {
-    while !node.is_null() {
-        // SAFETY: chain nodes were allocated by queue_tool and are owned
-        // here, each with its detached definition.
-        unsafe {
-            let next = (*node).next;
-            cJSON_Delete((*node).tool_obj);
-            rt_free(node as *mut c_void);
-            node = next;
-        }
-    }
-}
-
-fn register_now(tool_obj: *mut cJSON, execute_func: Option<ExecuteFn>) -> rt_err_t {
-    {
-        // SAFETY: `tool_obj` is a detached cJSON tree handed over by the caller;
-        // nodes come from the registry's own allocations.
-        unsafe {
-            let refuse = |why: &str| {
-                crate::log_w!("append_tool: ", why);
-                cJSON_Delete(tool_obj);
-                rt_error()
-            };
-            let head = HEAD.load(Ordering::Acquire);
-            if head.is_null() {
-                return refuse("tool list not created (call agent_tool_list_create first)");
-            }
-            let Some(execute_func) = execute_func else {
-                return refuse("no execute function");
-            };
-            let Some(name) = function_name(tool_obj) else {
-                return refuse("tool definition has no function.name");
-            };
-            if nodes().any(|n| function_name((*n).tool_obj) == Some(name)) {
-                crate::log_w!("append_tool: tool '", name, "' is already registered");
-                cJSON_Delete(tool_obj);
-                return rt_error();
-            }
-            let node = rt_malloc(size_of::<AgentToolList>()) as AgentToolNode_t;
-            if node.is_null() {
-                return refuse("out of memory");
-            }
-            let messages = messages_create(0);
-            if messages.is_null() {
-                rt_free(node as *mut c_void);
-                return refuse("out of memory");
-            }
-            node.write(AgentToolList {
-                tool_obj,
-                ret: AgentToolRet {
-                    ret: rt_error(),
-                    messages,
-                },
-                execute_func: Some(execute_func),
-                next: ptr::null_mut(),
-            });
-            let mut tail = head;
-            while !(*tail).next.is_null() {
-                tail = (*tail).next;
-            }
-            // Fix of the C package: once the array exists, a late tool joins it
-            // too, so the model is offered every tool that can be called.
-            let array = TOOLS_ARRAY.load(Ordering::Acquire);
-            if !array.is_null() {
-                crate::cjson::sys::cJSON_AddItemToArray(array, tool_obj);
-            }
-            (*tail).next = node;
-            rt_eok()
-        }
-    }
-}
-
-/// The array of every registered tool definition, in registration order, to
-/// send to the model. Built on the first call and returned as is afterwards;
-/// the definitions move into it. The registry keeps ownership of the array
-/// (freed by `agent_tool_list_destroy`). `RT_NULL` before the registry exists
-/// or on no memory.
+/// C export of [`crate::runtime::tools::build_tools_json`], with its contract.
 #[no_mangle]
 pub extern "C" fn build_tools_json() -> *mut cJSON {
     ffi_fn!(failure = ptr::null_mut(), {
-        let existing = TOOLS_ARRAY.load(Ordering::Acquire);
-        if !existing.is_null() {
-            return existing;
-        }
-        if HEAD.load(Ordering::Acquire).is_null() {
-            return ptr::null_mut();
-        }
-        // SAFETY: every node's tool_obj is a detached tree owned by the node;
-        // adding it to the array transfers that ownership.
-        unsafe {
-            let array = cJSON_CreateArray();
-            if array.is_null() {
-                return ptr::null_mut();
-            }
-            for node in nodes() {
-                crate::cjson::sys::cJSON_AddItemToArray(array, (*node).tool_obj);
-            }
-            TOOLS_ARRAY.store(array, Ordering::Release);
-            array
-        }
+        crate::runtime::tools::build_tools_json()
     })
 }
 
-/// The array built by `build_tools_json`, owned by the registry; `RT_NULL`
-/// before it is built.
+/// C export of [`crate::runtime::tools::get_agent_tools`], with its contract.
 #[no_mangle]
 pub extern "C" fn get_agent_tools() -> *mut cJSON {
     ffi_fn!(failure = ptr::null_mut(), {
-        TOOLS_ARRAY.load(Ordering::Acquire)
+        crate::runtime::tools::get_agent_tools()
     })
 }
 
-/// Find the registered tool named by `tool_obj.function.name` (a tool
-/// definition and a tool call both have that shape). Borrows `tool_obj`.
-/// Returns the registry's node (not owned by the caller), or `RT_NULL` when
-/// absent or when `tool_obj` is malformed.
+/// C export of [`crate::runtime::tools::search_agent_tool_node`], with its contract.
 #[no_mangle]
 pub unsafe extern "C" fn search_agent_tool_node(tool_obj: *mut cJSON) -> AgentToolNode_t {
     ffi_fn!(failure = ptr::null_mut(), {
-        // SAFETY: `tool_obj` is NULL or live (caller's contract); nodes are live.
-        unsafe {
-            let Some(wanted) = function_name(tool_obj) else {
-                return ptr::null_mut();
-            };
-            nodes()
-                .find(|&n| function_name((*n).tool_obj) == Some(wanted))
-                .unwrap_or(ptr::null_mut())
-        }
+        // SAFETY: the caller's promise (the pointers are NULL or valid, as the
+        // header documents) is the one the core function needs.
+        unsafe { crate::runtime::tools::search_agent_tool_node(tool_obj) }
     })
 }
 
-/// Free `node` and its `ret.messages`, never its `tool_obj`. NULL-safe. The
-/// node must no longer be linked in the registry.
+/// C export of [`crate::runtime::tools::free_agent_tool_node`], with its contract.
 #[no_mangle]
 pub unsafe extern "C" fn free_agent_tool_node(node: AgentToolNode_t) {
-    ffi_fn!(failure = (), nonnull(node), {
-        // SAFETY: the caller gives up a node allocated by the registry.
-        unsafe {
-            messages_destroy((*node).ret.messages);
-            rt_free(node as *mut c_void);
-        }
+    ffi_fn!(failure = (), {
+        // SAFETY: the caller's promise (the pointers are NULL or valid, as the
+        // header documents) is the one the core function needs.
+        unsafe { crate::runtime::tools::free_agent_tool_node(node) }
     })
 }
 
-/// Free every node with its leftover messages, the tools array (and with it
-/// every definition), and the head. Afterwards the registry can be created
-/// again. NULL-safe when nothing was created.
+/// C export of [`crate::runtime::tools::agent_tool_list_destroy`], with its contract.
 #[no_mangle]
 pub extern "C" fn agent_tool_list_destroy() {
     ffi_fn!(failure = (), {
-        let head = HEAD.swap(ptr::null_mut(), Ordering::AcqRel);
-        let array = TOOLS_ARRAY.swap(ptr::null_mut(), Ordering::AcqRel);
-        if head.is_null() {
-            if !array.is_null() {
-                // SAFETY: the array is the registry's own.
-                unsafe { cJSON_Delete(array) };
-            }
-            return;
-        }
-        // SAFETY: the registry was unpublished above; every node and
-        // definition is freed exactly once (definitions through the array when
-        // it was built, else one by one).
-        unsafe {
-            let mut node = (*head).next;
-            while !node.is_null() {
-                let next = (*node).next;
-                if array.is_null() {
-                    cJSON_Delete((*node).tool_obj);
-                }
-                free_agent_tool_node(node);
-                node = next;
-            }
-            if !array.is_null() {
-                cJSON_Delete(array);
-            }
-            free_agent_tool_node(head);
-        }
+        crate::runtime::tools::agent_tool_list_destroy()
     })
 }

@@ -56,6 +56,7 @@
 use super::tls_watch::TlsFailure;
 use crate::base::json_writer::{ByteCounter, ByteSink, WriteError};
 use crate::rtt::atomic::{AtomicBool, AtomicPtr, Ordering};
+use crate::rtt::sleep_lock::SleepLockGuard;
 use crate::rtt::webclient::*;
 use crate::wire::chat::request::ChatRequest;
 use crate::wire::deadline::Deadline;
@@ -176,16 +177,23 @@ pub trait ResponseSink {
     }
 }
 
-/// A request body [`send`] streams (written twice: once counted for
-/// `Content-Length`, once sent), and the header lines it needs besides
-/// `Content-Type: application/json`, `Content-Length` and the key.
+/// A request body [`send`] streams (written twice per attempt: once
+/// counted for `Content-Length`, once sent), and the header lines it needs
+/// besides `Content-Type: application/json`, `Content-Length` and the key.
 pub trait RequestBody {
     /// Write the body.
     ///
     /// # Safety
-    /// Whatever the body borrows (cJSON trees) is alive and unmodified for
-    /// the whole [`send`].
+    /// Whatever the body borrows (cJSON trees) is alive for the whole
+    /// [`send`], and unmodified while [`RequestBody::freeze`]'s guard is held
+    /// (or for the whole [`send`] when it has none).
     unsafe fn write(&self, format: Format, out: &mut dyn ByteSink) -> Result<(), WriteError>;
+    /// The lock that keeps what the body borrows from changing, held from
+    /// the count of the body to the end of its write; `None` (the default)
+    /// when nothing else changes it.
+    fn freeze(&self) -> Option<SleepLockGuard<'static>> {
+        None
+    }
     /// The `Accept` header line, `\r\n` included.
     fn accept(&self, format: Format) -> &'static CStr {
         accept(format)
@@ -461,7 +469,8 @@ fn failed<E>(failure: Failure<E>, retryable: bool) -> Attempt<E> {
 /// attempts said).
 ///
 /// # Safety
-/// Whatever `req` borrows stays alive and unmodified during the call.
+/// Whatever `req` borrows stays alive during the call, and unmodified while
+/// its freeze is held (see [`RequestBody::write`]).
 pub unsafe fn send<B: RequestBody, S: ResponseSink>(
     settings: &Settings<'_>,
     req: &B,
@@ -564,16 +573,6 @@ unsafe fn send_dyn(
         ]);
         return Err(Failure::Connect);
     }
-    // SAFETY: the trees in `req` stay alive and unmodified (our contract).
-    let length = match unsafe { body_length(settings.format, req) } {
-        Ok(n) => n,
-        Err(e) => {
-            if e == WriteError::File {
-                error.set(&[FILE_CHANGED]);
-            }
-            return Err(Failure::Request(e));
-        }
-    };
     // The board's TLS glue asks this for the time left while it connects
     // and shakes hands, and tells back why a connection failed.
     let _watch = super::tls_watch::watch(&deadline, settings.timeout_ms);
@@ -590,8 +589,9 @@ unsafe fn send_dyn(
         if attempt > 0 {
             sink.restart();
         }
-        // SAFETY: the trees in `req` stay alive and unmodified (our contract).
-        match unsafe { attempt_once(settings, req, length, sink, error, &deadline) } {
+        // SAFETY: the trees in `req` stay alive, and unmodified under its
+        // freeze (our contract).
+        match unsafe { attempt_once(settings, req, sink, error, &deadline) } {
             Attempt::Ok => {
                 error.clear();
                 return Ok(());
@@ -824,16 +824,30 @@ impl Io<'_> {
 }
 
 /// # Safety
-/// Whatever `req` borrows stays alive and unmodified during the call, and
-/// `length` is [`body_length`] of `req`.
+/// Whatever `req` borrows stays alive during the call, and unmodified while
+/// its freeze is held (see [`RequestBody::write`]).
 unsafe fn attempt_once(
     settings: &Settings<'_>,
     req: &dyn RequestBody,
-    length: usize,
     sink: &mut dyn DynSink,
     error: &mut ErrorText,
     deadline: &Deadline,
 ) -> Attempt<()> {
+    // Counted and written under one hold, so the Content-Length sent is the
+    // length written (issue 27: a tool appended between the two made torn
+    // requests); counted again for a retry, as the tools may have changed.
+    let frozen = req.freeze();
+    // SAFETY: what `req` borrows is alive, and unmodified while `frozen` is
+    // held (our contract).
+    let length = match unsafe { body_length(settings.format, req) } {
+        Ok(n) => n,
+        Err(e) => {
+            if e == WriteError::File {
+                error.set(&[FILE_CHANGED]);
+            }
+            return failed(Failure::Request(e), false);
+        }
+    };
     let hz = tick_rate();
     // SAFETY: webclient_session_create takes only a size; NULL is handled below.
     let raw = unsafe { webclient_session_create(HEADER_BUFSZ) };
@@ -972,7 +986,8 @@ unsafe fn attempt_once(
         late: false,
     };
     let format = settings.format;
-    // SAFETY: the trees in `req` stay alive and unmodified (our contract).
+    // SAFETY: the trees in `req` stay alive, and unmodified while `frozen`
+    // is held (our contract).
     if let Err(e) = unsafe { req.write(format, &mut writer) }.and_then(|_| writer.flush()) {
         if cancelled() {
             error.set(&[b"cancelled"]);
@@ -997,6 +1012,8 @@ unsafe fn attempt_once(
             }
         };
     }
+    // Sent: the tools may change now.
+    drop(frozen);
     // The head: the first byte may take the read timeout, or what is left.
     let seconds = io.set_timeout(settings.timeout_ms);
     let asked_at = now();

@@ -1,4 +1,30 @@
-//! The runtime layer: the agent's lifecycle and what it runs on (settings,
-//! services). It uses the agent, the network and the kernel below it.
+//! The runtime layer: the agent's lifecycle, its loop and turn, the tool
+//! registry and its lock, the hub, the context, the chat client and the
+//! settings. It uses the network, the ABI types and the kernel below it;
+//! the channels and the C exports stand above it.
 
+// An `unsafe fn` here takes the contract of the C header it serves
+// (pointers NULL or valid, as each doc comment's ownership statement
+// says), written once here rather than as a `# Safety` section on each.
+#![allow(clippy::missing_safety_doc)]
+
+pub mod agent_loop;
+pub mod chat;
+#[cfg(feature = "msh-extras")]
+pub mod commands;
+pub mod config;
+pub mod context;
+pub mod hub;
+#[cfg(any(feature = "mcp-server", feature = "mcp-client"))]
+pub mod mcp;
+#[cfg(feature = "memory-summary")]
+pub mod memory;
+#[cfg(feature = "multimodal")]
+pub mod multimodal;
+pub mod prompt;
 pub mod settings;
+pub mod tool_run;
+pub mod tools;
+#[cfg(feature = "tools-text")]
+pub mod tools_text;
+pub mod utils;

@@ -88,3 +88,74 @@ pub fn format_for(url: &core::ffi::CStr) -> Format {
         Format::OpenAi
     }
 }
+
+/// The WebNet channel's token and open chat: the board's
+/// `PKG_AGENT_WEB_TOKEN` and `PKG_AGENT_WEB_OPEN_CHAT`, or what tests and
+/// the simulator chose instead. A token set at run time
+/// (`agent_config web-token`, `crate::runtime::config::tokens`) takes
+/// precedence over both.
+#[cfg(feature = "channel-webnet")]
+pub mod web {
+    use crate::rtt::atomic::{AtomicPtr, AtomicU8, Ordering};
+    use core::ffi::{c_char, c_int, CStr};
+
+    extern "C" {
+        fn agent_glue_web_token() -> *const c_char;
+        fn agent_glue_web_open_chat() -> c_int;
+    }
+
+    /// A token chosen at run time (tests, the simulator); NULL: the board's
+    /// PKG_AGENT_WEB_TOKEN.
+    static TOKEN_OVERRIDE: AtomicPtr<c_char> = AtomicPtr::new(core::ptr::null_mut());
+
+    /// Use `token` instead of PKG_AGENT_WEB_TOKEN (`None`: the board's again;
+    /// an empty one disables the configuration endpoints). A token set at run
+    /// time (`agent_config web-token`) still takes precedence.
+    pub fn set_token(token: Option<&'static CStr>) {
+        TOKEN_OVERRIDE.store(
+            token.map_or(core::ptr::null_mut(), |t| t.as_ptr() as *mut c_char),
+            Ordering::Release,
+        );
+    }
+
+    /// Open chat chosen at run time (tests, the simulator): 0 the board's
+    /// PKG_AGENT_WEB_OPEN_CHAT, 1 off, 2 on.
+    static OPEN_CHAT: AtomicU8 = AtomicU8::new(0);
+
+    /// Use `open` instead of PKG_AGENT_WEB_OPEN_CHAT (`None`: the board's).
+    pub fn set_open_chat(open: Option<bool>) {
+        OPEN_CHAT.store(
+            match open {
+                None => 0,
+                Some(false) => 1,
+                Some(true) => 2,
+            },
+            Ordering::Release,
+        );
+    }
+
+    /// Whether chat is open to anyone while no token is set
+    /// (PKG_AGENT_WEB_OPEN_CHAT).
+    pub fn open_chat_allowed() -> bool {
+        match OPEN_CHAT.load(Ordering::Acquire) {
+            1 => false,
+            2 => true,
+            // SAFETY: a plain getter of the glue.
+            _ => (unsafe { agent_glue_web_open_chat() }) != 0,
+        }
+    }
+
+    /// The build's token (or the one of [`set_token`]), which one set at run
+    /// time replaces.
+    pub fn base_token() -> &'static CStr {
+        let chosen = TOKEN_OVERRIDE.load(Ordering::Acquire);
+        // SAFETY: a `&'static CStr` (set_token) or the glue's static string.
+        unsafe {
+            CStr::from_ptr(if chosen.is_null() {
+                agent_glue_web_token()
+            } else {
+                chosen
+            })
+        }
+    }
+}

@@ -3,11 +3,11 @@
 
 use crate::llm_server::*;
 use rtt_agent::abi::messages::TYPE_TEXT;
+use rtt_agent::channels::debug::{agent_debug_ops, send_message};
 use rtt_agent::cjson::sys::*;
-use rtt_agent::ffi::agent_loop::{self, cleanup_agent_entry, main_loop_entry};
-use rtt_agent::ffi::channels::debug::{agent_debug_ops, send_message};
-use rtt_agent::ffi::chat::{set_overrides, Overrides};
-use rtt_agent::ffi::config::agent_config_set;
+use rtt_agent::runtime::agent_loop::{self, cleanup_agent_entry, main_loop_entry};
+use rtt_agent::runtime::chat::{set_overrides, Overrides};
+use rtt_agent::runtime::config::agent_config_set;
 use std::ffi::{CStr, CString};
 use std::sync::{Mutex, MutexGuard};
 
@@ -183,7 +183,7 @@ pub fn ask_items(items: &[(rtt_agent::abi::messages::MessageType, &str)]) -> Str
     use rtt_agent::abi::messages::{
         messages_append, messages_create, messages_destroy, messages_get_content_idx,
     };
-    use rtt_agent::ffi::hub::{message_hub_get_timeout, message_hub_put};
+    use rtt_agent::runtime::hub::{message_hub_get_timeout, message_hub_put};
     let hub = rtt_agent::ffi::runtime::agent_get_message_hub();
     assert!(!hub.is_null(), "the agent is not running");
     let msg = messages_create(items.len() as i32);

@@ -2,7 +2,7 @@
 //! out (the response is freed before returning).
 
 use rtt_agent::cjson::sys::*;
-use rtt_agent::ffi::chat::{agent_chat_last_error, chat, chat_response_free, TOO_LONG_KEY};
+use rtt_agent::runtime::chat::{agent_chat_last_error, chat, chat_response_free, TOO_LONG_KEY};
 use std::ffi::{c_char, CStr, CString};
 
 /// One tool call of a response.

@@ -5,9 +5,9 @@
 
 use crate::chat_call::{chat_json, Answer};
 use crate::llm_server::*;
-use rtt_agent::ffi::chat::{set_overrides, Overrides};
-use rtt_agent::ffi::config::agent_config_set;
 use rtt_agent::host::heap;
+use rtt_agent::runtime::chat::{set_overrides, Overrides};
+use rtt_agent::runtime::config::agent_config_set;
 use std::ffi::CString;
 use std::io::Write;
 use std::time::{Duration, Instant};

@@ -3,9 +3,10 @@
 //! real TCP.
 
 use crate::llm_server::LlmServer;
-use rtt_agent::ffi::agent_loop::{self, cleanup_agent_entry, main_loop_entry};
-use rtt_agent::ffi::channels::web::{agent_webnet_ops, set_open_chat};
-use rtt_agent::ffi::chat::{set_overrides, Overrides};
+use rtt_agent::channels::web::agent_webnet_ops;
+use rtt_agent::runtime::agent_loop::{self, cleanup_agent_entry, main_loop_entry};
+use rtt_agent::runtime::chat::{set_overrides, Overrides};
+use rtt_agent::runtime::settings::web::set_open_chat;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;

@@ -6,12 +6,12 @@
 //! its own reply or a timeout, never another's. `reset` wakes every waiting
 //! sender and returns only when none is left, so the hub can then be freed.
 
-use super::super::agent_loop::AgentChannelOps;
-use super::super::context::Context_t;
-use super::super::hub::MessageHub_t;
 use super::exchange::{reply_timeout_ms, Exchange, SendError, Waiting};
 use crate::abi::messages::*;
 use crate::ffi_fn;
+use crate::runtime::agent_loop::AgentChannelOps;
+use crate::runtime::context::Context_t;
+use crate::runtime::hub::MessageHub_t;
 
 use core::ffi::{c_char, c_int, CStr};
 
@@ -27,6 +27,7 @@ pub static mut agent_debug_ops: AgentChannelOps = AgentChannelOps {
 
 unsafe extern "C" fn agent_debug_channel_init(hub: MessageHub_t, ctx: Context_t) -> c_int {
     ffi_fn!(failure = -1, {
+        crate::runtime::agent_loop::channel_frees_replies_with_messages_destroy();
         // SAFETY: the channel framework passes NULL or its live hub and
         // context, the contract `agent_debug_channel` documents.
         unsafe { agent_debug_channel(hub, ctx) }
@@ -38,28 +39,22 @@ unsafe extern "C" fn agent_debug_reset_c() {
 
 /// Start the channel on `hub` (the context is not needed). Returns 0, or -1
 /// without a hub or memory. A channel still open is closed first.
-#[no_mangle]
-pub unsafe extern "C" fn agent_debug_channel(
-    message_hub: MessageHub_t,
-    _context: Context_t,
-) -> c_int {
-    ffi_fn!(failure = -1, nonnull(message_hub), {
-        // SAFETY: the channel framework's live hub, which outlives the
-        // channel (the agent resets it before freeing the hub).
-        match unsafe { CHANNEL.open(message_hub, c"AgentDbg") } {
-            Ok(()) => 0,
-            Err(()) => -1,
-        }
-    })
+pub unsafe fn agent_debug_channel(message_hub: MessageHub_t, _context: Context_t) -> c_int {
+    if message_hub.is_null() {
+        return -1;
+    }
+    // SAFETY: the channel framework's live hub, which outlives the
+    // channel (the agent resets it before freeing the hub).
+    match unsafe { CHANNEL.open(message_hub, c"AgentDbg") } {
+        Ok(()) => 0,
+        Err(()) => -1,
+    }
 }
 
 /// Close the channel: wake waiting senders and wait until they are gone.
 /// Idempotent.
-#[no_mangle]
-pub extern "C" fn agent_debug_reset() {
-    ffi_fn!(failure = (), {
-        CHANNEL.close();
-    })
+pub fn agent_debug_reset() {
+    CHANNEL.close();
 }
 
 fn say(text: &[u8]) {
@@ -69,41 +64,38 @@ fn say(text: &[u8]) {
 /// `agent_send_message <type> <content...>`: type 0 text, 1 audio, 2 image,
 /// 3 video; the words of the content are joined with spaces. Prints the reply.
 /// Returns 0 when a reply was printed, -1 otherwise.
-#[no_mangle]
-pub unsafe extern "C" fn agent_send_message(argc: c_int, argv: *mut *mut c_char) -> c_int {
-    ffi_fn!(failure = -1, {
-        // SAFETY: finsh passes argc valid, NUL-terminated argv strings.
-        let args = |i: c_int| unsafe { CStr::from_ptr(*argv.add(i as usize)) }.to_bytes();
-        if argc < 3 || argv.is_null() {
-            say(b"usage: agent_send_message <type: 0 text, 1 audio, 2 image, 3 video> <content>\n");
+pub unsafe fn agent_send_message(argc: c_int, argv: *mut *mut c_char) -> c_int {
+    // SAFETY: finsh passes argc valid, NUL-terminated argv strings.
+    let args = |i: c_int| unsafe { CStr::from_ptr(*argv.add(i as usize)) }.to_bytes();
+    if argc < 3 || argv.is_null() {
+        say(b"usage: agent_send_message <type: 0 text, 1 audio, 2 image, 3 video> <content>\n");
+        return -1;
+    }
+    let kind = match args(1) {
+        b"0" => TYPE_TEXT,
+        b"1" => TYPE_AUDIO,
+        b"2" => TYPE_IMAGE,
+        b"3" => TYPE_VIDEO,
+        _ => {
+            say(b"agent_send_message: the type is 0 (text), 1 (audio), 2 (image) or 3 (video)\n");
             return -1;
         }
-        let kind = match args(1) {
-            b"0" => TYPE_TEXT,
-            b"1" => TYPE_AUDIO,
-            b"2" => TYPE_IMAGE,
-            b"3" => TYPE_VIDEO,
-            _ => {
-                say(b"agent_send_message: the type is 0 (text), 1 (audio), 2 (image) or 3 (video)\n");
-                return -1;
-            }
-        };
-        let mut content: alloc::vec::Vec<u8> = alloc::vec::Vec::new();
-        for i in 2..argc {
-            let separator: &[u8] = if i > 2 { b" " } else { b"" };
-            let grown = crate::base::fallible::extend(&mut content, separator)
-                .and_then(|()| crate::base::fallible::extend(&mut content, args(i)));
-            if grown.is_err() {
-                say(b"agent_send_message: out of memory\n");
-                return -1;
-            }
-        }
-        if crate::base::fallible::push(&mut content, 0).is_err() {
+    };
+    let mut content: alloc::vec::Vec<u8> = alloc::vec::Vec::new();
+    for i in 2..argc {
+        let separator: &[u8] = if i > 2 { b" " } else { b"" };
+        let grown = crate::base::fallible::extend(&mut content, separator)
+            .and_then(|()| crate::base::fallible::extend(&mut content, args(i)));
+        if grown.is_err() {
             say(b"agent_send_message: out of memory\n");
             return -1;
         }
-        send_and_wait(kind, &content)
-    })
+    }
+    if crate::base::fallible::push(&mut content, 0).is_err() {
+        say(b"agent_send_message: out of memory\n");
+        return -1;
+    }
+    send_and_wait(kind, &content)
 }
 
 fn send_and_wait(kind: MessageType, content_nul: &[u8]) -> c_int {

@@ -28,12 +28,6 @@
 //! (`glue/agent_webnet.c`) reads WebNet's structures for this module and
 //! registers the handlers; WebNet itself (GPL-2.0) is only called.
 
-use super::super::agent_loop::{
-    request_conversation_reset, set_stream_hooks, AgentChannelOps, StreamHooks,
-};
-use super::super::config::{agent_config_set, masked_key, snapshot};
-use super::super::context::Context_t;
-use super::super::hub::MessageHub_t;
 pub use super::exchange::set_reply_timeout_ms;
 use super::exchange::{reply_timeout_ms, Exchange, SendError, Waiting};
 use crate::abi::messages::TYPE_TEXT;
@@ -41,9 +35,15 @@ use crate::base::json_writer::{write_string, ByteCounter, ByteSink, WriteError};
 use crate::cjson::json;
 use crate::cjson::sys::*;
 use crate::ffi_fn;
-use crate::rtt::atomic::{AtomicPtr, Ordering};
 use crate::rtt::sleep_lock::SleepLock;
 use crate::rtt::*;
+use crate::runtime::agent_loop::{
+    request_conversation_reset, set_stream_hooks, AgentChannelOps, StreamHooks,
+};
+use crate::runtime::config::{agent_config_set, masked_key, snapshot};
+use crate::runtime::context::Context_t;
+use crate::runtime::hub::MessageHub_t;
+use crate::runtime::settings::web::{base_token, open_chat_allowed};
 use alloc::vec::Vec;
 use core::cell::UnsafeCell;
 use core::ffi::{c_char, c_int, CStr};
@@ -81,7 +81,6 @@ static PAGE_GZ: [u8; include_bytes!(concat!(env!("OUT_DIR"), "/agent.html.gz")).
 
 extern "C" {
     fn agent_glue_web_start() -> c_int;
-    fn agent_glue_web_token() -> *const c_char;
     fn agent_glue_web_port() -> c_int;
     fn agent_glue_web_method(session: *mut WebSession) -> c_int;
     fn agent_glue_web_body(session: *mut WebSession, declared_length: *mut c_int) -> *const c_char;
@@ -94,66 +93,10 @@ extern "C" {
         length: c_int,
     );
     fn agent_glue_web_write(session: *mut WebSession, data: *const c_char, size: rt_size_t);
-    fn agent_glue_web_open_chat() -> c_int;
     fn agent_glue_web_peer(session: *mut WebSession, addr: *mut u8) -> c_int;
 }
 
 static CHANNEL: Exchange = Exchange::closed();
-
-/// A token chosen at run time (tests, the simulator); NULL: the board's
-/// PKG_AGENT_WEB_TOKEN.
-static TOKEN_OVERRIDE: AtomicPtr<c_char> = AtomicPtr::new(core::ptr::null_mut());
-
-/// Use `token` instead of PKG_AGENT_WEB_TOKEN (`None`: the board's again;
-/// an empty one disables the configuration endpoints). A token set at run
-/// time (`agent_config web-token`) still takes precedence.
-pub fn set_token(token: Option<&'static CStr>) {
-    TOKEN_OVERRIDE.store(
-        token.map_or(core::ptr::null_mut(), |t| t.as_ptr() as *mut c_char),
-        Ordering::Release,
-    );
-}
-
-/// Open chat chosen at run time (tests, the simulator): 0 the board's
-/// PKG_AGENT_WEB_OPEN_CHAT, 1 off, 2 on.
-static OPEN_CHAT: crate::rtt::atomic::AtomicU8 = crate::rtt::atomic::AtomicU8::new(0);
-
-/// Use `open` instead of PKG_AGENT_WEB_OPEN_CHAT (`None`: the board's).
-pub fn set_open_chat(open: Option<bool>) {
-    OPEN_CHAT.store(
-        match open {
-            None => 0,
-            Some(false) => 1,
-            Some(true) => 2,
-        },
-        Ordering::Release,
-    );
-}
-
-/// Whether chat is open to anyone while no token is set
-/// (PKG_AGENT_WEB_OPEN_CHAT).
-pub fn open_chat_allowed() -> bool {
-    match OPEN_CHAT.load(Ordering::Acquire) {
-        1 => false,
-        2 => true,
-        // SAFETY: a plain getter of the glue.
-        _ => (unsafe { agent_glue_web_open_chat() }) != 0,
-    }
-}
-
-/// The build's token (or the one of [`set_token`]), which one set at run
-/// time replaces.
-pub fn base_token() -> &'static CStr {
-    let chosen = TOKEN_OVERRIDE.load(Ordering::Acquire);
-    // SAFETY: a `&'static CStr` (set_token) or the glue's static string.
-    unsafe {
-        CStr::from_ptr(if chosen.is_null() {
-            agent_glue_web_token()
-        } else {
-            chosen
-        })
-    }
-}
 
 /// The events of the turn a streaming request waits for, from the loop's
 /// hooks to WebNet's thread.
@@ -232,7 +175,7 @@ unsafe extern "C" fn hook_reasoning(text: *const c_char) {
 unsafe extern "C" fn hook_tool_call(text: *const c_char) {
     ffi_fn!(failure = (), {
         // SAFETY: forwarded as received: NUL-terminated, borrowed.
-        unsafe { super::super::utils::print_tool_call(text) };
+        unsafe { crate::runtime::utils::print_tool_call(text) };
         queue_event(b"tool_call", text)
     })
 }
@@ -265,44 +208,41 @@ unsafe extern "C" fn agent_webnet_reset_c() {
 /// Serve the agent through WebNet: register the CGI handlers and start
 /// WebNet (once: WebNet cannot be stopped), and take requests for `hub`.
 /// The context is not needed (the loop owns it). Logs the page's address.
-#[no_mangle]
-pub unsafe extern "C" fn webnet_agent_mode(hub: MessageHub_t, _ctx: Context_t) {
-    ffi_fn!(failure = (), nonnull(hub), {
-        // SAFETY: the channel framework's live hub, which outlives the
-        // channel (the agent resets it before freeing the hub).
-        if unsafe { CHANNEL.open(hub, c"AgentWeb") }.is_err() {
-            crate::log_e!("WebNet channel: no memory to open");
-            return;
-        }
-        set_stream_hooks(Some(&WEB_HOOKS));
-        crate::ffi::config::tokens::warn_if_ignored(
-            crate::ffi::config::tokens::Which::Web,
-            base_token().to_bytes(),
-            "WebNet channel: PKG_AGENT_WEB_TOKEN",
-        );
-        // SAFETY: registers static handlers and starts WebNet's thread.
-        if unsafe { agent_glue_web_start() } != 0 {
-            crate::log_e!("WebNet channel: webnet_init failed (no memory or no socket?)");
-        }
-        // SAFETY: a plain getter.
-        let port = unsafe { agent_glue_web_port() }.max(0) as u32;
-        crate::log_i!(
-            "WebNet channel: open http://<board address>:",
-            port,
-            "/cgi-bin/agent"
-        );
-    })
+pub unsafe fn webnet_agent_mode(hub: MessageHub_t, _ctx: Context_t) {
+    if hub.is_null() {
+        return;
+    }
+    // SAFETY: the channel framework's live hub, which outlives the
+    // channel (the agent resets it before freeing the hub).
+    if unsafe { CHANNEL.open(hub, c"AgentWeb") }.is_err() {
+        crate::log_e!("WebNet channel: no memory to open");
+        return;
+    }
+    set_stream_hooks(Some(&WEB_HOOKS));
+    crate::runtime::config::tokens::warn_if_ignored(
+        crate::runtime::config::tokens::Which::Web,
+        base_token().to_bytes(),
+        "WebNet channel: PKG_AGENT_WEB_TOKEN",
+    );
+    // SAFETY: registers static handlers and starts WebNet's thread.
+    if unsafe { agent_glue_web_start() } != 0 {
+        crate::log_e!("WebNet channel: webnet_init failed (no memory or no socket?)");
+    }
+    // SAFETY: a plain getter.
+    let port = unsafe { agent_glue_web_port() }.max(0) as u32;
+    crate::log_i!(
+        "WebNet channel: open http://<board address>:",
+        port,
+        "/cgi-bin/agent"
+    );
 }
 
 /// Stop taking requests (WebNet keeps running and answers 503); waits until
 /// no handler uses the hub any more. Idempotent.
-#[no_mangle]
-pub extern "C" fn agent_webnet_reset() {
-    ffi_fn!(failure = (), {
-        CHANNEL.close();
-        set_stream_hooks(None);
-        STREAM.with(StreamState::end);
-    })
+pub fn agent_webnet_reset() {
+    CHANNEL.close();
+    set_stream_hooks(None);
+    STREAM.with(StreamState::end);
 }
 
 /// A [`ByteSink`] into a growing vector (fallible).
@@ -458,20 +398,20 @@ fn fail_with(session: *mut WebSession, code: c_int, parts: &[&[u8]]) {
 }
 
 /// WebNet's CGI entry (from the glue): `endpoint` says which handler.
-#[no_mangle]
-pub unsafe extern "C" fn agent_web_cgi(session: *mut WebSession, endpoint: c_int) {
-    ffi_fn!(failure = (), nonnull(session), {
-        // SAFETY: a plain getter on the live session WebNet passed.
-        let method = unsafe { agent_glue_web_method(session) };
-        match endpoint {
-            PAGE => page(session, method),
-            CHAT => chat(session, method),
-            CONFIG => config(session, method),
-            GET_CONFIG => get_config(session, method),
-            CLEANUP => cleanup(session, method),
-            _ => fail(session, 500, "unknown endpoint"),
-        }
-    })
+pub unsafe fn agent_web_cgi(session: *mut WebSession, endpoint: c_int) {
+    if session.is_null() {
+        return;
+    }
+    // SAFETY: a plain getter on the live session WebNet passed.
+    let method = unsafe { agent_glue_web_method(session) };
+    match endpoint {
+        PAGE => page(session, method),
+        CHAT => chat(session, method),
+        CONFIG => config(session, method),
+        GET_CONFIG => get_config(session, method),
+        CLEANUP => cleanup(session, method),
+        _ => fail(session, 500, "unknown endpoint"),
+    }
 }
 
 fn page(session: *mut WebSession, method: c_int) {
@@ -737,8 +677,8 @@ fn chat(session: *mut WebSession, method: c_int) {
 /// The check of a request that needs the token: `Ok` (through), `Err(None)`
 /// when there is no token (the caller decides), or the refusal answered.
 fn token_check(session: *mut WebSession, given: Option<&CStr>) -> Result<(), Option<()>> {
-    use crate::ffi::config::tokens::{with_token, Which};
     use crate::net::token_limit::{gate, Outcome, Peer};
+    use crate::runtime::config::tokens::{with_token, Which};
     let mut peer = Peer::default();
     // SAFETY: the live session; 16 writable bytes.
     peer.len = unsafe { agent_glue_web_peer(session, peer.addr.as_mut_ptr()) }.clamp(0, 16) as u8;
@@ -914,8 +854,8 @@ fn cleanup(session: *mut WebSession, method: c_int) {
         return fail(session, 405, "use POST");
     }
     // The token comes in a JSON body; with no token needed, no body is.
-    let needs_token = crate::ffi::config::tokens::with_token(
-        crate::ffi::config::tokens::Which::Web,
+    let needs_token = crate::runtime::config::tokens::with_token(
+        crate::runtime::config::tokens::Which::Web,
         base_token().to_bytes(),
         |t| !t.is_empty(),
     );

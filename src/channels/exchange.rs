@@ -10,12 +10,12 @@
 //! deadline. `close` wakes every waiting sender and returns only when none is
 //! left, so the hub can then be freed.
 
-use super::super::hub::{message_hub_get_timeout, message_hub_put, MessageHub_t};
 use crate::abi::messages::*;
 use crate::rtt::atomic::{AtomicUsize, Ordering};
 use crate::rtt::gate::Gate;
 use crate::rtt::ipc::Locked;
 use crate::rtt::*;
+use crate::runtime::hub::{message_hub_get_timeout, message_hub_put, MessageHub_t};
 use core::cell::UnsafeCell;
 use core::ffi::{c_char, CStr};
 use core::ptr;

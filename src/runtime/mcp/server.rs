@@ -172,7 +172,7 @@ pub fn anonymous_allowed() -> bool {
 }
 
 fn token_is_set(base: &CStr) -> bool {
-    use crate::ffi::config::tokens::{with_token, Which};
+    use crate::runtime::config::tokens::{with_token, Which};
     with_token(Which::Mcp, base.to_bytes(), |t| !t.is_empty())
 }
 
@@ -248,8 +248,8 @@ pub fn start() {
     if SERVER.running.load(Ordering::Acquire) {
         return;
     }
-    crate::ffi::config::tokens::warn_if_ignored(
-        crate::ffi::config::tokens::Which::Mcp,
+    crate::runtime::config::tokens::warn_if_ignored(
+        crate::runtime::config::tokens::Which::Mcp,
         s.token.to_bytes(),
         "[mcp] PKG_AGENT_MCP_TOKEN",
     );
@@ -625,8 +625,8 @@ fn authorize(
     s: &Settings,
     peer: &crate::net::token_limit::Peer,
 ) -> Result<(), (Answer, Extra)> {
-    use crate::ffi::config::tokens::{with_token, Which};
     use crate::net::token_limit::{gate, Outcome};
+    use crate::runtime::config::tokens::{with_token, Which};
     let outcome = with_token(Which::Mcp, s.token.to_bytes(), |token| {
         if token.is_empty() {
             // No token: only when anonymous use is allowed (else the

@@ -18,9 +18,9 @@ use crate::abi::messages::{messages_get_content_idx, messages_get_type_idx, TYPE
 use crate::base::json_writer::{write_integer, write_string, ByteSink, WriteError};
 use crate::cjson::json;
 use crate::cjson::sys::*;
-use crate::ffi::tool_run::{self, Offered, ToolSet};
-use crate::ffi::tools::AgentToolNode_t;
 use crate::rtt::rt_eok;
+use crate::runtime::tool_run::{self, Offered, ToolSet};
+use crate::runtime::tools::AgentToolNode_t;
 use crate::wire::chat::request::write_value;
 use crate::wire::mcp_session::{Full, Sessions, ID_LEN, VERSIONS};
 use alloc::vec::Vec;

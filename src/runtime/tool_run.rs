@@ -118,7 +118,7 @@ impl ToolSet {
 
 #[cfg(feature = "mcp-client")]
 fn is_remote(node: AgentToolNode_t) -> bool {
-    crate::mcp::client::is_remote(node)
+    crate::runtime::mcp::client::is_remote(node)
 }
 #[cfg(not(feature = "mcp-client"))]
 fn is_remote(_node: AgentToolNode_t) -> bool {

@@ -202,195 +202,187 @@ unsafe fn delete_objects(input: rt_mq_t, output: rt_mq_t, done: rt_sem_t) {
 /// `PKG_AGENT_FILE_OP_THREAD_SIZE`) and its queues. Returns the thread
 /// (owned by the kernel; the running one if already started), or `RT_NULL`
 /// when an object cannot be created (nothing is left behind).
-#[no_mangle]
-pub extern "C" fn agent_file_op_init() -> rt_thread_t {
-    ffi_fn!(failure = ptr::null_mut(), {
-        file_op(|s| {
-            if !s.thread.is_null() {
-                return s.thread;
+pub fn agent_file_op_init() -> rt_thread_t {
+    file_op(|s| {
+        if !s.thread.is_null() {
+            return s.thread;
+        }
+        let size = core::mem::size_of::<file_op_req>();
+        // SAFETY: names are NUL-terminated; every result is NULL-checked
+        // and deleted again on a later failure.
+        unsafe {
+            let input = rt_mq_create(c"fileop_mq_in".as_ptr(), size, FILE_OP_QUEUE, 0);
+            let output = rt_mq_create(c"fileop_mq_out".as_ptr(), size, FILE_OP_QUEUE, 0);
+            let done = rt_sem_create(c"fileop_done".as_ptr(), 0, 0);
+            if input.is_null() || output.is_null() || done.is_null() {
+                delete_objects(input, output, done);
+                return ptr::null_mut();
             }
-            let size = core::mem::size_of::<file_op_req>();
-            // SAFETY: names are NUL-terminated; every result is NULL-checked
-            // and deleted again on a later failure.
-            unsafe {
-                let input = rt_mq_create(c"fileop_mq_in".as_ptr(), size, FILE_OP_QUEUE, 0);
-                let output = rt_mq_create(c"fileop_mq_out".as_ptr(), size, FILE_OP_QUEUE, 0);
-                let done = rt_sem_create(c"fileop_done".as_ptr(), 0, 0);
-                if input.is_null() || output.is_null() || done.is_null() {
-                    delete_objects(input, output, done);
-                    return ptr::null_mut();
-                }
-                s.input = input;
-                s.output = output;
-                s.done = done;
+            s.input = input;
+            s.output = output;
+            s.done = done;
+        }
+        let spec = crate::rtt::thread::Spec {
+            name: FILE_OP_THREAD,
+            stack_size: board().file_op_thread_size().min(u32::MAX as usize) as u32,
+            priority: FILE_OP_PRIORITY,
+            tick: 20,
+        };
+        // The thread reads the handles under the lock held here, so it
+        // waits until they are all set.
+        match crate::rtt::thread::Thread::spawn(&spec, file_op_worker) {
+            Some(t) => {
+                s.thread = t;
+                t
             }
-            let spec = crate::rtt::thread::Spec {
-                name: FILE_OP_THREAD,
-                stack_size: board().file_op_thread_size().min(u32::MAX as usize) as u32,
-                priority: FILE_OP_PRIORITY,
-                tick: 20,
-            };
-            // The thread reads the handles under the lock held here, so it
-            // waits until they are all set.
-            match crate::rtt::thread::Thread::spawn(&spec, file_op_worker) {
-                Some(t) => {
-                    s.thread = t;
-                    t
-                }
-                None => {
-                    // SAFETY: the objects made above; no thread uses them.
-                    unsafe { delete_objects(s.input, s.output, s.done) };
-                    *s = FileOp {
-                        input: ptr::null_mut(),
-                        output: ptr::null_mut(),
-                        thread: ptr::null_mut(),
-                        done: ptr::null_mut(),
-                    };
-                    ptr::null_mut()
-                }
+            None => {
+                // SAFETY: the objects made above; no thread uses them.
+                unsafe { delete_objects(s.input, s.output, s.done) };
+                *s = FileOp {
+                    input: ptr::null_mut(),
+                    output: ptr::null_mut(),
+                    thread: ptr::null_mut(),
+                    done: ptr::null_mut(),
+                };
+                ptr::null_mut()
             }
-        })
+        }
     })
 }
 
 /// Stop the file-operation thread: it finishes the request in hand, ends,
 /// and its queues are deleted. Safe to call when it never started.
-#[no_mangle]
-pub extern "C" fn agent_file_op_deinit() {
-    ffi_fn!(failure = (), {
-        let (input, output, done) = file_op(|s| (s.input, s.output, s.done));
-        if input.is_null() {
+pub fn agent_file_op_deinit() {
+    let (input, output, done) = file_op(|s| (s.input, s.output, s.done));
+    if input.is_null() {
+        return;
+    }
+    let exit = file_op_req::empty(CMD_AGENT_FILE_EXIT);
+    // A request in hand may take the file server's timeout, twice over
+    // (the send and the answer), before the thread sees the exit.
+    let patience = board().http_timeout_ms.clamp(1000, 600_000) as u32 * 3;
+    let mut waited = 0;
+    // SAFETY: the queue is live (the thread has not ended); `exit` is
+    // one message.
+    while unsafe {
+        rt_mq_send(
+            input,
+            &exit as *const file_op_req as *const c_void,
+            core::mem::size_of::<file_op_req>(),
+        )
+    } != rt_eok()
+    {
+        if waited >= patience {
+            crate::log_e!("[fileop] the thread does not take its exit; left running");
             return;
         }
-        let exit = file_op_req::empty(CMD_AGENT_FILE_EXIT);
-        // A request in hand may take the file server's timeout, twice over
-        // (the send and the answer), before the thread sees the exit.
-        let patience = board().http_timeout_ms.clamp(1000, 600_000) as u32 * 3;
-        let mut waited = 0;
-        // SAFETY: the queue is live (the thread has not ended); `exit` is
-        // one message.
-        while unsafe {
-            rt_mq_send(
-                input,
-                &exit as *const file_op_req as *const c_void,
-                core::mem::size_of::<file_op_req>(),
-            )
-        } != rt_eok()
-        {
-            if waited >= patience {
-                crate::log_e!("[fileop] the thread does not take its exit; left running");
-                return;
-            }
-            crate::rtt::thread::sleep_ms(50);
-            waited += 50;
+        crate::rtt::thread::sleep_ms(50);
+        waited += 50;
+    }
+    // SAFETY: `done` is live until deleted below.
+    if unsafe { rt_sem_take(done, crate::rtt::ipc::ticks_from_ms(patience)) } != rt_eok() {
+        crate::log_e!("[fileop] the thread did not end in time; its queues are left");
+        return;
+    }
+    file_op(|s| {
+        // SAFETY: the thread has ended; nobody else uses the objects.
+        unsafe { delete_objects(s.input, s.output, s.done) };
+        *s = FileOp {
+            input: ptr::null_mut(),
+            output: ptr::null_mut(),
+            thread: ptr::null_mut(),
+            done: ptr::null_mut(),
+        };
+    });
+    let _ = output;
+    // The kernel frees an ended thread a little later (the idle thread).
+    for _ in 0..200 {
+        if !crate::rtt::thread::exists(FILE_OP_THREAD) {
+            break;
         }
-        // SAFETY: `done` is live until deleted below.
-        if unsafe { rt_sem_take(done, crate::rtt::ipc::ticks_from_ms(patience)) } != rt_eok() {
-            crate::log_e!("[fileop] the thread did not end in time; its queues are left");
-            return;
-        }
-        file_op(|s| {
-            // SAFETY: the thread has ended; nobody else uses the objects.
-            unsafe { delete_objects(s.input, s.output, s.done) };
-            *s = FileOp {
-                input: ptr::null_mut(),
-                output: ptr::null_mut(),
-                thread: ptr::null_mut(),
-                done: ptr::null_mut(),
-            };
-        });
-        let _ = output;
-        // The kernel frees an ended thread a little later (the idle thread).
-        for _ in 0..200 {
-            if !crate::rtt::thread::exists(FILE_OP_THREAD) {
-                break;
-            }
-            crate::rtt::thread::sleep_ms(5);
-        }
-    })
+        crate::rtt::thread::sleep_ms(5);
+    }
 }
 
 /// The file-operation thread's input queue (`file_op_req` messages), or
 /// `RT_NULL` while it is not running. Owned by the library.
-#[no_mangle]
-pub extern "C" fn get_agent_file_op_mq_input() -> rt_mq_t {
-    ffi_fn!(failure = ptr::null_mut(), { file_op(|s| s.input) })
+pub fn get_agent_file_op_mq_input() -> rt_mq_t {
+    file_op(|s| s.input)
 }
 
 /// The file-operation thread's output queue (a `CMD_AGENT_FILE_URL` answer
 /// per upload request: `path` the URL, `file_id` the id, both empty after a
 /// failure), or `RT_NULL` while it is not running. Owned by the library.
-#[no_mangle]
-pub extern "C" fn get_agent_file_op_mq_output() -> rt_mq_t {
-    ffi_fn!(failure = ptr::null_mut(), { file_op(|s| s.output) })
+pub fn get_agent_file_op_mq_output() -> rt_mq_t {
+    file_op(|s| s.output)
 }
 
 /// Upload the file at `path` now, on the calling thread, and return its
 /// URL (`{PKG_AGENT_DOWNLOAD_URL}/{file_id}`) in a static buffer the
 /// library owns: copy it before the next call. `""` when the upload fails
 /// (the reason is logged), `RT_NULL` for a NULL path. Borrows `path`.
-#[no_mangle]
-pub unsafe extern "C" fn agent_up_load(path: *const c_char) -> *mut c_char {
-    ffi_fn!(failure = ptr::null_mut(), nonnull(path), {
-        // SAFETY: non-NULL and NUL-terminated (the caller's contract).
-        let path = unsafe { CStr::from_ptr(path) };
-        let mut error = ErrorText::new();
-        let url = upload(path, "file", &mut error)
-            .and_then(|id| with_urls(|_, down| download_url(down, &id)));
-        if url.is_none() && error.len == 0 {
-            error.set(&[b"out of memory"]);
+pub unsafe fn agent_up_load(path: *const c_char) -> *mut c_char {
+    if path.is_null() {
+        return ptr::null_mut();
+    }
+    // SAFETY: non-NULL and NUL-terminated (the caller's contract).
+    let path = unsafe { CStr::from_ptr(path) };
+    let mut error = ErrorText::new();
+    let url = upload(path, "file", &mut error)
+        .and_then(|id| with_urls(|_, down| download_url(down, &id)));
+    if url.is_none() && error.len == 0 {
+        error.set(&[b"out of memory"]);
+    }
+    let _held = URL_LOCK.lock();
+    // SAFETY: the buffer is written only under URL_LOCK, held.
+    let out = unsafe { &mut *UP_LOAD_URL.0.get() };
+    if let Some(first) = out.first_mut() {
+        *first = 0;
+    }
+    if let Some(url) = url {
+        let url = crate::base::text::strip_last(&url, 0);
+        if !put_text(out, url) {
+            crate::log_e!("agent_up_load: the URL is longer than 127 bytes");
         }
-        let _held = URL_LOCK.lock();
-        // SAFETY: the buffer is written only under URL_LOCK, held.
-        let out = unsafe { &mut *UP_LOAD_URL.0.get() };
-        if let Some(first) = out.first_mut() {
-            *first = 0;
-        }
-        if let Some(url) = url {
-            let url = crate::base::text::strip_last(&url, 0);
-            if !put_text(out, url) {
-                crate::log_e!("agent_up_load: the URL is longer than 127 bytes");
-            }
-        } else {
-            crate::log_e!("agent_up_load: ", error.as_str());
-        }
-        out.as_mut_ptr()
-    })
+    } else {
+        crate::log_e!("agent_up_load: ", error.as_str());
+    }
+    out.as_mut_ptr()
 }
 
 /// Ask the file-operation thread to download `{PKG_AGENT_DOWNLOAD_URL}/
 /// {file_id}` into the file `path` (created or replaced). Returns `RT_EOK`
 /// once queued; `-RT_ERROR` when the thread is not running, an argument is
 /// NULL or longer than 127 bytes, or the queue is full. Borrows both.
-#[no_mangle]
-pub unsafe extern "C" fn down_load(path: *const c_char, file_id: *const c_char) -> rt_err_t {
-    ffi_fn!(failure = -rt_error(), nonnull(path, file_id), {
-        let mut req = file_op_req::empty(CMD_AGENT_FILE_DOWNLOAD);
-        // SAFETY: both non-NULL and NUL-terminated (the caller's contract).
-        let (p, id) = unsafe { (CStr::from_ptr(path), CStr::from_ptr(file_id)) };
-        if !put_text(&mut req.path, p.to_bytes()) || !put_text(&mut req.file_id, id.to_bytes()) {
-            crate::log_e!("down_load: the path or the file id is longer than 127 bytes");
+pub unsafe fn down_load(path: *const c_char, file_id: *const c_char) -> rt_err_t {
+    if path.is_null() || file_id.is_null() {
+        return -rt_error();
+    }
+    let mut req = file_op_req::empty(CMD_AGENT_FILE_DOWNLOAD);
+    // SAFETY: both non-NULL and NUL-terminated (the caller's contract).
+    let (p, id) = unsafe { (CStr::from_ptr(path), CStr::from_ptr(file_id)) };
+    if !put_text(&mut req.path, p.to_bytes()) || !put_text(&mut req.file_id, id.to_bytes()) {
+        crate::log_e!("down_load: the path or the file id is longer than 127 bytes");
+        return -rt_error();
+    }
+    file_op(|s| {
+        if s.input.is_null() {
+            crate::log_e!("down_load: the file-operation thread is not running");
             return -rt_error();
         }
-        file_op(|s| {
-            if s.input.is_null() {
-                crate::log_e!("down_load: the file-operation thread is not running");
-                return -rt_error();
-            }
-            // SAFETY: the queue is live while the lock is held; `req` is one
-            // message.
-            let sent = unsafe {
-                rt_mq_send(
-                    s.input,
-                    &req as *const file_op_req as *const c_void,
-                    core::mem::size_of::<file_op_req>(),
-                )
-            };
-            if sent == rt_eok() {
-                rt_eok()
-            } else {
-                -rt_error()
-            }
-        })
+        // SAFETY: the queue is live while the lock is held; `req` is one
+        // message.
+        let sent = unsafe {
+            rt_mq_send(
+                s.input,
+                &req as *const file_op_req as *const c_void,
+                core::mem::size_of::<file_op_req>(),
+            )
+        };
+        if sent == rt_eok() {
+            rt_eok()
+        } else {
+            -rt_error()
+        }
     })
 }

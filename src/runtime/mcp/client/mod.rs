@@ -37,10 +37,10 @@ pub mod servers;
 use crate::abi::messages::{messages_append, messages_create, messages_destroy, TYPE_TEXT};
 use crate::cjson::json;
 use crate::cjson::sys::*;
-use crate::ffi::tools::{append_tool, AgentToolList, AgentToolNode_t};
 use crate::net::transport::{self, ErrorText, Failure, Settings};
 use crate::rtt::atomic::{AtomicBool, Ordering};
 use crate::rtt::{rt_eok, rt_error};
+use crate::runtime::tools::{append_tool, AgentToolList, AgentToolNode_t};
 use crate::wire::stream::Format;
 use alloc::vec::Vec;
 use core::cell::UnsafeCell;
@@ -145,7 +145,7 @@ fn with_state<R>(f: impl FnOnce(&mut State) -> R) -> Option<R> {
 /// anything that is not a node of the registry: the pointer is only
 /// compared until the registry's walk finds it, so any value is safe.
 pub fn is_remote(node: AgentToolNode_t) -> bool {
-    let Some(found) = crate::ffi::tools::nodes().find(|&n| n == node) else {
+    let Some(found) = crate::runtime::tools::nodes().find(|&n| n == node) else {
         return false;
     };
     // SAFETY: `found` is a linked node of the registry, alive during the
@@ -176,7 +176,7 @@ fn warn_about(url: &Url, what: &[u8], detail: &[u8], tail: &[u8]) {
 
 /// The settings of a request to `url`: the chat client's.
 fn settings(url: &CStr) -> Settings<'_> {
-    let net = crate::ffi::chat::network();
+    let net = crate::runtime::chat::network();
     Settings {
         url,
         api_key: c"",
@@ -756,7 +756,7 @@ unsafe fn call(
     text: &mut Text,
 ) -> bool {
     // SAFETY: `node` is live (contract); its definition lives as long.
-    let local = unsafe { crate::ffi::tools::function_name((*node).tool_obj) }
+    let local = unsafe { crate::runtime::tools::function_name((*node).tool_obj) }
         .map_or(&b""[..], CStr::to_bytes);
     let servers = &mut state.servers;
     let found = state

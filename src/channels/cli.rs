@@ -10,9 +10,6 @@
 //! the shell's `read()` sleeps on). `finsh_set_device()` cannot do it: it
 //! returns at once for the device the shell already has.
 
-use super::super::agent_loop::{last_reply_streamed, set_stream_to_console, AgentChannelOps};
-use super::super::context::Context_t;
-use super::super::hub::{message_hub_get_timeout, message_hub_put, MessageHub_t};
 use crate::abi::messages::*;
 use crate::ffi_fn;
 use crate::rtt::atomic::{AtomicBool, Ordering};
@@ -21,6 +18,9 @@ use crate::rtt::ipc::{ticks_from_ms, Semaphore};
 use crate::rtt::log::console_print;
 use crate::rtt::thread;
 use crate::rtt::*;
+use crate::runtime::agent_loop::{last_reply_streamed, set_stream_to_console, AgentChannelOps};
+use crate::runtime::context::Context_t;
+use crate::runtime::hub::{message_hub_get_timeout, message_hub_put, MessageHub_t};
 use crate::wire::line_editor::{Event, LineEditor};
 use core::cell::UnsafeCell;
 use core::ffi::{c_char, c_int, c_void, CStr};
@@ -46,7 +46,6 @@ type agent_rx_indicate_t =
 
 const PROMPT: &[u8] = b"you> ";
 /// The channel thread's name (the agent's cleanup waits until it is freed).
-pub const CLI_THREAD_NAME: &CStr = c"AgentCLI";
 const STACK: u32 = 4096;
 
 /// A running chat: made by [`agent_cli_channel`], freed by [`agent_cli_stop`]
@@ -104,6 +103,7 @@ pub static mut agent_cli_ops: AgentChannelOps = AgentChannelOps {
 
 unsafe extern "C" fn cli_init(hub: MessageHub_t, ctx: Context_t) -> c_int {
     ffi_fn!(failure = -1, {
+        crate::runtime::agent_loop::channel_frees_replies_with_messages_destroy();
         // SAFETY: the channel framework passes NULL or its live hub and
         // context, the contract `agent_cli_channel` documents.
         unsafe { agent_cli_channel(hub, ctx) }
@@ -124,63 +124,57 @@ unsafe extern "C" fn on_rx(_dev: rt_device_t, _size: rt_size_t) -> rt_err_t {
 
 /// Start the chat on the console. Returns 0, or -1 without a console device,
 /// a hub or memory, or when a chat runs already.
-#[no_mangle]
-pub unsafe extern "C" fn agent_cli_channel(
-    message_hub: MessageHub_t,
-    _context: Context_t,
-) -> c_int {
-    ffi_fn!(failure = -1, {
-        if message_hub.is_null() || CLI.active.swap(true, Ordering::AcqRel) {
-            return -1;
-        }
-        let unclaim = || {
-            CLI.active.store(false, Ordering::Release);
-            -1
-        };
-        // SAFETY: the board's console name, a static C string.
-        let device = unsafe { rt_device_find(board().console_device) };
-        let (Some(rx), Some(exited)) = (
-            Semaphore::create(c"AgentRx", 0),
-            Semaphore::create(c"AgentCliX", 0),
-        ) else {
-            crate::log_e!("CLI channel: no memory");
-            return unclaim();
-        };
-        if device.is_null() {
-            crate::log_e!("CLI channel: no console device");
-            return unclaim();
-        }
-        let session = Session {
-            hub: message_hub,
-            device,
-            rx,
-            exited,
-            stop: AtomicBool::new(false),
-            // SAFETY: `device` is a live device; the glue only reads its
-            // `rx_indicate` field.
-            saved_rx: unsafe { agent_glue_rx_indicate(device) },
-            returned: AtomicBool::new(false),
-        };
-        // SAFETY: claimed through `active`, with the gate closed and empty
-        // (the last stop emptied it): nobody else reaches `session`.
-        unsafe { *CLI.session.get() = Some(session) };
-        CLI.gate.open();
-        // SAFETY: `device` is live; `on_rx` has the indicator's C signature
-        // and lives for the program.
-        unsafe { rt_device_set_rx_indicate(device, Some(on_rx)) };
-        let spec = thread::Spec {
-            name: CLI_THREAD_NAME,
-            stack_size: STACK,
-            priority: board().loop_priority.clamp(0, 255) as u8,
-            tick: 10,
-        };
-        if thread::Thread::spawn(&spec, cli_thread).is_none() {
-            crate::log_e!("CLI channel: cannot start its thread");
-            close_session();
-            return unclaim();
-        }
-        0
-    })
+pub unsafe fn agent_cli_channel(message_hub: MessageHub_t, _context: Context_t) -> c_int {
+    if message_hub.is_null() || CLI.active.swap(true, Ordering::AcqRel) {
+        return -1;
+    }
+    let unclaim = || {
+        CLI.active.store(false, Ordering::Release);
+        -1
+    };
+    // SAFETY: the board's console name, a static C string.
+    let device = unsafe { rt_device_find(board().console_device) };
+    let (Some(rx), Some(exited)) = (
+        Semaphore::create(c"AgentRx", 0),
+        Semaphore::create(c"AgentCliX", 0),
+    ) else {
+        crate::log_e!("CLI channel: no memory");
+        return unclaim();
+    };
+    if device.is_null() {
+        crate::log_e!("CLI channel: no console device");
+        return unclaim();
+    }
+    let session = Session {
+        hub: message_hub,
+        device,
+        rx,
+        exited,
+        stop: AtomicBool::new(false),
+        // SAFETY: `device` is a live device; the glue only reads its
+        // `rx_indicate` field.
+        saved_rx: unsafe { agent_glue_rx_indicate(device) },
+        returned: AtomicBool::new(false),
+    };
+    // SAFETY: claimed through `active`, with the gate closed and empty
+    // (the last stop emptied it): nobody else reaches `session`.
+    unsafe { *CLI.session.get() = Some(session) };
+    CLI.gate.open();
+    // SAFETY: `device` is live; `on_rx` has the indicator's C signature
+    // and lives for the program.
+    unsafe { rt_device_set_rx_indicate(device, Some(on_rx)) };
+    let spec = thread::Spec {
+        name: crate::runtime::agent_loop::CLI_THREAD_NAME,
+        stack_size: STACK,
+        priority: board().loop_priority.clamp(0, 255) as u8,
+        tick: 10,
+    };
+    if thread::Thread::spawn(&spec, cli_thread).is_none() {
+        crate::log_e!("CLI channel: cannot start its thread");
+        close_session();
+        return unclaim();
+    }
+    0
 }
 
 /// Give the console back and free the session (the channel thread is gone
@@ -205,25 +199,22 @@ fn give_back(session: &Session) {
 
 /// Stop the chat (if it runs), give the console back to the shell and wait
 /// until the channel's thread is gone. Idempotent.
-#[no_mangle]
-pub extern "C" fn agent_cli_stop() {
-    ffi_fn!(failure = (), {
-        if !CLI.active.load(Ordering::Acquire) {
-            return;
-        }
-        let exited = CLI.enter(|session| {
-            session.stop.store(true, Ordering::Release);
-            session.rx.release();
-            // The thread's last act; counted, so a thread that left on
-            // Ctrl-D long ago is not waited for.
-            session.exited.take(RT_WAITING_FOREVER)
-        });
-        if exited.is_none() {
-            crate::log_w!("CLI channel: stopped without a session");
-        }
-        close_session();
-        CLI.active.store(false, Ordering::Release);
-    })
+pub fn agent_cli_stop() {
+    if !CLI.active.load(Ordering::Acquire) {
+        return;
+    }
+    let exited = CLI.enter(|session| {
+        session.stop.store(true, Ordering::Release);
+        session.rx.release();
+        // The thread's last act; counted, so a thread that left on
+        // Ctrl-D long ago is not waited for.
+        session.exited.take(RT_WAITING_FOREVER)
+    });
+    if exited.is_none() {
+        crate::log_w!("CLI channel: stopped without a session");
+    }
+    close_session();
+    CLI.active.store(false, Ordering::Release);
 }
 
 /// Put back the indicator that was on the console when the chat started,

@@ -30,8 +30,8 @@
 //! failed; `upload.rs`: the upload and the server's file id; `file_op.rs`:
 //! utils.h's C API (the thread, its queues, `agent_up_load`, `down_load`).
 
-mod file_op;
-mod upload;
+pub mod file_op;
+pub mod upload;
 
 pub use file_op::*;
 pub use upload::{parse_file_id, upload, FileId, IdError};
@@ -89,33 +89,29 @@ pub fn set_overrides(o: Overrides) {
 /// `mode` 0 off, 1 upload, 2 inline; NULL URLs and `max_bytes <= 0` keep
 /// the build's value; `mode < 0` restores every setting. Copies the strings.
 #[cfg(feature = "host")]
-#[no_mangle]
-pub unsafe extern "C" fn rt_host_multimodal_set(
+pub unsafe fn rt_host_multimodal_set(
     mode: c_int,
     upload_url: *const c_char,
     download_url: *const c_char,
     max_bytes: core::ffi::c_long,
 ) {
-    crate::ffi_fn!(failure = (), {
-        if mode < 0 {
-            set_overrides(Overrides::default());
-            return;
-        }
-        // SAFETY: NULL or NUL-terminated (this function's contract); copied.
-        let copy = |p: *const c_char| {
-            unsafe { crate::base::text::cstr_arg(p) }.map(alloc::ffi::CString::from)
-        };
-        set_overrides(Overrides {
-            mode: Some(match mode {
-                1 => Mode::Upload,
-                2 => Mode::Inline,
-                _ => Mode::Off,
-            }),
-            upload_url: copy(upload_url),
-            download_url: copy(download_url),
-            max_bytes: (max_bytes > 0).then_some(max_bytes as usize),
-        });
-    })
+    if mode < 0 {
+        set_overrides(Overrides::default());
+        return;
+    }
+    // SAFETY: NULL or NUL-terminated (this function's contract); copied.
+    let copy =
+        |p: *const c_char| unsafe { crate::base::text::cstr_arg(p) }.map(alloc::ffi::CString::from);
+    set_overrides(Overrides {
+        mode: Some(match mode {
+            1 => Mode::Upload,
+            2 => Mode::Inline,
+            _ => Mode::Off,
+        }),
+        upload_url: copy(upload_url),
+        download_url: copy(download_url),
+        max_bytes: (max_bytes > 0).then_some(max_bytes as usize),
+    });
 }
 
 /// Read the host's overrides in place (no copy: the library's paths must

@@ -1,0 +1,1566 @@
+//! `AgentLoop.h`: the agent's lifecycle and its loop.
+//!
+//! One user message in, one reply out, always: the model's answer, or a text
+//! saying what failed (the C package sent nothing on failure, so its CLI
+//! waited forever). Between the two, at most `PKG_AGENT_MAX_TOOL_ROUNDS`
+//! rounds of `chat()` and tool calls; every tool call gets exactly one tool
+//! message, after the assistant message that made it.
+//!
+//! State: one [`AgentCell`] holds the lifecycle (stopped, starting, running,
+//! stopping; every move a compare-and-swap) and, while the agent exists, one
+//! [`Agent`] value that owns the hub, the context and, behind the agent's
+//! one kernel mutex, what threads change while it runs. Other threads reach
+//! it through a gate that its teardown closes and waits on.
+//!
+//! Stopping: `cleanup_agent_entry` marks the agent as stopping, cancels the
+//! loop's request in flight (it ends at its next read or timeout), wakes the
+//! loop with a NULL sentinel and waits until the loop thread has freed
+//! everything. The loop frees the hub only after it has taken that sentinel,
+//! so the sender never touches a freed mailbox. `init_agent` alone makes an
+//! agent without a loop thread; `cleanup_agent` (or `cleanup_agent_entry`)
+//! frees it on the calling thread.
+
+use super::chat::{
+    chat_response_free, chat_with_error, ChatResponse, ChatResponse_t, TOO_LONG_KEY,
+};
+use super::context::Context_t;
+use super::hub::{
+    message_hub_create, message_hub_destroy, message_hub_get, message_hub_put, MessageHub_t,
+};
+use super::tool_run::{Offered, ToolSet};
+use super::tools::{get_agent_tools, AgentToolNode_t};
+use super::utils::{print_reasoning, print_tool_call};
+use crate::abi::messages::{
+    messages_append, messages_create, messages_destroy, Messages_t, TYPE_TEXT,
+};
+use crate::cjson::json;
+use crate::cjson::sys::*;
+use crate::ffi_fn;
+use crate::net::transport;
+use crate::rtt::atomic::{AtomicBool, AtomicPtr, AtomicU8, AtomicUsize, Ordering};
+use crate::rtt::gate::{Gate, Pass};
+use crate::rtt::ipc::{Locked, Mutex, Semaphore};
+use crate::rtt::thread;
+use crate::rtt::*;
+use alloc::vec::Vec;
+use core::cell::UnsafeCell;
+use core::ffi::{c_char, c_int, c_void, CStr};
+use core::ptr;
+
+/// `AgentChannelOps` (channels/AgentChannel.h).
+#[repr(C)]
+pub struct AgentChannelOps {
+    pub init: Option<unsafe extern "C" fn(hub: MessageHub_t, ctx: Context_t) -> c_int>,
+    pub reset: Option<unsafe extern "C" fn()>,
+}
+
+// SAFETY: a table of function pointers, never written after start-up.
+unsafe impl Sync for AgentChannelOps {}
+
+extern "C" {
+    /// AGENT_CHANNEL_OPS, as the C glue sees it.
+    fn agent_glue_channel_ops() -> *const AgentChannelOps;
+    /// Both in the user-editable src/tool_func.c.
+    fn init_tools();
+    fn agent_tools_cleanup();
+}
+
+/// The loop thread's name (`list thread` shows it; cleanup looks it up).
+const LOOP_THREAD_NAME: &CStr = c"AgentLoop";
+
+/// The agent's lifecycle. Every change is a compare-and-swap from the state
+/// it expects, so two `main_loop_entry` or two `cleanup_agent_entry` calls at
+/// once cannot both act: one wins, the other waits for the outcome.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[repr(u8)]
+pub enum Lifecycle {
+    Stopped = 0,
+    /// The agent is being built (by the loop thread, or by a direct
+    /// `init_agent` call).
+    Starting = 1,
+    Running = 2,
+    /// The agent is being stopped and everything it owns freed.
+    Stopping = 3,
+}
+
+/// The one agent of the library: its lifecycle and, while it exists, the
+/// [`Agent`] value that owns everything the agent made.
+///
+/// Who may touch what:
+/// - `agent` is written only by the thread that builds it (while Starting,
+///   the gate closed) and by the one that tears it down (the gate closed
+///   and empty); every other access goes through [`AgentCell::enter`].
+/// - `done` is written only by the thread that won the move to Starting,
+///   before the loop thread exists, and by the one that won the move to
+///   Stopping, after the loop thread's last use of it.
+/// - What changes while the agent runs lives in [`Shared`], behind the
+///   agent's one kernel mutex.
+struct AgentCell {
+    lifecycle: AtomicU8,
+    gate: Gate,
+    /// The thread that owns the tool registry and the context while the
+    /// agent exists: the loop thread, or a thread starting or stopping an
+    /// agent that has none. NULL: nobody in particular (no agent, or an agent
+    /// without a loop thread, whose caller serialises its calls as in the C
+    /// package).
+    owner: AtomicPtr<rt_thread>,
+    /// The start-up/stop handshake with the loop thread: released when its
+    /// start-up is over and when it has freed everything.
+    done: UnsafeCell<Option<Semaphore>>,
+    agent: UnsafeCell<Option<Agent>>,
+    /// A turn is in progress: set by the loop thread when it takes a user
+    /// message, cleared when the reply is out (`agent_is_busy`).
+    busy: AtomicBool,
+    /// User messages put on the running agent's input mailbox through the
+    /// hub's `put_message` and not answered yet: counted before the send, so
+    /// that no moment between the loop's receive and its `busy` reads idle.
+    pending: AtomicUsize,
+}
+
+// SAFETY: `agent` and `done` are reached only under the rules on
+// `AgentCell` (one writer at a time, readers through the gate); everything
+// else is atomic.
+unsafe impl Sync for AgentCell {}
+
+static AGENT: AgentCell = AgentCell {
+    lifecycle: AtomicU8::new(Lifecycle::Stopped as u8),
+    gate: Gate::closed(),
+    owner: AtomicPtr::new(ptr::null_mut()),
+    done: UnsafeCell::new(None),
+    agent: UnsafeCell::new(None),
+    busy: AtomicBool::new(false),
+    pending: AtomicUsize::new(0),
+};
+
+/// Everything a started agent owns; dropping it frees all of it.
+struct Agent {
+    hub: MessageHub_t,
+    context: Context_t,
+    /// The loop thread; NULL for an agent made by `init_agent` alone.
+    loop_thread: rt_thread_t,
+    shared: Locked<Shared>,
+    /// The tool lock (see `super::tool_run`).
+    tool_lock: Mutex,
+}
+
+/// What threads change while the agent runs (behind the agent's mutex).
+struct Shared {
+    /// A reply made while there was memory, sent when building the real one
+    /// fails: every message gets exactly one reply.
+    spare_reply: Messages_t,
+    /// Tools appended from other threads, for the loop to register before
+    /// its next message (a chain through `next`, newest first).
+    queued_tools: AgentToolNode_t,
+    /// Where the fragments of an answer go as they stream in (the CLI prints
+    /// them, the WebNet channel sends them to the browser).
+    /// (A reference: every set of hooks is a constant, and a copy would be
+    /// 16 bytes of the agent's static state.)
+    stream: &'static StreamHooks,
+    /// The last reply's text was printed while it streamed.
+    last_reply_streamed: bool,
+    /// User messages answered since the agent started (`agent_status`).
+    #[cfg(feature = "msh-extras")]
+    answered: usize,
+}
+
+// SAFETY: the pointers are heap objects the agent owns outright (a message
+// set, a chain of registry nodes); any thread holding the lock may use them.
+unsafe impl Send for Shared {}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        let shared = self.shared.get_mut();
+        // SAFETY: the agent is being torn down: the channel was reset and
+        // the gate is closed and empty, so nothing uses the hub, the context
+        // or the shared pointers any more; each was made by its create
+        // function and is freed once.
+        unsafe {
+            message_hub_destroy(self.hub);
+            super::context::agent_context_destroy(self.context);
+            messages_destroy(shared.spare_reply);
+        }
+        super::tools::discard_chain(core::mem::replace(
+            &mut shared.queued_tools,
+            ptr::null_mut(),
+        ));
+    }
+}
+
+impl AgentCell {
+    fn lifecycle(&self) -> Lifecycle {
+        match self.lifecycle.load(Ordering::SeqCst) {
+            1 => Lifecycle::Starting,
+            2 => Lifecycle::Running,
+            3 => Lifecycle::Stopping,
+            _ => Lifecycle::Stopped,
+        }
+    }
+
+    /// Move from `from` to `to`; the state found instead when it was not
+    /// `from`.
+    fn transition(&self, from: Lifecycle, to: Lifecycle) -> Result<(), Lifecycle> {
+        self.lifecycle
+            .compare_exchange(from as u8, to as u8, Ordering::SeqCst, Ordering::SeqCst)
+            .map(|_| ())
+            .map_err(|_| self.lifecycle())
+    }
+
+    fn set(&self, to: Lifecycle) {
+        self.lifecycle.store(to as u8, Ordering::SeqCst);
+    }
+
+    /// Sleep until the lifecycle leaves `busy` (a start or a stop in
+    /// progress, both bounded).
+    fn wait_while(&self, busy: Lifecycle) -> Lifecycle {
+        loop {
+            let now = self.lifecycle();
+            if now != busy {
+                return now;
+            }
+            thread::sleep_ms(10);
+        }
+    }
+
+    /// Run `f` with the agent, if there is one that is not being torn down.
+    fn enter<R>(&self, f: impl FnOnce(&Agent) -> R) -> Option<R> {
+        let _pass = self.gate.enter()?;
+        // SAFETY: the gate is open only while `agent` holds a complete agent
+        // and is not written (see `AgentCell`), and the pass keeps a
+        // teardown waiting until `f` is done with the reference.
+        let agent = unsafe { (*self.agent.get()).as_ref() }?;
+        Some(f(agent))
+    }
+
+    /// Run `f` with the agent's shared state, under its lock.
+    fn with_shared<R>(&self, f: impl FnOnce(&mut Shared) -> R) -> Option<R> {
+        self.enter(|agent| agent.shared.lock().map(|mut shared| f(&mut shared)))
+            .flatten()
+    }
+
+    /// The start-up/stop semaphore, when a loop thread was started.
+    ///
+    /// # Safety
+    /// Not while the thread that won Starting or Stopping may write `done`
+    /// (see `AgentCell`): the loop thread between its start and its last
+    /// release, or that winning thread itself.
+    unsafe fn done(&self) -> Option<&Semaphore> {
+        // SAFETY: no writer now (this function's contract).
+        unsafe { (*self.done.get()).as_ref() }
+    }
+}
+
+/// For `append_tool`: `None` when the calling thread may change the registry
+/// now (no agent, an agent without a loop thread, or the loop's own thread);
+/// otherwise the loop owns it, and `queue` puts the tool on the agent's queue
+/// (under its lock) for the loop to register before its next message, and
+/// its result is returned. While a start or a stop is under way on another
+/// thread, this waits until it is over.
+pub(crate) fn queue_unless_mine(
+    queue: impl FnOnce(&mut AgentToolNode_t) -> rt_err_t,
+) -> Option<rt_err_t> {
+    let mut queue = Some(queue);
+    loop {
+        let owner = AGENT.owner.load(Ordering::SeqCst);
+        if owner.is_null() || owner == thread::current() {
+            return None;
+        }
+        // `queue` is taken only when it runs, so a refused try keeps it.
+        let queued = AGENT
+            .with_shared(|shared| queue.take().map(|q| q(&mut shared.queued_tools)))
+            .flatten();
+        if queued.is_some() {
+            return queued;
+        }
+        // Starting or stopping: the owner changes when that is over.
+        thread::sleep_ms(10);
+    }
+}
+
+/// A new one-item text message holding a copy of `text`, or NULL without
+/// memory.
+fn text_reply(text: &CStr) -> Messages_t {
+    let m = messages_create(1);
+    if m.is_null() {
+        return m;
+    }
+    // SAFETY: `m` is a fresh message of ours; `text` is NUL-terminated and
+    // outlives the call, which copies it.
+    let appended = unsafe { messages_append(m, TYPE_TEXT, text.as_ptr()) };
+    if appended != rt_eok() {
+        // SAFETY: `m` is ours and not shared yet.
+        unsafe { messages_destroy(m) };
+        return ptr::null_mut();
+    }
+    m
+}
+
+const OUT_OF_MEMORY_REPLY: &CStr = c"error: out of memory while answering";
+
+fn make_spare_reply() -> Messages_t {
+    text_reply(OUT_OF_MEMORY_REPLY)
+}
+
+/// A channel chosen at run time (the simulator, tests) instead of the
+/// menuconfig one; NULL: use AGENT_CHANNEL_OPS. A setting, read at start.
+static CHANNEL_OVERRIDE: AtomicPtr<AgentChannelOps> = AtomicPtr::new(ptr::null_mut());
+
+/// Use `ops` instead of the channel chosen in menuconfig (takes effect at
+/// the next `init_agent`). NULL returns to the menuconfig choice.
+pub fn set_channel(ops: *const AgentChannelOps) {
+    CHANNEL_OVERRIDE.store(ops as *mut AgentChannelOps, Ordering::Release);
+}
+
+/// A function handed one NUL-terminated fragment, which it only borrows.
+pub type TextHook = Option<unsafe extern "C" fn(text: *const c_char)>;
+
+/// What the loop does with the pieces of a turn as they happen: the
+/// reasoning and answer fragments and the tool calls `chat()` reports, and
+/// each tool's result.
+#[derive(Clone, Copy)]
+pub struct StreamHooks {
+    pub on_reasoning: TextHook,
+    pub on_tool_call: TextHook,
+    pub on_context: TextHook,
+    pub on_tool_result: TextHook,
+}
+
+/// Without a channel that shows them: reasoning and tool calls are logged.
+pub const LOG_HOOKS: StreamHooks = StreamHooks {
+    on_reasoning: Some(print_reasoning),
+    on_tool_call: Some(print_tool_call),
+    on_context: None,
+    on_tool_result: None,
+};
+
+const CONSOLE_HOOKS: StreamHooks = StreamHooks {
+    on_context: Some(print_context_streaming),
+    ..LOG_HOOKS
+};
+
+/// Send the pieces of every turn to `hooks` (`None`: back to logging them).
+/// No effect without a running agent; a channel sets them after `init_agent`
+/// has built the agent (from its init) and they go with the agent.
+pub fn set_stream_hooks(hooks: Option<&'static StreamHooks>) {
+    AGENT.with_shared(|shared| shared.stream = hooks.unwrap_or(&LOG_HOOKS));
+}
+
+/// Ask the loop to print answers on the console as they stream in (the CLI
+/// channel, while its chat runs). No effect without a running agent.
+pub fn set_stream_to_console(on: bool) {
+    set_stream_hooks(on.then_some(&CONSOLE_HOOKS));
+}
+
+/// Clear the conversation (back to the system prompt) before the loop
+/// answers its next message. The context belongs to the loop thread, so
+/// other threads ask rather than touch it. (Only the WebNet channel asks.)
+#[cfg(feature = "channel-webnet")]
+static CONVERSATION_RESET: AtomicBool = AtomicBool::new(false);
+
+/// See [`CONVERSATION_RESET`]; the next message starts a new conversation.
+#[cfg(feature = "channel-webnet")]
+pub fn request_conversation_reset() {
+    CONVERSATION_RESET.store(true, Ordering::SeqCst);
+}
+
+/// Was the last reply's text already printed while it streamed?
+pub fn last_reply_streamed() -> bool {
+    AGENT
+        .with_shared(|shared| shared.last_reply_streamed)
+        .unwrap_or(false)
+}
+
+pub fn is_running() -> bool {
+    matches!(AGENT.lifecycle(), Lifecycle::Starting | Lifecycle::Running)
+}
+
+pub fn lifecycle() -> Lifecycle {
+    AGENT.lifecycle()
+}
+
+/// Run `f` with the agent if its loop runs: the lifecycle is Running and it
+/// has a loop thread (an agent made by `init_agent` alone has a hub that
+/// nobody reads).
+fn with_running_loop<R>(f: impl FnOnce(&Agent) -> R) -> Option<R> {
+    if AGENT.lifecycle() != Lifecycle::Running {
+        return None;
+    }
+    AGENT
+        .enter(|agent| (!agent.loop_thread.is_null()).then(|| f(agent)))
+        .flatten()
+}
+
+/// The running loop's hub (`agent_get_message_hub`), or NULL.
+pub fn running_hub() -> MessageHub_t {
+    with_running_loop(|agent| agent.hub).unwrap_or(ptr::null_mut())
+}
+
+/// Is the running loop in a turn (the request and its tools), or is a user
+/// message waiting for it (put, not yet taken)?
+pub fn is_busy() -> bool {
+    with_running_loop(|agent| {
+        // SAFETY: inside the gate the hub and its mailboxes are live.
+        AGENT.busy.load(Ordering::SeqCst)
+            || AGENT.pending.load(Ordering::SeqCst) > 0
+            || unsafe { crate::rtt::ipc::mailbox_entries((*agent.hub).input_mailbox) } > 0
+    })
+    .unwrap_or(false)
+}
+
+/// The hub's `put_message` is about to send to `mb` of `hub`: when that is
+/// the running agent's input mailbox, count the message as pending (see
+/// `AgentCell::pending`). Returns whether it was counted; the caller takes
+/// it back with [`put_failed`] if the send fails.
+pub(crate) fn note_put(hub: MessageHub_t, mb: rt_mailbox_t) -> bool {
+    with_running_loop(|agent| {
+        // SAFETY: inside the gate the agent's hub is live.
+        let ours = agent.hub == hub && unsafe { (*agent.hub).input_mailbox } == mb;
+        if ours {
+            AGENT.pending.fetch_add(1, Ordering::SeqCst);
+        }
+        ours
+    })
+    .unwrap_or(false)
+}
+
+/// A counted put that failed (mailbox full): not pending after all.
+pub(crate) fn put_failed() {
+    let _ = AGENT
+        .pending
+        .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
+}
+
+/// User messages answered since the agent started (0 without one).
+#[cfg(feature = "msh-extras")]
+pub fn answered() -> usize {
+    AGENT.with_shared(|shared| shared.answered).unwrap_or(0)
+}
+
+/// Set by the library's own channels (CLI, Debug) when they start: they
+/// free replies with `messages_destroy`, so the static out-of-memory reply
+/// is safe for them. A board's own channel never sets it.
+static CHANNEL_IS_OURS: AtomicBool = AtomicBool::new(false);
+
+/// For the library's channels' `init`: replies to this channel may be the
+/// static out-of-memory reply (see [`CHANNEL_IS_OURS`]).
+pub fn channel_frees_replies_with_messages_destroy() {
+    CHANNEL_IS_OURS.store(true, Ordering::Release);
+}
+
+/// Is the running channel one of the library's?
+fn channel_is_ours() -> bool {
+    CHANNEL_IS_OURS.load(Ordering::Acquire)
+}
+
+/// The name of the CLI channel's thread, which cleanup waits to see freed.
+pub const CLI_THREAD_NAME: &CStr = c"AgentCLI";
+
+fn channel_ops() -> Option<&'static AgentChannelOps> {
+    let over = CHANNEL_OVERRIDE.load(Ordering::Acquire);
+    // SAFETY: both are NULL or point to static channel tables.
+    unsafe {
+        if !over.is_null() {
+            return Some(&*over);
+        }
+        agent_glue_channel_ops().as_ref()
+    }
+}
+
+fn log_memory(what: &str) {
+    let (mut total, mut used, mut max_used) = (0, 0, 0);
+    // SAFETY: three writable locals.
+    unsafe { rt_memory_info(&mut total, &mut used, &mut max_used) };
+    crate::log_i!(
+        "[mem] ",
+        what,
+        ": used ",
+        used,
+        " max_used ",
+        max_used,
+        " total ",
+        total
+    );
+}
+
+/// Build the agent on the calling thread, which won the move to Starting:
+/// tools, hub, context, spare reply, lock; then open the gate and start the
+/// channel. On failure nothing is left allocated. Logs `[mem] agent started`.
+fn build_agent(loop_thread: rt_thread_t) -> bool {
+    CHANNEL_IS_OURS.store(false, Ordering::Release);
+    AGENT.owner.store(thread::current(), Ordering::SeqCst);
+    #[cfg(feature = "channel-webnet")]
+    CONVERSATION_RESET.store(false, Ordering::SeqCst);
+    AGENT.pending.store(0, Ordering::SeqCst);
+    // SAFETY: C function of the package (the user-editable tool_func.c).
+    unsafe { init_tools() };
+    #[cfg(feature = "mcp-client")]
+    crate::runtime::mcp::client::start();
+    let hub = message_hub_create();
+    let context = super::context::agent_context_create();
+    let spare_reply = make_spare_reply();
+    let shared = Shared {
+        spare_reply,
+        queued_tools: ptr::null_mut(),
+        stream: &LOG_HOOKS,
+        last_reply_streamed: false,
+        #[cfg(feature = "msh-extras")]
+        answered: 0,
+    };
+    let fail = || {
+        crate::log_e!("init_agent: out of memory");
+        #[cfg(feature = "mcp-client")]
+        crate::runtime::mcp::client::stop();
+        // SAFETY: C function of the package.
+        unsafe { agent_tools_cleanup() };
+        false
+    };
+    let shared = match Locked::create(c"AgentSt", shared) {
+        Ok(shared) => shared,
+        Err(shared) => {
+            // SAFETY: each is NULL or was just made here and never shared.
+            unsafe {
+                message_hub_destroy(hub);
+                super::context::agent_context_destroy(context);
+                messages_destroy(shared.spare_reply);
+            }
+            return fail();
+        }
+    };
+    let Some(tool_lock) = Mutex::create(c"AgentTl") else {
+        let mut shared = shared;
+        // SAFETY: each is NULL or was just made here and never shared.
+        unsafe {
+            message_hub_destroy(hub);
+            super::context::agent_context_destroy(context);
+            messages_destroy(shared.get_mut().spare_reply);
+        }
+        return fail();
+    };
+    // From here the agent's drop frees whatever was made.
+    let agent = Agent {
+        hub,
+        context,
+        loop_thread,
+        shared,
+        tool_lock,
+    };
+    if hub.is_null() || context.is_null() || spare_reply.is_null() {
+        drop(agent);
+        return fail();
+    }
+    // SAFETY: Starting, with the gate closed: no other thread reaches `agent`
+    // (see `AgentCell`).
+    unsafe { *AGENT.agent.get() = Some(agent) };
+    AGENT.gate.open();
+    // As the C package's init_agent: the file-operation thread (down_load
+    // and C code posting to its queues) runs with the agent.
+    #[cfg(feature = "multimodal")]
+    if super::multimodal::mode() != super::multimodal::Mode::Off
+        && super::multimodal::agent_file_op_init().is_null()
+    {
+        crate::log_w!("init_agent: the file-operation thread did not start (no memory)");
+    }
+    // SAFETY: the glue's logging only; no arguments.
+    #[cfg(feature = "tls")]
+    unsafe {
+        crate::rtt::webclient::agent_tls_report()
+    };
+    log_memory("agent started");
+    if let Some(init) = channel_ops().and_then(|ops| ops.init) {
+        // SAFETY: the channel's own init with the live hub and context; the
+        // channel is reset before either is freed.
+        if unsafe { init(hub, context) } != 0 {
+            crate::log_w!("init_agent: the channel did not start");
+        }
+    }
+    #[cfg(feature = "mcp-server")]
+    crate::runtime::mcp::server::start();
+    true
+}
+
+/// Tear the agent down on the calling thread, which won the move to
+/// Stopping (or is the loop thread it stopped): reset the channel, close the
+/// gate, wait for its users, free everything, clean the tools up.
+fn tear_down_agent() {
+    CHANNEL_IS_OURS.store(false, Ordering::Release);
+    // First: its tool calls go through the gate and use the registry.
+    #[cfg(feature = "mcp-server")]
+    crate::runtime::mcp::server::stop();
+    if let Some(reset) = channel_ops().and_then(|ops| ops.reset) {
+        // SAFETY: the channel's own reset; afterwards it no longer touches
+        // the hub.
+        unsafe { reset() };
+    }
+    AGENT.gate.close();
+    AGENT.gate.wait_empty(|| {});
+    #[cfg(feature = "multimodal")]
+    {
+        super::multimodal::agent_file_op_deinit();
+        // A reason no loop took (a to_content of another thread's).
+        super::multimodal::forget_content_error();
+    }
+    // SAFETY: the gate is closed and empty, so no other thread holds a
+    // reference into `agent` (see `AgentCell`); this thread is its writer.
+    let agent = unsafe { (*AGENT.agent.get()).take() };
+    drop(agent);
+    #[cfg(feature = "mcp-client")]
+    crate::runtime::mcp::client::stop();
+    // SAFETY: C function of the package.
+    unsafe { agent_tools_cleanup() };
+    // After every request of the agent has ended (the loop thread and the
+    // MCP client are stopped): the kept TLS session goes with the agent.
+    // SAFETY: the glue frees its own copy under its own lock.
+    #[cfg(feature = "tls")]
+    unsafe {
+        crate::rtt::webclient::agent_tls_forget()
+    };
+}
+
+/// Register the tools, create the hub and the context, start the channel:
+/// the agent without a loop thread (`main_loop_entry` starts one that does
+/// this itself). Logs `[mem] agent started`. On failure nothing is left
+/// allocated. With an agent already there: a warning, nothing else.
+pub fn init_agent() {
+    if AGENT
+        .transition(Lifecycle::Stopped, Lifecycle::Starting)
+        .is_err()
+    {
+        crate::log_w!("init_agent: the agent is already initialised");
+        return;
+    }
+    if build_agent(ptr::null_mut()) {
+        AGENT.set(Lifecycle::Running);
+    } else {
+        AGENT.set(Lifecycle::Stopped);
+    }
+    AGENT.owner.store(ptr::null_mut(), Ordering::SeqCst);
+}
+
+/// Stop the agent, whichever way it was started (the loop thread too), and
+/// free everything: channel, hub with whatever is still queued, context,
+/// tools. Logs `[mem] cleanup done`. Idempotent.
+pub fn cleanup_agent() {
+    if stop_agent() == StopOutcome::NotRunning {
+        log_memory("cleanup done");
+    }
+}
+
+#[derive(PartialEq, Eq)]
+enum StopOutcome {
+    Stopped,
+    NotRunning,
+    /// Asked from the loop's own thread (a tool): it cannot wait for itself.
+    Refused,
+}
+
+/// Stop the agent and wait until everything is freed; logs `[mem] cleanup
+/// done` when it stopped one.
+fn stop_agent() -> StopOutcome {
+    loop {
+        match AGENT.transition(Lifecycle::Running, Lifecycle::Stopping) {
+            Ok(()) => break,
+            Err(Lifecycle::Stopped) => return StopOutcome::NotRunning,
+            // Another stop is at work: return once it is done, so that every
+            // caller finds everything freed.
+            Err(Lifecycle::Stopping) => {
+                AGENT.wait_while(Lifecycle::Stopping);
+                return StopOutcome::Stopped;
+            }
+            Err(_) => {
+                AGENT.wait_while(Lifecycle::Starting);
+            }
+        }
+    }
+    let me = thread::current();
+    let (hub, loop_thread) = AGENT
+        .enter(|agent| (agent.hub, agent.loop_thread))
+        .unwrap_or((ptr::null_mut(), ptr::null_mut()));
+    if !loop_thread.is_null() && loop_thread == me {
+        crate::log_w!("the agent cannot be stopped from its own thread (a tool?)");
+        AGENT.set(Lifecycle::Running);
+        return StopOutcome::Refused;
+    }
+    if loop_thread.is_null() {
+        // An agent without a loop: this thread frees it.
+        AGENT.owner.store(me, Ordering::SeqCst);
+        tear_down_agent();
+    } else {
+        transport::request_cancel();
+        // The loop takes this sentinel, sees Stopping and tears the agent
+        // down; the hub lives until it has taken it.
+        // SAFETY: the hub is live until the loop has taken the sentinel sent
+        // here (the module comment); a full mailbox makes this wait.
+        unsafe { rt_mb_send_wait((*hub).input_mailbox, 0, RT_WAITING_FOREVER) };
+        // SAFETY: the loop thread uses `done` until its last release, which
+        // this take waits for; only then does this thread (the Stopping
+        // winner) write it.
+        unsafe {
+            if let Some(done) = AGENT.done() {
+                done.take(RT_WAITING_FOREVER);
+            }
+            *AGENT.done.get() = None;
+        }
+        wait_until_threads_freed();
+    }
+    log_memory("cleanup done");
+    transport::clear_cancel();
+    AGENT.owner.store(ptr::null_mut(), Ordering::SeqCst);
+    AGENT.set(Lifecycle::Stopped);
+    StopOutcome::Stopped
+}
+
+/// Wait (a bounded while) until the kernel has freed the finished loop and
+/// channel threads: a thread that returns from its entry becomes defunct and
+/// its stack and control block are freed later, by the idle (or system)
+/// thread, after which its object can no longer be found.
+fn wait_until_threads_freed() {
+    let names: &[&CStr] = &[
+        LOOP_THREAD_NAME,
+        #[cfg(feature = "channel-cli")]
+        CLI_THREAD_NAME,
+    ];
+    for &name in names {
+        for _ in 0..200 {
+            if !thread::exists(name) {
+                break;
+            }
+            thread::sleep_ms(10);
+        }
+    }
+}
+
+unsafe extern "C" fn loop_thread(_parameter: *mut c_void) {
+    ffi_fn!(failure = (), {
+        let me = thread::current();
+        // Cleanup cancels the requests of this thread only.
+        transport::cancel_on_thread(me);
+        let built = build_agent(me);
+        // SAFETY: `done` was set by main_loop_entry before this thread
+        // started and is written again only after this thread's last release.
+        let done = unsafe { AGENT.done() };
+        // Tell main_loop_entry that start-up is over (the channel is ready).
+        if let Some(done) = done {
+            done.release();
+        }
+        if built {
+            AGENT.enter(|agent| {
+                // SAFETY: on the loop thread, inside the gate: the hub and the
+                // context are live and this thread's.
+                unsafe { serve(agent) }
+            });
+            tear_down_agent();
+        }
+        transport::cancel_on_thread(ptr::null_mut());
+        // The last act: whoever waits deletes the semaphore after this.
+        if let Some(done) = done {
+            done.release();
+        }
+    })
+}
+
+/// Answer messages until the stop sentinel arrives.
+///
+/// # Safety
+/// On the loop thread, with `agent` the live agent it built.
+unsafe fn serve(agent: &Agent) {
+    loop {
+        // SAFETY: the hub is live while the agent is (this function's
+        // contract), and so is its `input_mailbox`.
+        let msg = unsafe { message_hub_get(agent.hub, (*agent.hub).input_mailbox) };
+        if AGENT.lifecycle() == Lifecycle::Stopping {
+            // SAFETY: `msg` is NULL or a received set this thread now owns;
+            // not used again.
+            unsafe { messages_destroy(msg) };
+            if msg.is_null() {
+                return; // the stop sentinel: nobody sends to the hub any more
+            }
+            continue;
+        }
+        if msg.is_null() {
+            continue;
+        }
+        // Tools appended from other threads meanwhile: no request is reading
+        // the registry now.
+        let queued = agent.shared.lock().map_or(ptr::null_mut(), |mut s| {
+            core::mem::replace(&mut s.queued_tools, ptr::null_mut())
+        });
+        {
+            let _tools = lock_tools();
+            super::tools::register_chain(queued);
+        }
+        AGENT.busy.store(true, Ordering::SeqCst);
+        // SAFETY: on the loop thread with the live agent; `msg` is a non-NULL
+        // received set, handed over.
+        unsafe { handle_user_message(agent, msg) };
+        AGENT.busy.store(false, Ordering::SeqCst);
+        // Never below 0: a message sent to the mailbox directly was not counted.
+        let _ = AGENT
+            .pending
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
+    }
+}
+
+/// Start the `AgentLoop` thread and return once the agent is initialised. A
+/// second call while it runs does nothing. Returns 0, or -1 when the thread
+/// cannot be created or the agent cannot be initialised (no memory).
+pub fn main_loop_entry() -> c_int {
+    loop {
+        match AGENT.transition(Lifecycle::Stopped, Lifecycle::Starting) {
+            Ok(()) => break,
+            Err(Lifecycle::Stopping) => {
+                AGENT.wait_while(Lifecycle::Stopping);
+            }
+            Err(_) => {
+                crate::log_w!("the agent loop is already running");
+                return 0;
+            }
+        }
+    }
+    transport::clear_cancel();
+    let Some(done) = Semaphore::create(c"AgentDone", 0) else {
+        AGENT.set(Lifecycle::Stopped);
+        return -1;
+    };
+    // SAFETY: this thread won the move to Starting and the loop thread
+    // does not exist yet: nobody else reaches `done`.
+    unsafe { *AGENT.done.get() = Some(done) };
+    let cfg = board();
+    let spec = thread::Spec {
+        name: LOOP_THREAD_NAME,
+        stack_size: cfg.loop_stack_size.clamp(2048, 1 << 20) as u32,
+        priority: cfg.loop_priority.clamp(0, 255) as u8,
+        tick: 10,
+    };
+    let forget_done = || {
+        // SAFETY: no loop thread uses `done` (none started, or it made
+        // its last release); this thread is the Starting winner.
+        unsafe { *AGENT.done.get() = None };
+        AGENT.set(Lifecycle::Stopped);
+    };
+    if thread::Thread::spawn(&spec, loop_thread).is_none() {
+        crate::log_e!("cannot start the AgentLoop thread");
+        forget_done();
+        return -1;
+    }
+    // Return once the agent is up, so a command right after this one
+    // (agent_send_message in a script) finds the channel ready.
+    // SAFETY: the loop thread only releases `done`; it is written again
+    // only by this thread below, after the loop's last release.
+    let done = unsafe { AGENT.done() };
+    if let Some(done) = done {
+        done.take(RT_WAITING_FOREVER);
+    }
+    if !AGENT.gate.is_open() {
+        // The agent could not be built: the thread is finishing.
+        if let Some(done) = done {
+            done.take(RT_WAITING_FOREVER);
+        }
+        wait_until_threads_freed();
+        forget_done();
+        return -1;
+    }
+    AGENT.set(Lifecycle::Running);
+    0
+}
+
+/// Stop the loop and wait until everything it owned is freed. Without a
+/// running agent: nothing to do. Returns 0; -1 when asked from the loop's
+/// own thread (a tool), which cannot wait for itself.
+pub fn cleanup_agent_entry() -> c_int {
+    match stop_agent() {
+        StopOutcome::Stopped => 0,
+        StopOutcome::NotRunning => {
+            crate::log_i!("the agent loop is not running");
+            0
+        }
+        StopOutcome::Refused => -1,
+    }
+}
+
+/// A growing reply text on the heap; allocation failure is remembered and
+/// turns the reply into a fixed "out of memory" text.
+struct Reply {
+    text: Vec<u8>,
+    oom: bool,
+}
+
+impl Reply {
+    fn new() -> Self {
+        Reply {
+            text: Vec::new(),
+            oom: false,
+        }
+    }
+    fn push(&mut self, bytes: &[u8]) -> &mut Self {
+        if crate::base::fallible::extend(&mut self.text, bytes).is_err() {
+            self.oom = true;
+        }
+        self
+    }
+    fn push_str(&mut self, s: &str) -> &mut Self {
+        self.push(s.as_bytes())
+    }
+    fn push_num(&mut self, n: usize) -> &mut Self {
+        let mut digits = [0u8; 20];
+        self.push(crate::base::text::decimal(n as u64, &mut digits))
+    }
+    /// As a new `Messages_t` (owned by the caller), or NULL.
+    fn into_messages(mut self) -> Messages_t {
+        if self.oom {
+            // No growing of the text here: the fixed text, or NULL (then the
+            // spare reply goes out).
+            return make_spare_reply();
+        }
+        // Keep it a C string: a NUL inside the answer would cut it anyway.
+        self.text.retain(|&b| b != 0);
+        if crate::base::fallible::push(&mut self.text, 0).is_err() {
+            return ptr::null_mut();
+        }
+        match CStr::from_bytes_with_nul(&self.text) {
+            Ok(text) => text_reply(text),
+            Err(_) => ptr::null_mut(),
+        }
+    }
+}
+
+/// Answer one user message: rounds of chat() and tools, then one reply.
+///
+/// # Safety
+/// On the loop thread only, with `agent` the live agent it built (its
+/// context is this thread's); `msg` is a live message set, handed over.
+unsafe fn handle_user_message(agent: &Agent, msg: Messages_t) {
+    let ctx = agent.context;
+    let mut reply = Reply::new();
+    let hooks = agent.shared.lock().map_or(&LOG_HOOKS, |mut shared| {
+        shared.last_reply_streamed = false;
+        shared.stream
+    });
+    // Forget a reason left by an earlier content (a tool result's).
+    #[cfg(feature = "multimodal")]
+    super::multimodal::take_content_error(&mut transport::ErrorText::new());
+    #[cfg(feature = "tools-text")]
+    if !ctx.is_null() {
+        // SAFETY: this thread's live context.
+        unsafe { super::tools_text::refresh_system_prompt(ctx) };
+    }
+    #[cfg(feature = "channel-webnet")]
+    if CONVERSATION_RESET.swap(false, Ordering::SeqCst) && !ctx.is_null() {
+        // SAFETY: `ctx` is the non-NULL live context of this thread; its own
+        // methods, called with it.
+        unsafe {
+            if let Some(clear) = (*ctx).clear_message {
+                clear(ctx);
+            }
+            if let Some(build) = (*ctx).build_system_prompt {
+                build(ctx);
+            }
+        }
+    }
+    let appended = ctx.is_null()
+        // SAFETY: `ctx` is non-NULL, the live context of this thread; its
+        // method borrows `msg`, a live set.
+        || (unsafe { (*ctx).append_user_message.map_or(-1, |f| f(ctx, msg)) }) == rt_eok();
+    // SAFETY: `msg` is owned here (this function's contract), not used again.
+    unsafe { messages_destroy(msg) };
+    #[cfg(feature = "multimodal")]
+    let mut why = transport::ErrorText::new();
+    #[cfg(feature = "multimodal")]
+    let explained = !appended && super::multimodal::take_content_error(&mut why);
+    #[cfg(not(feature = "multimodal"))]
+    let explained = false;
+    if explained {
+        // A file of the message could not be sent: say which and why.
+        #[cfg(feature = "multimodal")]
+        reply.push_str("error: ").push(why.as_str().as_bytes());
+    } else if ctx.is_null() || !appended {
+        reply.push_str(
+            "error: the message could not be added to the conversation (empty, or out of memory)",
+        );
+    } else {
+        // SAFETY: `ctx` is the non-NULL live context of this thread.
+        unsafe { run_rounds(ctx, hooks, &mut reply) };
+        // With the summary on, the context is trimmed after the reply went
+        // out (below): the summary request must not delay it.
+        // SAFETY: `ctx` is live; `trim_context` is its own method.
+        let trim = unsafe { (*ctx).trim_context }.filter(|_| !summary_on());
+        if let Some(trim) = trim {
+            // SAFETY: the context's method, called with that context.
+            unsafe {
+                trim(
+                    ctx,
+                    board().message_trim.clamp(0, c_int::MAX as isize) as c_int,
+                )
+            };
+        }
+    }
+    let mut out = reply.into_messages();
+    let mut shared = agent.shared.lock();
+    if out.is_null() {
+        crate::log_e!("no memory for the reply: sending the spare one");
+        if let Some(shared) = shared.as_mut() {
+            out = core::mem::replace(&mut shared.spare_reply, make_spare_reply());
+        }
+    }
+    if out.is_null() && channel_is_ours() {
+        // Not even the spare: the static reply, which needs no memory.
+        out = crate::abi::messages::out_of_memory_reply();
+    }
+    #[cfg(feature = "msh-extras")]
+    if let Some(shared) = shared.as_mut() {
+        shared.answered += 1;
+    }
+    drop(shared);
+    // SAFETY: the hub is live while the agent is (this function's
+    // contract); `out` is NULL or a set owned here, handed over.
+    unsafe { deliver(agent.hub, out) };
+    if !ctx.is_null() && appended && summary_on() {
+        let keep = board().message_trim.clamp(0, c_int::MAX as isize) as c_int;
+        // SAFETY: `ctx` is this thread's live context (non-NULL: appended).
+        unsafe { fold_and_trim(ctx, keep) };
+    }
+}
+
+/// Tools for models without function calling (`PKG_AGENT_TOOLS_TEXT`).
+#[cfg(feature = "tools-text")]
+fn text_tools_on() -> bool {
+    super::tools_text::text_mode()
+}
+#[cfg(not(feature = "tools-text"))]
+fn text_tools_on() -> bool {
+    false
+}
+#[cfg(feature = "tools-text")]
+fn filtered_context(hook: TextHook, whole_only: bool) -> TextHook {
+    super::tools_text::filtered(hook, whole_only)
+}
+#[cfg(not(feature = "tools-text"))]
+fn filtered_context(hook: TextHook, _whole_only: bool) -> TextHook {
+    hook
+}
+/// Native mode runs an answer that is one call written as text
+/// (`PKG_AGENT_TEXT_CALL_FALLBACK`).
+#[cfg(feature = "text-call-fallback")]
+fn text_call_fallback_on() -> bool {
+    super::tools_text::text_call_fallback()
+}
+#[cfg(not(feature = "text-call-fallback"))]
+fn text_call_fallback_on() -> bool {
+    false
+}
+#[cfg(feature = "text-call-fallback")]
+unsafe fn adopt_text_call(resp: ChatResponse_t, hooks: &StreamHooks) -> bool {
+    // SAFETY: forwarded (the caller's contract is this one's).
+    unsafe { super::tools_text::adopt_single_call(resp, hooks.on_tool_call) }
+}
+#[cfg(not(feature = "text-call-fallback"))]
+unsafe fn adopt_text_call(_resp: ChatResponse_t, _hooks: &StreamHooks) -> bool {
+    false
+}
+#[cfg(feature = "tools-text")]
+fn finish_filtered() {
+    super::tools_text::finish_filtered()
+}
+#[cfg(not(feature = "tools-text"))]
+fn finish_filtered() {}
+#[cfg(feature = "tools-text")]
+unsafe fn answer_text_calls(
+    ctx: Context_t,
+    resp: ChatResponse_t,
+    hooks: &StreamHooks,
+) -> Option<bool> {
+    // SAFETY: forwarded (the caller's contract is this one's).
+    unsafe { super::tools_text::answer_calls(ctx, resp, hooks.on_tool_call, hooks.on_tool_result) }
+}
+#[cfg(not(feature = "tools-text"))]
+unsafe fn answer_text_calls(
+    _ctx: Context_t,
+    _resp: ChatResponse_t,
+    _hooks: &StreamHooks,
+) -> Option<bool> {
+    None
+}
+
+/// Is the summary before trimming on (`PKG_AGENT_SUMMARY`)?
+#[cfg(feature = "memory-summary")]
+fn summary_on() -> bool {
+    super::memory::enabled()
+}
+#[cfg(not(feature = "memory-summary"))]
+fn summary_on() -> bool {
+    false
+}
+
+#[cfg(feature = "memory-summary")]
+unsafe fn fold_and_trim(ctx: Context_t, keep: c_int) {
+    // SAFETY: forwarded (the caller's contract is this one's).
+    unsafe { super::memory::fold_and_trim(ctx, keep) };
+}
+#[cfg(not(feature = "memory-summary"))]
+unsafe fn fold_and_trim(_ctx: Context_t, _keep: c_int) {}
+
+/// Put `reply` on the output mailbox, waiting (up to the reply timeout) while
+/// it is full rather than dropping it, unless the agent is stopping.
+///
+/// # Safety
+/// `hub` is a live hub; `reply` is NULL or a live set, handed over.
+unsafe fn deliver(hub: MessageHub_t, reply: Messages_t) {
+    if reply.is_null() {
+        crate::log_e!("no reply could be made (out of memory)");
+        return;
+    }
+    let patience = board().reply_timeout_ms.clamp(1, 600_000) as u32;
+    let mut waited = 0;
+    // SAFETY: `hub` is live (this function's contract), so its
+    // `output_mailbox` is too; `reply` is a live set owned here.
+    while unsafe { message_hub_put(hub, reply, (*hub).output_mailbox) } != rt_eok() {
+        if waited >= patience || AGENT.lifecycle() == Lifecycle::Stopping {
+            crate::log_w!("the reply could not be delivered (output mailbox full); dropped");
+            // SAFETY: not delivered, so still owned here; not used again.
+            unsafe { messages_destroy(reply) };
+            return;
+        }
+        thread::sleep_ms(50);
+        waited += 50;
+    }
+}
+
+unsafe extern "C" fn print_context_streaming(text: *const c_char) {
+    ffi_fn!(failure = (), {
+        AGENT.with_shared(|shared| shared.last_reply_streamed = true);
+        // SAFETY: `chat()` passes each fragment as a NUL-terminated string,
+        // which `print_context` only borrows.
+        unsafe { super::utils::print_context(text) };
+    })
+}
+
+/// The chat()/tool rounds for the message just appended to `ctx`; the text
+/// for the user goes into `reply`.
+///
+/// # Safety
+/// On the loop thread only (it owns the tool registry), with `ctx` its live
+/// context (non-NULL, `message` a live array).
+unsafe fn run_rounds(ctx: Context_t, hooks: &StreamHooks, reply: &mut Reply) {
+    let rounds = board().max_tool_rounds.max(1) as usize;
+    let max_tokens = board().max_tokens.clamp(1, c_int::MAX as isize) as c_int;
+    // The calls of this turn, for repeated identical calls.
+    let _turn = super::tool_run::Turn::begin();
+    for _round in 0..rounds {
+        if AGENT.lifecycle() == Lifecycle::Stopping {
+            reply.push_str("error: the agent is stopping");
+            return;
+        }
+        let mut error = transport::ErrorText::new();
+        let text_tools = text_tools_on();
+        let fallback = !text_tools && text_call_fallback_on();
+        // In text mode the request has no tools, and the answer's calls are
+        // kept from the channel; with the native fallback, an answer that is
+        // exactly one call is.
+        let (tools, on_context) = if text_tools {
+            (ptr::null_mut(), filtered_context(hooks.on_context, false))
+        } else if fallback {
+            (get_agent_tools(), filtered_context(hooks.on_context, true))
+        } else {
+            (get_agent_tools(), hooks.on_context)
+        };
+        // SAFETY: `ctx` is live (this function's contract) and its array and
+        // the registry's tools array (NULL or live, this thread's) are not
+        // modified during the call, which only borrows them.
+        let resp = unsafe {
+            chat_with_error(
+                (*ctx).message,
+                tools,
+                max_tokens,
+                hooks.on_reasoning,
+                hooks.on_tool_call,
+                on_context,
+                &mut error,
+            )
+        };
+        if text_tools || fallback {
+            finish_filtered();
+        }
+        if resp.is_null() {
+            let why = error.as_str().as_bytes();
+            reply
+                .push_str("error: the request to the model failed: ")
+                .push(if why.is_empty() {
+                    b"unknown error"
+                } else {
+                    why
+                });
+            return;
+        }
+        // An answer without tool calls that is one call written as text
+        // becomes that call (native fallback).
+        // SAFETY: on the loop thread; `resp` is live, owned here, and no
+        // reference into it exists yet.
+        if fallback && unsafe { adopt_text_call(resp, hooks) } {
+            crate::log_d!("the answer was a tool call written as text: running it");
+        }
+        // SAFETY: `resp` is a non-NULL response from `chat()`, owned here
+        // until `chat_response_free` below.
+        let r: &ChatResponse = unsafe { &*resp };
+        // SAFETY: `tool_call` is a live array of the response (chat()'s
+        // guarantee); `child` is read only once it is known to be an array.
+        let has_calls = unsafe { json::is_array(r.tool_call) && !(*r.tool_call).child.is_null() };
+        // Where this round's messages start, to take them out again if the
+        // round cannot be recorded whole.
+        // SAFETY: `ctx` is live, its `message` NULL or a live array.
+        let round_start = unsafe { cJSON_GetArraySize((*ctx).message) };
+        // Text-mode calls (tools for models without function calling).
+        if !has_calls && text_tools {
+            // SAFETY: on the loop thread with `ctx` live; `resp` is live.
+            match unsafe { answer_text_calls(ctx, resp, hooks) } {
+                Some(true) => {
+                    // SAFETY: `resp` is owned here and not used again.
+                    unsafe { chat_response_free(resp) };
+                    continue;
+                }
+                Some(false) => {
+                    // SAFETY: as above.
+                    unsafe { chat_response_free(resp) };
+                    // SAFETY: `ctx` is live; deleting needs no memory.
+                    unsafe { drop_from(ctx, round_start) };
+                    reply.push_str("error: out of memory while recording a tool result");
+                    return;
+                }
+                None => {}
+            }
+        }
+        // The assistant message goes in first: tool results must follow the
+        // message that called them, or the next request is rejected.
+        // SAFETY: `ctx` is live; its method borrows the live `resp`.
+        let append_ok =
+            unsafe { (*ctx).append_assistant_message.map_or(-1, |f| f(ctx, resp)) } == rt_eok();
+        if !has_calls {
+            let text = if r.context.is_null() {
+                &b""[..]
+            } else {
+                // SAFETY: `context` is non-NULL, a NUL-terminated string
+                // owned by `resp`, which is freed only after `text`'s last use.
+                unsafe { CStr::from_ptr(r.context) }.to_bytes()
+            };
+            if text.is_empty() {
+                reply.push_str("(the model returned an empty answer)");
+            } else {
+                reply.push(text);
+            }
+            // SAFETY: `resp` is owned here and not used again.
+            unsafe { chat_response_free(resp) };
+            return;
+        }
+        if !append_ok {
+            // SAFETY: `resp` is owned here and not used again.
+            unsafe { chat_response_free(resp) };
+            reply.push_str("error: out of memory while recording the model's tool calls");
+            return;
+        }
+        let mut recorded = true;
+        // SAFETY: `tool_call` is the response's live array, unchanged while
+        // iterating (the tools only see copies of the arguments).
+        for call in unsafe { json::children(r.tool_call) } {
+            // SAFETY: on the loop thread with `ctx` live; `call` is a live
+            // element of the response.
+            recorded &= unsafe { answer_tool_call(ctx, call, hooks.on_tool_result) };
+        }
+        // SAFETY: `resp` is owned here and not used again.
+        unsafe { chat_response_free(resp) };
+        if !recorded {
+            // A tool call without its tool message would make every later
+            // request of the conversation invalid: the round goes, whole.
+            // SAFETY: `ctx` is live; deleting needs no memory.
+            unsafe { drop_from(ctx, round_start) };
+            reply.push_str("error: out of memory while recording a tool result");
+            return;
+        }
+    }
+    reply
+        .push_str("error: round limit reached (")
+        .push_num(rounds)
+        .push_str(" tool rounds) before the model gave an answer");
+}
+
+/// Delete the context's messages from index `start` on.
+///
+/// # Safety
+/// `ctx` is the loop's live context.
+unsafe fn drop_from(ctx: Context_t, start: c_int) {
+    // SAFETY: `ctx` is live (this function's contract); its `message` is
+    // NULL or a live array whose items it owns.
+    unsafe {
+        while cJSON_GetArraySize((*ctx).message) > start.max(0) {
+            cJSON_DeleteItemFromArray((*ctx).message, start.max(0));
+        }
+    }
+}
+
+/// Why the arguments do not fit the tool's registered parameters, if they
+/// do not (`PKG_AGENT_CHECK_TOOL_ARGS`).
+#[cfg(feature = "tool-arg-check")]
+fn check_arguments(
+    tools: &ToolSet,
+    node: AgentToolNode_t,
+    args: *const cJSON,
+) -> Result<(), crate::wire::tool_args::Mismatch<'static>> {
+    // SAFETY: `node` came from `tools`, held by the caller; the parsed
+    // `args` stay alive and unchanged until the mismatch has been described.
+    unsafe { tools.check(node, args) }
+}
+
+#[cfg(not(feature = "tool-arg-check"))]
+fn check_arguments(
+    _tools: &ToolSet,
+    _node: AgentToolNode_t,
+    _args: *const cJSON,
+) -> Result<(), core::convert::Infallible> {
+    Ok(())
+}
+
+#[cfg(feature = "tool-arg-check")]
+fn describe_mismatch(text: &mut Reply, why: crate::wire::tool_args::Mismatch<'_>) {
+    super::tool_run::describe(
+        &mut |piece| {
+            text.push(piece);
+        },
+        why,
+    );
+}
+
+#[cfg(not(feature = "tool-arg-check"))]
+fn describe_mismatch(_text: &mut Reply, why: core::convert::Infallible) {
+    match why {}
+}
+
+/// Run one tool call and append its `tool` message: the tool's text, or an
+/// error the model can act on (behaviour.md §2). Returns whether the tool
+/// message was appended.
+///
+/// # Safety
+/// On the loop thread only (it owns the tool registry), with `ctx` its live
+/// context; `call` is NULL or a live tool call that outlives the call.
+unsafe fn answer_tool_call(ctx: Context_t, call: *mut cJSON, on_result: TextHook) -> bool {
+    // SAFETY: `call` is NULL or live for this whole function.
+    let id = unsafe { json::get_str(call, c"id") }.unwrap_or(c"");
+    // SAFETY: on the loop thread; `call` NULL or live (this function's
+    // contract).
+    let answer = unsafe { run_tool_call(call, on_result) };
+    // SAFETY: `ctx` is live (this function's contract).
+    let appended = match unsafe { (*ctx).append_tool_message } {
+        // SAFETY: the context's method with that context; `id` is
+        // NUL-terminated and the content NULL or a live set, both borrowed.
+        Some(f) => (unsafe { f(ctx, id.as_ptr(), answer.content) }) == rt_eok(),
+        None => false,
+    };
+    if !appended {
+        crate::log_e!("no memory for a tool result");
+    }
+    appended
+}
+
+/// A tool call's answer: the tool's own result set (the node's, borrowed),
+/// or a text made here (`own`, freed on drop). It holds the tool lock, so
+/// no other caller runs the tool and overwrites its result while the
+/// answer is read (see `super::tool_run`).
+pub(super) struct ToolAnswer {
+    pub content: Messages_t,
+    own: Messages_t,
+    _tools: Option<ToolSet>,
+}
+
+/// The tool lock, held until dropped (see `super::tool_run`).
+pub(crate) struct ToolsGuard {
+    lock: &'static Mutex,
+    _pass: Pass<'static>,
+}
+
+impl Drop for ToolsGuard {
+    fn drop(&mut self) {
+        self.lock.release();
+    }
+}
+
+/// Take the running agent's tool lock, waiting for as long as its holder
+/// runs a tool; `None` when there is no agent (or it is being torn down:
+/// then the caller is its only user, or is refused).
+pub(crate) fn lock_tools() -> Option<ToolsGuard> {
+    let pass = AGENT.gate.enter()?;
+    // SAFETY: the gate is open only while `agent` holds a complete agent
+    // that is not written (see `AgentCell`), and the pass, kept in the
+    // guard, holds a teardown back until the guard is dropped.
+    let agent = unsafe { (*AGENT.agent.get()).as_ref() }?;
+    if !agent.tool_lock.take(RT_WAITING_FOREVER) {
+        return None;
+    }
+    Some(ToolsGuard {
+        lock: &agent.tool_lock,
+        _pass: pass,
+    })
+}
+
+impl Drop for ToolAnswer {
+    fn drop(&mut self) {
+        // SAFETY: `own` is NULL or the set built for this answer, owned.
+        unsafe { messages_destroy(self.own) };
+    }
+}
+
+/// Run one tool call through the registry (unknown tool, too long or invalid
+/// arguments, the schema check, the tool itself) and show its result to
+/// `on_result`.
+///
+/// # Safety
+/// On the loop thread only (it owns the tool registry); `call` is NULL or a
+/// live tool call that outlives the answer.
+pub(super) unsafe fn run_tool_call(call: *mut cJSON, on_result: TextHook) -> ToolAnswer {
+    // SAFETY: `call` is NULL or live.
+    let function = unsafe { json::get(call, c"function") };
+    // SAFETY: `function` is NULL or a live child of `call`.
+    let name = unsafe { json::get_str(function, c"name") }.map_or(&b""[..], |n| n.to_bytes());
+    let mut text = Reply::new();
+    let mut result: Messages_t = ptr::null_mut();
+    let tools = ToolSet::lock();
+    let node = tools.as_ref().and_then(|t| t.find(name, Offered::All));
+    // SAFETY: `call` is NULL or live; a read-only lookup.
+    let too_long = !unsafe { json::get(call, TOO_LONG_KEY) }.is_null();
+    match (&tools, node) {
+        (None, _) => {
+            text.push_str("error: the agent is stopping; the tool \"")
+                .push(name)
+                .push_str("\" was not run");
+        }
+        (Some(set), None) => {
+            text.push_str("error: there is no tool named \"")
+                .push(name)
+                .push_str("\"; the tools are:");
+            for (i, tool) in set.tools(Offered::All).enumerate() {
+                // SAFETY: a live node of the registry, read under the lock.
+                let known = unsafe { super::tools::function_name((*tool).tool_obj) }
+                    .map_or(&b"?"[..], |n| n.to_bytes());
+                text.push_str(if i == 0 { " " } else { ", " }).push(known);
+            }
+        }
+        (Some(_), Some(_)) if too_long => {
+            text.push_str("error: the arguments for \"")
+                .push(name)
+                .push_str("\" are longer than this device accepts (")
+                .push_num(board().max_tool_arg_len.max(0) as usize)
+                .push_str(" bytes); the tool was not run");
+        }
+        (Some(set), Some(node)) => {
+            // SAFETY: `function` is NULL or a live child of `call`.
+            let raw = unsafe { json::get_str(function, c"arguments") }.unwrap_or(c"");
+            // SAFETY: under the tool lock; `call`'s name found `node`.
+            result = unsafe { run_found(set, node, name, raw, &mut text) };
+        }
+    }
+    let own = if result.is_null() {
+        text.into_messages()
+    } else {
+        ptr::null_mut()
+    };
+    let content = if result.is_null() { own } else { result };
+    if let Some(show) = on_result {
+        // SAFETY: `content` is NULL or a live set; its text is borrowed
+        // for the call only.
+        let shown = unsafe { crate::abi::messages::messages_get_content_idx(content, 0) };
+        if !shown.is_null() {
+            // SAFETY: the channel's hook, handed a NUL-terminated string it
+            // only borrows.
+            unsafe { show(shown) };
+        }
+    }
+    ToolAnswer {
+        content,
+        own,
+        _tools: tools,
+    }
+}
+
+/// Parse and check the arguments of a call to `node`'s tool, run it unless
+/// this turn already ran the same call, and give its result set (the
+/// node's, borrowed while `set` is held) or NULL with the reason in `text`.
+///
+/// # Safety
+/// `node` came from `set`.
+unsafe fn run_found(
+    set: &ToolSet,
+    node: AgentToolNode_t,
+    name: &[u8],
+    raw: &CStr,
+    text: &mut Reply,
+) -> Messages_t {
+    let raw = if raw.to_bytes().iter().all(u8::is_ascii_whitespace) {
+        c"{}"
+    } else {
+        raw
+    };
+    // SAFETY: `raw` is a NUL-terminated string; cJSON only reads it.
+    let args = unsafe { cJSON_Parse(raw.as_ptr()) };
+    // SAFETY: `args` is non-NULL when read, a tree just parsed.
+    if args.is_null() || unsafe { (*args).type_ } & 0xFF != cJSON_Object {
+        if !args.is_null() {
+            // SAFETY: `args` is the parsed tree, owned here.
+            unsafe { cJSON_Delete(args) };
+        }
+        text.push_str("error: the arguments for \"")
+            .push(name)
+            .push_str("\" are not a valid JSON object; the tool was not run");
+        return ptr::null_mut();
+    }
+    if let Err(why) = check_arguments(set, node, args) {
+        // SAFETY: `args` is the parsed tree, owned here, not used again.
+        unsafe { cJSON_Delete(args) };
+        text.push_str("error: the arguments for \"")
+            .push(name)
+            .push_str("\" do not fit its parameters: ");
+        describe_mismatch(text, why);
+        text.push_str("; the tool was not run");
+        return ptr::null_mut();
+    }
+    // The arguments as the record of this turn's calls knows them.
+    // SAFETY: `args` is the live parsed tree; the printed text is freed
+    // below.
+    let printed = unsafe { cJSON_PrintUnformatted(args) };
+    let key = if printed.is_null() {
+        None
+    } else {
+        // SAFETY: non-NULL: a NUL-terminated string cJSON printed.
+        Some(unsafe { CStr::from_ptr(printed) }.to_bytes())
+    };
+    let repeated = key.is_some_and(|key| {
+        super::tool_run::earlier(name, key, &mut |earlier| {
+            text.push_str(super::tool_run::REPEATED_NOTE).push(earlier);
+        })
+    });
+    let mut result = ptr::null_mut();
+    if !repeated {
+        // SAFETY: `node` came from `set` (contract); `args` a live object.
+        let ran = unsafe { set.execute(node, args) };
+        // SAFETY: `ran.result` is NULL or the node's live set.
+        let own_text = unsafe { crate::abi::messages::messages_get_content_idx(ran.result, 0) };
+        if !own_text.is_null() {
+            // The tool's own text, success or error (the guide tells
+            // tools to explain failures this way).
+            result = ran.result;
+            if let Some(key) = key {
+                // SAFETY: non-NULL: the node's NUL-terminated text.
+                let said = unsafe { CStr::from_ptr(own_text) }.to_bytes();
+                super::tool_run::remember(name, key, said);
+            }
+        } else if ran.status == rt_eok() {
+            text.push_str("error: the tool \"")
+                .push(name)
+                .push_str("\" returned no result");
+        } else {
+            text.push_str("error: the tool \"")
+                .push(name)
+                .push_str("\" failed (invalid or missing arguments?)");
+        }
+    }
+    // SAFETY: `args` is the parsed tree, owned here; the tool borrowed it.
+    unsafe { cJSON_Delete(args) };
+    if !printed.is_null() {
+        // SAFETY: printed by cJSON above, freed once with its allocator.
+        unsafe { cJSON_free(printed as *mut c_void) };
+    }
+    result
+}
