@@ -2,9 +2,10 @@
 //! `OUT_DIR`, where `src/ffi/channels/web.rs` takes it from; a browser
 //! inflates it (`Content-Encoding: gzip`), the board keeps a third of it.
 //!
-//! Host builds (feature `host`): compile the C half of the host port, the C
+//! Host builds (feature `host-port`): compile the C half of the host port, the C
 //! glue, the tool files under `src/tools/` and `src/tool_func.c` into the
-//! library, as SConscript does on the device, and link Debian's cJSON.
+//! library, as SConscript does on the device, and link Debian's cJSON; with
+//! the options of the parts built when not every part is.
 //! Device builds compile nothing here: the board's SCons build compiles the
 //! C files with the board's flags.
 
@@ -62,11 +63,45 @@ fn thread_entry_cfg() {
     }
 }
 
+/// The optional parts (cargo features) and the menuconfig option of each,
+/// as the SConscript maps them (its FEATURE_OPTIONS).
+const PARTS: [(&str, &str); 15] = [
+    ("channel-cli", "PKG_AGENT_CLI_CHANNEL"),
+    ("cli-history", "PKG_AGENT_CLI_HISTORY"),
+    ("channel-debug", "PKG_AGENT_DEBUG_CHANNEL"),
+    ("channel-webnet", "PKG_AGENT_WEBNET_CHANNEL"),
+    ("msh-extras", "PKG_AGENT_MSH_EXTRAS"),
+    ("tool-arg-check", "PKG_AGENT_CHECK_TOOL_ARGS"),
+    ("memory-summary", "PKG_AGENT_SUMMARY"),
+    ("tools-text", "PKG_AGENT_TOOLS_TEXT"),
+    ("text-call-fallback", "PKG_AGENT_TEXT_CALL_FALLBACK"),
+    ("multimodal", "PKG_AGENT_MULTIMODAL_ENABLE"),
+    ("provider-anthropic", "PKG_AGENT_PROVIDER_ANTHROPIC"),
+    ("provider-ollama", "PKG_AGENT_PROVIDER_OLLAMA"),
+    ("mcp-server", "PKG_AGENT_MCP_SERVER"),
+    ("mcp-client", "PKG_AGENT_MCP_CLIENT"),
+    ("tls", "PKG_AGENT_TLS_MBEDTLS"),
+];
+
+fn has_feature(name: &str) -> bool {
+    let var = format!("CARGO_FEATURE_{}", name.to_uppercase().replace('-', "_"));
+    std::env::var_os(var).is_some()
+}
+
 fn main() {
     println!("cargo:rerun-if-env-changed=CJSON_INCLUDE_DIR");
     thread_entry_cfg();
     gzip_page(&PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()));
-    if std::env::var_os("CARGO_FEATURE_HOST").is_none() {
+    // The parts this build has, for the build scripts of crates that depend
+    // on this one (testkit/build.rs: DEP_RTT_AGENT_PARTS), whose helpers for
+    // a part exist only with it.
+    let parts: Vec<&str> = PARTS
+        .iter()
+        .map(|&(part, _)| part)
+        .filter(|part| has_feature(part))
+        .collect();
+    println!("cargo:parts={}", parts.join(","));
+    if !has_feature("host-port") {
         return;
     }
     let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
@@ -87,6 +122,16 @@ fn main() {
         "glue",
     ] {
         build.include(root.join(dir));
+    }
+    // Fewer parts than every one: the C built as for a board with just
+    // those options (host/include/rtconfig.h has every part otherwise).
+    if !has_feature("all-parts") {
+        build.define("AGENT_HOST_PARTS", None);
+        for (part, option) in PARTS {
+            if has_feature(part) {
+                build.define(option, None);
+            }
+        }
     }
     build.include(cjson_include_dir());
     for dir in ["host/port", "glue", "src/tools"] {

@@ -82,7 +82,7 @@ int agent_glue_mcp_option(int which)
     case 5: return PKG_AGENT_MCP_PAGE_SIZE;
     case 6: return PKG_AGENT_MCP_THREAD_STACK;
     case 7: return PKG_AGENT_MCP_THREAD_PRIORITY;
-#if defined(AGENT_ALL_PARTS) && defined(__linux__)
+#if defined(__linux__) && (defined(AGENT_ALL_PARTS) || defined(AGENT_HOST_PARTS))
     /* The host port serves on 127.0.0.1 only. */
     case 8: return 1;
 #endif
@@ -112,7 +112,7 @@ const char *agent_glue_mcp_text(int which)
  * only "<file>.tmp", which the reader then takes. On the host the
  * simulator's file is RTT_AGENT_STATE_FILE from the environment.
  */
-#if defined(__linux__) && defined(AGENT_ALL_PARTS)
+#if defined(__linux__) && (defined(AGENT_ALL_PARTS) || defined(AGENT_HOST_PARTS))
 #include <stdlib.h>
 #define AGENT_STATE_IO 1
 const char *agent_glue_state_file(void)

@@ -26,7 +26,7 @@ pub mod base;
 pub mod channels;
 pub mod cjson;
 pub mod ffi;
-#[cfg(feature = "host")]
+#[cfg(feature = "host-port")]
 pub mod host;
 pub mod net;
 pub mod rtt;

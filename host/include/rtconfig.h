@@ -48,15 +48,20 @@
 #define PKG_AGENT_REPLY_TIMEOUT_MS 30000
 #define PKG_AGENT_LOOP_STACK_SIZE 10240
 #define PKG_AGENT_LOOP_PRIORITY 20
+/* The host port builds every optional part (cargo feature all-parts): the
+ * channels (the CLI one chosen), the line editor's history, agent_config and
+ * agent_status. A library of fewer parts (cargo feature host-port without
+ * all-parts) has its C compiled with AGENT_HOST_PARTS and each of its parts'
+ * options instead, as a board with those options (build.rs). */
+#ifndef AGENT_HOST_PARTS
 #define PKG_AGENT_CLI_CHANNEL
-/* The host port builds every optional part (cargo feature all-parts): both
- * channels, the line editor's history, agent_config and agent_status. */
 #define AGENT_ALL_PARTS
 #define PKG_AGENT_CLI_HISTORY
 #define PKG_AGENT_MSH_EXTRAS
 /* The MCP client is built (all-parts) with no server configured: tests add
  * theirs at run time. */
 #define PKG_AGENT_MCP_CLIENT
+#endif
 #define PKG_AGENT_MCP_SERVERS ""
 #define PKG_AGENT_MULTIMODAL_DISABLE
 /* Multimodal options (used only with PKG_AGENT_MULTIMODAL_ENABLE). */

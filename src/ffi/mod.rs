@@ -85,7 +85,7 @@ pub mod utils;
 /// show the panic policy (message on stderr, then abort). Not in any header.
 ///
 /// cbindgen:ignore
-#[cfg(feature = "host")]
+#[cfg(feature = "host-port")]
 #[doc(hidden)]
 #[no_mangle]
 pub extern "C" fn rt_host_test_panic_in_boundary() -> core::ffi::c_int {

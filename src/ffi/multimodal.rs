@@ -6,7 +6,7 @@ use core::ffi::c_char;
 use core::ptr;
 
 /// C export of [`crate::runtime::multimodal::rt_host_multimodal_set`], with its contract.
-#[cfg(feature = "host")]
+#[cfg(feature = "host-port")]
 #[no_mangle]
 pub unsafe extern "C" fn rt_host_multimodal_set(
     mode: core::ffi::c_int,

@@ -27,7 +27,7 @@ pub use locked::{AtomicBool, AtomicI32, AtomicIsize, AtomicPtr, AtomicU16, Atomi
 
 /// The locked atomics. Built for the host port too, where its tests run
 /// them against the port's `rt_hw_interrupt_disable` from many threads.
-#[cfg(any(not(target_has_atomic = "ptr"), feature = "host"))]
+#[cfg(any(not(target_has_atomic = "ptr"), feature = "host-port"))]
 #[allow(dead_code)] // each board uses the methods its parts need
 pub(crate) mod locked {
     use core::sync::atomic::{self as core_atomic, Ordering};

@@ -505,11 +505,11 @@ pub fn text_call_fallback() -> bool {
     }
 }
 
-#[cfg(all(feature = "text-call-fallback", feature = "host"))]
+#[cfg(all(feature = "text-call-fallback", feature = "host-port"))]
 fn board_fallback() -> bool {
     std::env::var_os("AGENT_TEXT_CALL_FALLBACK").is_some_and(|v| v == "1")
 }
-#[cfg(all(feature = "text-call-fallback", not(feature = "host")))]
+#[cfg(all(feature = "text-call-fallback", not(feature = "host-port")))]
 fn board_fallback() -> bool {
     true
 }

@@ -66,7 +66,7 @@ pub enum Mode {
 
 /// Host only: run-time replacements for the board's multimodal settings,
 /// so that tests switch modes, servers and the cap without a new build.
-#[cfg(feature = "host")]
+#[cfg(feature = "host-port")]
 #[derive(Clone, Debug, Default)]
 pub struct Overrides {
     pub mode: Option<Mode>,
@@ -75,12 +75,12 @@ pub struct Overrides {
     pub max_bytes: Option<usize>,
 }
 
-#[cfg(feature = "host")]
+#[cfg(feature = "host-port")]
 static OVERRIDES: std::sync::Mutex<Option<Overrides>> = std::sync::Mutex::new(None);
 
 /// Host only: replace (or with `Overrides::default()`, restore) the
 /// settings for what follows.
-#[cfg(feature = "host")]
+#[cfg(feature = "host-port")]
 pub fn set_overrides(o: Overrides) {
     *OVERRIDES.lock().unwrap_or_else(|e| e.into_inner()) = Some(o);
 }
@@ -88,7 +88,7 @@ pub fn set_overrides(o: Overrides) {
 /// Host only, for the C tests (`rt_host.h`): [`set_overrides`] from C.
 /// `mode` 0 off, 1 upload, 2 inline; NULL URLs and `max_bytes <= 0` keep
 /// the build's value; `mode < 0` restores every setting. Copies the strings.
-#[cfg(feature = "host")]
+#[cfg(feature = "host-port")]
 pub unsafe fn rt_host_multimodal_set(
     mode: c_int,
     upload_url: *const c_char,
@@ -117,7 +117,7 @@ pub unsafe fn rt_host_multimodal_set(
 /// Read the host's overrides in place (no copy: the library's paths must
 /// not allocate for them, or an allocation walk would see host-only
 /// allocations).
-#[cfg(feature = "host")]
+#[cfg(feature = "host-port")]
 fn with_overrides<R>(f: impl FnOnce(&Overrides) -> R) -> R {
     let held = OVERRIDES.lock().unwrap_or_else(|e| e.into_inner());
     match held.as_ref() {
@@ -128,7 +128,7 @@ fn with_overrides<R>(f: impl FnOnce(&Overrides) -> R) -> R {
 
 /// The mode in use.
 pub fn mode() -> Mode {
-    #[cfg(feature = "host")]
+    #[cfg(feature = "host-port")]
     if let Some(m) = with_overrides(|o| o.mode) {
         return m;
     }
@@ -141,7 +141,7 @@ pub fn mode() -> Mode {
 
 /// The largest file sent (`PKG_AGENT_MULTIMODAL_MAX_FILE_SIZE`).
 pub fn max_bytes() -> usize {
-    #[cfg(feature = "host")]
+    #[cfg(feature = "host-port")]
     if let Some(n) = with_overrides(|o| o.max_bytes) {
         return n;
     }
@@ -158,7 +158,7 @@ fn with_urls<R>(f: impl FnOnce(&CStr, &CStr) -> R) -> R {
             CStr::from_ptr(board().download_url()),
         )
     };
-    #[cfg(feature = "host")]
+    #[cfg(feature = "host-port")]
     {
         // Copied out under the lock onto the stack (no allocation), so that
         // `f` (an upload) runs without the lock.
