@@ -112,10 +112,13 @@ pub enum Budget {
 pub use slots::{budget, note, take, watch, Watch};
 
 /// Without HTTPS (`PKG_AGENT_TLS_MBEDTLS` off) no glue asks or tells:
-/// nothing is registered and there is never a reason to take.
+/// nothing is registered and there is never a reason to take. The host
+/// port's webclient, which speaks HTTPS whatever the parts, still asks and
+/// tells: it hears [`Budget::Unwatched`] (its own limits then) and is not
+/// listened to, as a C tool's own request on a board.
 #[cfg(not(feature = "tls"))]
 mod off {
-    use super::{Deadline, TlsFailure};
+    use super::{Budget, Deadline, TlsFailure};
 
     pub struct Watch;
 
@@ -123,12 +126,18 @@ mod off {
         None
     }
 
+    pub fn budget(_now: u32) -> Budget {
+        Budget::Unwatched
+    }
+
+    pub fn note(_failure: TlsFailure, _detail: i32) {}
+
     pub fn take() -> Option<(TlsFailure, i32)> {
         None
     }
 }
 #[cfg(not(feature = "tls"))]
-pub use off::{take, watch, Watch};
+pub use off::{budget, note, take, watch, Watch};
 
 #[cfg(feature = "tls")]
 mod slots {

@@ -328,7 +328,15 @@ mod tests {
             (b"hellox\x7f\r", b"hello"),        // DEL
             (b"hellxo\x1b[D\x08\r", b"hello"),  // backspace before the cursor
             ("h\u{e9}llo\x7f\x7f\x7f\x7f".as_bytes(), b""), // not submitted yet
-            (b"\x1b[Ahi\r", b"hellohi"),        // up recalls the last line
+            // up recalls the last line (without the history, does nothing)
+            (
+                b"\x1b[Ahi\r",
+                if cfg!(feature = "cli-history") {
+                    &b"hellohi"[..]
+                } else {
+                    &b"hi"[..]
+                },
+            ),
         ];
         let mut ed = LineEditor::new();
         for (keys, want) in cases {
@@ -359,6 +367,7 @@ mod tests {
         assert_eq!(shown, b"\x08\x08");
     }
 
+    #[cfg(feature = "cli-history")]
     #[test]
     fn the_history_keeps_the_last_lines_only() {
         let mut ed = LineEditor::new();
@@ -374,6 +383,7 @@ mod tests {
         assert_eq!(ed.line(), b"line 4");
     }
 
+    #[cfg(feature = "cli-history")]
     #[test]
     fn up_down_walk_the_history_and_return_to_the_draft() {
         let mut ed = LineEditor::new();
@@ -385,6 +395,17 @@ mod tests {
         run(&mut ed, b"\x1b[B");
         assert_eq!(ed.line(), b"two");
         run(&mut ed, b"\x1b[B");
+        assert_eq!(ed.line(), b"dra");
+    }
+
+    #[cfg(not(feature = "cli-history"))]
+    #[test]
+    fn without_the_history_up_and_down_leave_the_draft() {
+        let mut ed = LineEditor::new();
+        run(&mut ed, b"one\rtwo\rdra");
+        let (events, shown) = run(&mut ed, b"\x1b[A\x1b[A\x1b[B");
+        assert!(events.is_empty());
+        assert_eq!(shown, b"");
         assert_eq!(ed.line(), b"dra");
     }
 
