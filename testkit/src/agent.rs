@@ -1,13 +1,17 @@
 //! Running the agent in a test: the debug channel, the scripted server,
-//! and reading back what the server received.
+//! and reading back what the server received. Without the debug channel
+//! (a library of fewer parts), [`Agent`] runs on a channel of the kit's
+//! own that only hands the tests the hub, and [`ask`] sends straight to it
+//! ([`ask_items`]).
 
 use crate::llm_server::*;
-use rtt_agent::abi::messages::TYPE_TEXT;
-use rtt_agent::channels::debug::{agent_debug_ops, send_message};
 use rtt_agent::cjson::sys::*;
 use rtt_agent::runtime::agent_loop::{self, cleanup_agent_entry, main_loop_entry};
+#[cfg(agent_part = "channel-debug")]
+use rtt_agent::channels::debug::{agent_debug_ops, send_message};
 use rtt_agent::runtime::chat::{set_overrides, Overrides};
 use rtt_agent::runtime::config::agent_config_set;
+use rtt_agent::abi::messages::TYPE_TEXT;
 use std::ffi::{CStr, CString};
 use std::sync::{Mutex, MutexGuard};
 
@@ -32,6 +36,32 @@ pub fn settled_used() -> usize {
 /// A running agent on the debug channel, talking to `server`; stopped (and
 /// everything freed) when dropped.
 pub struct Agent;
+
+/// The channel [`Agent`] runs on without the debug channel: nothing to
+/// start or stop; the tests put messages on the hub themselves.
+#[cfg(not(agent_part = "channel-debug"))]
+pub static HUB_ONLY_OPS: rtt_agent::runtime::agent_loop::AgentChannelOps =
+    rtt_agent::runtime::agent_loop::AgentChannelOps {
+        init: Some(hub_only_init),
+        reset: None,
+    };
+
+#[cfg(not(agent_part = "channel-debug"))]
+unsafe extern "C" fn hub_only_init(
+    _hub: rtt_agent::runtime::hub::MessageHub_t,
+    _ctx: rtt_agent::runtime::context::Context_t,
+) -> std::ffi::c_int {
+    0
+}
+
+/// The channel [`Agent`] runs on: the debug channel, or without it
+/// [`HUB_ONLY_OPS`].
+pub fn test_channel() -> *const rtt_agent::runtime::agent_loop::AgentChannelOps {
+    #[cfg(agent_part = "channel-debug")]
+    return std::ptr::addr_of!(agent_debug_ops);
+    #[cfg(not(agent_part = "channel-debug"))]
+    return &HUB_ONLY_OPS;
+}
 
 /// Point the agent at `server` with `key` and `model`, and the tests' short
 /// retry wait and timeout unless `overrides` chose others.
@@ -60,7 +90,7 @@ impl Agent {
     /// scripted server: `…/v1/messages`, `…/api/chat`).
     pub fn start_at(url: &str, overrides: Overrides) -> Agent {
         configure_at(url, c"sk-loop-secret-456", c"loop-model", overrides);
-        agent_loop::set_channel(std::ptr::addr_of!(agent_debug_ops));
+        agent_loop::set_channel(test_channel());
         assert_eq!(main_loop_entry(), 0);
         Agent
     }
@@ -77,8 +107,17 @@ impl Drop for Agent {
     }
 }
 
-/// Send through the debug channel; the reply's text.
+/// Send through the debug channel (without it, straight to the hub:
+/// [`ask_items`], one asker at a time); the reply's text.
 pub fn ask(text: &str) -> String {
+    #[cfg(not(agent_part = "channel-debug"))]
+    return ask_items(&[(TYPE_TEXT, text)]);
+    #[cfg(agent_part = "channel-debug")]
+    ask_debug(text)
+}
+
+#[cfg(agent_part = "channel-debug")]
+fn ask_debug(text: &str) -> String {
     let mut content = text.as_bytes().to_vec();
     content.push(0);
     let mut reply = String::new();
@@ -87,6 +126,49 @@ pub fn ask(text: &str) -> String {
     })
     .expect("a reply");
     reply
+}
+
+/// A sender beside the test (on a thread of its own, while the test stops
+/// the agent): sends `text` through the debug channel and waits, the reply
+/// (`Ok(Some)`) or why none came. Without the debug channel it only puts
+/// the message on the hub (`Ok(None)`): nothing waits on a hub that the
+/// cleanup frees.
+pub fn send_beside(text: &str) -> Result<Option<String>, &'static str> {
+    let mut content = text.as_bytes().to_vec();
+    content.push(0);
+    #[cfg(agent_part = "channel-debug")]
+    {
+        let mut reply = None;
+        send_message(TYPE_TEXT, &content, &mut |r| {
+            reply = Some(String::from_utf8_lossy(r).into_owned())
+        })?;
+        Ok(reply)
+    }
+    #[cfg(not(agent_part = "channel-debug"))]
+    {
+        use rtt_agent::runtime::hub::message_hub_put;
+        use rtt_agent::abi::messages::{messages_append, messages_create, messages_destroy};
+        let hub = rtt_agent::ffi::runtime::agent_get_message_hub();
+        if hub.is_null() {
+            return Err("the agent is not running");
+        }
+        let msg = messages_create(1);
+        if msg.is_null() {
+            return Err("out of memory");
+        }
+        // SAFETY: `msg` is live and owned here until handed over; `content`
+        // is NUL-terminated and copied; `hub` is the running agent's, alive
+        // until the test stops the agent after this returns.
+        unsafe {
+            if messages_append(msg, TYPE_TEXT, content.as_ptr().cast()) != 0
+                || message_hub_put(hub, msg, (*hub).input_mailbox) != 0
+            {
+                messages_destroy(msg);
+                return Err("not sent");
+            }
+        }
+        Ok(None)
+    }
 }
 
 /// `messages` of a recorded request as (role, content, tool_call_id, tool
@@ -180,10 +262,10 @@ pub fn uncounted_server_with(
 /// item), and wait for the reply: its text. Do not mix with [`ask`] in one
 /// agent run (the debug channel numbers the replies it waits for).
 pub fn ask_items(items: &[(rtt_agent::abi::messages::MessageType, &str)]) -> String {
+    use rtt_agent::runtime::hub::{message_hub_get_timeout, message_hub_put};
     use rtt_agent::abi::messages::{
         messages_append, messages_create, messages_destroy, messages_get_content_idx,
     };
-    use rtt_agent::runtime::hub::{message_hub_get_timeout, message_hub_put};
     let hub = rtt_agent::ffi::runtime::agent_get_message_hub();
     assert!(!hub.is_null(), "the agent is not running");
     let msg = messages_create(items.len() as i32);

@@ -24,6 +24,11 @@
 //! use rtt_agent_testkit::llm_server::*;
 //! ```
 
+/// The optional parts of the library the kit is linked with, as its build
+/// script told them (comma-separated, in Cargo.toml's order): the kit's
+/// helpers for a part exist only with it (`cfg(agent_part = "...")`).
+pub const LIBRARY_PARTS: &str = env!("RTT_AGENT_PARTS");
+
 pub mod agent;
 pub mod alloc_walk;
 pub mod arith_model;
@@ -32,5 +37,7 @@ pub mod deadline_run;
 pub mod file_server;
 pub mod llm_server;
 pub mod mcp_server;
+// The WebNet channel's helpers: only with the channel.
+#[cfg(agent_part = "channel-webnet")]
 pub mod web;
 pub mod webclient_client;
