@@ -13,6 +13,7 @@ use rtt_agent::runtime::chat::{chat, chat_response_free};
 use rtt_agent::runtime::tools::get_agent_tools;
 use rtt_agent_testkit::agent::*;
 use rtt_agent_testkit::llm_server::*;
+#[cfg(feature = "mcp-server")]
 use rtt_agent_testkit::mcp_server::{mcp_post, mcp_session};
 use std::ffi::CString;
 use std::time::Duration;
@@ -169,6 +170,8 @@ fn chat_16k() {
     );
 }
 
+/// With the MCP server only (every part, as `cargo bench` builds).
+#[cfg(feature = "mcp-server")]
 fn mcp_figures() {
     use rtt_agent::runtime::mcp::server;
     let llm = uncounted_server(Vec::new);
@@ -228,5 +231,6 @@ fn main() {
     let _serial = lock();
     chat_heap_peak();
     loop_figures();
+    #[cfg(feature = "mcp-server")]
     mcp_figures();
 }

@@ -11,13 +11,14 @@
 //! 3. A negative control proves the mechanism can fail.
 
 use core::mem::{offset_of, size_of};
-use rtt_agent::abi::messages::*;
-use rtt_agent::rtt::board::BoardConfig;
 use rtt_agent::runtime::config::*;
 use rtt_agent::runtime::hub::*;
+use rtt_agent::abi::messages::*;
+#[cfg(feature = "multimodal")]
 use rtt_agent::runtime::multimodal::*;
 use rtt_agent::runtime::prompt::*;
 use rtt_agent::runtime::tools::*;
+use rtt_agent::rtt::board::BoardConfig;
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -128,16 +129,20 @@ fn layout_facts() -> Vec<(String, usize)> {
     off!("cJSON", rtt_agent::cjson::sys::cJSON, valueint);
     off!("cJSON", rtt_agent::cjson::sys::cJSON, valuedouble);
     off!("cJSON", rtt_agent::cjson::sys::cJSON, string);
-    size!("file_op_req", file_op_req);
-    off!("file_op_req", file_op_req, op);
-    off!("file_op_req", file_op_req, path);
-    off!("file_op_req", file_op_req, file_id);
-    size!("file_op_type_t", file_op_type_t);
-    value!("CMD_AGENT_FILE_UPLOAD", CMD_AGENT_FILE_UPLOAD);
-    value!("CMD_AGENT_FILE_DOWNLOAD", CMD_AGENT_FILE_DOWNLOAD);
-    value!("CMD_AGENT_FILE_EXIT", CMD_AGENT_FILE_EXIT);
-    value!("CMD_AGENT_FILE_EXIT_COMPLETE", CMD_AGENT_FILE_EXIT_COMPLETE);
-    value!("CMD_AGENT_FILE_URL", CMD_AGENT_FILE_URL);
+    // The multimodal part's file thread: only with it.
+    #[cfg(feature = "multimodal")]
+    {
+        size!("file_op_req", file_op_req);
+        off!("file_op_req", file_op_req, op);
+        off!("file_op_req", file_op_req, path);
+        off!("file_op_req", file_op_req, file_id);
+        size!("file_op_type_t", file_op_type_t);
+        value!("CMD_AGENT_FILE_UPLOAD", CMD_AGENT_FILE_UPLOAD);
+        value!("CMD_AGENT_FILE_DOWNLOAD", CMD_AGENT_FILE_DOWNLOAD);
+        value!("CMD_AGENT_FILE_EXIT", CMD_AGENT_FILE_EXIT);
+        value!("CMD_AGENT_FILE_EXIT_COMPLETE", CMD_AGENT_FILE_EXIT_COMPLETE);
+        value!("CMD_AGENT_FILE_URL", CMD_AGENT_FILE_URL);
+    }
     value!("TYPE_TEXT", TYPE_TEXT);
     value!("TYPE_AUDIO", TYPE_AUDIO);
     value!("TYPE_IMAGE", TYPE_IMAGE);

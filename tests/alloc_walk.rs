@@ -26,19 +26,26 @@
 //!
 //! Each walk runs in a child process of this test binary (see
 //! `rtt_agent_testkit::alloc_walk`); its summary lines ("alloc walk: ...")
-//! say how many allocations it counted and how many k it tried.
+//! say how many allocations it counted and how many k it tried. A walk of
+//! an optional part runs only with the part (the chat and the start and
+//! stop walks run with any set of parts, on the Debug channel or without it
+//! the board's).
 
-use rtt_agent::abi::messages::TYPE_TEXT;
-use rtt_agent::channels::debug::{agent_debug_ops, send_message, set_reply_timeout_ms};
+// Fewer parts: the walks left out leave their helpers unused.
+#![cfg_attr(not(feature = "all-parts"), allow(dead_code, unused_imports))]
+
 use rtt_agent::cjson::sys::*;
-use rtt_agent::host::{console, heap};
 use rtt_agent::runtime::agent_loop::{
     cleanup_agent, cleanup_agent_entry, init_agent, main_loop_entry, set_channel,
 };
+#[cfg(feature = "channel-debug")]
+use rtt_agent::channels::debug::{send_message, set_reply_timeout_ms};
 use rtt_agent::runtime::chat::{agent_chat_last_error, chat, chat_response_free, set_overrides};
 use rtt_agent::runtime::chat::{ChatResponse, Overrides};
 use rtt_agent::runtime::config::agent_config_set;
+use rtt_agent::abi::messages::TYPE_TEXT;
 use rtt_agent::runtime::tools::get_agent_tools;
+use rtt_agent::host::{console, heap};
 use rtt_agent_testkit::agent::{messages_of, Agent, Msg};
 use rtt_agent_testkit::alloc_walk::{in_child_process, walk, FixedText, Mode};
 use rtt_agent_testkit::arith_model;
@@ -374,6 +381,7 @@ fn walk_chat_in(path: &'static str, label: &str) {
     }
 }
 
+#[cfg(feature = "provider-anthropic")]
 #[test]
 fn walk_chat_anthropic() {
     in_child_process("walk_chat_anthropic", CHILD_LIMIT, || {
@@ -384,6 +392,7 @@ fn walk_chat_anthropic() {
     });
 }
 
+#[cfg(feature = "provider-ollama")]
 #[test]
 fn walk_chat_ollama() {
     in_child_process("walk_chat_ollama", CHILD_LIMIT, || {
@@ -423,6 +432,7 @@ fn well_formed(msgs: &[Msg]) -> Result<(), String> {
     }
 }
 
+#[cfg(feature = "channel-debug")]
 #[test]
 fn walk_loop_conversation() {
     in_child_process("walk_loop_conversation", CHILD_LIMIT, || {
@@ -485,10 +495,19 @@ fn refused(log: &str) -> String {
     }
 }
 
+/// The channel the start and stop walks start: the Debug channel, or
+/// without it the board's (the CLI channel of the old feature set).
+fn start_channel() -> *const rtt_agent::runtime::agent_loop::AgentChannelOps {
+    #[cfg(feature = "channel-debug")]
+    return std::ptr::addr_of!(rtt_agent::channels::debug::agent_debug_ops);
+    #[cfg(not(feature = "channel-debug"))]
+    return std::ptr::null();
+}
+
 #[test]
 fn walk_init_and_cleanup() {
     in_child_process("walk_init_and_cleanup", CHILD_LIMIT, || {
-        set_channel(std::ptr::addr_of!(agent_debug_ops));
+        set_channel(start_channel());
         let summary = walk(
             "(c) init_agent() then cleanup_agent()",
             2,
@@ -528,7 +547,7 @@ fn walk_init_and_cleanup() {
 #[test]
 fn walk_main_loop_entry_and_cleanup() {
     in_child_process("walk_main_loop_entry_and_cleanup", CHILD_LIMIT, || {
-        set_channel(std::ptr::addr_of!(agent_debug_ops));
+        set_channel(start_channel());
         let summary = walk(
             "(c) main_loop_entry() then cleanup_agent_entry()",
             2,
@@ -566,6 +585,7 @@ fn walk_main_loop_entry_and_cleanup() {
 
 // ---- (e) a multimodal message: the image uploaded, then the turn ----------
 
+#[cfg(all(feature = "multimodal", feature = "channel-debug"))]
 #[test]
 fn walk_multimodal_upload() {
     use rtt_agent::abi::messages::TYPE_IMAGE;
@@ -692,6 +712,7 @@ fn mcp_outcome(what: &str, a: &McpAnswer, expected: &str) -> Result<Option<Strin
     }
 }
 
+#[cfg(feature = "mcp-server")]
 #[test]
 fn walk_mcp_session() {
     use rtt_agent::runtime::mcp::server;
@@ -769,6 +790,7 @@ fn walk_mcp_session() {
 
 // ---- (g) the MCP client: start with a remote server, a remote call, stop --
 
+#[cfg(all(feature = "mcp-client", feature = "channel-debug"))]
 #[test]
 fn walk_mcp_client() {
     use rtt_agent::runtime::mcp::client::servers;
@@ -801,7 +823,7 @@ fn walk_mcp_client() {
                         ..Overrides::default()
                     },
                 );
-                set_channel(std::ptr::addr_of!(agent_debug_ops));
+                set_channel(start_channel());
                 console::rt_host_console_capture(1);
                 let mut reply = FixedText::default();
                 let (start, sent, stop) = armed.run(|| {

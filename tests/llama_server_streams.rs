@@ -215,6 +215,8 @@ fn an_http_400_json_error_to_a_streamed_request_is_reported() {
 
 #[test]
 fn the_loop_runs_the_recorded_tool_call() {
+    // Native mode (the only one without the tools-as-text part).
+    #[cfg(feature = "tools-text")]
     use rtt_agent::runtime::tools_text::set_text_mode;
     use rtt_agent_testkit::agent::*;
     let _serial = lock();
@@ -223,6 +225,7 @@ fn the_loop_runs_the_recorded_tool_call() {
         ScriptedResponse::raw(200, "text/event-stream", body("text_answer_timings")),
     ])
     .unwrap();
+    #[cfg(feature = "tools-text")]
     set_text_mode(Some(false));
     let agent = Agent::start(&server, Overrides::default());
     let r = agent.ask("what is 1234 plus 4321?");
@@ -237,5 +240,6 @@ fn the_loop_runs_the_recorded_tool_call() {
     assert_eq!(m[3].tool_call_id, id);
     assert_eq!(m[3].content, "1234 + 4321 = 5555");
     drop(agent);
+    #[cfg(feature = "tools-text")]
     set_text_mode(None);
 }

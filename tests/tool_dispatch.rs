@@ -13,13 +13,13 @@
 //! when there is one.
 
 use rtt_agent::cjson::sys::*;
-use rtt_agent::ffi::chat::Overrides;
+use rtt_agent::runtime::chat::Overrides;
 // The C exports of messages.h, as a C tool calls them.
-use rtt_agent::ffi::messages::{
+use rtt_agent::abi::messages::{
     messages_append, messages_create, messages_destroy, messages_get_content_idx,
 };
-use rtt_agent::ffi::tools::{append_tool, AgentToolList, AgentToolRet};
-use rtt_agent::mcp::server;
+use rtt_agent::runtime::tools::{append_tool, AgentToolList, AgentToolRet};
+use rtt_agent::runtime::mcp::server;
 use rtt_agent::net::token_limit;
 #[path = "support/http_exchange.rs"]
 mod http_exchange;
