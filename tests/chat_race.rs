@@ -9,9 +9,9 @@
 //! One test function: the registry and the configuration are process-wide.
 
 use rtt_agent::cjson::sys::*;
-use rtt_agent::runtime::chat::{agent_chat_last_error, chat, chat_response_free};
-use rtt_agent::runtime::config::agent_config_set;
-use rtt_agent::runtime::tools::{
+use rtt_agent::ffi::chat::{agent_chat_last_error, chat, chat_response_free};
+use rtt_agent::ffi::config::agent_config_set;
+use rtt_agent::ffi::tools::{
     agent_tool_list_create, agent_tool_list_destroy, append_tool, build_tools_json, get_agent_tools,
 };
 use rtt_agent::runtime::chat::set_overrides;
