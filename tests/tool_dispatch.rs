@@ -13,14 +13,15 @@
 //! when there is one.
 
 use rtt_agent::cjson::sys::*;
-use rtt_agent::runtime::chat::Overrides;
-// The C exports of messages.h, as a C tool calls them.
-use rtt_agent::abi::messages::{
+// The C exports (messages.h, tool_base.h), as a board's C code calls them.
+use rtt_agent::ffi::messages::{
     messages_append, messages_create, messages_destroy, messages_get_content_idx,
 };
-use rtt_agent::runtime::tools::{append_tool, AgentToolList, AgentToolRet};
-use rtt_agent::runtime::mcp::server;
+use rtt_agent::ffi::tools::append_tool;
 use rtt_agent::net::token_limit;
+use rtt_agent::runtime::chat::Overrides;
+use rtt_agent::runtime::mcp::server;
+use rtt_agent::runtime::tools::{AgentToolList, AgentToolRet};
 #[path = "support/http_exchange.rs"]
 mod http_exchange;
 use http_exchange::Resp;
