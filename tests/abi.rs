@@ -11,14 +11,14 @@
 //! 3. A negative control proves the mechanism can fail.
 
 use core::mem::{offset_of, size_of};
+use rtt_agent::abi::messages::*;
+use rtt_agent::rtt::board::BoardConfig;
 use rtt_agent::runtime::config::*;
 use rtt_agent::runtime::hub::*;
-use rtt_agent::abi::messages::*;
 #[cfg(feature = "multimodal")]
 use rtt_agent::runtime::multimodal::*;
 use rtt_agent::runtime::prompt::*;
 use rtt_agent::runtime::tools::*;
-use rtt_agent::rtt::board::BoardConfig;
 use std::path::PathBuf;
 use std::process::Command;
 

@@ -7,14 +7,14 @@
 //!
 //! One test function: the agent is process-wide.
 
-use rtt_agent::cjson::sys::*;
-use rtt_agent::runtime::agent_loop::{cleanup_agent_entry, main_loop_entry};
 #[cfg(feature = "channel-debug")]
 use rtt_agent::channels::debug::{send_message, set_reply_timeout_ms};
+use rtt_agent::cjson::sys::*;
+use rtt_agent::host::{heap, thread};
+use rtt_agent::runtime::agent_loop::{cleanup_agent_entry, main_loop_entry};
 use rtt_agent::runtime::chat::Overrides;
 use rtt_agent::runtime::config::agent_config_set;
 use rtt_agent::runtime::tools::{append_tool, AgentToolList};
-use rtt_agent::host::{heap, thread};
 use rtt_agent_testkit::agent::*;
 use rtt_agent_testkit::chat_call::chat_json;
 use rtt_agent_testkit::llm_server::*;

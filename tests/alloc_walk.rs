@@ -34,18 +34,18 @@
 // Fewer parts: the walks left out leave their helpers unused.
 #![cfg_attr(not(feature = "all-parts"), allow(dead_code, unused_imports))]
 
+use rtt_agent::abi::messages::TYPE_TEXT;
+#[cfg(feature = "channel-debug")]
+use rtt_agent::channels::debug::{send_message, set_reply_timeout_ms};
 use rtt_agent::cjson::sys::*;
+use rtt_agent::host::{console, heap};
 use rtt_agent::runtime::agent_loop::{
     cleanup_agent, cleanup_agent_entry, init_agent, main_loop_entry, set_channel,
 };
-#[cfg(feature = "channel-debug")]
-use rtt_agent::channels::debug::{send_message, set_reply_timeout_ms};
 use rtt_agent::runtime::chat::{agent_chat_last_error, chat, chat_response_free, set_overrides};
 use rtt_agent::runtime::chat::{ChatResponse, Overrides};
 use rtt_agent::runtime::config::agent_config_set;
-use rtt_agent::abi::messages::TYPE_TEXT;
 use rtt_agent::runtime::tools::get_agent_tools;
-use rtt_agent::host::{console, heap};
 use rtt_agent_testkit::agent::{messages_of, Agent, Msg};
 use rtt_agent_testkit::alloc_walk::{in_child_process, walk, FixedText, Mode};
 use rtt_agent_testkit::arith_model;

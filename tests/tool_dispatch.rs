@@ -235,10 +235,8 @@ fn the_loop_and_the_mcp_server_run_one_tool_under_one_lock() {
     // message.
     std::thread::spawn(|| {
         // SAFETY: a fresh definition handed over, and the probe above.
-        assert_eq!(
-            unsafe { append_tool(probe_definition(), Some(slow_probe)) },
-            0
-        )
+        let rc = unsafe { append_tool(probe_definition(), Some(slow_probe)) };
+        assert_eq!(rc, 0)
     })
     .join()
     .unwrap();

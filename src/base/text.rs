@@ -238,6 +238,20 @@ pub fn remove_range<T: Copy>(v: &mut alloc::vec::Vec<T>, from: usize, to: usize)
     v.truncate(at.min(v.len()));
 }
 
+/// Borrow a C string argument; `None` for NULL.
+///
+/// # Safety
+/// `p` is NULL or NUL-terminated and outlives `'a`.
+pub unsafe fn cstr_arg<'a>(p: *const core::ffi::c_char) -> Option<&'a core::ffi::CStr> {
+    if p.is_null() {
+        None
+    } else {
+        // SAFETY: `p` is non-NULL here, and the contract above makes it
+        // NUL-terminated and alive for `'a`.
+        Some(unsafe { core::ffi::CStr::from_ptr(p) })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -384,19 +398,5 @@ mod tests {
             }
             n = next;
         }
-    }
-}
-
-/// Borrow a C string argument; `None` for NULL.
-///
-/// # Safety
-/// `p` is NULL or NUL-terminated and outlives `'a`.
-pub unsafe fn cstr_arg<'a>(p: *const core::ffi::c_char) -> Option<&'a core::ffi::CStr> {
-    if p.is_null() {
-        None
-    } else {
-        // SAFETY: `p` is non-NULL here, and the contract above makes it
-        // NUL-terminated and alive for `'a`.
-        Some(unsafe { core::ffi::CStr::from_ptr(p) })
     }
 }

@@ -401,12 +401,12 @@ pub(crate) unsafe fn chat_with_error(
             delivered: false,
         },
     };
+    let req = ToolsFrozen(req);
     // SAFETY: `req` holds `messages` and `tools`, NULL or valid cJSON trees
     // the caller lends for this call (this function's contract); nobody
     // modifies `messages` meanwhile, and the registry's tools array changes
     // only under the registry lock, which the transport holds while it
     // counts and writes the body (`RequestBody::freeze`).
-    let req = ToolsFrozen(req);
     if let Err(failure) = unsafe { transport::send(&settings, &req, &mut parser, error) } {
         describe_failure(failure, error);
         crate::log_e!("chat failed: ", error.as_str());

@@ -5,13 +5,13 @@
 //! ([`ask_items`]).
 
 use crate::llm_server::*;
-use rtt_agent::cjson::sys::*;
-use rtt_agent::runtime::agent_loop::{self, cleanup_agent_entry, main_loop_entry};
+use rtt_agent::abi::messages::TYPE_TEXT;
 #[cfg(agent_part = "channel-debug")]
 use rtt_agent::channels::debug::{agent_debug_ops, send_message};
+use rtt_agent::cjson::sys::*;
+use rtt_agent::runtime::agent_loop::{self, cleanup_agent_entry, main_loop_entry};
 use rtt_agent::runtime::chat::{set_overrides, Overrides};
 use rtt_agent::runtime::config::agent_config_set;
-use rtt_agent::abi::messages::TYPE_TEXT;
 use std::ffi::{CStr, CString};
 use std::sync::{Mutex, MutexGuard};
 
@@ -146,8 +146,8 @@ pub fn send_beside(text: &str) -> Result<Option<String>, &'static str> {
     }
     #[cfg(not(agent_part = "channel-debug"))]
     {
-        use rtt_agent::runtime::hub::message_hub_put;
         use rtt_agent::abi::messages::{messages_append, messages_create, messages_destroy};
+        use rtt_agent::runtime::hub::message_hub_put;
         let hub = rtt_agent::ffi::runtime::agent_get_message_hub();
         if hub.is_null() {
             return Err("the agent is not running");
@@ -262,10 +262,10 @@ pub fn uncounted_server_with(
 /// item), and wait for the reply: its text. Do not mix with [`ask`] in one
 /// agent run (the debug channel numbers the replies it waits for).
 pub fn ask_items(items: &[(rtt_agent::abi::messages::MessageType, &str)]) -> String {
-    use rtt_agent::runtime::hub::{message_hub_get_timeout, message_hub_put};
     use rtt_agent::abi::messages::{
         messages_append, messages_create, messages_destroy, messages_get_content_idx,
     };
+    use rtt_agent::runtime::hub::{message_hub_get_timeout, message_hub_put};
     let hub = rtt_agent::ffi::runtime::agent_get_message_hub();
     assert!(!hub.is_null(), "the agent is not running");
     let msg = messages_create(items.len() as i32);

@@ -7,6 +7,7 @@
 
 /// What `agent_tls_budget` answers.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[cfg_attr(not(feature = "tls"), allow(dead_code))]
 pub enum Budget {
     /// No request of the library runs on this thread.
     Unwatched,
