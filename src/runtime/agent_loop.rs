@@ -37,9 +37,9 @@ use crate::cjson::json;
 use crate::cjson::sys::*;
 use crate::ffi_fn;
 use crate::net::transport;
-use crate::rtt::atomic::{AtomicBool, AtomicPtr, AtomicU8, AtomicUsize, Ordering};
-use crate::rtt::gate::{Gate, Pass};
-use crate::rtt::ipc::{Locked, Mutex, Semaphore};
+use crate::rtt::atomic::{AtomicBool, AtomicPtr, AtomicU8, Ordering};
+use crate::rtt::gate::Gate;
+use crate::rtt::ipc::{Locked, Semaphore};
 use crate::rtt::thread;
 use crate::rtt::*;
 use alloc::vec::Vec;
@@ -111,10 +111,6 @@ struct AgentCell {
     /// A turn is in progress: set by the loop thread when it takes a user
     /// message, cleared when the reply is out (`agent_is_busy`).
     busy: AtomicBool,
-    /// User messages put on the running agent's input mailbox through the
-    /// hub's `put_message` and not answered yet: counted before the send, so
-    /// that no moment between the loop's receive and its `busy` reads idle.
-    pending: AtomicUsize,
 }
 
 // SAFETY: `agent` and `done` are reached only under the rules on
@@ -129,7 +125,6 @@ static AGENT: AgentCell = AgentCell {
     done: UnsafeCell::new(None),
     agent: UnsafeCell::new(None),
     busy: AtomicBool::new(false),
-    pending: AtomicUsize::new(0),
 };
 
 /// Everything a started agent owns; dropping it frees all of it.
@@ -139,8 +134,6 @@ struct Agent {
     /// The loop thread; NULL for an agent made by `init_agent` alone.
     loop_thread: rt_thread_t,
     shared: Locked<Shared>,
-    /// The tool lock (see `super::tool_run`).
-    tool_lock: Mutex,
 }
 
 /// What threads change while the agent runs (behind the agent's mutex).
@@ -148,9 +141,6 @@ struct Shared {
     /// A reply made while there was memory, sent when building the real one
     /// fails: every message gets exactly one reply.
     spare_reply: Messages_t,
-    /// Tools appended from other threads, for the loop to register before
-    /// its next message (a chain through `next`, newest first).
-    queued_tools: AgentToolNode_t,
     /// Where the fragments of an answer go as they stream in (the CLI prints
     /// them, the WebNet channel sends them to the browser).
     /// (A reference: every set of hooks is a constant, and a copy would be
@@ -170,6 +160,7 @@ unsafe impl Send for Shared {}
 impl Drop for Agent {
     fn drop(&mut self) {
         let shared = self.shared.get_mut();
+        super::hub::unwatch_input();
         // SAFETY: the agent is being torn down: the channel was reset and
         // the gate is closed and empty, so nothing uses the hub, the context
         // or the shared pointers any more; each was made by its create
@@ -179,10 +170,6 @@ impl Drop for Agent {
             super::context::agent_context_destroy(self.context);
             messages_destroy(shared.spare_reply);
         }
-        super::tools::discard_chain(core::mem::replace(
-            &mut shared.queued_tools,
-            ptr::null_mut(),
-        ));
     }
 }
 
@@ -246,33 +233,6 @@ impl AgentCell {
     unsafe fn done(&self) -> Option<&Semaphore> {
         // SAFETY: no writer now (this function's contract).
         unsafe { (*self.done.get()).as_ref() }
-    }
-}
-
-/// For `append_tool`: `None` when the calling thread may change the registry
-/// now (no agent, an agent without a loop thread, or the loop's own thread);
-/// otherwise the loop owns it, and `queue` puts the tool on the agent's queue
-/// (under its lock) for the loop to register before its next message, and
-/// its result is returned. While a start or a stop is under way on another
-/// thread, this waits until it is over.
-pub(crate) fn queue_unless_mine(
-    queue: impl FnOnce(&mut AgentToolNode_t) -> rt_err_t,
-) -> Option<rt_err_t> {
-    let mut queue = Some(queue);
-    loop {
-        let owner = AGENT.owner.load(Ordering::SeqCst);
-        if owner.is_null() || owner == thread::current() {
-            return None;
-        }
-        // `queue` is taken only when it runs, so a refused try keeps it.
-        let queued = AGENT
-            .with_shared(|shared| queue.take().map(|q| q(&mut shared.queued_tools)))
-            .flatten();
-        if queued.is_some() {
-            return queued;
-        }
-        // Starting or stopping: the owner changes when that is over.
-        thread::sleep_ms(10);
     }
 }
 
@@ -400,33 +360,10 @@ pub fn is_busy() -> bool {
     with_running_loop(|agent| {
         // SAFETY: inside the gate the hub and its mailboxes are live.
         AGENT.busy.load(Ordering::SeqCst)
-            || AGENT.pending.load(Ordering::SeqCst) > 0
+            || super::hub::pending() > 0
             || unsafe { crate::rtt::ipc::mailbox_entries((*agent.hub).input_mailbox) } > 0
     })
     .unwrap_or(false)
-}
-
-/// The hub's `put_message` is about to send to `mb` of `hub`: when that is
-/// the running agent's input mailbox, count the message as pending (see
-/// `AgentCell::pending`). Returns whether it was counted; the caller takes
-/// it back with [`put_failed`] if the send fails.
-pub(crate) fn note_put(hub: MessageHub_t, mb: rt_mailbox_t) -> bool {
-    with_running_loop(|agent| {
-        // SAFETY: inside the gate the agent's hub is live.
-        let ours = agent.hub == hub && unsafe { (*agent.hub).input_mailbox } == mb;
-        if ours {
-            AGENT.pending.fetch_add(1, Ordering::SeqCst);
-        }
-        ours
-    })
-    .unwrap_or(false)
-}
-
-/// A counted put that failed (mailbox full): not pending after all.
-pub(crate) fn put_failed() {
-    let _ = AGENT
-        .pending
-        .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
 }
 
 /// User messages answered since the agent started (0 without one).
@@ -487,9 +424,9 @@ fn log_memory(what: &str) {
 fn build_agent(loop_thread: rt_thread_t) -> bool {
     CHANNEL_IS_OURS.store(false, Ordering::Release);
     AGENT.owner.store(thread::current(), Ordering::SeqCst);
+    super::tools::set_owner(Some(thread::current()));
     #[cfg(feature = "channel-webnet")]
     CONVERSATION_RESET.store(false, Ordering::SeqCst);
-    AGENT.pending.store(0, Ordering::SeqCst);
     // SAFETY: C function of the package (the user-editable tool_func.c).
     unsafe { init_tools() };
     #[cfg(feature = "mcp-client")]
@@ -499,7 +436,6 @@ fn build_agent(loop_thread: rt_thread_t) -> bool {
     let spare_reply = make_spare_reply();
     let shared = Shared {
         spare_reply,
-        queued_tools: ptr::null_mut(),
         stream: &LOG_HOOKS,
         last_reply_streamed: false,
         #[cfg(feature = "msh-extras")]
@@ -525,28 +461,19 @@ fn build_agent(loop_thread: rt_thread_t) -> bool {
             return fail();
         }
     };
-    let Some(tool_lock) = Mutex::create(c"AgentTl") else {
-        let mut shared = shared;
-        // SAFETY: each is NULL or was just made here and never shared.
-        unsafe {
-            message_hub_destroy(hub);
-            super::context::agent_context_destroy(context);
-            messages_destroy(shared.get_mut().spare_reply);
-        }
-        return fail();
-    };
     // From here the agent's drop frees whatever was made.
     let agent = Agent {
         hub,
         context,
         loop_thread,
         shared,
-        tool_lock,
     };
     if hub.is_null() || context.is_null() || spare_reply.is_null() {
         drop(agent);
         return fail();
     }
+    // SAFETY: non-NULL (checked above): the hub just made, live.
+    super::hub::watch_input(unsafe { (*hub).input_mailbox });
     // SAFETY: Starting, with the gate closed: no other thread reaches `agent`
     // (see `AgentCell`).
     unsafe { *AGENT.agent.get() = Some(agent) };
@@ -633,6 +560,7 @@ pub fn init_agent() {
         AGENT.set(Lifecycle::Stopped);
     }
     AGENT.owner.store(ptr::null_mut(), Ordering::SeqCst);
+    super::tools::set_owner(None);
 }
 
 /// Stop the agent, whichever way it was started (the loop thread too), and
@@ -682,6 +610,7 @@ fn stop_agent() -> StopOutcome {
     if loop_thread.is_null() {
         // An agent without a loop: this thread frees it.
         AGENT.owner.store(me, Ordering::SeqCst);
+        super::tools::set_owner(Some(me));
         tear_down_agent();
     } else {
         transport::request_cancel();
@@ -704,6 +633,7 @@ fn stop_agent() -> StopOutcome {
     log_memory("cleanup done");
     transport::clear_cancel();
     AGENT.owner.store(ptr::null_mut(), Ordering::SeqCst);
+    super::tools::set_owner(None);
     AGENT.set(Lifecycle::Stopped);
     StopOutcome::Stopped
 }
@@ -780,11 +710,9 @@ unsafe fn serve(agent: &Agent) {
         }
         // Tools appended from other threads meanwhile: no request is reading
         // the registry now.
-        let queued = agent.shared.lock().map_or(ptr::null_mut(), |mut s| {
-            core::mem::replace(&mut s.queued_tools, ptr::null_mut())
-        });
+        let queued = super::tools::take_queued();
         {
-            let _tools = lock_tools();
+            let _tools = super::tools::lock_tools();
             super::tools::register_chain(queued);
         }
         AGENT.busy.store(true, Ordering::SeqCst);
@@ -792,10 +720,7 @@ unsafe fn serve(agent: &Agent) {
         // received set, handed over.
         unsafe { handle_user_message(agent, msg) };
         AGENT.busy.store(false, Ordering::SeqCst);
-        // Never below 0: a message sent to the mailbox directly was not counted.
-        let _ = AGENT
-            .pending
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
+        super::hub::answered_one();
     }
 }
 
@@ -1366,36 +1291,6 @@ pub(super) struct ToolAnswer {
     _tools: Option<ToolSet>,
 }
 
-/// The tool lock, held until dropped (see `super::tool_run`).
-pub(crate) struct ToolsGuard {
-    lock: &'static Mutex,
-    _pass: Pass<'static>,
-}
-
-impl Drop for ToolsGuard {
-    fn drop(&mut self) {
-        self.lock.release();
-    }
-}
-
-/// Take the running agent's tool lock, waiting for as long as its holder
-/// runs a tool; `None` when there is no agent (or it is being torn down:
-/// then the caller is its only user, or is refused).
-pub(crate) fn lock_tools() -> Option<ToolsGuard> {
-    let pass = AGENT.gate.enter()?;
-    // SAFETY: the gate is open only while `agent` holds a complete agent
-    // that is not written (see `AgentCell`), and the pass, kept in the
-    // guard, holds a teardown back until the guard is dropped.
-    let agent = unsafe { (*AGENT.agent.get()).as_ref() }?;
-    if !agent.tool_lock.take(RT_WAITING_FOREVER) {
-        return None;
-    }
-    Some(ToolsGuard {
-        lock: &agent.tool_lock,
-        _pass: pass,
-    })
-}
-
 impl Drop for ToolAnswer {
     fn drop(&mut self) {
         // SAFETY: `own` is NULL or the set built for this answer, owned.
@@ -1423,7 +1318,7 @@ pub(super) unsafe fn run_tool_call(call: *mut cJSON, on_result: TextHook) -> Too
     let too_long = !unsafe { json::get(call, TOO_LONG_KEY) }.is_null();
     match (&tools, node) {
         (None, _) => {
-            text.push_str("error: the agent is stopping; the tool \"")
+            text.push_str("error: the tool registry is gone (the agent is stopping); the tool \"")
                 .push(name)
                 .push_str("\" was not run");
         }

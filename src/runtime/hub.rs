@@ -6,6 +6,7 @@
 
 use crate::abi::messages::{messages_destroy, Messages_t};
 use crate::ffi_fn;
+use crate::rtt::atomic::{AtomicPtr, AtomicUsize, Ordering};
 use crate::rtt::ipc::Mailbox;
 use crate::rtt::*;
 use core::ffi::{c_void, CStr};
@@ -30,6 +31,38 @@ pub struct MessageHub {
 }
 pub type MessageHub_t = *mut MessageHub;
 
+/// The input mailbox whose puts are counted: the running agent's (set
+/// with [`watch_input`]); NULL while there is none.
+static WATCHED_INPUT: AtomicPtr<rt_mailbox> = AtomicPtr::new(ptr::null_mut());
+
+/// User messages put on the watched input mailbox through `put_message`
+/// and not answered yet: counted before the send, so that no moment
+/// between the loop's receive and its turn reads idle (`agent_is_busy`).
+static PENDING: AtomicUsize = AtomicUsize::new(0);
+
+/// Count the user messages put on `input` from now on (none pending).
+pub fn watch_input(input: rt_mailbox_t) {
+    PENDING.store(0, Ordering::SeqCst);
+    WATCHED_INPUT.store(input, Ordering::SeqCst);
+}
+
+/// Stop counting (the mailbox is about to be freed).
+pub fn unwatch_input() {
+    WATCHED_INPUT.store(ptr::null_mut(), Ordering::SeqCst);
+    PENDING.store(0, Ordering::SeqCst);
+}
+
+/// Messages put on the watched input mailbox and not yet answered.
+pub fn pending() -> usize {
+    PENDING.load(Ordering::SeqCst)
+}
+
+/// One counted message was answered (or its send failed); never below 0:
+/// a message sent to the mailbox directly was not counted.
+pub fn answered_one() {
+    let _ = PENDING.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
+}
+
 /// The `put_message` method: `-RT_ERROR` for a NULL hub, message or mailbox,
 /// otherwise `rt_mb_send`'s result (`-RT_EFULL` when the mailbox is full).
 unsafe extern "C" fn hub_put_message(
@@ -39,12 +72,15 @@ unsafe extern "C" fn hub_put_message(
 ) -> rt_err_t {
     ffi_fn!(failure = -rt_error(), nonnull(hub, message, mb), {
         // Counted before the send: the loop may take it at once.
-        let counted = super::agent_loop::note_put(hub, mb);
+        let counted = WATCHED_INPUT.load(Ordering::SeqCst) == mb;
+        if counted {
+            PENDING.fetch_add(1, Ordering::SeqCst);
+        }
         // SAFETY: `mb` is non-NULL (checked above) and, per this method's
         // contract, one of the hub's live mailboxes; the value is only stored.
         let sent = unsafe { rt_mb_send(mb, message as rt_ubase_t) };
         if counted && sent != rt_eok() {
-            super::agent_loop::put_failed();
+            answered_one();
         }
         sent
     })

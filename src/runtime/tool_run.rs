@@ -9,8 +9,10 @@
 //! C tools are written for one caller at a time (they reuse their node's
 //! `ret` for every call), and the registry belongs to the loop thread while
 //! the agent runs. So every run of a tool, and every change of the registry
-//! while other threads may read it, happens under the agent's one tool
-//! lock (a kernel mutex: priority inheritance, recursive for its holder):
+//! while other threads may read it, happens under the one tool lock (a
+//! kernel mutex: priority inheritance, recursive for its holder), which the
+//! registry makes and deletes with itself (`super::tools::lock_tools`), so
+//! it is there with or without a running loop:
 //! - the loop holds it from the lookup of a tool call until the tool's
 //!   result has been copied into the context (the `ToolAnswer` that borrows
 //!   the node's result carries the guard), and while it registers tools
@@ -22,8 +24,8 @@
 //! nothing else waits on it (the loop's hub, the channels and the server's
 //! other requests do not take it).
 
-use super::agent_loop::{lock_tools, ToolsGuard};
 use super::tools::{self, AgentToolNode_t};
+use super::tools::{lock_tools, ToolsGuard};
 use crate::abi::messages::Messages_t;
 #[cfg(any(feature = "tool-arg-check", feature = "mcp-server"))]
 use crate::cjson::json;
@@ -63,7 +65,7 @@ pub(crate) struct ToolSet {
 
 impl ToolSet {
     /// Take the tool lock, waiting while another caller runs a tool; `None`
-    /// when there is no agent to run tools for (it is stopping).
+    /// when there is no registry (not created, or being destroyed).
     pub(crate) fn lock() -> Option<ToolSet> {
         lock_tools().map(|held| ToolSet { _held: held })
     }

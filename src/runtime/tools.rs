@@ -6,12 +6,17 @@
 //! array (a tool appended after that joins the array at once).
 //!
 //! Who may change it: while the agent loop runs, the registry belongs to the
-//! loop thread (it registers the tools in `init_tools`, and its requests
-//! serialise the array). `append_tool` from any other thread then does not
-//! touch the registry: the tool waits in a queue, under a lock, and the loop
-//! adds it between two messages, when no request reads the array; it is
-//! offered to the model from the next message on. Without a running loop the
-//! caller owns the registry, as in the C package.
+//! loop thread ([`set_owner`]; it registers the tools in `init_tools`, and
+//! its requests serialise the array). `append_tool` from any other thread
+//! then does not touch the registry: the tool waits in the registry's queue,
+//! under a lock, and the loop adds it between two messages
+//! ([`take_queued`]), when no request reads the array; it is offered to the
+//! model from the next message on. Without a running loop the caller owns
+//! the registry, as in the C package.
+//!
+//! The tool lock ([`lock_tools`], see `super::tool_run`) is made with the
+//! registry and deleted with it: whoever runs a tool (the loop, the MCP
+//! server) takes it, with or without a running loop.
 //!
 //! Whoever changes it, the change happens under [`REGISTRY_LOCK`], which
 //! exists with or without an agent; a request holds the same lock from the
@@ -23,8 +28,12 @@ use crate::abi::messages::{messages_create, messages_destroy, Messages_t};
 use crate::cjson::json;
 use crate::cjson::sys::{cJSON, cJSON_CreateArray, cJSON_Delete};
 use crate::rtt::atomic::{AtomicPtr, Ordering};
+use crate::rtt::gate::{Gate, Pass};
+use crate::rtt::ipc::Mutex;
 use crate::rtt::sleep_lock::{SleepLock, SleepLockGuard};
+use crate::rtt::thread;
 use crate::rtt::*;
+use core::cell::UnsafeCell;
 use core::ffi::{c_void, CStr};
 use core::mem::size_of;
 use core::ptr;
@@ -62,6 +71,76 @@ static REGISTRY_LOCK: SleepLock = SleepLock::new();
 /// Hold the registry unchanged until the guard is dropped.
 pub(crate) fn lock_registry() -> SleepLockGuard<'static> {
     REGISTRY_LOCK.lock()
+}
+
+/// The tool lock: a kernel mutex (priority inheritance, recursive for its
+/// holder) made by `agent_tool_list_create` and deleted by
+/// `agent_tool_list_destroy`, behind a gate so that nobody takes it while
+/// it is deleted.
+struct ToolLock {
+    gate: Gate,
+    /// Written only with the gate closed and empty.
+    mutex: UnsafeCell<Option<Mutex>>,
+}
+
+// SAFETY: `mutex` is written only while the gate is closed and empty, and
+// read only with a pass of the open gate (see `lock_tools`).
+unsafe impl Sync for ToolLock {}
+
+static TOOL_LOCK: ToolLock = ToolLock {
+    gate: Gate::closed(),
+    mutex: UnsafeCell::new(None),
+};
+
+/// The tool lock, held until dropped.
+pub(crate) struct ToolsGuard {
+    lock: &'static Mutex,
+    _pass: Pass<'static>,
+}
+
+impl Drop for ToolsGuard {
+    fn drop(&mut self) {
+        self.lock.release();
+    }
+}
+
+/// Take the tool lock, waiting for as long as its holder runs a tool;
+/// `None` when there is no registry (or it is being destroyed).
+pub(crate) fn lock_tools() -> Option<ToolsGuard> {
+    let pass = TOOL_LOCK.gate.enter()?;
+    // SAFETY: the gate is open only while `mutex` holds the registry's
+    // mutex and is not written, and the pass, kept in the guard, holds its
+    // deletion back until the guard is dropped.
+    let lock = unsafe { (*TOOL_LOCK.mutex.get()).as_ref() }?;
+    if !lock.take(RT_WAITING_FOREVER) {
+        return None;
+    }
+    Some(ToolsGuard { lock, _pass: pass })
+}
+
+/// The thread that owns the registry while the agent loop runs (NULL:
+/// whoever calls, as in the C package).
+static OWNER: AtomicPtr<rt_thread> = AtomicPtr::new(ptr::null_mut());
+
+/// Tools appended by other threads while the owner runs, newest first.
+static QUEUED: AtomicPtr<AgentToolList> = AtomicPtr::new(ptr::null_mut());
+/// Held while [`QUEUED`] changes (a pointer swap or a push).
+static QUEUE_LOCK: SleepLock = SleepLock::new();
+
+/// The loop thread takes the registry (`Some`) or gives it back (`None`:
+/// the tools still queued are discarded, as the agent stops).
+pub(crate) fn set_owner(owner: Option<rt_thread_t>) {
+    OWNER.store(owner.unwrap_or(ptr::null_mut()), Ordering::SeqCst);
+    if owner.is_none() {
+        discard_chain(take_queued());
+    }
+}
+
+/// The queued tools, oldest last, for [`register_chain`] (the owner,
+/// between messages).
+pub(crate) fn take_queued() -> AgentToolNode_t {
+    let _held = QUEUE_LOCK.lock();
+    QUEUED.swap(ptr::null_mut(), Ordering::SeqCst)
 }
 
 /// Nodes after the head, in registration order.
@@ -103,6 +182,15 @@ pub fn agent_tool_list_create() -> rt_err_t {
     if !HEAD.load(Ordering::Acquire).is_null() {
         return rt_eok();
     }
+    if !TOOL_LOCK.gate.is_open() {
+        let Some(mutex) = Mutex::create(c"AgentTl") else {
+            return -rt_enomem();
+        };
+        // SAFETY: the gate is closed, and empty (destroy waits for that
+        // before it returns), so nobody reads `mutex`.
+        unsafe { *TOOL_LOCK.mutex.get() = Some(mutex) };
+        TOOL_LOCK.gate.open();
+    }
     // SAFETY: fresh NULL-checked allocation, initialised before publishing.
     unsafe {
         let head = rt_malloc(size_of::<AgentToolList>()) as AgentToolNode_t;
@@ -139,9 +227,15 @@ pub unsafe fn append_tool(
     tool_obj: *mut cJSON,
     execute_func: Option<unsafe extern "C" fn(param: *mut cJSON, node: *mut AgentToolList)>,
 ) -> rt_err_t {
-    let queued =
-        super::agent_loop::queue_unless_mine(|chain| queue_tool(chain, tool_obj, execute_func));
-    queued.unwrap_or_else(|| register_now(tool_obj, execute_func))
+    let owner = OWNER.load(Ordering::SeqCst);
+    if owner.is_null() || owner == thread::current() {
+        return register_now(tool_obj, execute_func);
+    }
+    let _held = QUEUE_LOCK.lock();
+    let mut chain = QUEUED.load(Ordering::SeqCst);
+    let rc = queue_tool(&mut chain, tool_obj, execute_func);
+    QUEUED.store(chain, Ordering::SeqCst);
+    rc
 }
 
 /// Put a tool on `chain` (newest first), for the loop to register later.
@@ -348,6 +442,12 @@ pub unsafe fn free_agent_tool_node(node: AgentToolNode_t) {
 /// every definition), and the head. Afterwards the registry can be created
 /// again. NULL-safe when nothing was created.
 pub fn agent_tool_list_destroy() {
+    // Whoever runs a tool finishes first; then the tool lock goes.
+    if TOOL_LOCK.gate.close() {
+        TOOL_LOCK.gate.wait_empty(|| {});
+        // SAFETY: the gate is closed and empty: nobody reads `mutex`.
+        drop(unsafe { (*TOOL_LOCK.mutex.get()).take() });
+    }
     // A request writing the array finishes first.
     let _registry = lock_registry();
     let head = HEAD.swap(ptr::null_mut(), Ordering::AcqRel);

@@ -422,7 +422,10 @@ unsafe fn list_tools(id: *const cJSON, params: *const cJSON, page_size: usize) -
             200,
             id,
             INTERNAL_ERROR,
-            &[INTERNAL_ERROR_TEXT, b"the agent is stopping"],
+            &[
+                INTERNAL_ERROR_TEXT,
+                b"the tool registry is gone (the agent is stopping)",
+            ],
         );
     };
     result(id, &mut |out| {
@@ -540,7 +543,10 @@ unsafe fn call_tool(id: *const cJSON, params: *const cJSON) -> Answer {
             200,
             id,
             INTERNAL_ERROR,
-            &[INTERNAL_ERROR_TEXT, b"the agent is stopping"],
+            &[
+                INTERNAL_ERROR_TEXT,
+                b"the tool registry is gone (the agent is stopping)",
+            ],
         ),
         Some(tools) => match tools.find(name, Offered::Served) {
             None => error(200, id, INVALID_PARAMS, &[b"Unknown tool: ", name]),
