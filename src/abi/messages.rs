@@ -246,6 +246,51 @@ pub fn get_agent_content_type(message_type: MessageType) -> *mut c_char {
     s.as_ptr() as *mut c_char
 }
 
+/// A new one-item text message holding a copy of `text`, or NULL without
+/// memory.
+pub fn text_message(text: &core::ffi::CStr) -> Messages_t {
+    let m = messages_create(1);
+    if m.is_null() {
+        return m;
+    }
+    // SAFETY: `m` is a fresh message of ours; `text` is NUL-terminated and
+    // outlives the call, which copies it.
+    let appended = unsafe { messages_append(m, TYPE_TEXT, text.as_ptr()) };
+    if appended != rt_eok() {
+        // SAFETY: `m` is ours and not shared yet.
+        unsafe { messages_destroy(m) };
+        return ptr::null_mut();
+    }
+    m
+}
+
+/// What a reply says when there was no memory to make the real one.
+pub const OUT_OF_MEMORY_TEXT: &core::ffi::CStr = c"error: out of memory while answering";
+
+/// A new message saying [`OUT_OF_MEMORY_TEXT`], or NULL.
+pub fn out_of_memory_message() -> Messages_t {
+    text_message(OUT_OF_MEMORY_TEXT)
+}
+
+/// `text` as a new one-item message (owned by the caller), or NULL; the
+/// out-of-memory text when `text` ran out of memory.
+pub fn message_of(mut text: crate::base::text_buf::TextBuf) -> Messages_t {
+    if text.oom {
+        // No growing of the text here: the fixed text, or NULL (then the
+        // spare reply goes out).
+        return out_of_memory_message();
+    }
+    // Keep it a C string: a NUL inside the answer would cut it anyway.
+    text.bytes.retain(|&b| b != 0);
+    if crate::base::fallible::push(&mut text.bytes, 0).is_err() {
+        return ptr::null_mut();
+    }
+    match core::ffi::CStr::from_bytes_with_nul(&text.bytes) {
+        Ok(text) => text_message(text),
+        Err(_) => ptr::null_mut(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

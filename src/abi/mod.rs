@@ -7,4 +7,5 @@
 // here rather than as a `# Safety` section on every function.
 #![allow(clippy::missing_safety_doc)]
 
+pub mod hooks;
 pub mod messages;

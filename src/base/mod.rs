@@ -7,3 +7,4 @@ pub mod boundary;
 pub mod fallible;
 pub mod json_writer;
 pub mod text;
+pub mod text_buf;

@@ -20,19 +20,15 @@
 //! agent without a loop thread; `cleanup_agent` (or `cleanup_agent_entry`)
 //! frees it on the calling thread.
 
-use super::chat::{
-    chat_response_free, chat_with_error, ChatResponse, ChatResponse_t, TOO_LONG_KEY,
-};
+use super::chat::{chat_response_free, chat_with_error, ChatResponse, ChatResponse_t};
 use super::context::Context_t;
 use super::hub::{
     message_hub_create, message_hub_destroy, message_hub_get, message_hub_put, MessageHub_t,
 };
-use super::tool_run::{Offered, ToolSet};
-use super::tools::{get_agent_tools, AgentToolNode_t};
+use super::tools::get_agent_tools;
 use super::utils::{print_reasoning, print_tool_call};
-use crate::abi::messages::{
-    messages_append, messages_create, messages_destroy, Messages_t, TYPE_TEXT,
-};
+use crate::abi::messages::{messages_destroy, Messages_t};
+use crate::base::text_buf::TextBuf;
 use crate::cjson::json;
 use crate::cjson::sys::*;
 use crate::ffi_fn;
@@ -42,7 +38,6 @@ use crate::rtt::gate::Gate;
 use crate::rtt::ipc::{Locked, Semaphore};
 use crate::rtt::thread;
 use crate::rtt::*;
-use alloc::vec::Vec;
 use core::cell::UnsafeCell;
 use core::ffi::{c_char, c_int, c_void, CStr};
 use core::ptr;
@@ -173,6 +168,14 @@ impl Drop for Agent {
     }
 }
 
+/// What the parts below the loop learn of its lifecycle: the multimodal
+/// content keeps the reasons of failed conversions only while it runs.
+fn entered(to: Lifecycle) {
+    #[cfg(feature = "multimodal")]
+    super::multimodal::keep_content_errors(to == Lifecycle::Running);
+    let _ = to;
+}
+
 impl AgentCell {
     fn lifecycle(&self) -> Lifecycle {
         match self.lifecycle.load(Ordering::SeqCst) {
@@ -188,12 +191,13 @@ impl AgentCell {
     fn transition(&self, from: Lifecycle, to: Lifecycle) -> Result<(), Lifecycle> {
         self.lifecycle
             .compare_exchange(from as u8, to as u8, Ordering::SeqCst, Ordering::SeqCst)
-            .map(|_| ())
+            .map(|_| entered(to))
             .map_err(|_| self.lifecycle())
     }
 
     fn set(&self, to: Lifecycle) {
         self.lifecycle.store(to as u8, Ordering::SeqCst);
+        entered(to);
     }
 
     /// Sleep until the lifecycle leaves `busy` (a start or a stop in
@@ -236,30 +240,6 @@ impl AgentCell {
     }
 }
 
-/// A new one-item text message holding a copy of `text`, or NULL without
-/// memory.
-fn text_reply(text: &CStr) -> Messages_t {
-    let m = messages_create(1);
-    if m.is_null() {
-        return m;
-    }
-    // SAFETY: `m` is a fresh message of ours; `text` is NUL-terminated and
-    // outlives the call, which copies it.
-    let appended = unsafe { messages_append(m, TYPE_TEXT, text.as_ptr()) };
-    if appended != rt_eok() {
-        // SAFETY: `m` is ours and not shared yet.
-        unsafe { messages_destroy(m) };
-        return ptr::null_mut();
-    }
-    m
-}
-
-const OUT_OF_MEMORY_REPLY: &CStr = c"error: out of memory while answering";
-
-fn make_spare_reply() -> Messages_t {
-    text_reply(OUT_OF_MEMORY_REPLY)
-}
-
 /// A channel chosen at run time (the simulator, tests) instead of the
 /// menuconfig one; NULL: use AGENT_CHANNEL_OPS. A setting, read at start.
 static CHANNEL_OVERRIDE: AtomicPtr<AgentChannelOps> = AtomicPtr::new(ptr::null_mut());
@@ -271,7 +251,7 @@ pub fn set_channel(ops: *const AgentChannelOps) {
 }
 
 /// A function handed one NUL-terminated fragment, which it only borrows.
-pub type TextHook = Option<unsafe extern "C" fn(text: *const c_char)>;
+pub use crate::abi::hooks::TextHook;
 
 /// What the loop does with the pieces of a turn as they happen: the
 /// reasoning and answer fragments and the tool calls `chat()` reports, and
@@ -433,7 +413,7 @@ fn build_agent(loop_thread: rt_thread_t) -> bool {
     crate::runtime::mcp::client::start();
     let hub = message_hub_create();
     let context = super::context::agent_context_create();
-    let spare_reply = make_spare_reply();
+    let spare_reply = crate::abi::messages::out_of_memory_message();
     let shared = Shared {
         spare_reply,
         stream: &LOG_HOOKS,
@@ -801,52 +781,6 @@ pub fn cleanup_agent_entry() -> c_int {
     }
 }
 
-/// A growing reply text on the heap; allocation failure is remembered and
-/// turns the reply into a fixed "out of memory" text.
-struct Reply {
-    text: Vec<u8>,
-    oom: bool,
-}
-
-impl Reply {
-    fn new() -> Self {
-        Reply {
-            text: Vec::new(),
-            oom: false,
-        }
-    }
-    fn push(&mut self, bytes: &[u8]) -> &mut Self {
-        if crate::base::fallible::extend(&mut self.text, bytes).is_err() {
-            self.oom = true;
-        }
-        self
-    }
-    fn push_str(&mut self, s: &str) -> &mut Self {
-        self.push(s.as_bytes())
-    }
-    fn push_num(&mut self, n: usize) -> &mut Self {
-        let mut digits = [0u8; 20];
-        self.push(crate::base::text::decimal(n as u64, &mut digits))
-    }
-    /// As a new `Messages_t` (owned by the caller), or NULL.
-    fn into_messages(mut self) -> Messages_t {
-        if self.oom {
-            // No growing of the text here: the fixed text, or NULL (then the
-            // spare reply goes out).
-            return make_spare_reply();
-        }
-        // Keep it a C string: a NUL inside the answer would cut it anyway.
-        self.text.retain(|&b| b != 0);
-        if crate::base::fallible::push(&mut self.text, 0).is_err() {
-            return ptr::null_mut();
-        }
-        match CStr::from_bytes_with_nul(&self.text) {
-            Ok(text) => text_reply(text),
-            Err(_) => ptr::null_mut(),
-        }
-    }
-}
-
 /// Answer one user message: rounds of chat() and tools, then one reply.
 ///
 /// # Safety
@@ -854,7 +788,7 @@ impl Reply {
 /// context is this thread's); `msg` is a live message set, handed over.
 unsafe fn handle_user_message(agent: &Agent, msg: Messages_t) {
     let ctx = agent.context;
-    let mut reply = Reply::new();
+    let mut reply = TextBuf::new();
     let hooks = agent.shared.lock().map_or(&LOG_HOOKS, |mut shared| {
         shared.last_reply_streamed = false;
         shared.stream
@@ -917,12 +851,15 @@ unsafe fn handle_user_message(agent: &Agent, msg: Messages_t) {
             };
         }
     }
-    let mut out = reply.into_messages();
+    let mut out = crate::abi::messages::message_of(reply);
     let mut shared = agent.shared.lock();
     if out.is_null() {
         crate::log_e!("no memory for the reply: sending the spare one");
         if let Some(shared) = shared.as_mut() {
-            out = core::mem::replace(&mut shared.spare_reply, make_spare_reply());
+            out = core::mem::replace(
+                &mut shared.spare_reply,
+                crate::abi::messages::out_of_memory_message(),
+            );
         }
     }
     if out.is_null() && channel_is_ours() {
@@ -1063,7 +1000,7 @@ unsafe extern "C" fn print_context_streaming(text: *const c_char) {
 /// # Safety
 /// On the loop thread only (it owns the tool registry), with `ctx` its live
 /// context (non-NULL, `message` a live array).
-unsafe fn run_rounds(ctx: Context_t, hooks: &StreamHooks, reply: &mut Reply) {
+unsafe fn run_rounds(ctx: Context_t, hooks: &StreamHooks, reply: &mut TextBuf) {
     let rounds = board().max_tool_rounds.max(1) as usize;
     let max_tokens = board().max_tokens.clamp(1, c_int::MAX as isize) as c_int;
     // The calls of this turn, for repeated identical calls.
@@ -1218,43 +1155,6 @@ unsafe fn drop_from(ctx: Context_t, start: c_int) {
     }
 }
 
-/// Why the arguments do not fit the tool's registered parameters, if they
-/// do not (`PKG_AGENT_CHECK_TOOL_ARGS`).
-#[cfg(feature = "tool-arg-check")]
-fn check_arguments(
-    tools: &ToolSet,
-    node: AgentToolNode_t,
-    args: *const cJSON,
-) -> Result<(), crate::wire::tool_args::Mismatch<'static>> {
-    // SAFETY: `node` came from `tools`, held by the caller; the parsed
-    // `args` stay alive and unchanged until the mismatch has been described.
-    unsafe { tools.check(node, args) }
-}
-
-#[cfg(not(feature = "tool-arg-check"))]
-fn check_arguments(
-    _tools: &ToolSet,
-    _node: AgentToolNode_t,
-    _args: *const cJSON,
-) -> Result<(), core::convert::Infallible> {
-    Ok(())
-}
-
-#[cfg(feature = "tool-arg-check")]
-fn describe_mismatch(text: &mut Reply, why: crate::wire::tool_args::Mismatch<'_>) {
-    super::tool_run::describe(
-        &mut |piece| {
-            text.push(piece);
-        },
-        why,
-    );
-}
-
-#[cfg(not(feature = "tool-arg-check"))]
-fn describe_mismatch(_text: &mut Reply, why: core::convert::Infallible) {
-    match why {}
-}
-
 /// Run one tool call and append its `tool` message: the tool's text, or an
 /// error the model can act on (behaviour.md §2). Returns whether the tool
 /// message was appended.
@@ -1267,7 +1167,7 @@ unsafe fn answer_tool_call(ctx: Context_t, call: *mut cJSON, on_result: TextHook
     let id = unsafe { json::get_str(call, c"id") }.unwrap_or(c"");
     // SAFETY: on the loop thread; `call` NULL or live (this function's
     // contract).
-    let answer = unsafe { run_tool_call(call, on_result) };
+    let answer = unsafe { super::tool_run::run_tool_call(call, on_result) };
     // SAFETY: `ctx` is live (this function's contract).
     let appended = match unsafe { (*ctx).append_tool_message } {
         // SAFETY: the context's method with that context; `id` is
@@ -1279,183 +1179,4 @@ unsafe fn answer_tool_call(ctx: Context_t, call: *mut cJSON, on_result: TextHook
         crate::log_e!("no memory for a tool result");
     }
     appended
-}
-
-/// A tool call's answer: the tool's own result set (the node's, borrowed),
-/// or a text made here (`own`, freed on drop). It holds the tool lock, so
-/// no other caller runs the tool and overwrites its result while the
-/// answer is read (see `super::tool_run`).
-pub(super) struct ToolAnswer {
-    pub content: Messages_t,
-    own: Messages_t,
-    _tools: Option<ToolSet>,
-}
-
-impl Drop for ToolAnswer {
-    fn drop(&mut self) {
-        // SAFETY: `own` is NULL or the set built for this answer, owned.
-        unsafe { messages_destroy(self.own) };
-    }
-}
-
-/// Run one tool call through the registry (unknown tool, too long or invalid
-/// arguments, the schema check, the tool itself) and show its result to
-/// `on_result`.
-///
-/// # Safety
-/// On the loop thread only (it owns the tool registry); `call` is NULL or a
-/// live tool call that outlives the answer.
-pub(super) unsafe fn run_tool_call(call: *mut cJSON, on_result: TextHook) -> ToolAnswer {
-    // SAFETY: `call` is NULL or live.
-    let function = unsafe { json::get(call, c"function") };
-    // SAFETY: `function` is NULL or a live child of `call`.
-    let name = unsafe { json::get_str(function, c"name") }.map_or(&b""[..], |n| n.to_bytes());
-    let mut text = Reply::new();
-    let mut result: Messages_t = ptr::null_mut();
-    let tools = ToolSet::lock();
-    let node = tools.as_ref().and_then(|t| t.find(name, Offered::All));
-    // SAFETY: `call` is NULL or live; a read-only lookup.
-    let too_long = !unsafe { json::get(call, TOO_LONG_KEY) }.is_null();
-    match (&tools, node) {
-        (None, _) => {
-            text.push_str("error: the tool registry is gone (the agent is stopping); the tool \"")
-                .push(name)
-                .push_str("\" was not run");
-        }
-        (Some(set), None) => {
-            text.push_str("error: there is no tool named \"")
-                .push(name)
-                .push_str("\"; the tools are:");
-            for (i, tool) in set.tools(Offered::All).enumerate() {
-                // SAFETY: a live node of the registry, read under the lock.
-                let known = unsafe { super::tools::function_name((*tool).tool_obj) }
-                    .map_or(&b"?"[..], |n| n.to_bytes());
-                text.push_str(if i == 0 { " " } else { ", " }).push(known);
-            }
-        }
-        (Some(_), Some(_)) if too_long => {
-            text.push_str("error: the arguments for \"")
-                .push(name)
-                .push_str("\" are longer than this device accepts (")
-                .push_num(board().max_tool_arg_len.max(0) as usize)
-                .push_str(" bytes); the tool was not run");
-        }
-        (Some(set), Some(node)) => {
-            // SAFETY: `function` is NULL or a live child of `call`.
-            let raw = unsafe { json::get_str(function, c"arguments") }.unwrap_or(c"");
-            // SAFETY: under the tool lock; `call`'s name found `node`.
-            result = unsafe { run_found(set, node, name, raw, &mut text) };
-        }
-    }
-    let own = if result.is_null() {
-        text.into_messages()
-    } else {
-        ptr::null_mut()
-    };
-    let content = if result.is_null() { own } else { result };
-    if let Some(show) = on_result {
-        // SAFETY: `content` is NULL or a live set; its text is borrowed
-        // for the call only.
-        let shown = unsafe { crate::abi::messages::messages_get_content_idx(content, 0) };
-        if !shown.is_null() {
-            // SAFETY: the channel's hook, handed a NUL-terminated string it
-            // only borrows.
-            unsafe { show(shown) };
-        }
-    }
-    ToolAnswer {
-        content,
-        own,
-        _tools: tools,
-    }
-}
-
-/// Parse and check the arguments of a call to `node`'s tool, run it unless
-/// this turn already ran the same call, and give its result set (the
-/// node's, borrowed while `set` is held) or NULL with the reason in `text`.
-///
-/// # Safety
-/// `node` came from `set`.
-unsafe fn run_found(
-    set: &ToolSet,
-    node: AgentToolNode_t,
-    name: &[u8],
-    raw: &CStr,
-    text: &mut Reply,
-) -> Messages_t {
-    let raw = if raw.to_bytes().iter().all(u8::is_ascii_whitespace) {
-        c"{}"
-    } else {
-        raw
-    };
-    // SAFETY: `raw` is a NUL-terminated string; cJSON only reads it.
-    let args = unsafe { cJSON_Parse(raw.as_ptr()) };
-    // SAFETY: `args` is non-NULL when read, a tree just parsed.
-    if args.is_null() || unsafe { (*args).type_ } & 0xFF != cJSON_Object {
-        if !args.is_null() {
-            // SAFETY: `args` is the parsed tree, owned here.
-            unsafe { cJSON_Delete(args) };
-        }
-        text.push_str("error: the arguments for \"")
-            .push(name)
-            .push_str("\" are not a valid JSON object; the tool was not run");
-        return ptr::null_mut();
-    }
-    if let Err(why) = check_arguments(set, node, args) {
-        // SAFETY: `args` is the parsed tree, owned here, not used again.
-        unsafe { cJSON_Delete(args) };
-        text.push_str("error: the arguments for \"")
-            .push(name)
-            .push_str("\" do not fit its parameters: ");
-        describe_mismatch(text, why);
-        text.push_str("; the tool was not run");
-        return ptr::null_mut();
-    }
-    // The arguments as the record of this turn's calls knows them.
-    // SAFETY: `args` is the live parsed tree; the printed text is freed
-    // below.
-    let printed = unsafe { cJSON_PrintUnformatted(args) };
-    let key = if printed.is_null() {
-        None
-    } else {
-        // SAFETY: non-NULL: a NUL-terminated string cJSON printed.
-        Some(unsafe { CStr::from_ptr(printed) }.to_bytes())
-    };
-    let repeated = key.is_some_and(|key| {
-        super::tool_run::earlier(name, key, &mut |earlier| {
-            text.push_str(super::tool_run::REPEATED_NOTE).push(earlier);
-        })
-    });
-    let mut result = ptr::null_mut();
-    if !repeated {
-        // SAFETY: `node` came from `set` (contract); `args` a live object.
-        let ran = unsafe { set.execute(node, args) };
-        // SAFETY: `ran.result` is NULL or the node's live set.
-        let own_text = unsafe { crate::abi::messages::messages_get_content_idx(ran.result, 0) };
-        if !own_text.is_null() {
-            // The tool's own text, success or error (the guide tells
-            // tools to explain failures this way).
-            result = ran.result;
-            if let Some(key) = key {
-                // SAFETY: non-NULL: the node's NUL-terminated text.
-                let said = unsafe { CStr::from_ptr(own_text) }.to_bytes();
-                super::tool_run::remember(name, key, said);
-            }
-        } else if ran.status == rt_eok() {
-            text.push_str("error: the tool \"")
-                .push(name)
-                .push_str("\" returned no result");
-        } else {
-            text.push_str("error: the tool \"")
-                .push(name)
-                .push_str("\" failed (invalid or missing arguments?)");
-        }
-    }
-    // SAFETY: `args` is the parsed tree, owned here; the tool borrowed it.
-    unsafe { cJSON_Delete(args) };
-    if !printed.is_null() {
-        // SAFETY: printed by cJSON above, freed once with its allocator.
-        unsafe { cJSON_free(printed as *mut c_void) };
-    }
-    result
 }

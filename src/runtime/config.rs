@@ -559,8 +559,8 @@ pub mod tokens {
             )),
             #[cfg(feature = "mcp-server")]
             Which::Mcp => Some((
-                crate::runtime::mcp::server::base_token(),
-                crate::runtime::mcp::server::anonymous_allowed(),
+                crate::runtime::settings::mcp_server::base_token(),
+                crate::runtime::settings::mcp_server::anonymous_allowed(),
             )),
             #[allow(unreachable_patterns)]
             _ => None,

@@ -13,6 +13,7 @@
 
 use super::chat::{chat_response_free, chat_with_error, ChatResponse};
 use super::context::Context_t;
+use crate::base::text_buf::TextBuf;
 use crate::cjson::json;
 use crate::cjson::sys::*;
 use crate::net::transport::ErrorText;
@@ -53,20 +54,6 @@ fn max_len() -> usize {
         // SAFETY: a plain getter of the glue.
         v if v < 0 => unsafe { agent_glue_summary_max_len() }.max(0) as usize,
         v => v as usize,
-    }
-}
-
-/// A growing text; remembers allocation failure.
-struct Text {
-    bytes: Vec<u8>,
-    oom: bool,
-}
-
-impl Text {
-    fn push(&mut self, b: &[u8]) {
-        if crate::base::fallible::extend(&mut self.bytes, b).is_err() {
-            self.oom = true;
-        }
     }
 }
 
@@ -141,11 +128,8 @@ unsafe fn dropped(array: *mut cJSON, start: c_int, keep: c_int) -> c_int {
 ///
 /// # Safety
 /// `array` is live, `note` NULL or one of its elements.
-unsafe fn transcript(array: *mut cJSON, note: *mut cJSON, start: c_int, n: c_int) -> Text {
-    let mut t = Text {
-        bytes: Vec::new(),
-        oom: false,
-    };
+unsafe fn transcript(array: *mut cJSON, note: *mut cJSON, start: c_int, n: c_int) -> TextBuf {
+    let mut t = TextBuf::new();
     if !note.is_null() {
         t.push(b"Earlier notes: ");
         // SAFETY: `note` is a live element.
@@ -228,18 +212,12 @@ unsafe fn message(role: &CStr, text: &[u8]) -> *mut cJSON {
 /// # Safety
 /// On the loop thread.
 unsafe fn summarize(transcript: &[u8], limit: usize) -> Option<Vec<u8>> {
-    let mut prompt = Text {
-        bytes: Vec::new(),
-        oom: false,
-    };
+    let mut prompt = TextBuf::new();
     let mut digits = [0u8; 20];
     prompt.push(b"You keep the memory of a conversation between a user and an assistant on a device. Fold the turns below (and any earlier notes) into one short note of at most ");
     prompt.push(crate::base::text::decimal(limit as u64, &mut digits));
     prompt.push(b" characters: facts, names, numbers, the user's wishes, decisions, open tasks. Reply with the note only.\0");
-    let mut user = Text {
-        bytes: Vec::new(),
-        oom: false,
-    };
+    let mut user = TextBuf::new();
     user.push(transcript);
     user.push(b"\0");
     if prompt.oom || user.oom {
@@ -334,10 +312,7 @@ pub unsafe fn fold_and_trim(ctx: Context_t, keep: c_int) -> bool {
     };
     drop(t);
     let new_note = summary.and_then(|s| {
-        let mut text = Text {
-            bytes: Vec::new(),
-            oom: false,
-        };
+        let mut text = TextBuf::new();
         text.push(NOTE_HEAD.as_bytes());
         text.push(&s);
         text.push(b"\0");

@@ -159,3 +159,88 @@ pub mod web {
         }
     }
 }
+
+/// The MCP server's settings: the board's `PKG_AGENT_MCP_*` options (from
+/// the glue), or what tests and the simulator chose instead
+/// ([`mcp_server::set_overrides`]). A token set at run time
+/// (`agent_config mcp-token`, `crate::runtime::config::tokens`) takes
+/// precedence over the build's.
+#[cfg(feature = "mcp-server")]
+pub mod mcp_server {
+    use crate::rtt::sleep_lock::SleepLock;
+    use core::cell::UnsafeCell;
+    use core::ffi::{c_char, c_int, CStr};
+
+    extern "C" {
+        fn agent_glue_mcp_option(which: c_int) -> c_int;
+        fn agent_glue_mcp_text(which: c_int) -> *const c_char;
+    }
+
+    /// Settings chosen at run time (tests, the simulator); `None` fields keep
+    /// the board's.
+    #[derive(Clone, Copy, Default)]
+    pub struct Overrides {
+        pub enabled: Option<bool>,
+        /// 0: any free port (the host; see the server's `port`).
+        pub port: Option<u16>,
+        pub token: Option<&'static CStr>,
+        /// No token allowed (`PKG_AGENT_MCP_ALLOW_ANONYMOUS`).
+        pub allow_anonymous: Option<bool>,
+        pub origins: Option<&'static CStr>,
+        pub max_body: Option<usize>,
+        pub max_sessions: Option<usize>,
+        pub session_idle_s: Option<u32>,
+        pub page_size: Option<usize>,
+    }
+
+    struct OverrideCell(UnsafeCell<Overrides>);
+    // SAFETY: reached only under OVERRIDES_LOCK.
+    unsafe impl Sync for OverrideCell {}
+    static OVERRIDES_LOCK: SleepLock = SleepLock::new();
+    static OVERRIDES: OverrideCell = OverrideCell(UnsafeCell::new(Overrides {
+        enabled: None,
+        port: None,
+        token: None,
+        allow_anonymous: None,
+        origins: None,
+        max_body: None,
+        max_sessions: None,
+        session_idle_s: None,
+        page_size: None,
+    }));
+
+    /// Use `o` from the next agent start on.
+    pub fn set_overrides(o: Overrides) {
+        let _held = OVERRIDES_LOCK.lock();
+        // SAFETY: under the lock.
+        unsafe { *OVERRIDES.0.get() = o };
+    }
+
+    pub(crate) fn option(which: c_int) -> usize {
+        // SAFETY: a plain getter of the glue.
+        unsafe { agent_glue_mcp_option(which) }.max(0) as usize
+    }
+
+    pub(crate) fn text(which: c_int) -> &'static CStr {
+        // SAFETY: the glue returns string literals (static, NUL-terminated).
+        unsafe { CStr::from_ptr(agent_glue_mcp_text(which)) }
+    }
+
+    pub(crate) fn overrides() -> Overrides {
+        let _held = OVERRIDES_LOCK.lock();
+        // SAFETY: under the lock.
+        unsafe { *OVERRIDES.0.get() }
+    }
+
+    /// The token of the build (or of the tests' overrides), which one set at
+    /// run time replaces.
+    pub fn base_token() -> &'static CStr {
+        overrides().token.unwrap_or_else(|| text(1))
+    }
+
+    /// Whether the server may run without a token
+    /// (`PKG_AGENT_MCP_ALLOW_ANONYMOUS`).
+    pub fn anonymous_allowed() -> bool {
+        overrides().allow_anonymous.unwrap_or(option(9) != 0)
+    }
+}

@@ -24,18 +24,18 @@
 //! nothing else waits on it (the loop's hub, the channels and the server's
 //! other requests do not take it).
 
+use super::chat::TOO_LONG_KEY;
 use super::tools::{self, AgentToolNode_t};
 use super::tools::{lock_tools, ToolsGuard};
-use crate::abi::messages::Messages_t;
-#[cfg(any(feature = "tool-arg-check", feature = "mcp-server"))]
+use crate::abi::hooks::TextHook;
+use crate::abi::messages::{messages_destroy, Messages_t};
+use crate::base::text_buf::TextBuf;
 use crate::cjson::json;
-use crate::cjson::sys::cJSON;
-#[cfg(any(feature = "tool-arg-check", feature = "mcp-server"))]
 use crate::cjson::sys::*;
 use crate::rtt::rt_err_t;
-#[cfg(any(feature = "tool-arg-check", feature = "mcp-server"))]
-use core::ffi::c_void;
-use core::ffi::CStr;
+use crate::rtt::{board, rt_eok};
+use core::ffi::{c_void, CStr};
+use core::ptr;
 
 /// Which of the registered tools a caller may run.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -182,6 +182,222 @@ pub(crate) fn describe(out: &mut dyn FnMut(&[u8]), why: crate::wire::tool_args::
             }
         }
     }
+}
+
+/// Why the arguments do not fit the tool's registered parameters, if they
+/// do not (`PKG_AGENT_CHECK_TOOL_ARGS`).
+#[cfg(feature = "tool-arg-check")]
+fn check_arguments(
+    tools: &ToolSet,
+    node: AgentToolNode_t,
+    args: *const cJSON,
+) -> Result<(), crate::wire::tool_args::Mismatch<'static>> {
+    // SAFETY: `node` came from `tools`, held by the caller; the parsed
+    // `args` stay alive and unchanged until the mismatch has been described.
+    unsafe { tools.check(node, args) }
+}
+
+#[cfg(not(feature = "tool-arg-check"))]
+fn check_arguments(
+    _tools: &ToolSet,
+    _node: AgentToolNode_t,
+    _args: *const cJSON,
+) -> Result<(), core::convert::Infallible> {
+    Ok(())
+}
+
+#[cfg(feature = "tool-arg-check")]
+fn describe_mismatch(text: &mut TextBuf, why: crate::wire::tool_args::Mismatch<'_>) {
+    describe(
+        &mut |piece| {
+            text.push(piece);
+        },
+        why,
+    );
+}
+
+#[cfg(not(feature = "tool-arg-check"))]
+fn describe_mismatch(_text: &mut TextBuf, why: core::convert::Infallible) {
+    match why {}
+}
+
+/// A tool call's answer: the tool's own result set (the node's, borrowed),
+/// or a text made here (`own`, freed on drop). It holds the tool lock, so
+/// no other caller runs the tool and overwrites its result while the
+/// answer is read (see `super::tool_run`).
+pub(crate) struct ToolAnswer {
+    pub content: Messages_t,
+    own: Messages_t,
+    _tools: Option<ToolSet>,
+}
+
+impl Drop for ToolAnswer {
+    fn drop(&mut self) {
+        // SAFETY: `own` is NULL or the set built for this answer, owned.
+        unsafe { messages_destroy(self.own) };
+    }
+}
+
+/// Run one tool call through the registry (unknown tool, too long or invalid
+/// arguments, the schema check, the tool itself) and show its result to
+/// `on_result`.
+///
+/// # Safety
+/// On the loop thread only (it owns the tool registry); `call` is NULL or a
+/// live tool call that outlives the answer.
+pub(crate) unsafe fn run_tool_call(call: *mut cJSON, on_result: TextHook) -> ToolAnswer {
+    // SAFETY: `call` is NULL or live.
+    let function = unsafe { json::get(call, c"function") };
+    // SAFETY: `function` is NULL or a live child of `call`.
+    let name = unsafe { json::get_str(function, c"name") }.map_or(&b""[..], |n| n.to_bytes());
+    let mut text = TextBuf::new();
+    let mut result: Messages_t = ptr::null_mut();
+    let tools = ToolSet::lock();
+    let node = tools.as_ref().and_then(|t| t.find(name, Offered::All));
+    // SAFETY: `call` is NULL or live; a read-only lookup.
+    let too_long = !unsafe { json::get(call, TOO_LONG_KEY) }.is_null();
+    match (&tools, node) {
+        (None, _) => {
+            text.push_str("error: the tool registry is gone (the agent is stopping); the tool \"")
+                .push(name)
+                .push_str("\" was not run");
+        }
+        (Some(set), None) => {
+            text.push_str("error: there is no tool named \"")
+                .push(name)
+                .push_str("\"; the tools are:");
+            for (i, tool) in set.tools(Offered::All).enumerate() {
+                // SAFETY: a live node of the registry, read under the lock.
+                let known = unsafe { super::tools::function_name((*tool).tool_obj) }
+                    .map_or(&b"?"[..], |n| n.to_bytes());
+                text.push_str(if i == 0 { " " } else { ", " }).push(known);
+            }
+        }
+        (Some(_), Some(_)) if too_long => {
+            text.push_str("error: the arguments for \"")
+                .push(name)
+                .push_str("\" are longer than this device accepts (")
+                .push_num(board().max_tool_arg_len.max(0) as usize)
+                .push_str(" bytes); the tool was not run");
+        }
+        (Some(set), Some(node)) => {
+            // SAFETY: `function` is NULL or a live child of `call`.
+            let raw = unsafe { json::get_str(function, c"arguments") }.unwrap_or(c"");
+            // SAFETY: under the tool lock; `call`'s name found `node`.
+            result = unsafe { run_found(set, node, name, raw, &mut text) };
+        }
+    }
+    let own = if result.is_null() {
+        crate::abi::messages::message_of(text)
+    } else {
+        ptr::null_mut()
+    };
+    let content = if result.is_null() { own } else { result };
+    if let Some(show) = on_result {
+        // SAFETY: `content` is NULL or a live set; its text is borrowed
+        // for the call only.
+        let shown = unsafe { crate::abi::messages::messages_get_content_idx(content, 0) };
+        if !shown.is_null() {
+            // SAFETY: the channel's hook, handed a NUL-terminated string it
+            // only borrows.
+            unsafe { show(shown) };
+        }
+    }
+    ToolAnswer {
+        content,
+        own,
+        _tools: tools,
+    }
+}
+
+/// Parse and check the arguments of a call to `node`'s tool, run it unless
+/// this turn already ran the same call, and give its result set (the
+/// node's, borrowed while `set` is held) or NULL with the reason in `text`.
+///
+/// # Safety
+/// `node` came from `set`.
+unsafe fn run_found(
+    set: &ToolSet,
+    node: AgentToolNode_t,
+    name: &[u8],
+    raw: &CStr,
+    text: &mut TextBuf,
+) -> Messages_t {
+    let raw = if raw.to_bytes().iter().all(u8::is_ascii_whitespace) {
+        c"{}"
+    } else {
+        raw
+    };
+    // SAFETY: `raw` is a NUL-terminated string; cJSON only reads it.
+    let args = unsafe { cJSON_Parse(raw.as_ptr()) };
+    // SAFETY: `args` is non-NULL when read, a tree just parsed.
+    if args.is_null() || unsafe { (*args).type_ } & 0xFF != cJSON_Object {
+        if !args.is_null() {
+            // SAFETY: `args` is the parsed tree, owned here.
+            unsafe { cJSON_Delete(args) };
+        }
+        text.push_str("error: the arguments for \"")
+            .push(name)
+            .push_str("\" are not a valid JSON object; the tool was not run");
+        return ptr::null_mut();
+    }
+    if let Err(why) = check_arguments(set, node, args) {
+        // SAFETY: `args` is the parsed tree, owned here, not used again.
+        unsafe { cJSON_Delete(args) };
+        text.push_str("error: the arguments for \"")
+            .push(name)
+            .push_str("\" do not fit its parameters: ");
+        describe_mismatch(text, why);
+        text.push_str("; the tool was not run");
+        return ptr::null_mut();
+    }
+    // The arguments as the record of this turn's calls knows them.
+    // SAFETY: `args` is the live parsed tree; the printed text is freed
+    // below.
+    let printed = unsafe { cJSON_PrintUnformatted(args) };
+    let key = if printed.is_null() {
+        None
+    } else {
+        // SAFETY: non-NULL: a NUL-terminated string cJSON printed.
+        Some(unsafe { CStr::from_ptr(printed) }.to_bytes())
+    };
+    let repeated = key.is_some_and(|key| {
+        earlier(name, key, &mut |earlier| {
+            text.push_str(REPEATED_NOTE).push(earlier);
+        })
+    });
+    let mut result = ptr::null_mut();
+    if !repeated {
+        // SAFETY: `node` came from `set` (contract); `args` a live object.
+        let ran = unsafe { set.execute(node, args) };
+        // SAFETY: `ran.result` is NULL or the node's live set.
+        let own_text = unsafe { crate::abi::messages::messages_get_content_idx(ran.result, 0) };
+        if !own_text.is_null() {
+            // The tool's own text, success or error (the guide tells
+            // tools to explain failures this way).
+            result = ran.result;
+            if let Some(key) = key {
+                // SAFETY: non-NULL: the node's NUL-terminated text.
+                let said = unsafe { CStr::from_ptr(own_text) }.to_bytes();
+                remember(name, key, said);
+            }
+        } else if ran.status == rt_eok() {
+            text.push_str("error: the tool \"")
+                .push(name)
+                .push_str("\" returned no result");
+        } else {
+            text.push_str("error: the tool \"")
+                .push(name)
+                .push_str("\" failed (invalid or missing arguments?)");
+        }
+    }
+    // SAFETY: `args` is the parsed tree, owned here; the tool borrowed it.
+    unsafe { cJSON_Delete(args) };
+    if !printed.is_null() {
+        // SAFETY: printed by cJSON above, freed once with its allocator.
+        unsafe { cJSON_free(printed as *mut c_void) };
+    }
+    result
 }
 
 /// Calls already run in the current turn (one user message's rounds): a

@@ -16,10 +16,11 @@
 //! call as text) becomes a real tool call, and the stream holds such an
 //! answer back so the user does not see it ([`adopt_single_call`]).
 
-use super::agent_loop::{run_tool_call, TextHook};
 use super::chat::ChatResponse_t;
 use super::context::Context_t;
+use super::tool_run::run_tool_call;
 use super::tools::get_agent_tools;
+use crate::abi::hooks::TextHook;
 use crate::abi::messages::{
     messages_append, messages_create, messages_destroy, messages_get_content_idx, TYPE_TEXT,
 };

@@ -29,22 +29,8 @@ unsafe fn delete_all(trees: &[*mut cJSON]) {
 
 /// `{"text": text, "type": "text"}`; `RT_NULL` for NULL text or no memory.
 pub unsafe fn format_text(text: *const c_char) -> *mut cJSON {
-    // SAFETY: `text` is NULL or NUL-terminated; the new object is deleted on
-    // any failure.
-    unsafe {
-        if text.is_null() {
-            return ptr::null_mut();
-        }
-        let obj = cJSON_CreateObject();
-        if obj.is_null()
-            || json::add_to_object(obj, c"text", cJSON_CreateString(text)).is_err()
-            || json::add_to_object(obj, c"type", cJSON_CreateString(c"text".as_ptr())).is_err()
-        {
-            delete_all(&[obj]);
-            return ptr::null_mut();
-        }
-        obj
-    }
+    // SAFETY: the caller's contract is the one `text_part` needs.
+    unsafe { crate::wire::chat::content::text_part(text) }
 }
 
 /// A new empty JSON array (`[]`), owned by the caller.

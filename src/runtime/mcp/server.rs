@@ -43,19 +43,20 @@
 use super::rpc::{self, Answer, INVALID_REQUEST};
 use crate::rtt::atomic::{AtomicBool, AtomicI32, AtomicU16, Ordering};
 use crate::rtt::ipc::Semaphore;
-use crate::rtt::sleep_lock::SleepLock;
 use crate::rtt::*;
+pub use crate::runtime::settings::mcp_server::{
+    anonymous_allowed, base_token, set_overrides, Overrides,
+};
+use crate::runtime::settings::mcp_server::{option, overrides, text};
 use crate::wire::deadline::{ms_to_ticks, Deadline};
 use crate::wire::mcp_http::{self as http, Method};
 use crate::wire::mcp_session::Sessions;
 use alloc::vec::Vec;
 use core::cell::UnsafeCell;
-use core::ffi::{c_char, c_int, c_void, CStr};
+use core::ffi::{c_int, c_void, CStr};
 use core::ops::Range;
 
 extern "C" {
-    fn agent_glue_mcp_option(which: c_int) -> c_int;
-    fn agent_glue_mcp_text(which: c_int) -> *const c_char;
     fn agent_glue_mcp_entropy() -> u32;
     fn agent_mcp_listen(port: c_int, loopback_only: c_int, accept_poll_ms: c_int) -> c_int;
     fn agent_mcp_port(fd: c_int) -> c_int;
@@ -76,46 +77,6 @@ const ACCEPT_POLL_MS: c_int = 250;
 const IO_TIMEOUT_MS: c_int = 1000;
 const THREAD_NAME: &CStr = c"AgentMcp";
 
-/// Settings chosen at run time (tests, the simulator); `None` fields keep
-/// the board's.
-#[derive(Clone, Copy, Default)]
-pub struct Overrides {
-    pub enabled: Option<bool>,
-    /// 0: any free port (the host; see [`port`]).
-    pub port: Option<u16>,
-    pub token: Option<&'static CStr>,
-    /// No token allowed (`PKG_AGENT_MCP_ALLOW_ANONYMOUS`).
-    pub allow_anonymous: Option<bool>,
-    pub origins: Option<&'static CStr>,
-    pub max_body: Option<usize>,
-    pub max_sessions: Option<usize>,
-    pub session_idle_s: Option<u32>,
-    pub page_size: Option<usize>,
-}
-
-struct OverrideCell(UnsafeCell<Overrides>);
-// SAFETY: reached only under OVERRIDES_LOCK.
-unsafe impl Sync for OverrideCell {}
-static OVERRIDES_LOCK: SleepLock = SleepLock::new();
-static OVERRIDES: OverrideCell = OverrideCell(UnsafeCell::new(Overrides {
-    enabled: None,
-    port: None,
-    token: None,
-    allow_anonymous: None,
-    origins: None,
-    max_body: None,
-    max_sessions: None,
-    session_idle_s: None,
-    page_size: None,
-}));
-
-/// Use `o` from the next agent start on.
-pub fn set_overrides(o: Overrides) {
-    let _held = OVERRIDES_LOCK.lock();
-    // SAFETY: under the lock.
-    unsafe { *OVERRIDES.0.get() = o };
-}
-
 /// The server's settings, fixed while it runs.
 #[derive(Clone, Copy)]
 struct Settings {
@@ -134,16 +95,6 @@ struct Settings {
     origins: &'static CStr,
 }
 
-fn option(which: c_int) -> usize {
-    // SAFETY: a plain getter of the glue.
-    unsafe { agent_glue_mcp_option(which) }.max(0) as usize
-}
-
-fn text(which: c_int) -> &'static CStr {
-    // SAFETY: the glue returns string literals (static, NUL-terminated).
-    unsafe { CStr::from_ptr(agent_glue_mcp_text(which)) }
-}
-
 fn hz() -> u32 {
     board().tick_per_second.clamp(1, 1_000_000) as u32
 }
@@ -151,24 +102,6 @@ fn hz() -> u32 {
 fn now() -> u32 {
     // SAFETY: only reads the tick counter.
     unsafe { rt_tick_get() }
-}
-
-fn overrides() -> Overrides {
-    let _held = OVERRIDES_LOCK.lock();
-    // SAFETY: under the lock.
-    unsafe { *OVERRIDES.0.get() }
-}
-
-/// The token of the build (or of the tests' overrides), which one set at
-/// run time replaces.
-pub fn base_token() -> &'static CStr {
-    overrides().token.unwrap_or_else(|| text(1))
-}
-
-/// Whether the server may run without a token
-/// (`PKG_AGENT_MCP_ALLOW_ANONYMOUS`).
-pub fn anonymous_allowed() -> bool {
-    overrides().allow_anonymous.unwrap_or(option(9) != 0)
 }
 
 fn token_is_set(base: &CStr) -> bool {

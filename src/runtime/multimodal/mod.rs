@@ -43,6 +43,7 @@ use crate::abi::messages::{
 use crate::cjson::json;
 use crate::cjson::sys::*;
 use crate::net::transport::ErrorText;
+use crate::rtt::atomic::{AtomicBool, Ordering};
 use crate::rtt::file;
 use crate::rtt::sleep_lock::SleepLock;
 use crate::rtt::*;
@@ -220,6 +221,20 @@ fn with_content_error<R>(f: impl FnOnce(&mut ContentError) -> R) -> R {
     f(unsafe { &mut *CONTENT_ERROR.0.get() })
 }
 
+/// Whether reasons are kept: while the agent runs ([`keep_content_errors`]).
+static KEEP_CONTENT_ERRORS: AtomicBool = AtomicBool::new(false);
+
+/// The agent loop keeps the reasons of failed `to_content` calls from when
+/// it runs (`true`) until its tear-down (`false`, then forgets them).
+pub fn keep_content_errors(on: bool) {
+    with_content_error(|e| {
+        KEEP_CONTENT_ERRORS.store(on, Ordering::SeqCst);
+        if !on {
+            forget(e);
+        }
+    })
+}
+
 /// Keep `text` for the calling thread, while the agent runs: its loop is
 /// the one reader ([`take_content_error`]), and its tear-down forgets what
 /// the loop did not take. With no agent running (utils.h's `to_content`
@@ -231,7 +246,7 @@ fn with_content_error<R>(f: impl FnOnce(&mut ContentError) -> R) -> R {
 fn set_content_error(text: &ErrorText) {
     with_content_error(|e| {
         forget(e);
-        if super::agent_loop::lifecycle() != super::agent_loop::Lifecycle::Running {
+        if !KEEP_CONTENT_ERRORS.load(Ordering::SeqCst) {
             return;
         }
         e.text = crate::base::fallible::copy_of(text.as_str().as_bytes()).unwrap_or_default();
@@ -445,8 +460,8 @@ pub unsafe fn content_parts(messages: Messages_t, mode: Mode, error: &mut ErrorT
         // SAFETY: a live item's content is NUL-terminated and outlives this.
         let text = unsafe { CStr::from_ptr(content) };
         let part = match t {
-            // SAFETY: `format_text` copies the NUL-terminated text.
-            TYPE_TEXT => unsafe { super::utils::format_text(content) },
+            // SAFETY: `text_part` copies the NUL-terminated text.
+            TYPE_TEXT => unsafe { crate::wire::chat::content::text_part(content) },
             TYPE_IMAGE | TYPE_AUDIO | TYPE_VIDEO => {
                 let what = kind_name(t);
                 let url = match mode {

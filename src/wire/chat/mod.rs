@@ -6,6 +6,7 @@
 
 #[cfg(feature = "provider-anthropic")]
 pub mod anthropic;
+pub mod content;
 #[cfg(feature = "multimodal")]
 pub mod inline_file;
 #[cfg(feature = "provider-ollama")]

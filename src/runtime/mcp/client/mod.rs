@@ -35,6 +35,7 @@ pub mod rpc;
 pub mod servers;
 
 use crate::abi::messages::{messages_append, messages_create, messages_destroy, TYPE_TEXT};
+use crate::base::text_buf::TextBuf;
 use crate::cjson::json;
 use crate::cjson::sys::*;
 use crate::net::transport::{self, ErrorText, Failure, Settings};
@@ -677,7 +678,7 @@ pub unsafe extern "C" fn call_remote(args: *mut cJSON, node: *mut AgentToolList)
             (*node).ret.messages = core::ptr::null_mut();
             (*node).ret.ret = rt_error();
         }
-        let mut text = Text::default();
+        let mut text = TextBuf::new();
         // SAFETY: `node` is live; `args` NULL or a live object, borrowed.
         let ok = with_state(|state| unsafe { call(state, node, args, &mut text) }).unwrap_or_else(
             || {
@@ -727,23 +728,6 @@ const NOT_SHOWN: [(&[u8], &[u8]); 4] = [
 const NO_MEMORY: &CStr =
     c"error: no memory on the device for the remote tool's result; it may or may not have run";
 
-/// A result text being built; remembers running out of memory.
-#[derive(Default)]
-struct Text {
-    bytes: Vec<u8>,
-    oom: bool,
-}
-
-impl Text {
-    fn say(&mut self, parts: &[&[u8]]) {
-        for p in parts {
-            if !self.oom && crate::base::fallible::extend(&mut self.bytes, p).is_err() {
-                self.oom = true;
-            }
-        }
-    }
-}
-
 /// The call behind [`call_remote`]: true when the tool succeeded; `text`
 /// gets its result or what failed, worded for the model.
 ///
@@ -753,7 +737,7 @@ unsafe fn call(
     state: &mut State,
     node: *mut AgentToolList,
     args: *mut cJSON,
-    text: &mut Text,
+    text: &mut TextBuf,
 ) -> bool {
     // SAFETY: `node` is live (contract); its definition lives as long.
     let local = unsafe { crate::runtime::tools::function_name((*node).tool_obj) }
