@@ -7,6 +7,11 @@
 //! path to the top-level module it names, and lists every use of a layer
 //! that is not allowed. `the_check_flags_an_upward_import` is its negative
 //! control.
+//!
+//! `no_circle_inside_a_layer` does the same for the modules inside each
+//! layer (`runtime::tools`, `net::transport`, ...): their imports form no
+//! circle, so each can be read knowing only those below it. The host port
+//! is left out: it is the board's C side, written as the real sources are.
 
 use quote::ToTokens;
 use std::collections::BTreeSet;
@@ -172,9 +177,9 @@ fn split_commas(tokens: proc_macro2::TokenStream) -> Vec<Vec<String>> {
     branches
 }
 
-/// The top-level module a path names from inside `module`, if it leaves
-/// the file's own top-level module for another.
-fn target_layer(module: &[String], path: &[String]) -> Option<String> {
+/// The whole module path a path names from inside `module` (macros
+/// exported at the crate root resolve to the layer that defines them).
+fn resolve(module: &[String], path: &[String]) -> Option<Vec<String>> {
     let mut at: Vec<String> = module.to_vec();
     let mut rest = path;
     match path.first().map(String::as_str) {
@@ -195,10 +200,99 @@ fn target_layer(module: &[String], path: &[String]) -> Option<String> {
     let top = at.first()?.clone();
     if at.len() == 1 {
         if let Some((_, layer)) = ROOT_MACROS.iter().find(|(m, _)| *m == top) {
-            return Some(layer.to_string());
+            return Some(vec![layer.to_string()]);
         }
     }
-    Some(top)
+    Some(at)
+}
+
+/// The top-level module (the layer) a path names from inside `module`.
+fn target_layer(module: &[String], path: &[String]) -> Option<String> {
+    resolve(module, path)?.into_iter().next()
+}
+
+/// The module a path names inside its layer (`["runtime", "tools"]`), and
+/// the imports between the modules of one layer.
+fn module_edges(files: &[(PathBuf, String)]) -> BTreeSet<(String, String)> {
+    let mut edges = BTreeSet::new();
+    for (file, text) in files {
+        let module = module_of(file);
+        if module.len() < 2 || module[0] == "host" {
+            continue;
+        }
+        let parsed = syn::parse_file(text).unwrap();
+        let mut all = Vec::new();
+        walk_items(&parsed.items, &module, &mut all);
+        for (at, path) in all {
+            let Some(target) = resolve(&at, &path) else {
+                continue;
+            };
+            if target.len() >= 2 && target[0] == module[0] && target[1] != module[1] {
+                edges.insert((module[..2].join("::"), target[..2].join("::")));
+            }
+        }
+    }
+    edges
+}
+
+/// The circles among `edges` (each a list of modules), by Tarjan's
+/// strongly connected components.
+fn circles(edges: &BTreeSet<(String, String)>) -> Vec<Vec<String>> {
+    use std::collections::BTreeMap;
+    let mut next: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (a, b) in edges {
+        next.entry(a).or_default().push(b);
+        next.entry(b).or_default();
+    }
+    struct Walk<'a> {
+        next: &'a BTreeMap<&'a str, Vec<&'a str>>,
+        index: BTreeMap<&'a str, usize>,
+        low: BTreeMap<&'a str, usize>,
+        stack: Vec<&'a str>,
+        found: Vec<Vec<String>>,
+    }
+    fn visit<'a>(w: &mut Walk<'a>, v: &'a str) {
+        let i = w.index.len();
+        w.index.insert(v, i);
+        w.low.insert(v, i);
+        w.stack.push(v);
+        for &u in &w.next[v] {
+            if !w.index.contains_key(u) {
+                visit(w, u);
+                let l = w.low[u].min(w.low[v]);
+                w.low.insert(v, l);
+            } else if w.stack.contains(&u) {
+                let l = w.index[u].min(w.low[v]);
+                w.low.insert(v, l);
+            }
+        }
+        if w.low[v] == w.index[v] {
+            let mut comp = Vec::new();
+            while let Some(u) = w.stack.pop() {
+                comp.push(u.to_string());
+                if u == v {
+                    break;
+                }
+            }
+            if comp.len() > 1 {
+                comp.sort();
+                w.found.push(comp);
+            }
+        }
+    }
+    let mut w = Walk {
+        next: &next,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        found: Vec::new(),
+    };
+    for &v in next.keys() {
+        if !w.index.contains_key(v) {
+            visit(&mut w, v);
+        }
+    }
+    w.found
 }
 
 /// Every upward (or unknown) import in the sources under `src/`, as
@@ -293,4 +387,41 @@ fn the_check_flags_an_upward_import() {
             .to_string(),
     )]);
     assert!(clean.is_empty(), "downward imports flagged: {clean:?}");
+}
+
+#[test]
+fn no_circle_inside_a_layer() {
+    let found = circles(&module_edges(&library_sources()));
+    assert!(
+        found.is_empty(),
+        "modules of one layer that import each other in a circle:\n{}",
+        found
+            .iter()
+            .map(|c| c.join(" <-> "))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+#[test]
+fn the_check_flags_a_circle() {
+    let src = root().join("src");
+    let files = [
+        (src.join("net/a.rs"), "use super::b::x;".to_string()),
+        (src.join("net/b.rs"), "use super::c::y;".to_string()),
+        (
+            src.join("net/c.rs"),
+            "fn f() { crate::net::a::z(); }".to_string(),
+        ),
+        (src.join("net/d.rs"), "use super::a::x;".to_string()),
+    ];
+    let found = circles(&module_edges(&files));
+    assert_eq!(
+        found,
+        vec![vec![
+            "net::a".to_string(),
+            "net::b".to_string(),
+            "net::c".to_string()
+        ]]
+    );
 }

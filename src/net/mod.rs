@@ -1,6 +1,7 @@
 //! The network layer: the I/O under the agent. It uses [`crate::wire`] for
 //! every protocol rule, [`crate::cjson`] and [`crate::rtt`] for the board.
 
+pub mod cancel;
 #[cfg(feature = "multimodal")]
 pub mod file_base64;
 pub mod tls_watch;

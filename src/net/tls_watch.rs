@@ -228,7 +228,7 @@ mod slots {
         let Some(slot) = mine() else {
             return Budget::Unwatched;
         };
-        if crate::net::transport::cancelled() {
+        if crate::net::cancel::cancelled() {
             return Budget::Cancelled;
         }
         let deadline = Deadline::new(

@@ -55,7 +55,6 @@
 
 use super::tls_watch::TlsFailure;
 use crate::base::json_writer::{ByteCounter, ByteSink, WriteError};
-use crate::rtt::atomic::{AtomicBool, AtomicPtr, Ordering};
 use crate::rtt::sleep_lock::SleepLockGuard;
 use crate::rtt::webclient::*;
 use crate::wire::chat::request::ChatRequest;
@@ -115,34 +114,6 @@ pub fn webclient_timeout_arg(seconds: u32, tick_per_second: u32) -> c_int {
 /// `buffer`).
 pub fn unframed_read_size(left_ms: u32, buffer: usize) -> usize {
     ((left_ms / BODY_POLL_MS) as usize).clamp(1, buffer.max(1))
-}
-
-/// Cancellation of the agent loop's own request: set by the agent's cleanup,
-/// seen only on the thread registered with [`cancel_on_thread`] (the loop
-/// thread), so a C caller's own `chat()` on another thread is never
-/// cancelled by it.
-static CANCEL: AtomicBool = AtomicBool::new(false);
-static CANCEL_THREAD: AtomicPtr<crate::rtt::rt_thread> = AtomicPtr::new(core::ptr::null_mut());
-
-/// Requests made on `thread` (NULL: none) are the ones cleanup cancels.
-pub fn cancel_on_thread(thread: crate::rtt::rt_thread_t) {
-    CANCEL_THREAD.store(thread, Ordering::SeqCst);
-}
-pub fn request_cancel() {
-    CANCEL.store(true, Ordering::SeqCst);
-}
-pub fn clear_cancel() {
-    CANCEL.store(false, Ordering::SeqCst);
-}
-/// Should the request running on this thread stop?
-pub fn cancelled() -> bool {
-    if !CANCEL.load(Ordering::SeqCst) {
-        return false;
-    }
-    let owner = CANCEL_THREAD.load(Ordering::SeqCst);
-    // SAFETY: rt_thread_self only reads the scheduler's current thread; it has
-    // no preconditions.
-    !owner.is_null() && owner == unsafe { crate::rtt::rt_thread_self() }
 }
 
 /// Where the response body goes.
@@ -391,7 +362,7 @@ impl SessionWriter<'_> {
     fn flush(&mut self) -> Result<(), WriteError> {
         let mut off = 0;
         while let Some(rest) = self.buf.get(off..self.len).filter(|r| !r.is_empty()) {
-            if cancelled() {
+            if super::cancel::cancelled() {
                 return Err(WriteError::Sink);
             }
             if self.deadline.expired(now()) {
@@ -578,7 +549,7 @@ unsafe fn send_dyn(
     let _watch = super::tls_watch::watch(&deadline, settings.timeout_ms);
     let mut attempt: u32 = 0;
     loop {
-        if cancelled() {
+        if super::cancel::cancelled() {
             error.set(&[b"cancelled"]);
             return Err(Failure::Cancelled);
         }
@@ -645,7 +616,7 @@ unsafe fn send_dyn(
 fn sleep_unless_cancelled(ms: u32) -> bool {
     let mut left = ms;
     while left > 0 {
-        if cancelled() {
+        if super::cancel::cancelled() {
             return false;
         }
         let slice = left.min(100);
@@ -654,7 +625,7 @@ fn sleep_unless_cancelled(ms: u32) -> bool {
         unsafe { crate::rtt::rt_thread_mdelay(slice as i32) };
         left -= slice;
     }
-    !cancelled()
+    !super::cancel::cancelled()
 }
 
 /// Why reading stopped short of the body's end.
@@ -732,7 +703,7 @@ impl Io<'_> {
     /// One read of the body into `buf`, within the deadline.
     fn read(&mut self, buf: &mut [u8]) -> ReadEnd {
         loop {
-            if cancelled() {
+            if super::cancel::cancelled() {
                 return ReadEnd::Stop(Stop::Cancelled);
             }
             // One clock reading for the deadline check, the socket timeout
@@ -924,7 +895,7 @@ unsafe fn attempt_once(
     let rc = unsafe { webclient_post(session.0, settings.url.as_ptr(), core::ptr::null(), 0) };
     if rc < 0 {
         let tls = super::tls_watch::take();
-        if cancelled() || matches!(tls, Some((TlsFailure::Cancelled, _))) {
+        if super::cancel::cancelled() || matches!(tls, Some((TlsFailure::Cancelled, _))) {
             error.set(&[b"cancelled"]);
             return failed(Failure::Cancelled, false);
         }
@@ -989,7 +960,7 @@ unsafe fn attempt_once(
     // SAFETY: the trees in `req` stay alive, and unmodified while `frozen`
     // is held (our contract).
     if let Err(e) = unsafe { req.write(format, &mut writer) }.and_then(|_| writer.flush()) {
-        if cancelled() {
+        if super::cancel::cancelled() {
             error.set(&[b"cancelled"]);
             return failed(Failure::Cancelled, false);
         }

@@ -593,7 +593,7 @@ fn stop_agent() -> StopOutcome {
         super::tools::set_owner(Some(me));
         tear_down_agent();
     } else {
-        transport::request_cancel();
+        crate::net::cancel::request_cancel();
         // The loop takes this sentinel, sees Stopping and tears the agent
         // down; the hub lives until it has taken it.
         // SAFETY: the hub is live until the loop has taken the sentinel sent
@@ -611,7 +611,7 @@ fn stop_agent() -> StopOutcome {
         wait_until_threads_freed();
     }
     log_memory("cleanup done");
-    transport::clear_cancel();
+    crate::net::cancel::clear_cancel();
     AGENT.owner.store(ptr::null_mut(), Ordering::SeqCst);
     super::tools::set_owner(None);
     AGENT.set(Lifecycle::Stopped);
@@ -642,7 +642,7 @@ unsafe extern "C" fn loop_thread(_parameter: *mut c_void) {
     ffi_fn!(failure = (), {
         let me = thread::current();
         // Cleanup cancels the requests of this thread only.
-        transport::cancel_on_thread(me);
+        crate::net::cancel::cancel_on_thread(me);
         let built = build_agent(me);
         // SAFETY: `done` was set by main_loop_entry before this thread
         // started and is written again only after this thread's last release.
@@ -659,7 +659,7 @@ unsafe extern "C" fn loop_thread(_parameter: *mut c_void) {
             });
             tear_down_agent();
         }
-        transport::cancel_on_thread(ptr::null_mut());
+        crate::net::cancel::cancel_on_thread(ptr::null_mut());
         // The last act: whoever waits deletes the semaphore after this.
         if let Some(done) = done {
             done.release();
@@ -720,7 +720,7 @@ pub fn main_loop_entry() -> c_int {
             }
         }
     }
-    transport::clear_cancel();
+    crate::net::cancel::clear_cancel();
     let Some(done) = Semaphore::create(c"AgentDone", 0) else {
         AGENT.set(Lifecycle::Stopped);
         return -1;

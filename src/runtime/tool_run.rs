@@ -37,18 +37,6 @@ use crate::rtt::{board, rt_eok};
 use core::ffi::{c_void, CStr};
 use core::ptr;
 
-/// Which of the registered tools a caller may run.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Offered {
-    /// Every registered tool (the agent's model).
-    All,
-    /// The board's own tools: not those a remote MCP server lends the
-    /// agent (an MCP client of the board; two boards pointed at each
-    /// other then do not loop).
-    #[cfg_attr(not(feature = "mcp-server"), allow(dead_code))]
-    Served,
-}
-
 /// What a tool's function left in its node.
 pub(crate) struct Ran {
     /// The node's result set (NULL when the tool set none): borrowed from
@@ -70,14 +58,19 @@ impl ToolSet {
         lock_tools().map(|held| ToolSet { _held: held })
     }
 
-    /// The tools `offered`, in registration order.
-    pub(crate) fn tools(&self, offered: Offered) -> impl Iterator<Item = AgentToolNode_t> {
-        tools::nodes().filter(move |&n| offered == Offered::All || !is_remote(n))
+    /// The registered tools, in registration order.
+    pub(crate) fn tools(&self) -> impl Iterator<Item = AgentToolNode_t> {
+        tools::nodes()
     }
 
-    /// The tool named `name` among those `offered`.
-    pub(crate) fn find(&self, name: &[u8], offered: Offered) -> Option<AgentToolNode_t> {
-        self.tools(offered).find(|&n| {
+    /// The tool named `name` among those `offered` accepts (the MCP server
+    /// offers only the board's own tools).
+    pub(crate) fn find(
+        &self,
+        name: &[u8],
+        offered: impl Fn(AgentToolNode_t) -> bool,
+    ) -> Option<AgentToolNode_t> {
+        self.tools().filter(|&n| offered(n)).find(|&n| {
             // SAFETY: a live node of the registry, read under the lock.
             unsafe { tools::function_name((*n).tool_obj) }.map(CStr::to_bytes) == Some(name)
         })
@@ -116,15 +109,6 @@ impl ToolSet {
             status: ret.ret,
         }
     }
-}
-
-#[cfg(feature = "mcp-client")]
-fn is_remote(node: AgentToolNode_t) -> bool {
-    crate::runtime::mcp::client::is_remote(node)
-}
-#[cfg(not(feature = "mcp-client"))]
-fn is_remote(_node: AgentToolNode_t) -> bool {
-    false
 }
 
 /// Why `args` do not fit the parameters `node`'s tool registered, if they
@@ -253,7 +237,7 @@ pub(crate) unsafe fn run_tool_call(call: *mut cJSON, on_result: TextHook) -> Too
     let mut text = TextBuf::new();
     let mut result: Messages_t = ptr::null_mut();
     let tools = ToolSet::lock();
-    let node = tools.as_ref().and_then(|t| t.find(name, Offered::All));
+    let node = tools.as_ref().and_then(|t| t.find(name, |_| true));
     // SAFETY: `call` is NULL or live; a read-only lookup.
     let too_long = !unsafe { json::get(call, TOO_LONG_KEY) }.is_null();
     match (&tools, node) {
@@ -266,7 +250,7 @@ pub(crate) unsafe fn run_tool_call(call: *mut cJSON, on_result: TextHook) -> Too
             text.push_str("error: there is no tool named \"")
                 .push(name)
                 .push_str("\"; the tools are:");
-            for (i, tool) in set.tools(Offered::All).enumerate() {
+            for (i, tool) in set.tools().enumerate() {
                 // SAFETY: a live node of the registry, read under the lock.
                 let known = unsafe { super::tools::function_name((*tool).tool_obj) }
                     .map_or(&b"?"[..], |n| n.to_bytes());

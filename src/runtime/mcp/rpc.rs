@@ -19,7 +19,7 @@ use crate::base::json_writer::{write_integer, write_string, ByteSink, WriteError
 use crate::cjson::json;
 use crate::cjson::sys::*;
 use crate::rtt::rt_eok;
-use crate::runtime::tool_run::{self, Offered, ToolSet};
+use crate::runtime::tool_run::{self, ToolSet};
 use crate::runtime::tools::AgentToolNode_t;
 use crate::wire::chat::request::write_value;
 use crate::wire::mcp_session::{Full, Sessions, ID_LEN, VERSIONS};
@@ -432,7 +432,7 @@ unsafe fn list_tools(id: *const cJSON, params: *const cJSON, page_size: usize) -
         out.put(b"{\"tools\":[")?;
         let mut listed = 0;
         let mut more = false;
-        for node in tools.tools(Offered::Served).skip(start) {
+        for node in tools.tools().filter(|&n| served(n)).skip(start) {
             if listed == page_size.max(1) {
                 more = true;
                 break;
@@ -456,6 +456,18 @@ unsafe fn list_tools(id: *const cJSON, params: *const cJSON, page_size: usize) -
         }
         out.put(b"}")
     })
+}
+
+/// Whether this server offers the tool of `node`: the board's own tools,
+/// not those a remote MCP server lends the agent (two boards pointed at
+/// each other then do not loop).
+#[cfg(feature = "mcp-client")]
+fn served(node: AgentToolNode_t) -> bool {
+    !super::client::is_remote(node)
+}
+#[cfg(not(feature = "mcp-client"))]
+fn served(_node: AgentToolNode_t) -> bool {
+    true
 }
 
 /// A cursor is the index of the page's first tool (the registry holds far
@@ -548,7 +560,7 @@ unsafe fn call_tool(id: *const cJSON, params: *const cJSON) -> Answer {
                 b"the tool registry is gone (the agent is stopping)",
             ],
         ),
-        Some(tools) => match tools.find(name, Offered::Served) {
+        Some(tools) => match tools.find(name, served) {
             None => error(200, id, INVALID_PARAMS, &[b"Unknown tool: ", name]),
             // SAFETY: a node of the set held here; `args` a live object.
             Some(node) => unsafe { run(&tools, id, name, node, args) },

@@ -242,7 +242,7 @@ fn send_file(url: &CStr, path: &CStr, size: u32) -> Result<FileId, Failed> {
     }
     let mut left = size as usize;
     while sent && left > 0 {
-        if crate::net::transport::cancelled() {
+        if crate::net::cancel::cancelled() {
             return Err(failed(b"cancelled (the agent is stopping)"));
         }
         let want = left.min(buf.len());

@@ -28,7 +28,7 @@
 //! `reasoning_content`. The OpenAI writer leaves that member out
 //! ([`super::request::PRIVATE_KEYS`]).
 
-use super::provider::common::*;
+use super::common::*;
 use super::request::ChatRequest;
 use crate::base::json_writer::{write_integer, write_string, ByteSink, WriteError};
 use crate::cjson::json;

@@ -6,6 +6,8 @@
 
 #[cfg(feature = "provider-anthropic")]
 pub mod anthropic;
+#[cfg(any(feature = "provider-anthropic", feature = "provider-ollama"))]
+pub(crate) mod common;
 pub mod content;
 #[cfg(feature = "multimodal")]
 pub mod inline_file;

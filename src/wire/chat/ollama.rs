@@ -14,7 +14,7 @@
 //!   mapped as for OpenAI;
 //! - `max_tokens` as `options.num_predict`.
 
-use super::provider::common::*;
+use super::common::*;
 use super::request::{write_value, ChatRequest};
 use crate::base::json_writer::{write_integer, write_string, ByteSink, WriteError};
 use crate::cjson::json;
