@@ -1,5 +1,5 @@
 //! Every build: gzip the WebNet channel's page (`web/agent.html`) into
-//! `OUT_DIR`, where `src/ffi/channels/web.rs` takes it from; a browser
+//! `OUT_DIR`, where `src/channels/web.rs` takes it from; a browser
 //! inflates it (`Content-Encoding: gzip`), the board keeps a third of it.
 //!
 //! Host builds (feature `host-port`): compile the C half of the host port, the C

@@ -155,7 +155,7 @@ void agent_atomic_unlock(rt_base_t level);
 #define AGENT_FILE_ERROR (-3)
 int agent_glue_file_size(const char *path, rt_uint32_t *size);
 
-/* HTTPS (agent_tls.c; src/chat/tls_watch.rs). agent_tls_budget: the ms the
+/* HTTPS (agent_tls.c; src/net/tls_watch.rs). agent_tls_budget: the ms the
  * request on the calling thread may still wait (0: its deadline passed),
  * AGENT_TLS_BUDGET_CANCELLED when cleanup cancelled it, or
  * AGENT_TLS_BUDGET_UNWATCHED when no request of the library runs on this

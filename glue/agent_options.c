@@ -1,8 +1,8 @@
 /*
  * Options the library reads through small getters rather than through
  * struct agent_board_config: the summary of trimmed turns
- * (src/ffi/memory.rs) and tools for models without function calling
- * (src/ffi/tools_text.rs).
+ * (src/runtime/memory.rs) and tools for models without function calling
+ * (src/runtime/tools_text.rs).
  */
 #include <rtthread.h>
 #include <rtconfig.h>
@@ -31,7 +31,7 @@ int agent_glue_tools_text(void)
 }
 
 /*
- * The MCP server's options (src/mcp/server.rs), by number, so the library
+ * The MCP server's options (src/runtime/mcp/server.rs), by number, so the library
  * needs no struct layout for them: 0 enabled, 1 port, 2 largest body,
  * 3 sessions, 4 session idle seconds, 5 tools per page, 6 thread stack,
  * 7 thread priority, 8 loopback only, 9 no token allowed

@@ -7,7 +7,7 @@
  *   cancelled by cleanup: the TCP connect runs non-blocking and the
  *   handshake reads through select() in short polls, asking the library
  *   between two polls how long the request on this thread may still wait
- *   (agent_tls_budget, src/chat/tls_watch.rs);
+ *   (agent_tls_budget, src/net/tls_watch.rs);
  * - keys from the board's RNG (PKG_AGENT_TLS_RNG_FUNC, or RT-Thread's
  *   hwcrypto RNG), never from an unseeded rand() alone;
  * - certificate dates checked against the board's clock once it is set

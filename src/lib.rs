@@ -1,17 +1,24 @@
 //! rtt-agent: the RT-Thread "Agent" package's C API, implemented in Rust.
 //!
-//! Layout:
-//! - [`ffi`]: every C-visible function and type, one module per header area.
-//! - [`stream`]: pure, `no_std`, FFI-free logic (SSE framing, tool-call
-//!   reassembly).
-//! - [`rtt`]: the few RT-Thread kernel bindings the library needs, the global
-//!   allocator over `rt_malloc`, and logging through the C glue.
-//! - [`fallible`]: `Vec`/`String` growth that returns out of memory instead
-//!   of aborting.
-//! - [`cjson_sys`]: our own declarations of the board's cJSON 1.7.x, plus a
-//!   thin helper layer ([`json`]).
-//! - `host` (feature `host`): the host port that serves the RT-Thread APIs on
-//!   Linux so tests and the simulator run the device's code paths.
+//! Layers, from the bottom up; each uses only the layers below it, and
+//! nothing imports [`ffi`] (`tests/layers.rs` checks both, and that the
+//! modules inside a layer import each other in no circle;
+//! `docs/architecture.md` draws them):
+//! - [`base`]: text helpers, fallible growth, the text buffer and the JSON
+//!   writer (only `core` and `alloc`);
+//! - [`cjson`]: our declarations of the board's cJSON 1.7.x and helpers;
+//! - [`wire`]: protocol code without I/O: the request writers, the stream
+//!   parsers, retry and deadline rules, MCP framing, tools as text;
+//! - [`rtt`]: the kernel bindings, the allocator over `rt_malloc`, logging;
+//!   `host` (feature `host-port`) serves the same C API on Linux beside it;
+//! - [`abi`]: the C package's types with the code that works on them;
+//! - [`net`]: the HTTP transport over webclient, the TLS watch, cancel;
+//! - [`runtime`]: the agent: its loop and turn, the one tool dispatch and
+//!   the registry with its lock, the hub, the context, the chat client,
+//!   memory, tools as text, multimodal content, the MCP server and client,
+//!   and the settings;
+//! - [`channels`]: CLI, Debug and WebNet;
+//! - [`ffi`]: the `#[no_mangle]` exports, thin over the layers below.
 #![cfg_attr(not(feature = "std"), no_std)]
 #![allow(non_camel_case_types)]
 // Every unsafe operation gets its own `unsafe {}` block and SAFETY comment, even inside `unsafe fn`s.
@@ -19,8 +26,6 @@
 
 extern crate alloc;
 
-// The layers, from the bottom up; each uses only those listed before it
-// (`tests/layers.rs` checks it; `docs/architecture.md` draws it).
 pub mod abi;
 pub mod base;
 pub mod channels;

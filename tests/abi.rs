@@ -27,7 +27,7 @@ fn root() -> PathBuf {
 }
 
 /// Our cJSON declarations return nothing where cJSON >= 1.7.13 returns
-/// cJSON_bool (see src/cjson_sys.rs): deliberately different, left out.
+/// cJSON_bool (see src/cjson/sys.rs): deliberately different, left out.
 const NOT_CHECKED: &[&str] = &["cJSON_AddItemToArray", "cJSON_AddItemToObject"];
 
 fn generated_prototypes() -> String {

@@ -23,7 +23,7 @@ fn text_char() -> impl Strategy<Value = char> {
 }
 
 /// What the parser makes of `s`: the same text without its NULs (they are
-/// left out of every string, see `src/stream/json.rs`).
+/// left out of every string, see `src/wire/stream/tokenizer.rs`).
 fn without_nul(s: &str) -> String {
     s.replace('\0', "")
 }

@@ -2,7 +2,7 @@
 //! model's tool calls, several rounds of parallel calls) and by the MCP
 //! server (`tools/call` over HTTP, with a token) at the same time. Both go
 //! through the registry under the tool lock (`ToolSet` in
-//! src/ffi/tool_run.rs), so the tool never runs twice at once, every run
+//! src/runtime/tool_run.rs), so the tool never runs twice at once, every run
 //! is one the test asked for, and every caller gets its own run's text.
 //!
 //! The probe is a C-ABI tool written here: it counts the runs inside it,

@@ -1,4 +1,10 @@
-//! The C-visible surface, one module per header area of `shared/spec/abi.md`.
+//! The C-visible surface, one module per header area of `shared/spec/abi.md`:
+//! the `#[no_mangle]` exports, each a thin wrapper over the function of the
+//! same name in the layer that does the work (`crate::abi`, `crate::runtime`,
+//! `crate::channels`), whose doc comment holds the contract. Nothing in the
+//! library imports this module. The callbacks stored in C tables (context
+//! methods, hub put/get, channel ops, thread entries) live with the code
+//! they call, in the same shape.
 //!
 //! # One boundary
 //!
@@ -24,7 +30,7 @@
 //! - It is `unsafe extern "C"` whenever an argument is a raw pointer (or a
 //!   pointer typedef such as `Messages_t`): the caller promises the pointers
 //!   are NULL or valid, as the header documents.
-//! - [`ffi_fn!`] is the whole body. `failure = v` names the value returned
+//! - [`crate::ffi_fn!`] is the whole body. `failure = v` names the value returned
 //!   when the call cannot complete (the compiler checks it has the return
 //!   type); `nonnull(a, b)` returns it when any listed pointer is NULL.
 //! - `tests/ffi_boundary.rs` fails the build when a `#[no_mangle]` function

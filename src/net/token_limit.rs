@@ -235,7 +235,7 @@ impl Peer {
             }
         } else {
             const HEX: &[u8; 16] = b"0123456789abcdef";
-            // Eight groups of two bytes (no `chunks`: see src/text.rs).
+            // Eight groups of two bytes (no `chunks`: see src/base/text.rs).
             for i in 0..8 {
                 if i > 0 {
                     put(b":");

@@ -3,7 +3,7 @@
 //!
 //! The same code runs on the device (the board's webclient package) and on
 //! the host (the host port's webclient over real TCP). The body is streamed
-//! from the caller's trees (see [`super::request`]); the response body is
+//! from the caller's trees (see [`crate::wire::chat::request`]); the response body is
 //! handed, read by read, to a [`ResponseSink`] (the SSE parser).
 //!
 //! Other requests go the same way: any [`RequestBody`] (the MCP client's
@@ -42,7 +42,7 @@
 //! closes without answering, a head or body read that timed out or was cut,
 //! a stream the sink calls retryable (cut off, truncated or malformed, or
 //! an error the server sent inside it), HTTP 408, 429 and 5xx
-//! ([`super::retry::retryable_status`]). The wait is
+//! ([`crate::wire::retry::retryable_status`]). The wait is
 //! the server's `retry-after-ms` or `Retry-After` if it sent one, else
 //! `PKG_AGENT_RETRY_BASE_MS` doubled per retry.
 //! Never retried: other statuses, anything after text reached a callback
@@ -252,7 +252,7 @@ pub struct Settings<'a> {
     pub read_buffer: usize,
     /// The whole request's deadline (`PKG_AGENT_REQUEST_TIMEOUT_MS`).
     pub request_timeout_ms: u32,
-    /// The wire format of the request (see [`super::provider`]).
+    /// The wire format of the request (see [`crate::wire::chat::provider`]).
     pub format: Format,
 }
 

@@ -1,6 +1,6 @@
 //! The loop's side of tools for models without function calling
 //! (`PKG_AGENT_TOOLS_TEXT`, `agent_config tools text|native`; the protocol is
-//! `src/text_tools.rs`).
+//! `src/wire/text_calls.rs`).
 //!
 //! In text mode a request carries no `tools`: the system prompt describes
 //! them and the call format instead. The answer's fragments reach the

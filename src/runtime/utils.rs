@@ -45,7 +45,7 @@ pub fn create_content_array() -> *mut cJSON {
 /// with one part per item: `{"type":"text","text":...}`, or for an
 /// audio/image/video item (a file path) `{"type":"image_url","image_url":
 /// {"url":...}}` (`audio_url`, `video_url`), the file uploaded or sent
-/// inline (see `src/ffi/multimodal.rs`); `RT_NULL` (the reason logged) when
+/// inline (see `src/runtime/multimodal/`); `RT_NULL` (the reason logged) when
 /// a file cannot be sent or there is no item. Borrows `messages`; the result
 /// is owned by the caller.
 pub unsafe fn to_content(messages: Messages_t) -> *mut cJSON {

@@ -75,7 +75,7 @@ class Fail(Exception):
     pass
 
 
-# The board's limit of wrong tokens (src/token_limit.rs, issue 30): after 5
+# The board's limit of wrong tokens (src/net/token_limit.rs, issue 30): after 5
 # wrong (or missing) tokens within 60 s of the first, every request that
 # needs a token gets 429 with Retry-After until those 60 s have passed.
 TOKEN_FAILURES = 5
@@ -1154,7 +1154,7 @@ class Run:
             p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300)
             # Its 401 checks: the SDK's connect without a token and with a
             # wrong one, and the same as raw requests: four wrong tokens
-            # the board counts (src/token_limit.rs; a fifth before the
+            # the board counts (src/net/token_limit.rs; a fifth before the
             # window passes would block every later request).
             fails.failed()
             text = p.stdout.decode('utf-8', 'replace')
