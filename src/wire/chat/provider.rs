@@ -37,7 +37,7 @@ pub unsafe fn write_body(
 
 #[cfg(all(test, any(feature = "provider-anthropic", feature = "provider-ollama")))]
 mod tests {
-    use super::common::is_object_text;
+    use crate::wire::chat::common::is_object_text;
 
     /// The checker agrees with the stream's tokenizer (the oracle) on
     /// hand-picked texts and on every prefix and one-byte change of them.
