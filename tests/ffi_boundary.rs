@@ -13,23 +13,10 @@
 //! 3. `a_panic_in_a_boundary_aborts_with_its_message` runs a child process
 //!    that calls the hidden host export `rt_host_test_panic_in_boundary`.
 
-use std::path::{Path, PathBuf};
+#[path = "support/sources.rs"]
+mod sources;
+use sources::{root, rust_files};
 use syn::{Attribute, Block, FnArg, Item, Signature, Stmt, Type, Visibility};
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
 
 /// The library's sources the check covers: `src/**/*.rs` without `src/host/`.
 fn library_sources() -> Vec<(String, String)> {

@@ -13,7 +13,10 @@
 //! circle, so each can be read knowing only those below it. The host port
 //! is left out: it is the board's C side, written as the real sources are.
 
+#[path = "support/sources.rs"]
+mod sources;
 use quote::ToTokens;
+use sources::{root, rust_files};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -53,21 +56,6 @@ const ROOT_MACROS: &[(&str, &str)] = &[
     ("host_log_w", "host"),
     ("host_log_i", "host"),
 ];
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
 
 /// The module path of a source file: `src/wire/stream/mod.rs` is
 /// `["wire", "stream"]`, `src/lib.rs` is `[]`.
