@@ -93,12 +93,6 @@ pub enum Lifecycle {
 struct AgentCell {
     lifecycle: AtomicU8,
     gate: Gate,
-    /// The thread that owns the tool registry and the context while the
-    /// agent exists: the loop thread, or a thread starting or stopping an
-    /// agent that has none. NULL: nobody in particular (no agent, or an agent
-    /// without a loop thread, whose caller serialises its calls as in the C
-    /// package).
-    owner: AtomicPtr<rt_thread>,
     /// The start-up/stop handshake with the loop thread: released when its
     /// start-up is over and when it has freed everything.
     done: UnsafeCell<Option<Semaphore>>,
@@ -116,7 +110,6 @@ unsafe impl Sync for AgentCell {}
 static AGENT: AgentCell = AgentCell {
     lifecycle: AtomicU8::new(Lifecycle::Stopped as u8),
     gate: Gate::closed(),
-    owner: AtomicPtr::new(ptr::null_mut()),
     done: UnsafeCell::new(None),
     agent: UnsafeCell::new(None),
     busy: AtomicBool::new(false),
@@ -403,7 +396,6 @@ fn log_memory(what: &str) {
 /// channel. On failure nothing is left allocated. Logs `[mem] agent started`.
 fn build_agent(loop_thread: rt_thread_t) -> bool {
     CHANNEL_IS_OURS.store(false, Ordering::Release);
-    AGENT.owner.store(thread::current(), Ordering::SeqCst);
     super::tools::set_owner(Some(thread::current()));
     #[cfg(feature = "channel-webnet")]
     CONVERSATION_RESET.store(false, Ordering::SeqCst);
@@ -539,7 +531,6 @@ pub fn init_agent() {
     } else {
         AGENT.set(Lifecycle::Stopped);
     }
-    AGENT.owner.store(ptr::null_mut(), Ordering::SeqCst);
     super::tools::set_owner(None);
 }
 
@@ -589,7 +580,6 @@ fn stop_agent() -> StopOutcome {
     }
     if loop_thread.is_null() {
         // An agent without a loop: this thread frees it.
-        AGENT.owner.store(me, Ordering::SeqCst);
         super::tools::set_owner(Some(me));
         tear_down_agent();
     } else {
@@ -612,7 +602,6 @@ fn stop_agent() -> StopOutcome {
     }
     log_memory("cleanup done");
     crate::net::cancel::clear_cancel();
-    AGENT.owner.store(ptr::null_mut(), Ordering::SeqCst);
     super::tools::set_owner(None);
     AGENT.set(Lifecycle::Stopped);
     StopOutcome::Stopped
