@@ -59,6 +59,21 @@ impl Mutex {
         // thread does not hold is refused by the kernel, not undefined.
         unsafe { rt_mutex_release(self.0.as_ptr()) };
     }
+
+    /// Take it, waiting as long as it takes; held until the guard drops.
+    /// `None` when the kernel refuses (called from an interrupt).
+    pub fn lock(&self) -> Option<MutexGuard<'_>> {
+        self.take(RT_WAITING_FOREVER).then_some(MutexGuard(self))
+    }
+}
+
+/// A take of a [`Mutex`], given back when dropped.
+pub struct MutexGuard<'a>(&'a Mutex);
+
+impl Drop for MutexGuard<'_> {
+    fn drop(&mut self) {
+        self.0.release();
+    }
 }
 
 impl Drop for Mutex {

@@ -29,7 +29,7 @@ use crate::cjson::json;
 use crate::cjson::sys::{cJSON, cJSON_CreateArray, cJSON_Delete};
 use crate::rtt::atomic::{AtomicPtr, Ordering};
 use crate::rtt::gate::{Gate, Pass};
-use crate::rtt::ipc::Mutex;
+use crate::rtt::ipc::{Mutex, MutexGuard};
 use crate::rtt::sleep_lock::{SleepLock, SleepLockGuard};
 use crate::rtt::thread;
 use crate::rtt::*;
@@ -92,16 +92,11 @@ static TOOL_LOCK: ToolLock = ToolLock {
     mutex: UnsafeCell::new(None),
 };
 
-/// The tool lock, held until dropped.
+/// The tool lock, held until dropped. (Fields drop in order: the mutex is
+/// given back before the pass lets the registry delete it.)
 pub(crate) struct ToolsGuard {
-    lock: &'static Mutex,
+    _held: MutexGuard<'static>,
     _pass: Pass<'static>,
-}
-
-impl Drop for ToolsGuard {
-    fn drop(&mut self) {
-        self.lock.release();
-    }
 }
 
 /// Take the tool lock, waiting for as long as its holder runs a tool;
@@ -112,10 +107,10 @@ pub(crate) fn lock_tools() -> Option<ToolsGuard> {
     // mutex and is not written, and the pass, kept in the guard, holds its
     // deletion back until the guard is dropped.
     let lock = unsafe { (*TOOL_LOCK.mutex.get()).as_ref() }?;
-    if !lock.take(RT_WAITING_FOREVER) {
-        return None;
-    }
-    Some(ToolsGuard { lock, _pass: pass })
+    Some(ToolsGuard {
+        _held: lock.lock()?,
+        _pass: pass,
+    })
 }
 
 /// The thread that owns the registry while the agent loop runs (NULL:
