@@ -11,7 +11,6 @@
 //! left, so the hub can then be freed.
 
 use crate::abi::messages::*;
-use crate::rtt::atomic::{AtomicUsize, Ordering};
 use crate::rtt::gate::Gate;
 use crate::rtt::ipc::Locked;
 use crate::rtt::*;
@@ -20,21 +19,17 @@ use core::cell::UnsafeCell;
 use core::ffi::{c_char, CStr};
 use core::ptr;
 
-/// A reply timeout chosen at run time (tests, the simulator); 0: the board's
-/// PKG_AGENT_REPLY_TIMEOUT_MS.
-static REPLY_TIMEOUT_MS: AtomicUsize = AtomicUsize::new(0);
-
 /// Wait `ms` for each reply instead of PKG_AGENT_REPLY_TIMEOUT_MS (`None`:
 /// the board's value again), in the Debug and WebNet channels.
 pub fn set_reply_timeout_ms(ms: Option<u32>) {
-    REPLY_TIMEOUT_MS.store(ms.map_or(0, |v| v.max(1) as usize), Ordering::Relaxed);
+    crate::runtime::settings::change(|s| s.reply_timeout_ms = ms.map(|v| v.max(1)));
 }
 
 /// How long a sender waits for its reply.
 pub fn reply_timeout_ms() -> u32 {
-    match REPLY_TIMEOUT_MS.load(Ordering::Relaxed) {
-        0 => board().reply_timeout_ms.clamp(1, i32::MAX as isize) as u32,
-        chosen => chosen.min(i32::MAX as usize) as u32,
+    match crate::runtime::settings::snapshot().reply_timeout_ms {
+        None => board().reply_timeout_ms.clamp(1, i32::MAX as isize) as u32,
+        Some(chosen) => chosen.min(i32::MAX as u32),
     }
 }
 

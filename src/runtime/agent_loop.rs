@@ -1000,6 +1000,7 @@ unsafe fn run_rounds(ctx: Context_t, hooks: &StreamHooks, reply: &mut TextBuf) {
             return;
         }
         let mut error = transport::ErrorText::new();
+        let mut long_calls = super::chat::LongCalls::default();
         let text_tools = text_tools_on();
         let fallback = !text_tools && text_call_fallback_on();
         // In text mode the request has no tools, and the answer's calls are
@@ -1024,6 +1025,7 @@ unsafe fn run_rounds(ctx: Context_t, hooks: &StreamHooks, reply: &mut TextBuf) {
                 hooks.on_tool_call,
                 on_context,
                 &mut error,
+                &mut long_calls,
             )
         };
         if text_tools || fallback {
@@ -1045,6 +1047,8 @@ unsafe fn run_rounds(ctx: Context_t, hooks: &StreamHooks, reply: &mut TextBuf) {
         // SAFETY: on the loop thread; `resp` is live, owned here, and no
         // reference into it exists yet.
         if fallback && unsafe { adopt_text_call(resp, hooks) } {
+            // The adopted call replaced the (empty) native ones.
+            long_calls = super::chat::LongCalls::default();
             crate::log_d!("the answer was a tool call written as text: running it");
         }
         // SAFETY: `resp` is a non-NULL response from `chat()`, owned here
@@ -1108,10 +1112,11 @@ unsafe fn run_rounds(ctx: Context_t, hooks: &StreamHooks, reply: &mut TextBuf) {
         let mut recorded = true;
         // SAFETY: `tool_call` is the response's live array, unchanged while
         // iterating (the tools only see copies of the arguments).
-        for call in unsafe { json::children(r.tool_call) } {
+        for (position, call) in unsafe { json::children(r.tool_call) }.enumerate() {
+            let too_long = long_calls.contains(position);
             // SAFETY: on the loop thread with `ctx` live; `call` is a live
             // element of the response.
-            recorded &= unsafe { answer_tool_call(ctx, call, hooks.on_tool_result) };
+            recorded &= unsafe { answer_tool_call(ctx, call, too_long, hooks.on_tool_result) };
         }
         // SAFETY: `resp` is owned here and not used again.
         unsafe { chat_response_free(resp) };
@@ -1151,12 +1156,17 @@ unsafe fn drop_from(ctx: Context_t, start: c_int) {
 /// # Safety
 /// On the loop thread only (it owns the tool registry), with `ctx` its live
 /// context; `call` is NULL or a live tool call that outlives the call.
-unsafe fn answer_tool_call(ctx: Context_t, call: *mut cJSON, on_result: TextHook) -> bool {
+unsafe fn answer_tool_call(
+    ctx: Context_t,
+    call: *mut cJSON,
+    too_long: bool,
+    on_result: TextHook,
+) -> bool {
     // SAFETY: `call` is NULL or live for this whole function.
     let id = unsafe { json::get_str(call, c"id") }.unwrap_or(c"");
     // SAFETY: on the loop thread; `call` NULL or live (this function's
     // contract).
-    let answer = unsafe { super::tool_run::run_tool_call(call, on_result) };
+    let answer = unsafe { super::tool_run::run_tool_call(call, too_long, on_result) };
     // SAFETY: `ctx` is live (this function's contract).
     let appended = match unsafe { (*ctx).append_tool_message } {
         // SAFETY: the context's method with that context; `id` is

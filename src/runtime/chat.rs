@@ -40,74 +40,44 @@ use crate::rtt::{board, cap};
 use crate::wire::chat::request::ChatRequest;
 use crate::wire::stream::{Caps, ChatStream, Format, Progress, StreamError, StreamSink};
 use core::cell::UnsafeCell;
-use core::ffi::CStr;
 use core::ptr;
-
-/// Key added to a tool call whose arguments exceeded
-/// `PKG_AGENT_MAX_TOOL_ARG_LEN` (its `arguments` are then empty): the loop
-/// answers such a call with an error instead of running the tool. It is
-/// never sent back to the server.
-pub const TOO_LONG_KEY: &CStr = c"x_rtt_arguments_too_long";
 
 /// How many tool calls one response may carry.
 const MAX_TOOL_CALLS: usize = 32;
 
-/// Run-time replacements for the board's caps and network settings (the
-/// simulator and tests use them to exercise the limit paths without a new
-/// build). `None` keeps the `PKG_AGENT_*` value.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Overrides {
-    pub max_content: Option<usize>,
-    pub max_reasoning: Option<usize>,
-    pub max_tool_args: Option<usize>,
-    pub max_token: Option<usize>,
-    pub timeout_ms: Option<usize>,
-    pub retries: Option<usize>,
-    pub retry_base_ms: Option<usize>,
-    /// `PKG_AGENT_REQUEST_TIMEOUT_MS`: the whole request's deadline.
-    pub request_timeout_ms: Option<usize>,
+/// The tool calls of a response whose arguments exceeded
+/// `PKG_AGENT_MAX_TOOL_ARG_LEN` (their `arguments` are then empty), by
+/// position in its `tool_call` array: the loop answers those with an error
+/// instead of running the tool. (A C caller of `chat()` sees such a call
+/// with empty arguments.)
+#[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
+pub struct LongCalls(u32);
+
+impl LongCalls {
+    /// Is the call at `position` one of them?
+    pub fn contains(self, position: usize) -> bool {
+        position < 32 && self.0 & (1 << position) != 0
+    }
+
+    fn of(stream: &ChatStream) -> LongCalls {
+        const _: () = assert!(MAX_TOOL_CALLS <= 32, "one bit per call");
+        LongCalls(
+            stream
+                .tool_calls()
+                .iter()
+                .enumerate()
+                .filter(|(i, c)| c.too_long() && *i < 32)
+                .fold(0, |bits, (i, _)| bits | 1 << i),
+        )
+    }
 }
 
-/// The slots of `OVERRIDES`.
-#[derive(Clone, Copy)]
-enum Setting {
-    MaxContent,
-    MaxReasoning,
-    MaxToolArgs,
-    MaxToken,
-    TimeoutMs,
-    Retries,
-    RetryBaseMs,
-    RequestTimeoutMs,
-}
-
-const UNSET: usize = usize::MAX;
-static OVERRIDES: [crate::rtt::atomic::AtomicUsize; 8] =
-    [const { crate::rtt::atomic::AtomicUsize::new(UNSET) }; 8];
+pub use super::settings::ChatOverrides as Overrides;
 
 /// Replace (or with `Overrides::default()`, restore) caps and network
 /// settings for the following `chat()` calls.
 pub fn set_overrides(o: Overrides) {
-    let settings = [
-        (Setting::MaxContent, o.max_content),
-        (Setting::MaxReasoning, o.max_reasoning),
-        (Setting::MaxToolArgs, o.max_tool_args),
-        (Setting::MaxToken, o.max_token),
-        (Setting::TimeoutMs, o.timeout_ms),
-        (Setting::Retries, o.retries),
-        (Setting::RetryBaseMs, o.retry_base_ms),
-        (Setting::RequestTimeoutMs, o.request_timeout_ms),
-    ];
-    for (slot, v) in settings {
-        OVERRIDES[slot as usize].store(v.unwrap_or(UNSET), crate::rtt::atomic::Ordering::Release);
-    }
-}
-
-fn pick(slot: Setting, board_value: usize) -> usize {
-    match OVERRIDES[slot as usize].load(crate::rtt::atomic::Ordering::Acquire) {
-        UNSET => board_value,
-        v => v,
-    }
+    super::settings::change(|s| s.chat = o);
 }
 
 /// The last failure's text of a `chat()` called from C, for
@@ -294,7 +264,27 @@ pub unsafe fn chat(
     on_tool_call: Option<unsafe extern "C" fn(text: *const c_char)>,
     on_context: Option<unsafe extern "C" fn(text: *const c_char)>,
 ) -> ChatResponse_t {
+    // SAFETY: forwarded (the caller's contract is this one's).
+    unsafe {
+        chat_marking_long_calls(messages, tools, max_tokens, on_reasoning, on_tool_call, on_context)
+    }
+    .0
+}
+
+/// [`chat`], and which of the response's calls were too long to run.
+///
+/// # Safety
+/// As `chat`.
+pub unsafe fn chat_marking_long_calls(
+    messages: *mut cJSON,
+    tools: *mut cJSON,
+    max_tokens: core::ffi::c_int,
+    on_reasoning: TextCallback,
+    on_tool_call: TextCallback,
+    on_context: TextCallback,
+) -> (ChatResponse_t, LongCalls) {
     let mut error = ErrorText::new();
+    let mut long_calls = LongCalls::default();
     // SAFETY: the trees are borrowed for the call (caller's contract).
     let resp = unsafe {
         chat_with_error(
@@ -305,10 +295,11 @@ pub unsafe fn chat(
             on_tool_call,
             on_context,
             &mut error,
+            &mut long_calls,
         )
     };
     publish_last_error(&error);
-    resp
+    (resp, long_calls)
 }
 
 /// The chat client's network settings, overrides applied: the read
@@ -322,23 +313,26 @@ pub(crate) struct Network {
     pub request_timeout_ms: u32,
 }
 
-pub(crate) fn network() -> Network {
+pub(crate) fn network(o: &Overrides) -> Network {
     let cfg = board();
     Network {
-        timeout_ms: pick(Setting::TimeoutMs, cap(cfg.http_timeout_ms)).min(u32::MAX as usize)
-            as u32,
-        retries: pick(Setting::Retries, cap(cfg.http_retries)).min(16) as u32,
-        retry_base_ms: pick(Setting::RetryBaseMs, cap(cfg.retry_base_ms)).min(60_000) as u32,
+        timeout_ms: o.timeout_ms.unwrap_or(cap(cfg.http_timeout_ms)).min(u32::MAX as usize) as u32,
+        retries: o.retries.unwrap_or(cap(cfg.http_retries)).min(16) as u32,
+        retry_base_ms: o.retry_base_ms.unwrap_or(cap(cfg.retry_base_ms)).min(60_000) as u32,
         read_buffer: cap(cfg.resp_bufsz),
-        request_timeout_ms: pick(Setting::RequestTimeoutMs, cfg.request_timeout_ms())
+        request_timeout_ms: o
+            .request_timeout_ms
+            .unwrap_or(cfg.request_timeout_ms())
             .clamp(1, u32::MAX as usize) as u32,
     }
 }
 
-/// [`chat`], with the failure's text in `error` ("" after a success).
+/// [`chat`], with the failure's text in `error` ("" after a success) and
+/// the calls too long to run in `long_calls`.
 ///
 /// # Safety
 /// As `chat`: the trees are valid cJSON, borrowed for the call.
+#[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn chat_with_error(
     messages: *mut cJSON,
     tools: *mut cJSON,
@@ -347,6 +341,7 @@ pub(crate) unsafe fn chat_with_error(
     on_tool_call: TextCallback,
     on_context: TextCallback,
     error: &mut ErrorText,
+    long_calls: &mut LongCalls,
 ) -> ChatResponse_t {
     let cfg = board();
     error.clear();
@@ -363,7 +358,8 @@ pub(crate) unsafe fn chat_with_error(
         crate::log_e!("chat: ", error.as_str());
         return ptr::null_mut();
     }
-    let net = network();
+    let chosen = super::settings::snapshot();
+    let net = network(&chosen.chat);
     let settings = Settings {
         url,
         api_key: config.api_key(),
@@ -372,7 +368,7 @@ pub(crate) unsafe fn chat_with_error(
         retry_base_ms: net.retry_base_ms,
         read_buffer: net.read_buffer,
         request_timeout_ms: net.request_timeout_ms,
-        format: crate::runtime::settings::format_for(url),
+        format: super::settings::format_for(url, &chosen),
     };
     let req = ChatRequest {
         model: config.model(),
@@ -385,10 +381,10 @@ pub(crate) unsafe fn chat_with_error(
         },
     };
     let caps = Caps {
-        max_content: pick(Setting::MaxContent, cap(cfg.max_content_len)),
-        max_reasoning: pick(Setting::MaxReasoning, cap(cfg.max_reasoning_len)),
-        max_tool_args: pick(Setting::MaxToolArgs, cap(cfg.max_tool_arg_len)),
-        max_token: pick(Setting::MaxToken, cap(cfg.stream_line_bufsz)),
+        max_content: chosen.chat.max_content.unwrap_or(cap(cfg.max_content_len)),
+        max_reasoning: chosen.chat.max_reasoning.unwrap_or(cap(cfg.max_reasoning_len)),
+        max_tool_args: chosen.chat.max_tool_args.unwrap_or(cap(cfg.max_tool_arg_len)),
+        max_token: chosen.chat.max_token.unwrap_or(cap(cfg.stream_line_bufsz)),
         max_tool_calls: MAX_TOOL_CALLS,
     };
     let mut parser = Parser {
@@ -414,6 +410,7 @@ pub(crate) unsafe fn chat_with_error(
     }
     // SAFETY: `build_response` only reads the finished stream and allocates.
     let resp = unsafe { build_response(&parser.stream) };
+    *long_calls = LongCalls::of(&parser.stream);
     if resp.is_null() {
         error.set(&[b"out of memory while building the response"]);
         crate::log_e!("chat failed: ", error.as_str());
@@ -544,7 +541,7 @@ unsafe fn tool_call_array(stream: &ChatStream) -> *mut cJSON {
 /// None beyond Rust's: it only reads `call`.
 unsafe fn tool_call_object(call: &crate::wire::stream::ToolCall) -> *mut cJSON {
     use crate::cjson::sys::{
-        cJSON_CreateBool, cJSON_CreateNumber, cJSON_CreateObject, cJSON_CreateString,
+        cJSON_CreateNumber, cJSON_CreateObject, cJSON_CreateString,
     };
     let string = |s: &str| {
         let p = rt_strdup_parts(&[s.as_bytes()]);
@@ -590,10 +587,6 @@ unsafe fn tool_call_object(call: &crate::wire::stream::ToolCall) -> *mut cJSON {
     } else {
         // SAFETY: `obj` is live; `function` is a detached object handed over.
         ok = unsafe { json::add_to_object(obj, c"function", function) }.is_ok();
-    }
-    if ok && call.too_long() {
-        // SAFETY: `obj` is live; the new bool is NULL or detached, handed over.
-        ok = unsafe { json::add_to_object(obj, TOO_LONG_KEY, cJSON_CreateBool(1)) }.is_ok();
     }
     if !ok {
         // SAFETY: `obj` is owned here (with whatever was attached) and not

@@ -41,7 +41,8 @@ fn show_config() {
         line(&[b"from:  ", origin]);
         #[cfg(any(feature = "provider-anthropic", feature = "provider-ollama"))]
         {
-            let format = crate::runtime::settings::format_for(url).name().as_bytes();
+            let settings = crate::runtime::settings::snapshot();
+            let format = crate::runtime::settings::format_for(url, &settings).name().as_bytes();
             let how: &[u8] = if crate::runtime::settings::format_setting().is_some() {
                 b" (set at run time)"
             } else {

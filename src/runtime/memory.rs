@@ -17,7 +17,6 @@ use crate::base::text_buf::TextBuf;
 use crate::cjson::json;
 use crate::cjson::sys::*;
 use crate::net::transport::ErrorText;
-use crate::rtt::atomic::{AtomicIsize, Ordering};
 use alloc::vec::Vec;
 use core::ffi::{c_char, c_int, CStr};
 
@@ -32,16 +31,10 @@ extern "C" {
     fn agent_glue_summary_max_len() -> c_int;
 }
 
-/// A length chosen at run time (tests, the simulator): -1 the board's, 0 off.
-static MAX_LEN_OVERRIDE: AtomicIsize = AtomicIsize::new(-1);
-
 /// Summaries of at most `max_len` bytes (`Some(0)`: off; `None`: the
 /// board's PKG_AGENT_SUMMARY / PKG_AGENT_SUMMARY_MAX_LEN).
 pub fn set_summary_max_len(max_len: Option<usize>) {
-    MAX_LEN_OVERRIDE.store(
-        max_len.map_or(-1, |v| v.min(isize::MAX as usize) as isize),
-        Ordering::Relaxed,
-    );
+    super::settings::change(|s| s.summary_max_len = max_len);
 }
 
 /// Is the option on (a non-zero limit)?
@@ -50,11 +43,10 @@ pub fn enabled() -> bool {
 }
 
 fn max_len() -> usize {
-    match MAX_LEN_OVERRIDE.load(Ordering::Relaxed) {
+    super::settings::snapshot()
+        .summary_max_len
         // SAFETY: a plain getter of the glue.
-        v if v < 0 => unsafe { agent_glue_summary_max_len() }.max(0) as usize,
-        v => v as usize,
-    }
+        .unwrap_or_else(|| unsafe { agent_glue_summary_max_len() }.max(0) as usize)
 }
 
 /// The role of a message; "" when there is none.
@@ -254,6 +246,7 @@ unsafe fn summarize(transcript: &[u8], limit: usize) -> Option<Vec<u8>> {
             None,
             None,
             &mut error,
+            &mut super::chat::LongCalls::default(),
         )
     };
     // SAFETY: the array made above, owned here.

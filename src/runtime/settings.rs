@@ -1,4 +1,12 @@
-//! The agent's settings.
+//! The agent's settings: what tests, the simulator and `agent_config`
+//! chose instead of the board's `PKG_AGENT_*` options. They are one value,
+//! [`Settings`], behind one lock; a request or a start reads one
+//! [`snapshot`], so a change made meanwhile applies to the next one, never
+//! half to this one. A `None` keeps the board's option.
+//!
+//! (The URL, key and model that `agent_config` sets are strings of any
+//! length; they live in `runtime::config`, snapshotted per request beside
+//! this.)
 //!
 //! # The wire format
 //! A request's format is, in order of precedence:
@@ -11,72 +19,126 @@
 //!
 //! A format whose feature is not built in is never chosen.
 
+use crate::rtt::sleep_lock::SleepLock;
 use crate::wire::stream::Format;
+use core::cell::UnsafeCell;
+
+/// Replacements for the chat client's caps and network options (the
+/// simulator and tests use them to exercise the limit paths without a new
+/// build).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ChatOverrides {
+    pub max_content: Option<usize>,
+    pub max_reasoning: Option<usize>,
+    pub max_tool_args: Option<usize>,
+    pub max_token: Option<usize>,
+    pub timeout_ms: Option<usize>,
+    pub retries: Option<usize>,
+    pub retry_base_ms: Option<usize>,
+    /// `PKG_AGENT_REQUEST_TIMEOUT_MS`: the whole request's deadline.
+    pub request_timeout_ms: Option<usize>,
+}
+
+/// Every run-time choice; `None` keeps the board's option.
+#[derive(Clone, Copy, Default)]
+pub struct Settings {
+    pub chat: ChatOverrides,
+    /// The wire format (`agent_config format`).
+    pub format: Option<Format>,
+    /// Summaries of at most this many bytes; `Some(0)`: off
+    /// (`PKG_AGENT_SUMMARY_MAX_LEN`).
+    pub summary_max_len: Option<usize>,
+    /// Tools as text (`true`) or native (`agent_config tools`,
+    /// `PKG_AGENT_TOOLS_TEXT`).
+    pub tools_as_text: Option<bool>,
+    /// The native-mode fallback (`PKG_AGENT_TEXT_CALL_FALLBACK`).
+    pub text_call_fallback: Option<bool>,
+    /// How long a Debug or WebNet sender waits for its reply
+    /// (`PKG_AGENT_REPLY_TIMEOUT_MS`).
+    pub reply_timeout_ms: Option<u32>,
+    #[cfg(feature = "channel-webnet")]
+    pub web: web::Overrides,
+    #[cfg(feature = "mcp-server")]
+    pub mcp_server: mcp_server::Overrides,
+}
+
+struct Current(UnsafeCell<Settings>);
+// SAFETY: reached only under LOCK.
+unsafe impl Sync for Current {}
+
+static LOCK: SleepLock = SleepLock::new();
+static CURRENT: Current = Current(UnsafeCell::new(Settings {
+    chat: ChatOverrides {
+        max_content: None,
+        max_reasoning: None,
+        max_tool_args: None,
+        max_token: None,
+        timeout_ms: None,
+        retries: None,
+        retry_base_ms: None,
+        request_timeout_ms: None,
+    },
+    format: None,
+    summary_max_len: None,
+    tools_as_text: None,
+    text_call_fallback: None,
+    reply_timeout_ms: None,
+    #[cfg(feature = "channel-webnet")]
+    web: web::Overrides {
+        token: None,
+        open_chat: None,
+    },
+    #[cfg(feature = "mcp-server")]
+    mcp_server: mcp_server::Overrides::NONE,
+}));
+
+/// The settings now, as one copy.
+pub fn snapshot() -> Settings {
+    let _held = LOCK.lock();
+    // SAFETY: under the lock.
+    unsafe { *CURRENT.0.get() }
+}
+
+/// Change some settings; the next snapshot sees all of the change at once.
+pub fn change(f: impl FnOnce(&mut Settings)) {
+    let _held = LOCK.lock();
+    // SAFETY: under the lock; `f` gets the only reference while it runs.
+    f(unsafe { &mut *CURRENT.0.get() });
+}
 
 #[cfg(any(feature = "provider-anthropic", feature = "provider-ollama"))]
-mod choice {
-    use crate::rtt::atomic::{AtomicU8, Ordering};
-    use crate::wire::stream::Format;
+extern "C" {
+    /// `PKG_AGENT_API_FORMAT` (glue/agent_board_config.c).
+    static agent_api_format: [core::ffi::c_char; 0];
+}
 
-    /// 0: no run-time choice; else 1 + the format's number.
-    static FORMAT: AtomicU8 = AtomicU8::new(0);
-
-    fn number(f: Format) -> u8 {
-        match f {
-            Format::OpenAi => 1,
-            #[cfg(feature = "provider-anthropic")]
-            Format::Anthropic => 2,
-            #[cfg(feature = "provider-ollama")]
-            Format::Ollama => 3,
-        }
-    }
-
-    pub fn set(f: Option<Format>) {
-        FORMAT.store(f.map_or(0, number), Ordering::SeqCst);
-    }
-
-    pub fn get() -> Option<Format> {
-        match FORMAT.load(Ordering::SeqCst) {
-            1 => Some(Format::OpenAi),
-            #[cfg(feature = "provider-anthropic")]
-            2 => Some(Format::Anthropic),
-            #[cfg(feature = "provider-ollama")]
-            3 => Some(Format::Ollama),
-            _ => None,
-        }
-    }
-
-    extern "C" {
-        /// `PKG_AGENT_API_FORMAT` (glue/agent_board_config.c).
-        static agent_api_format: [core::ffi::c_char; 0];
-    }
-
-    /// The board's `PKG_AGENT_API_FORMAT`, when it names a built-in format.
-    pub fn board() -> Option<Format> {
-        // SAFETY: a NUL-terminated const array in the glue, never written.
-        let name = unsafe { core::ffi::CStr::from_ptr(agent_api_format.as_ptr()) };
-        Format::from_name(name.to_bytes())
-    }
+/// The board's `PKG_AGENT_API_FORMAT`, when it names a built-in format.
+#[cfg(any(feature = "provider-anthropic", feature = "provider-ollama"))]
+fn board_format() -> Option<Format> {
+    // SAFETY: a NUL-terminated const array in the glue, never written.
+    let name = unsafe { core::ffi::CStr::from_ptr(agent_api_format.as_ptr()) };
+    Format::from_name(name.to_bytes())
 }
 
 /// Choose the format at run time (`None`: back to the board's choice and
 /// the URL). Takes effect from the next request.
 #[cfg(any(feature = "provider-anthropic", feature = "provider-ollama"))]
 pub fn set_format(format: Option<Format>) {
-    choice::set(format);
+    change(|s| s.format = format);
 }
 
 /// The run-time choice, if any.
 #[cfg(any(feature = "provider-anthropic", feature = "provider-ollama"))]
 pub fn format_setting() -> Option<Format> {
-    choice::get()
+    snapshot().format
 }
 
-/// The format of a request to `url` (see the module documentation).
-pub fn format_for(url: &core::ffi::CStr) -> Format {
+/// The format of a request to `url` under `settings` (see the module
+/// documentation).
+pub fn format_for(url: &core::ffi::CStr, settings: &Settings) -> Format {
     #[cfg(any(feature = "provider-anthropic", feature = "provider-ollama"))]
     {
-        if let Some(f) = choice::get().or_else(choice::board) {
+        if let Some(f) = settings.format.or_else(board_format) {
             return f;
         }
         Format::from_url(url.to_bytes())
@@ -84,7 +146,7 @@ pub fn format_for(url: &core::ffi::CStr) -> Format {
     // Without an adapter: not even the URL's length is taken.
     #[cfg(not(any(feature = "provider-anthropic", feature = "provider-ollama")))]
     {
-        let _ = url;
+        let _ = (url, settings);
         Format::OpenAi
     }
 }
@@ -96,7 +158,6 @@ pub fn format_for(url: &core::ffi::CStr) -> Format {
 /// precedence over both.
 #[cfg(feature = "channel-webnet")]
 pub mod web {
-    use crate::rtt::atomic::{AtomicPtr, AtomicU8, Ordering};
     use core::ffi::{c_char, c_int, CStr};
 
     extern "C" {
@@ -104,59 +165,42 @@ pub mod web {
         fn agent_glue_web_open_chat() -> c_int;
     }
 
-    /// A token chosen at run time (tests, the simulator); NULL: the board's
-    /// PKG_AGENT_WEB_TOKEN.
-    static TOKEN_OVERRIDE: AtomicPtr<c_char> = AtomicPtr::new(core::ptr::null_mut());
+    /// The WebNet channel's run-time choices.
+    #[derive(Clone, Copy, Default)]
+    pub struct Overrides {
+        /// Instead of PKG_AGENT_WEB_TOKEN (an empty one disables the
+        /// configuration endpoints).
+        pub token: Option<&'static CStr>,
+        /// Instead of PKG_AGENT_WEB_OPEN_CHAT.
+        pub open_chat: Option<bool>,
+    }
 
     /// Use `token` instead of PKG_AGENT_WEB_TOKEN (`None`: the board's again;
     /// an empty one disables the configuration endpoints). A token set at run
     /// time (`agent_config web-token`) still takes precedence.
     pub fn set_token(token: Option<&'static CStr>) {
-        TOKEN_OVERRIDE.store(
-            token.map_or(core::ptr::null_mut(), |t| t.as_ptr() as *mut c_char),
-            Ordering::Release,
-        );
+        super::change(|s| s.web.token = token);
     }
-
-    /// Open chat chosen at run time (tests, the simulator): 0 the board's
-    /// PKG_AGENT_WEB_OPEN_CHAT, 1 off, 2 on.
-    static OPEN_CHAT: AtomicU8 = AtomicU8::new(0);
 
     /// Use `open` instead of PKG_AGENT_WEB_OPEN_CHAT (`None`: the board's).
     pub fn set_open_chat(open: Option<bool>) {
-        OPEN_CHAT.store(
-            match open {
-                None => 0,
-                Some(false) => 1,
-                Some(true) => 2,
-            },
-            Ordering::Release,
-        );
+        super::change(|s| s.web.open_chat = open);
     }
 
     /// Whether chat is open to anyone while no token is set
     /// (PKG_AGENT_WEB_OPEN_CHAT).
     pub fn open_chat_allowed() -> bool {
-        match OPEN_CHAT.load(Ordering::Acquire) {
-            1 => false,
-            2 => true,
-            // SAFETY: a plain getter of the glue.
-            _ => (unsafe { agent_glue_web_open_chat() }) != 0,
-        }
+        // SAFETY: a plain getter of the glue.
+        super::snapshot().web.open_chat.unwrap_or_else(|| unsafe { agent_glue_web_open_chat() } != 0)
     }
 
     /// The build's token (or the one of [`set_token`]), which one set at run
     /// time replaces.
     pub fn base_token() -> &'static CStr {
-        let chosen = TOKEN_OVERRIDE.load(Ordering::Acquire);
-        // SAFETY: a `&'static CStr` (set_token) or the glue's static string.
-        unsafe {
-            CStr::from_ptr(if chosen.is_null() {
-                agent_glue_web_token()
-            } else {
-                chosen
-            })
-        }
+        super::snapshot().web.token.unwrap_or_else(|| {
+            // SAFETY: the glue returns a static NUL-terminated string.
+            unsafe { CStr::from_ptr(agent_glue_web_token()) }
+        })
     }
 }
 
@@ -167,8 +211,6 @@ pub mod web {
 /// precedence over the build's.
 #[cfg(feature = "mcp-server")]
 pub mod mcp_server {
-    use crate::rtt::sleep_lock::SleepLock;
-    use core::cell::UnsafeCell;
     use core::ffi::{c_char, c_int, CStr};
 
     extern "C" {
@@ -193,27 +235,23 @@ pub mod mcp_server {
         pub page_size: Option<usize>,
     }
 
-    struct OverrideCell(UnsafeCell<Overrides>);
-    // SAFETY: reached only under OVERRIDES_LOCK.
-    unsafe impl Sync for OverrideCell {}
-    static OVERRIDES_LOCK: SleepLock = SleepLock::new();
-    static OVERRIDES: OverrideCell = OverrideCell(UnsafeCell::new(Overrides {
-        enabled: None,
-        port: None,
-        token: None,
-        allow_anonymous: None,
-        origins: None,
-        max_body: None,
-        max_sessions: None,
-        session_idle_s: None,
-        page_size: None,
-    }));
+    impl Overrides {
+        pub(super) const NONE: Overrides = Overrides {
+            enabled: None,
+            port: None,
+            token: None,
+            allow_anonymous: None,
+            origins: None,
+            max_body: None,
+            max_sessions: None,
+            session_idle_s: None,
+            page_size: None,
+        };
+    }
 
     /// Use `o` from the next agent start on.
     pub fn set_overrides(o: Overrides) {
-        let _held = OVERRIDES_LOCK.lock();
-        // SAFETY: under the lock.
-        unsafe { *OVERRIDES.0.get() = o };
+        super::change(|s| s.mcp_server = o);
     }
 
     pub(crate) fn option(which: c_int) -> usize {
@@ -227,9 +265,7 @@ pub mod mcp_server {
     }
 
     pub(crate) fn overrides() -> Overrides {
-        let _held = OVERRIDES_LOCK.lock();
-        // SAFETY: under the lock.
-        unsafe { *OVERRIDES.0.get() }
+        super::snapshot().mcp_server
     }
 
     /// The token of the build (or of the tests' overrides), which one set at

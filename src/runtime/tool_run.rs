@@ -24,7 +24,6 @@
 //! nothing else waits on it (the loop's hub, the channels and the server's
 //! other requests do not take it).
 
-use super::chat::TOO_LONG_KEY;
 use super::tools::{self, AgentToolNode_t};
 use super::tools::{lock_tools, ToolsGuard};
 use crate::abi::hooks::TextHook;
@@ -224,12 +223,17 @@ impl Drop for ToolAnswer {
 
 /// Run one tool call through the registry (unknown tool, too long or invalid
 /// arguments, the schema check, the tool itself) and show its result to
-/// `on_result`.
+/// `on_result`. `too_long`: its arguments were cut at
+/// `PKG_AGENT_MAX_TOOL_ARG_LEN` (see `chat::LongCalls`).
 ///
 /// # Safety
 /// On the loop thread only (it owns the tool registry); `call` is NULL or a
 /// live tool call that outlives the answer.
-pub(crate) unsafe fn run_tool_call(call: *mut cJSON, on_result: TextHook) -> ToolAnswer {
+pub(crate) unsafe fn run_tool_call(
+    call: *mut cJSON,
+    too_long: bool,
+    on_result: TextHook,
+) -> ToolAnswer {
     // SAFETY: `call` is NULL or live.
     let function = unsafe { json::get(call, c"function") };
     // SAFETY: `function` is NULL or a live child of `call`.
@@ -238,8 +242,6 @@ pub(crate) unsafe fn run_tool_call(call: *mut cJSON, on_result: TextHook) -> Too
     let mut result: Messages_t = ptr::null_mut();
     let tools = ToolSet::lock();
     let node = tools.as_ref().and_then(|t| t.find(name, |_| true));
-    // SAFETY: `call` is NULL or live; a read-only lookup.
-    let too_long = !unsafe { json::get(call, TOO_LONG_KEY) }.is_null();
     match (&tools, node) {
         (None, _) => {
             text.push_str("error: the tool registry is gone (the agent is stopping); the tool \"")

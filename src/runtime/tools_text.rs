@@ -26,7 +26,7 @@ use crate::abi::messages::{
 };
 use crate::cjson::json;
 use crate::cjson::sys::*;
-use crate::rtt::atomic::{AtomicPtr, AtomicU8, Ordering};
+use crate::rtt::atomic::{AtomicPtr, Ordering};
 use crate::rtt::sleep_lock::SleepLock;
 use crate::wire::text_calls::{calls, CallFilter};
 use alloc::vec::Vec;
@@ -38,28 +38,17 @@ extern "C" {
     fn agent_glue_tools_text() -> c_int;
 }
 
-/// 0: the board's choice, 1: text, 2: native (agent_config tools, tests).
-static MODE: AtomicU8 = AtomicU8::new(0);
-
 /// Tools as text (`Some(true)`), natively (`Some(false)`), or as the board
 /// chose (`None`). Takes effect with the next message.
 pub fn set_text_mode(on: Option<bool>) {
-    MODE.store(
-        match on {
-            None => 0,
-            Some(true) => 1,
-            Some(false) => 2,
-        },
-        Ordering::Release,
-    );
+    super::settings::change(|s| s.tools_as_text = on);
 }
 
 pub fn text_mode() -> bool {
-    match MODE.load(Ordering::Acquire) {
+    super::settings::snapshot()
+        .tools_as_text
         // SAFETY: a plain getter of the glue.
-        0 => (unsafe { agent_glue_tools_text() }) != 0,
-        m => m == 1,
-    }
+        .unwrap_or_else(|| unsafe { agent_glue_tools_text() } != 0)
 }
 
 fn push(v: &mut Vec<u8>, b: &[u8], oom: &mut bool) {
@@ -452,7 +441,7 @@ unsafe fn one_call(
         }
     }
     // SAFETY: on the loop thread; `call` is live until deleted below.
-    let answer = unsafe { run_tool_call(call, on_result) };
+    let answer = unsafe { run_tool_call(call, false, on_result) };
     // SAFETY: NULL or a live set of the answer; its text borrowed.
     let result = unsafe { messages_get_content_idx(answer.content, 0) };
     push(results, name.to_bytes(), oom);
@@ -476,34 +465,21 @@ unsafe fn one_call(
     }
 }
 
-/// The native-mode fallback (`PKG_AGENT_TEXT_CALL_FALLBACK`): 0 the board's
-/// choice, 1 on, 2 off.
-#[cfg(feature = "text-call-fallback")]
-static FALLBACK: AtomicU8 = AtomicU8::new(0);
-
 /// Turn the native-mode fallback on or off, or back to the board's choice
 /// (`None`): on a board it is on with `PKG_AGENT_TEXT_CALL_FALLBACK`; on the
 /// host port (which builds every part) only with the environment variable
 /// `AGENT_TEXT_CALL_FALLBACK=1`. Takes effect with the next request.
 #[cfg(feature = "text-call-fallback")]
 pub fn set_text_call_fallback(on: Option<bool>) {
-    FALLBACK.store(
-        match on {
-            None => 0,
-            Some(true) => 1,
-            Some(false) => 2,
-        },
-        Ordering::Release,
-    );
+    super::settings::change(|s| s.text_call_fallback = on);
 }
 
 /// Is the native-mode fallback on?
 #[cfg(feature = "text-call-fallback")]
 pub fn text_call_fallback() -> bool {
-    match FALLBACK.load(Ordering::Acquire) {
-        0 => board_fallback(),
-        m => m == 1,
-    }
+    super::settings::snapshot()
+        .text_call_fallback
+        .unwrap_or_else(board_fallback)
 }
 
 #[cfg(all(feature = "text-call-fallback", feature = "host-port"))]

@@ -2,7 +2,7 @@
 //! out (the response is freed before returning).
 
 use rtt_agent::cjson::sys::*;
-use rtt_agent::runtime::chat::{agent_chat_last_error, chat, chat_response_free, TOO_LONG_KEY};
+use rtt_agent::runtime::chat::{agent_chat_last_error, chat_marking_long_calls, chat_response_free};
 use std::ffi::{c_char, CStr, CString};
 
 /// One tool call of a response.
@@ -29,14 +29,15 @@ fn parse(json: &str) -> *mut cJSON {
     unsafe { cJSON_Parse(c.as_ptr()) }
 }
 
-/// `chat(messages, tools)` with the current configuration; the reason from
-/// `agent_chat_last_error()` when it returns NULL.
+/// `chat(messages, tools)` with the current configuration (the calls too
+/// long to run marked); the reason from `agent_chat_last_error()` when it
+/// returns NULL.
 pub fn chat_json(messages: &str, tools: Option<&str>) -> Result<Answer, String> {
     let m = parse(messages);
     let t = tools.map_or(std::ptr::null_mut(), parse);
     // SAFETY: `m` and `t` are trees parsed above (or NULL), borrowed for the
     // call; no callbacks.
-    let resp = unsafe { chat(m, t, 0, None, None, None) };
+    let (resp, long_calls) = unsafe { chat_marking_long_calls(m, t, 0, None, None, None) };
     // SAFETY: trees parsed above; a response from chat(), freed once.
     unsafe {
         cJSON_Delete(m);
@@ -60,7 +61,7 @@ pub fn chat_json(messages: &str, tools: Option<&str>) -> Result<Answer, String> 
                 id: get(call, c"id"),
                 name: get(f, c"name"),
                 arguments: get(f, c"arguments"),
-                too_long: !cJSON_GetObjectItemCaseSensitive(call, TOO_LONG_KEY.as_ptr()).is_null(),
+                too_long: long_calls.contains(i as usize),
             });
         }
         let answer = Answer {

@@ -177,7 +177,7 @@ fn warn_about(url: &Url, what: &[u8], detail: &[u8], tail: &[u8]) {
 
 /// The settings of a request to `url`: the chat client's.
 fn settings(url: &CStr) -> Settings<'_> {
-    let net = crate::runtime::chat::network();
+    let net = crate::runtime::chat::network(&crate::runtime::settings::snapshot().chat);
     Settings {
         url,
         api_key: c"",
