@@ -4,6 +4,7 @@
 
 use super::kernel::*;
 use super::rt_eok;
+use alloc::boxed::Box;
 use core::ffi::{c_char, c_void, CStr};
 use core::ptr::NonNull;
 
@@ -23,27 +24,16 @@ pub struct Thread(NonNull<rt_thread>);
 
 impl Thread {
     /// A new thread that will run `entry(NULL)`, or `None` without memory
-    /// for its control block and stack. (The library's threads find their
-    /// state in their owner's cell, not in a parameter.)
+    /// for its control block and stack. (A thread with state of its own is
+    /// made by [`Thread::spawn_with`].)
     pub fn create(spec: &Spec<'_>, entry: Entry) -> Option<Thread> {
         #[cfg(not(thread_entry_a32))]
         let (entry, parameter): (Entry, *mut c_void) = (entry, core::ptr::null_mut());
         #[cfg(thread_entry_a32)]
         let (entry, parameter): (Entry, *mut c_void) = (a32_entry, entry as *mut c_void);
-        // SAFETY: `name` is NUL-terminated (the kernel copies it); `entry` has
-        // the kernel's entry signature and lives for the program, and takes
-        // `parameter` as it is meant to.
-        let t = unsafe {
-            rt_thread_create(
-                spec.name.as_ptr(),
-                Some(entry),
-                parameter,
-                spec.stack_size,
-                spec.priority,
-                spec.tick,
-            )
-        };
-        NonNull::new(t).map(Thread)
+        // SAFETY: `entry` takes `parameter` as it is meant to: NULL, or
+        // (`a32_entry`) the real entry.
+        unsafe { Thread::create_raw(spec, entry, parameter) }
     }
 
     /// Start it. From here the kernel owns the thread; on failure it is
@@ -62,6 +52,96 @@ impl Thread {
     pub fn spawn(spec: &Spec<'_>, entry: Entry) -> Option<rt_thread_t> {
         Thread::create(spec, entry)?.start()
     }
+
+    /// Create and start a thread that runs `entry(state)`: the state moves
+    /// into the thread, which owns it (and drops it when `entry` returns
+    /// it, or at its end). `None` without memory for the thread or its
+    /// start block; the state is then dropped here.
+    pub fn spawn_with<T: Send + 'static>(
+        spec: &Spec<'_>,
+        state: T,
+        entry: fn(T),
+    ) -> Option<rt_thread_t> {
+        let layout = core::alloc::Layout::new::<Start<T>>();
+        // SAFETY: `Start` has a non-zero size (two function pointers).
+        let start = unsafe { alloc::alloc::alloc(layout) } as *mut Start<T>;
+        if start.is_null() {
+            return None;
+        }
+        // SAFETY: a fresh block of `Start<T>`'s layout from the global
+        // allocator, as `Box::from_raw` later expects.
+        unsafe {
+            start.write(Start {
+                run: run_start::<T>,
+                entry,
+                state,
+            })
+        };
+        let parameter = start as *mut c_void;
+        // SAFETY: `thread_start` has the kernel's entry signature and takes
+        // a `Start` block (whose `run` is its first field) as its parameter.
+        let created = unsafe { Thread::create_raw(spec, thread_start, parameter) };
+        let started = created.and_then(Thread::start);
+        if started.is_none() {
+            // SAFETY: no thread runs with `start` (never created, or
+            // deleted unstarted): the block is still ours to free.
+            drop(unsafe { Box::from_raw(start) });
+        }
+        started
+    }
+
+    /// A new thread running `entry(parameter)`.
+    ///
+    /// # Safety
+    /// `entry` must take `parameter` as it is meant to.
+    unsafe fn create_raw(spec: &Spec<'_>, entry: Entry, parameter: *mut c_void) -> Option<Thread> {
+        // SAFETY: `name` is NUL-terminated (the kernel copies it); `entry`
+        // has the kernel's entry signature and lives for the program.
+        let t = unsafe {
+            rt_thread_create(
+                spec.name.as_ptr(),
+                Some(entry),
+                parameter,
+                spec.stack_size,
+                spec.priority,
+                spec.tick,
+            )
+        };
+        NonNull::new(t).map(Thread)
+    }
+}
+
+/// What a thread of [`Thread::spawn_with`] starts from. `run` comes first
+/// so that the one kernel entry, [`thread_start`], finds it whatever `T`.
+#[repr(C)]
+struct Start<T> {
+    run: unsafe fn(*mut c_void),
+    entry: fn(T),
+    state: T,
+}
+
+/// Take the block back from the heap and run its entry with its state.
+///
+/// # Safety
+/// `start` is a `Start<T>` from `spawn_with`, used once.
+unsafe fn run_start<T>(start: *mut c_void) {
+    // SAFETY: this function's contract; the box is freed as it is moved
+    // out of, before the entry runs.
+    let Start { entry, state, .. } = *unsafe { Box::from_raw(start as *mut Start<T>) };
+    entry(state)
+}
+
+/// The kernel's entry for every thread of [`Thread::spawn_with`]; an A32
+/// function where the kernel needs one (see [`a32_entry`]).
+#[cfg_attr(thread_entry_a32, instruction_set(arm::a32))]
+unsafe extern "C" fn thread_start(parameter: *mut c_void) {
+    crate::ffi_fn!(failure = (), nonnull(parameter), {
+        // SAFETY: `spawn_with` passes a `Start` block, whose first field
+        // is its `run`.
+        let run = unsafe { *(parameter as *const unsafe fn(*mut c_void)) };
+        // SAFETY: `run` is `run_start` of the block's own `T`.
+        unsafe { run(parameter) }
+    })
 }
 
 impl Drop for Thread {

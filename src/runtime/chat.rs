@@ -266,7 +266,14 @@ pub unsafe fn chat(
 ) -> ChatResponse_t {
     // SAFETY: forwarded (the caller's contract is this one's).
     unsafe {
-        chat_marking_long_calls(messages, tools, max_tokens, on_reasoning, on_tool_call, on_context)
+        chat_marking_long_calls(
+            messages,
+            tools,
+            max_tokens,
+            on_reasoning,
+            on_tool_call,
+            on_context,
+        )
     }
     .0
 }
@@ -316,9 +323,15 @@ pub(crate) struct Network {
 pub(crate) fn network(o: &Overrides) -> Network {
     let cfg = board();
     Network {
-        timeout_ms: o.timeout_ms.unwrap_or(cap(cfg.http_timeout_ms)).min(u32::MAX as usize) as u32,
+        timeout_ms: o
+            .timeout_ms
+            .unwrap_or(cap(cfg.http_timeout_ms))
+            .min(u32::MAX as usize) as u32,
         retries: o.retries.unwrap_or(cap(cfg.http_retries)).min(16) as u32,
-        retry_base_ms: o.retry_base_ms.unwrap_or(cap(cfg.retry_base_ms)).min(60_000) as u32,
+        retry_base_ms: o
+            .retry_base_ms
+            .unwrap_or(cap(cfg.retry_base_ms))
+            .min(60_000) as u32,
         read_buffer: cap(cfg.resp_bufsz),
         request_timeout_ms: o
             .request_timeout_ms
@@ -382,8 +395,14 @@ pub(crate) unsafe fn chat_with_error(
     };
     let caps = Caps {
         max_content: chosen.chat.max_content.unwrap_or(cap(cfg.max_content_len)),
-        max_reasoning: chosen.chat.max_reasoning.unwrap_or(cap(cfg.max_reasoning_len)),
-        max_tool_args: chosen.chat.max_tool_args.unwrap_or(cap(cfg.max_tool_arg_len)),
+        max_reasoning: chosen
+            .chat
+            .max_reasoning
+            .unwrap_or(cap(cfg.max_reasoning_len)),
+        max_tool_args: chosen
+            .chat
+            .max_tool_args
+            .unwrap_or(cap(cfg.max_tool_arg_len)),
         max_token: chosen.chat.max_token.unwrap_or(cap(cfg.stream_line_bufsz)),
         max_tool_calls: MAX_TOOL_CALLS,
     };
@@ -540,9 +559,7 @@ unsafe fn tool_call_array(stream: &ChatStream) -> *mut cJSON {
 /// # Safety
 /// None beyond Rust's: it only reads `call`.
 unsafe fn tool_call_object(call: &crate::wire::stream::ToolCall) -> *mut cJSON {
-    use crate::cjson::sys::{
-        cJSON_CreateNumber, cJSON_CreateObject, cJSON_CreateString,
-    };
+    use crate::cjson::sys::{cJSON_CreateNumber, cJSON_CreateObject, cJSON_CreateString};
     let string = |s: &str| {
         let p = rt_strdup_parts(&[s.as_bytes()]);
         if p.is_null() {

@@ -42,7 +42,9 @@ fn show_config() {
         #[cfg(any(feature = "provider-anthropic", feature = "provider-ollama"))]
         {
             let settings = crate::runtime::settings::snapshot();
-            let format = crate::runtime::settings::format_for(url, &settings).name().as_bytes();
+            let format = crate::runtime::settings::format_for(url, &settings)
+                .name()
+                .as_bytes();
             let how: &[u8] = if crate::runtime::settings::format_setting().is_some() {
                 b" (set at run time)"
             } else {

@@ -191,7 +191,10 @@ pub mod web {
     /// (PKG_AGENT_WEB_OPEN_CHAT).
     pub fn open_chat_allowed() -> bool {
         // SAFETY: a plain getter of the glue.
-        super::snapshot().web.open_chat.unwrap_or_else(|| unsafe { agent_glue_web_open_chat() } != 0)
+        super::snapshot()
+            .web
+            .open_chat
+            .unwrap_or_else(|| unsafe { agent_glue_web_open_chat() } != 0)
     }
 
     /// The build's token (or the one of [`set_token`]), which one set at run

@@ -2,7 +2,9 @@
 //! out (the response is freed before returning).
 
 use rtt_agent::cjson::sys::*;
-use rtt_agent::runtime::chat::{agent_chat_last_error, chat_marking_long_calls, chat_response_free};
+use rtt_agent::runtime::chat::{
+    agent_chat_last_error, chat_marking_long_calls, chat_response_free,
+};
 use std::ffi::{c_char, CStr, CString};
 
 /// One tool call of a response.

@@ -41,7 +41,7 @@
 //! next.
 
 use super::rpc::{self, Answer, INVALID_REQUEST};
-use crate::rtt::atomic::{AtomicBool, AtomicI32, AtomicU16, Ordering};
+use crate::rtt::atomic::{AtomicBool, AtomicU16, Ordering};
 use crate::rtt::ipc::Semaphore;
 use crate::rtt::*;
 pub use crate::runtime::settings::mcp_server::{
@@ -144,27 +144,39 @@ fn settings() -> Option<Settings> {
 struct ServerCell {
     running: AtomicBool,
     stop: AtomicBool,
-    listen_fd: AtomicI32,
     port: AtomicU16,
+    /// Released by the server thread as it ends.
     done: UnsafeCell<Option<Semaphore>>,
-    settings: UnsafeCell<Option<Settings>>,
-    /// Made by `start` (so that a start without memory fails there, not
-    /// later on the thread), used by the thread alone while it runs.
-    sessions: UnsafeCell<Option<Sessions>>,
 }
-// SAFETY: `done` and `settings` are written only while no server thread
-// exists (see `ServerCell`); the thread only reads them.
+// SAFETY: `done` is written only while no server thread exists; the
+// thread only reads it.
 unsafe impl Sync for ServerCell {}
 
 static SERVER: ServerCell = ServerCell {
     running: AtomicBool::new(false),
     stop: AtomicBool::new(false),
-    listen_fd: AtomicI32::new(-1),
     port: AtomicU16::new(0),
     done: UnsafeCell::new(None),
-    settings: UnsafeCell::new(None),
-    sessions: UnsafeCell::new(None),
 };
+
+/// The server thread's own state, moved into it at its start.
+struct ServerThread {
+    settings: Settings,
+    /// Made by `start`, so that a start without memory fails there, not
+    /// later on the thread.
+    sessions: Sessions,
+    listening: ListenSocket,
+}
+
+/// The listening socket, closed when dropped.
+struct ListenSocket(c_int);
+
+impl Drop for ListenSocket {
+    fn drop(&mut self) {
+        // SAFETY: our listening socket, not used again.
+        unsafe { agent_mcp_close(self.0) };
+    }
+}
 
 /// The port the server listens on, while it runs.
 pub fn port() -> Option<u16> {
@@ -207,21 +219,15 @@ pub fn start() {
     }
     // SAFETY: a glue call on the socket just made.
     let port = unsafe { agent_mcp_port(fd) }.clamp(0, 65535) as u16;
+    let listening = ListenSocket(fd);
     let sessions = Sessions::new(s.max_sessions, entropy());
     let done = Semaphore::create(c"AgentMcpD", 0);
     let (Some(sessions), Some(done)) = (sessions, done) else {
         crate::log_e!("[mcp] not started: out of memory");
-        // SAFETY: our socket, not used again.
-        unsafe { agent_mcp_close(fd) };
         return;
     };
-    // SAFETY: no server thread exists (not running), so nobody reads these.
-    unsafe {
-        *SERVER.done.get() = Some(done);
-        *SERVER.settings.get() = Some(s);
-        *SERVER.sessions.get() = Some(sessions);
-    }
-    SERVER.listen_fd.store(fd, Ordering::Relaxed);
+    // SAFETY: no server thread exists (not running), so nobody reads it.
+    unsafe { *SERVER.done.get() = Some(done) };
     SERVER.port.store(port, Ordering::Relaxed);
     SERVER.stop.store(false, Ordering::Release);
     SERVER.running.store(true, Ordering::Release);
@@ -231,15 +237,16 @@ pub fn start() {
         priority: s.priority,
         tick: 10,
     };
-    if thread::Thread::spawn(&spec, server_thread).is_none() {
+    let state = ServerThread {
+        settings: s,
+        sessions,
+        listening,
+    };
+    if thread::Thread::spawn_with(&spec, state, server_thread).is_none() {
         crate::log_e!("[mcp] not started: no memory for its thread");
         SERVER.running.store(false, Ordering::Release);
         // SAFETY: no thread was made: ours alone.
-        unsafe {
-            agent_mcp_close(fd);
-            *SERVER.done.get() = None;
-            *SERVER.sessions.get() = None;
-        }
+        unsafe { *SERVER.done.get() = None };
         return;
     }
     crate::log_i!(
@@ -270,49 +277,35 @@ pub fn stop() {
     // thread has released it.
     let ended = unsafe { (*SERVER.done.get()).as_ref() }.is_none_or(|d| d.take(RT_WAITING_FOREVER));
     if ended {
-        // SAFETY: the thread has ended: nobody else reads these.
-        unsafe {
-            *SERVER.done.get() = None;
-            *SERVER.settings.get() = None;
-            *SERVER.sessions.get() = None;
-        }
+        // SAFETY: the thread has ended: nobody else reads it.
+        unsafe { *SERVER.done.get() = None };
     }
     SERVER.running.store(false, Ordering::Release);
 }
 
 /// The server thread: accept, answer, close, until stopped.
-unsafe extern "C" fn server_thread(_parameter: *mut c_void) {
-    crate::ffi_fn!(failure = (), {
-        // SAFETY: written by `start` before this thread existed; the
-        // sessions are this thread's alone until `stop` has seen it end.
-        let settings = unsafe { *SERVER.settings.get() };
-        // SAFETY: as above: this thread's alone while it runs.
-        let sessions = unsafe { (*SERVER.sessions.get()).as_mut() };
-        let fd = SERVER.listen_fd.load(Ordering::Relaxed);
-        if let (Some(s), Some(sessions)) = (settings, sessions) {
-            while !SERVER.stop.load(Ordering::Acquire) {
-                // SAFETY: our listening socket.
-                let client = unsafe { agent_mcp_accept(fd, IO_TIMEOUT_MS) };
-                if client < 0 {
-                    continue; // the poll timed out, or a client vanished
-                }
-                let mut peer = crate::net::token_limit::Peer::default();
-                // SAFETY: the accepted socket; 16 writable bytes.
-                let len = unsafe { agent_mcp_peer(client, peer.addr.as_mut_ptr()) };
-                peer.len = len.clamp(0, 16) as u8;
-                serve_connection(client, &s, sessions, &peer);
-                // SAFETY: the accepted socket, not used again.
-                unsafe { agent_mcp_close(client) };
-            }
+fn server_thread(mut state: ServerThread) {
+    let fd = state.listening.0;
+    while !SERVER.stop.load(Ordering::Acquire) {
+        // SAFETY: our listening socket.
+        let client = unsafe { agent_mcp_accept(fd, IO_TIMEOUT_MS) };
+        if client < 0 {
+            continue; // the poll timed out, or a client vanished
         }
-        // SAFETY: our listening socket, not used again.
-        unsafe { agent_mcp_close(fd) };
-        SERVER.listen_fd.store(-1, Ordering::Relaxed);
-        // SAFETY: set by `start`; `stop` waits on it and only then clears it.
-        if let Some(done) = unsafe { (*SERVER.done.get()).as_ref() } {
-            done.release();
-        }
-    })
+        let mut peer = crate::net::token_limit::Peer::default();
+        // SAFETY: the accepted socket; 16 writable bytes.
+        let len = unsafe { agent_mcp_peer(client, peer.addr.as_mut_ptr()) };
+        peer.len = len.clamp(0, 16) as u8;
+        serve_connection(client, &state.settings, &mut state.sessions, &peer);
+        // SAFETY: the accepted socket, not used again.
+        unsafe { agent_mcp_close(client) };
+    }
+    // The socket closes and the sessions go before `stop` hears of the end.
+    drop(state);
+    // SAFETY: set by `start`; `stop` waits on it and only then clears it.
+    if let Some(done) = unsafe { (*SERVER.done.get()).as_ref() } {
+        done.release();
+    }
 }
 
 fn entropy() -> u32 {

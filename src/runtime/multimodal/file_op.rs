@@ -3,7 +3,6 @@
 
 use super::upload::{download_url, upload, FileId};
 use super::with_urls;
-use crate::ffi_fn;
 use crate::net::transport::ErrorText;
 use crate::rtt::sleep_lock::SleepLock;
 use crate::rtt::webclient::*;
@@ -101,82 +100,95 @@ unsafe impl Sync for UrlBuf {}
 static UP_LOAD_URL: UrlBuf = UrlBuf(UnsafeCell::new([0; 128]));
 static URL_LOCK: SleepLock = SleepLock::new();
 
+/// What the worker is given: its queues and the semaphore it ends with.
+struct WorkerObjects {
+    input: rt_mq_t,
+    output: rt_mq_t,
+    done: rt_sem_t,
+}
+
+// SAFETY: kernel object handles, usable from any thread; they stay live
+// until the worker has said it ended (`agent_file_op_deinit`).
+unsafe impl Send for WorkerObjects {}
+
 /// The worker: uploads and downloads for the requests on the input queue.
-unsafe extern "C" fn file_op_worker(_parameter: *mut c_void) {
-    ffi_fn!(failure = (), {
-        let (input, output, done) = file_op(|s| (s.input, s.output, s.done));
-        loop {
-            let mut req = file_op_req::empty(CMD_AGENT_FILE_EXIT);
-            // SAFETY: `input` is live until this thread says it ended;
-            // `req` has room for one message.
-            let n = unsafe {
-                rt_mq_recv(
-                    input,
-                    &mut req as *mut file_op_req as *mut c_void,
-                    core::mem::size_of::<file_op_req>(),
-                    RT_WAITING_FOREVER,
-                )
-            };
-            if n < 0 || req.op == CMD_AGENT_FILE_EXIT {
-                break;
-            }
-            // Both requests name a file: its path with a NUL.
-            let path = field_text(&req.path);
-            let mut cpath = [0u8; 129];
-            crate::base::text::copy_prefix(&mut cpath, path);
-            let cpath = CStr::from_bytes_until_nul(&cpath).unwrap_or(c"");
-            match req.op {
-                CMD_AGENT_FILE_UPLOAD => {
-                    let mut answer = file_op_req::empty(CMD_AGENT_FILE_URL);
-                    let mut error = ErrorText::new();
-                    match upload(cpath, "file", &mut error) {
-                        Some(id) => {
-                            let url = with_urls(|_, down| download_url(down, &id));
-                            let url = url.as_deref().unwrap_or_default();
-                            let url = crate::base::text::strip_last(url, 0);
-                            if !put_text(&mut answer.path, url)
-                                || !put_text(&mut answer.file_id, id.as_bytes())
-                            {
-                                answer = file_op_req::empty(CMD_AGENT_FILE_URL);
-                                crate::log_e!("[fileop] the URL does not fit 127 bytes");
-                            }
-                        }
-                        None => crate::log_e!("[fileop] ", error.as_str()),
-                    }
-                    // SAFETY: `output` is live while this thread runs.
-                    let sent = unsafe {
-                        rt_mq_send(
-                            output,
-                            &answer as *const file_op_req as *const c_void,
-                            core::mem::size_of::<file_op_req>(),
-                        )
-                    };
-                    if sent != rt_eok() {
-                        crate::log_w!("[fileop] the upload's answer was dropped (queue full)");
-                    }
-                }
-                CMD_AGENT_FILE_DOWNLOAD => {
-                    let id = field_text(&req.file_id);
-                    let url = with_urls(|_, down| download_url(down, &FileId::from_bytes(id)));
-                    let rc = match url {
-                        // SAFETY: both are NUL-terminated (made above).
-                        Some(url) => unsafe {
-                            webclient_get_file(url.as_ptr() as *const c_char, cpath.as_ptr())
-                        },
-                        None => -WEBCLIENT_NOMEM,
-                    };
-                    if rc == WEBCLIENT_OK {
-                        crate::log_i!("[fileop] downloaded ", id, " to ", path);
-                    } else {
-                        crate::log_e!("[fileop] download of ", id, " failed: ", rc);
-                    }
-                }
-                _ => crate::log_w!("[fileop] unknown request ", req.op as isize),
-            }
+fn file_op_worker(objects: WorkerObjects) {
+    let WorkerObjects {
+        input,
+        output,
+        done,
+    } = objects;
+    loop {
+        let mut req = file_op_req::empty(CMD_AGENT_FILE_EXIT);
+        // SAFETY: `input` is live until this thread says it ended;
+        // `req` has room for one message.
+        let n = unsafe {
+            rt_mq_recv(
+                input,
+                &mut req as *mut file_op_req as *mut c_void,
+                core::mem::size_of::<file_op_req>(),
+                RT_WAITING_FOREVER,
+            )
+        };
+        if n < 0 || req.op == CMD_AGENT_FILE_EXIT {
+            break;
         }
-        // SAFETY: `done` is live until deinit has taken it (after this).
-        unsafe { rt_sem_release(done) };
-    })
+        // Both requests name a file: its path with a NUL.
+        let path = field_text(&req.path);
+        let mut cpath = [0u8; 129];
+        crate::base::text::copy_prefix(&mut cpath, path);
+        let cpath = CStr::from_bytes_until_nul(&cpath).unwrap_or(c"");
+        match req.op {
+            CMD_AGENT_FILE_UPLOAD => {
+                let mut answer = file_op_req::empty(CMD_AGENT_FILE_URL);
+                let mut error = ErrorText::new();
+                match upload(cpath, "file", &mut error) {
+                    Some(id) => {
+                        let url = with_urls(|_, down| download_url(down, &id));
+                        let url = url.as_deref().unwrap_or_default();
+                        let url = crate::base::text::strip_last(url, 0);
+                        if !put_text(&mut answer.path, url)
+                            || !put_text(&mut answer.file_id, id.as_bytes())
+                        {
+                            answer = file_op_req::empty(CMD_AGENT_FILE_URL);
+                            crate::log_e!("[fileop] the URL does not fit 127 bytes");
+                        }
+                    }
+                    None => crate::log_e!("[fileop] ", error.as_str()),
+                }
+                // SAFETY: `output` is live while this thread runs.
+                let sent = unsafe {
+                    rt_mq_send(
+                        output,
+                        &answer as *const file_op_req as *const c_void,
+                        core::mem::size_of::<file_op_req>(),
+                    )
+                };
+                if sent != rt_eok() {
+                    crate::log_w!("[fileop] the upload's answer was dropped (queue full)");
+                }
+            }
+            CMD_AGENT_FILE_DOWNLOAD => {
+                let id = field_text(&req.file_id);
+                let url = with_urls(|_, down| download_url(down, &FileId::from_bytes(id)));
+                let rc = match url {
+                    // SAFETY: both are NUL-terminated (made above).
+                    Some(url) => unsafe {
+                        webclient_get_file(url.as_ptr() as *const c_char, cpath.as_ptr())
+                    },
+                    None => -WEBCLIENT_NOMEM,
+                };
+                if rc == WEBCLIENT_OK {
+                    crate::log_i!("[fileop] downloaded ", id, " to ", path);
+                } else {
+                    crate::log_e!("[fileop] download of ", id, " failed: ", rc);
+                }
+            }
+            _ => crate::log_w!("[fileop] unknown request ", req.op as isize),
+        }
+    }
+    // SAFETY: `done` is live until deinit has taken it (after this).
+    unsafe { rt_sem_release(done) };
 }
 
 /// Delete whichever of the objects exist.
@@ -228,9 +240,12 @@ pub fn agent_file_op_init() -> rt_thread_t {
             priority: FILE_OP_PRIORITY,
             tick: 20,
         };
-        // The thread reads the handles under the lock held here, so it
-        // waits until they are all set.
-        match crate::rtt::thread::Thread::spawn(&spec, file_op_worker) {
+        let objects = WorkerObjects {
+            input: s.input,
+            output: s.output,
+            done: s.done,
+        };
+        match crate::rtt::thread::Thread::spawn_with(&spec, objects, file_op_worker) {
             Some(t) => {
                 s.thread = t;
                 t
