@@ -10,3 +10,35 @@ agent_rx_indicate_t agent_glue_rx_indicate(rt_device_t dev)
 {
     return dev ? dev->rx_indicate : RT_NULL;
 }
+
+#if defined(RT_USING_FINSH) && !defined(RT_USING_POSIX_STDIO) && defined(RT_USING_DEVICE)
+#include <shell.h>
+/* shell.c's own (not static): the shell, once finsh_system_init has run. */
+extern struct finsh_shell *shell;
+#define AGENT_SHELL_HAS_DEVICE 1
+#endif
+
+/* The console the CLI channel takes over: the device the shell reads,
+ * else the kernel's console, else RT_CONSOLE_DEVICE_NAME. The name in
+ * rtconfig.h is not always the console's: lm3s8962's startup.c reads the
+ * shell from "uart1" (finsh_set_device) while rtconfig.h says "uart", and
+ * sets no kernel console device at all. */
+rt_device_t agent_glue_console(void)
+{
+#ifdef AGENT_SHELL_HAS_DEVICE
+    if (shell != RT_NULL && shell->device != RT_NULL)
+        return shell->device;
+#endif
+#if defined(RT_USING_DEVICE) && defined(RT_USING_CONSOLE)
+    {
+        rt_device_t dev = rt_console_get_device();
+        if (dev != RT_NULL)
+            return dev;
+    }
+#endif
+#ifdef RT_CONSOLE_DEVICE_NAME
+    return rt_device_find(RT_CONSOLE_DEVICE_NAME);
+#else
+    return RT_NULL;
+#endif
+}

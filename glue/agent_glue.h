@@ -135,6 +135,7 @@ const struct AgentChannelOps *agent_glue_channel_ops(void);
  * serial driver's indicator, not on finsh's. */
 typedef rt_err_t (*agent_rx_indicate_t)(rt_device_t dev, rt_size_t size);
 agent_rx_indicate_t agent_glue_rx_indicate(rt_device_t dev);
+rt_device_t agent_glue_console(void);
 
 /* How many values wait in `mb` now (0 for RT_NULL): agent_is_busy counts a
  * message put but not yet taken. */

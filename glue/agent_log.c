@@ -16,6 +16,14 @@
 /* rt_kprintf formats into a RT_CONSOLEBUF_SIZE buffer (NUL included). */
 const int agent_glue_console_piece = RT_CONSOLEBUF_SIZE - 1;
 
+/* A line on the console: "[E/agent] " and "\n" around the text. */
+static void agent_console_line(int level, const char *text)
+{
+    static const char letters[] = "???EW?ID";
+    char letter = (level >= 0 && level < 8) ? letters[level] : 'D';
+    rt_kprintf("[%c/agent] %s\n", letter, text);
+}
+
 #ifdef RT_USING_ULOG
 #ifndef ULOG_LINE_BUF_SIZE
 #define ULOG_LINE_BUF_SIZE 128
@@ -31,8 +39,32 @@ const int agent_glue_log_piece = ULOG_LINE_BUF_SIZE - (46 + RT_NAME_MAX);
 #define LOG_LVL LOG_LVL_DBG
 #include <ulog.h>
 
+/* Is ulog running? A board without RT_USING_COMPONENTS_INIT (lm3s8962 and
+ * other small BSPs) compiles ulog in but never calls ulog_init(), and ulog
+ * then drops every line: an agent that fails to start would say nothing.
+ * ulog_init() registers its output mutex, named "ulog" (ulog.c), which is
+ * the one trace it leaves that a caller may look up. Once seen, kept. */
+static int agent_ulog_running(void)
+{
+#ifdef RT_USING_MUTEX
+    static volatile int seen;
+    if (!seen && rt_object_find("ulog", RT_Object_Class_Mutex) != RT_NULL)
+        seen = 1;
+    return seen;
+#else
+    return 1;
+#endif
+}
+
 void agent_glue_log(int level, const char *text)
 {
+    if (!agent_ulog_running())
+    {
+        /* As a board without ulog: every line on the console (the text
+         * fits: the ulog piece is the shorter one). */
+        agent_console_line(level, text);
+        return;
+    }
     switch (level)
     {
     case 3: LOG_E("%s", text); break;
@@ -47,9 +79,7 @@ const int agent_glue_log_piece = RT_CONSOLEBUF_SIZE - 1 - 12;
 
 void agent_glue_log(int level, const char *text)
 {
-    static const char letters[] = "???EW?ID";
-    char letter = (level >= 0 && level < 8) ? letters[level] : 'D';
-    rt_kprintf("[%c/agent] %s\n", letter, text);
+    agent_console_line(level, text);
 }
 #endif
 

@@ -96,6 +96,73 @@ fn c_tools_register_find_and_run() {
 }
 
 #[test]
+fn c_number_format() {
+    run(&host_cc(
+        "test_number_format",
+        &["tests/c/test_number_format.c"],
+        &[],
+    ));
+}
+
+/// `agent_format_number` against RT-Thread's own default `rt_vsnprintf`
+/// (`src/klibc/rt_vsnprintf_tiny.c` of `RTT_ROOT`), without and with
+/// `RT_KLIBC_USING_VSNPRINTF_LONGLONG`. Opt-in: the test command runs it
+/// with `--ignored` when RTT_ROOT is set.
+#[test]
+#[ignore = "needs RTT_ROOT (an RT-Thread 5.x tree)"]
+fn c_number_format_with_rt_threads_tiny_vsnprintf() {
+    let rtt = std::env::var("RTT_ROOT").expect("RTT_ROOT: an RT-Thread 5.x tree");
+    let tiny = Path::new(&rtt).join("src/klibc/rt_vsnprintf_tiny.c");
+    assert!(tiny.is_file(), "{} not found", tiny.display());
+    let out = root().join("target/c-tests");
+    std::fs::create_dir_all(&out).unwrap();
+    for long_long in [false, true] {
+        let tag = if long_long { "ll" } else { "l" };
+        let mut defines = vec!["-DTINY_VSNPRINTF".to_string()];
+        if long_long {
+            defines.push("-DRT_KLIBC_USING_VSNPRINTF_LONGLONG".into());
+        }
+        // RT-Thread's file and ours again, renamed, compiled as they are
+        // (their own warnings are not ours to fail on).
+        let objects = [
+            (tiny.clone(), vec!["-Drt_vsnprintf=tiny_rt_vsnprintf"]),
+            (
+                root().join("src/tools/number_format.c"),
+                vec![
+                    "-Drt_snprintf=tiny_rt_snprintf",
+                    "-Dagent_format_number=tiny_agent_format_number",
+                ],
+            ),
+        ];
+        let mut linked = Vec::new();
+        for (i, (src, renames)) in objects.iter().enumerate() {
+            let obj = out.join(format!("tiny_{tag}_{i}.o"));
+            let status = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+                .args(["-std=gnu11", "-c", "-w"])
+                .args(&defines)
+                .args(renames)
+                .arg(format!("-I{}", root().join("host/include").display()))
+                .arg(format!("-I{}", root().join("include").display()))
+                .arg("-I/usr/include/cjson")
+                .arg(src)
+                .arg("-o")
+                .arg(&obj)
+                .status()
+                .expect("run cc");
+            assert!(status.success(), "cc failed for {}", src.display());
+            linked.push(obj.display().to_string());
+        }
+        let mut extra: Vec<&str> = defines.iter().map(String::as_str).collect();
+        extra.extend(linked.iter().map(String::as_str));
+        run(&host_cc(
+            &format!("test_number_format_tiny_{tag}"),
+            &["tests/c/test_number_format.c"],
+            &extra,
+        ));
+    }
+}
+
+#[test]
 fn c_messages() {
     run(&host_cc("test_messages", &["tests/c/test_messages.c"], &[]));
 }

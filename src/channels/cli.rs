@@ -26,7 +26,6 @@ use core::cell::UnsafeCell;
 use core::ffi::{c_char, c_int, c_void, CStr};
 
 extern "C" {
-    fn rt_device_find(name: *const c_char) -> rt_device_t;
     fn rt_device_read(
         dev: rt_device_t,
         pos: rt_off_t,
@@ -38,6 +37,8 @@ extern "C" {
         rx_ind: Option<unsafe extern "C" fn(dev: rt_device_t, size: rt_size_t) -> rt_err_t>,
     ) -> rt_err_t;
     fn agent_glue_rx_indicate(dev: rt_device_t) -> agent_rx_indicate_t;
+    /// The device the shell reads (glue/agent_console.c), or NULL.
+    fn agent_glue_console() -> rt_device_t;
 }
 
 /// The C glue's typedef of the same name (agent_glue.h).
@@ -132,8 +133,8 @@ pub unsafe fn agent_cli_channel(message_hub: MessageHub_t, _context: Context_t) 
         CLI.active.store(false, Ordering::Release);
         -1
     };
-    // SAFETY: the board's console name, a static C string.
-    let device = unsafe { rt_device_find(board().console_device) };
+    // SAFETY: a plain glue call.
+    let device = unsafe { agent_glue_console() };
     let (Some(rx), Some(exited)) = (
         Semaphore::create(c"AgentRx", 0),
         Semaphore::create(c"AgentCliX", 0),
