@@ -12,6 +12,12 @@
 #ifndef RT_NAME_MAX
 #define RT_NAME_MAX 8
 #endif
+/* Every kernel object the library makes has a name of at most 7 bytes on
+ * such a board (src/rtt/name.rs): smaller would cut them. */
+#if RT_NAME_MAX < 8
+#error "rtt-agent: RT_NAME_MAX must be at least 8 (the agent's kernel object names have up to 7 characters)"
+#endif
+const int agent_glue_name_max = RT_NAME_MAX;
 
 /* rt_kprintf formats into a RT_CONSOLEBUF_SIZE buffer (NUL included). */
 const int agent_glue_console_piece = RT_CONSOLEBUF_SIZE - 1;

@@ -1,9 +1,11 @@
 //! The library's kernel wrappers (`rtt::thread`, `rtt::ipc`) on the host
 //! port: a thread's state moves into it and is dropped exactly once, on
-//! every path; a mutex guard gives the mutex back.
+//! every path; a mutex guard gives the mutex back; an object's name is
+//! the one the board's RT_NAME_MAX holds.
 
 use rtt_agent::host::heap;
 use rtt_agent::rtt::ipc::{Mutex, Semaphore};
+use rtt_agent::rtt::name::ObjectName;
 use rtt_agent::rtt::thread::{Spec, Thread};
 use rtt_agent::rtt::RT_WAITING_FOREVER;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -30,9 +32,9 @@ impl Drop for State {
     }
 }
 
-fn spec() -> Spec<'static> {
+fn spec() -> Spec {
     Spec {
-        name: c"tstate",
+        name: ObjectName::short(c"tstate"),
         stack_size: 4096,
         priority: 10,
         tick: 10,
@@ -42,7 +44,7 @@ fn spec() -> Spec<'static> {
 fn state() -> (State, Arc<AtomicUsize>, Arc<AtomicUsize>, Arc<Semaphore>) {
     let drops = Arc::new(AtomicUsize::new(0));
     let seen = Arc::new(AtomicUsize::new(0));
-    let done = Arc::new(Semaphore::create(c"tdone", 0).expect("a semaphore"));
+    let done = Arc::new(Semaphore::create(ObjectName::short(c"tdone"), 0).expect("a semaphore"));
     let s = State {
         value: 42,
         drops: drops.clone(),
@@ -102,7 +104,7 @@ fn without_memory_the_state_is_dropped_here_and_nothing_runs() {
 #[test]
 fn a_mutex_guard_gives_the_mutex_back() {
     let _one = serial();
-    let m = Arc::new(Mutex::create(c"tmutex").expect("a mutex"));
+    let m = Arc::new(Mutex::create(ObjectName::short(c"tmutex")).expect("a mutex"));
     let guard = m.lock().expect("taken");
     let other = m.clone();
     // Another thread cannot take it while the guard lives.
@@ -118,4 +120,36 @@ fn a_mutex_guard_gives_the_mutex_back() {
         ok
     });
     assert!(t.join().unwrap());
+}
+
+#[test]
+fn object_names_fit_rt_name_max() {
+    // The host port's RT_NAME_MAX is 16 (host/include/rtconfig.h): 15 bytes
+    // are kept whole, longer names give way to their short form.
+    let fits = ObjectName::new(c"AgentInputMb", c"AgIn");
+    assert_eq!(fits.get(), c"AgentInputMb");
+    let too_long = ObjectName::new(c"a_name_of_16_byt", c"short");
+    assert_eq!(too_long.get(), c"short");
+    assert_eq!(ObjectName::new(c"fifteen_bytes_x", c"f").get(), c"fifteen_bytes_x");
+    // Threads are found by the name they were made with.
+    let _one = serial();
+    let name = ObjectName::new(c"a_name_of_16_byt", c"tlong");
+    let done = Arc::new(Semaphore::create(ObjectName::short(c"tdone2"), 0).expect("a semaphore"));
+    let release = done.clone();
+    let go = Arc::new(Semaphore::create(ObjectName::short(c"tgo"), 0).expect("a semaphore"));
+    let wait = go.clone();
+    let spec = Spec {
+        name,
+        stack_size: 4096,
+        priority: 10,
+        tick: 10,
+    };
+    let started = Thread::spawn_with(&spec, (wait, release), |(go, done)| {
+        go.take(RT_WAITING_FOREVER);
+        done.release();
+    });
+    assert!(started.is_some());
+    assert!(rtt_agent::rtt::thread::exists(name));
+    go.release();
+    assert!(done.take(RT_WAITING_FOREVER));
 }

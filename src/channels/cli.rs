@@ -16,6 +16,7 @@ use crate::rtt::atomic::{AtomicBool, Ordering};
 use crate::rtt::gate::Gate;
 use crate::rtt::ipc::{ticks_from_ms, Semaphore};
 use crate::rtt::log::console_print;
+use crate::rtt::name::ObjectName;
 use crate::rtt::thread;
 use crate::rtt::*;
 use crate::runtime::agent_loop::{last_reply_streamed, set_stream_to_console, AgentChannelOps};
@@ -136,8 +137,8 @@ pub unsafe fn agent_cli_channel(message_hub: MessageHub_t, _context: Context_t) 
     // SAFETY: a plain glue call.
     let device = unsafe { agent_glue_console() };
     let (Some(rx), Some(exited)) = (
-        Semaphore::create(c"AgentRx", 0),
-        Semaphore::create(c"AgentCliX", 0),
+        Semaphore::create(ObjectName::short(c"AgentRx"), 0),
+        Semaphore::create(ObjectName::new(c"AgentCliX", c"AgCliX"), 0),
     ) else {
         crate::log_e!("CLI channel: no memory");
         return unclaim();

@@ -9,6 +9,7 @@
 use super::exchange::{reply_timeout_ms, Exchange, SendError, Waiting};
 use crate::abi::messages::*;
 use crate::ffi_fn;
+use crate::rtt::name::ObjectName;
 use crate::runtime::agent_loop::AgentChannelOps;
 use crate::runtime::context::Context_t;
 use crate::runtime::hub::MessageHub_t;
@@ -45,7 +46,7 @@ pub unsafe fn agent_debug_channel(message_hub: MessageHub_t, _context: Context_t
     }
     // SAFETY: the channel framework's live hub, which outlives the
     // channel (the agent resets it before freeing the hub).
-    match unsafe { CHANNEL.open(message_hub, c"AgentDbg") } {
+    match unsafe { CHANNEL.open(message_hub, ObjectName::new(c"AgentDbg", c"AgDbg")) } {
         Ok(()) => 0,
         Err(()) => -1,
     }

@@ -13,6 +13,7 @@
 use crate::abi::messages::*;
 use crate::rtt::gate::Gate;
 use crate::rtt::ipc::Locked;
+use crate::rtt::name::ObjectName;
 use crate::rtt::*;
 use crate::runtime::hub::{message_hub_get_timeout, message_hub_put, MessageHub_t};
 use core::cell::UnsafeCell;
@@ -93,7 +94,7 @@ impl Exchange {
     /// `hub` is a live hub that outlives the open exchange (the agent closes
     /// its channel before freeing the hub); `open` and `close` are called
     /// from one thread at a time.
-    pub unsafe fn open(&self, hub: MessageHub_t, name: &CStr) -> Result<(), ()> {
+    pub unsafe fn open(&self, hub: MessageHub_t, name: ObjectName) -> Result<(), ()> {
         self.close();
         let Ok(turn) = Locked::create(name, Tickets { sent: 0, taken: 0 }) else {
             return Err(());

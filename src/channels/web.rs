@@ -35,6 +35,7 @@ use crate::base::json_writer::{write_string, ByteCounter, ByteSink, WriteError};
 use crate::cjson::json;
 use crate::cjson::sys::*;
 use crate::ffi_fn;
+use crate::rtt::name::ObjectName;
 use crate::rtt::sleep_lock::SleepLock;
 use crate::rtt::*;
 use crate::runtime::agent_loop::{
@@ -214,7 +215,7 @@ pub unsafe fn webnet_agent_mode(hub: MessageHub_t, _ctx: Context_t) {
     }
     // SAFETY: the channel framework's live hub, which outlives the
     // channel (the agent resets it before freeing the hub).
-    if unsafe { CHANNEL.open(hub, c"AgentWeb") }.is_err() {
+    if unsafe { CHANNEL.open(hub, ObjectName::new(c"AgentWeb", c"AgWeb")) }.is_err() {
         crate::log_e!("WebNet channel: no memory to open");
         return;
     }

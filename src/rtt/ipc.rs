@@ -11,9 +11,9 @@
 //! shares mutable state between threads.
 
 use super::kernel::*;
+use super::name::ObjectName;
 use super::rt_eok;
 use core::cell::UnsafeCell;
-use core::ffi::CStr;
 use core::ops::{Deref, DerefMut};
 use core::ptr::NonNull;
 
@@ -37,11 +37,11 @@ unsafe impl Send for Mutex {}
 unsafe impl Sync for Mutex {}
 
 impl Mutex {
-    /// A new mutex named `name` (the kernel keeps the first RT_NAME_MAX - 1
+    /// A new mutex named `name` (as the board holds it: [`ObjectName`]
     /// bytes), or `None` without memory.
-    pub fn create(name: &CStr) -> Option<Mutex> {
+    pub fn create(name: ObjectName) -> Option<Mutex> {
         // SAFETY: `name` is NUL-terminated; the kernel copies it.
-        let m = unsafe { rt_mutex_create(name.as_ptr(), RT_IPC_FLAG_PRIO) };
+        let m = unsafe { rt_mutex_create(name.get().as_ptr(), RT_IPC_FLAG_PRIO) };
         NonNull::new(m).map(Mutex)
     }
 
@@ -105,7 +105,7 @@ pub struct LockedGuard<'a, T> {
 impl<T> Locked<T> {
     /// `value` behind a new mutex named `name`, or `value` back without
     /// memory for the mutex.
-    pub fn create(name: &CStr, value: T) -> Result<Locked<T>, T> {
+    pub fn create(name: ObjectName, value: T) -> Result<Locked<T>, T> {
         match Mutex::create(name) {
             Some(mutex) => Ok(Locked {
                 mutex,
@@ -167,9 +167,9 @@ unsafe impl Sync for Semaphore {}
 
 impl Semaphore {
     /// A new semaphore with `value` tokens, or `None` without memory.
-    pub fn create(name: &CStr, value: u32) -> Option<Semaphore> {
+    pub fn create(name: ObjectName, value: u32) -> Option<Semaphore> {
         // SAFETY: `name` is NUL-terminated; the kernel copies it.
-        let s = unsafe { rt_sem_create(name.as_ptr(), value, RT_IPC_FLAG_FIFO) };
+        let s = unsafe { rt_sem_create(name.get().as_ptr(), value, RT_IPC_FLAG_FIFO) };
         NonNull::new(s).map(Semaphore)
     }
 
@@ -221,9 +221,9 @@ unsafe impl Sync for Mailbox {}
 
 impl Mailbox {
     /// A new mailbox of `slots` values, FIFO, or `None` without memory.
-    pub fn create(name: &CStr, slots: rt_size_t) -> Option<Mailbox> {
+    pub fn create(name: ObjectName, slots: rt_size_t) -> Option<Mailbox> {
         // SAFETY: `name` is NUL-terminated; the kernel copies it.
-        let mb = unsafe { rt_mb_create(name.as_ptr(), slots, RT_IPC_FLAG_FIFO) };
+        let mb = unsafe { rt_mb_create(name.get().as_ptr(), slots, RT_IPC_FLAG_FIFO) };
         NonNull::new(mb).map(Mailbox)
     }
 

@@ -16,6 +16,7 @@ pub mod gate;
 pub mod ipc;
 pub mod kernel;
 pub mod log;
+pub mod name;
 pub mod sleep_lock;
 pub mod strdup;
 pub mod thread;

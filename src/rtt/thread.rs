@@ -3,17 +3,20 @@
 //! thread once its entry returns (the idle thread reaps it).
 
 use super::kernel::*;
+use super::name::ObjectName;
 use super::rt_eok;
 use alloc::boxed::Box;
-use core::ffi::{c_char, c_void, CStr};
+use core::ffi::{c_char, c_void};
 use core::ptr::NonNull;
 
 /// A thread's entry point, as the kernel calls it.
 pub type Entry = unsafe extern "C" fn(parameter: *mut c_void);
 
 /// What a new thread is made with.
-pub struct Spec<'a> {
-    pub name: &'a CStr,
+pub struct Spec {
+    /// As the board holds it: `list thread` shows it, cleanup finds the
+    /// thread by it.
+    pub name: ObjectName,
     pub stack_size: u32,
     pub priority: u8,
     pub tick: u32,
@@ -26,7 +29,7 @@ impl Thread {
     /// A new thread that will run `entry(NULL)`, or `None` without memory
     /// for its control block and stack. (A thread with state of its own is
     /// made by [`Thread::spawn_with`].)
-    pub fn create(spec: &Spec<'_>, entry: Entry) -> Option<Thread> {
+    pub fn create(spec: &Spec, entry: Entry) -> Option<Thread> {
         #[cfg(not(thread_entry_a32))]
         let (entry, parameter): (Entry, *mut c_void) = (entry, core::ptr::null_mut());
         #[cfg(thread_entry_a32)]
@@ -49,7 +52,7 @@ impl Thread {
     }
 
     /// Create and start in one step.
-    pub fn spawn(spec: &Spec<'_>, entry: Entry) -> Option<rt_thread_t> {
+    pub fn spawn(spec: &Spec, entry: Entry) -> Option<rt_thread_t> {
         Thread::create(spec, entry)?.start()
     }
 
@@ -58,7 +61,7 @@ impl Thread {
     /// it, or at its end). `None` without memory for the thread or its
     /// start block; the state is then dropped here.
     pub fn spawn_with<T: Send + 'static>(
-        spec: &Spec<'_>,
+        spec: &Spec,
         state: T,
         entry: fn(T),
     ) -> Option<rt_thread_t> {
@@ -94,12 +97,12 @@ impl Thread {
     ///
     /// # Safety
     /// `entry` must take `parameter` as it is meant to.
-    unsafe fn create_raw(spec: &Spec<'_>, entry: Entry, parameter: *mut c_void) -> Option<Thread> {
+    unsafe fn create_raw(spec: &Spec, entry: Entry, parameter: *mut c_void) -> Option<Thread> {
         // SAFETY: `name` is NUL-terminated (the kernel copies it); `entry`
         // has the kernel's entry signature and lives for the program.
         let t = unsafe {
             rt_thread_create(
-                spec.name.as_ptr(),
+                spec.name.get().as_ptr(),
                 Some(entry),
                 parameter,
                 spec.stack_size,
@@ -185,9 +188,9 @@ pub fn current() -> rt_thread_t {
 
 /// Is a thread named `name` still known to the kernel? A finished dynamic
 /// thread stays findable until the kernel has freed it.
-pub fn exists(name: &CStr) -> bool {
+pub fn exists(name: ObjectName) -> bool {
     // SAFETY: `name` is NUL-terminated; rt_thread_find only reads it.
-    !unsafe { rt_thread_find(name.as_ptr() as *mut c_char) }.is_null()
+    !unsafe { rt_thread_find(name.get().as_ptr() as *mut c_char) }.is_null()
 }
 
 /// Sleep the calling thread for `ms` milliseconds.

@@ -36,6 +36,7 @@ use crate::net::transport;
 use crate::rtt::atomic::{AtomicBool, AtomicPtr, AtomicU8, Ordering};
 use crate::rtt::gate::Gate;
 use crate::rtt::ipc::{Locked, Semaphore};
+use crate::rtt::name::ObjectName;
 use crate::rtt::thread;
 use crate::rtt::*;
 use core::cell::UnsafeCell;
@@ -61,7 +62,7 @@ extern "C" {
 }
 
 /// The loop thread's name (`list thread` shows it; cleanup looks it up).
-const LOOP_THREAD_NAME: &CStr = c"AgentLoop";
+const LOOP_THREAD_NAME: ObjectName = ObjectName::new(c"AgentLoop", c"AgLoop");
 
 /// The agent's lifecycle. Every change is a compare-and-swap from the state
 /// it expects, so two `main_loop_entry` or two `cleanup_agent_entry` calls at
@@ -362,7 +363,7 @@ fn channel_is_ours() -> bool {
 }
 
 /// The name of the CLI channel's thread, which cleanup waits to see freed.
-pub const CLI_THREAD_NAME: &CStr = c"AgentCLI";
+pub const CLI_THREAD_NAME: ObjectName = ObjectName::new(c"AgentCLI", c"AgCli");
 
 fn channel_ops() -> Option<&'static AgentChannelOps> {
     let over = CHANNEL_OVERRIDE.load(Ordering::Acquire);
@@ -421,7 +422,7 @@ fn build_agent(loop_thread: rt_thread_t) -> bool {
         unsafe { agent_tools_cleanup() };
         false
     };
-    let shared = match Locked::create(c"AgentSt", shared) {
+    let shared = match Locked::create(ObjectName::short(c"AgentSt"), shared) {
         Ok(shared) => shared,
         Err(shared) => {
             // SAFETY: each is NULL or was just made here and never shared.
@@ -612,7 +613,7 @@ fn stop_agent() -> StopOutcome {
 /// its stack and control block are freed later, by the idle (or system)
 /// thread, after which its object can no longer be found.
 fn wait_until_threads_freed() {
-    let names: &[&CStr] = &[
+    let names: &[ObjectName] = &[
         LOOP_THREAD_NAME,
         #[cfg(feature = "channel-cli")]
         CLI_THREAD_NAME,
@@ -710,7 +711,7 @@ pub fn main_loop_entry() -> c_int {
         }
     }
     crate::net::cancel::clear_cancel();
-    let Some(done) = Semaphore::create(c"AgentDone", 0) else {
+    let Some(done) = Semaphore::create(ObjectName::new(c"AgentDone", c"AgDone"), 0) else {
         AGENT.set(Lifecycle::Stopped);
         return -1;
     };

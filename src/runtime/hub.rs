@@ -8,15 +8,16 @@ use crate::abi::messages::{messages_destroy, Messages_t};
 use crate::ffi_fn;
 use crate::rtt::atomic::{AtomicPtr, AtomicUsize, Ordering};
 use crate::rtt::ipc::Mailbox;
+use crate::rtt::name::ObjectName;
 use crate::rtt::*;
-use core::ffi::{c_void, CStr};
+use core::ffi::c_void;
 use core::mem::size_of;
 use core::ptr;
 
 pub const MESSAGE_HUB_INPUT_MAILBOX_SIZE: rt_size_t = 10;
 pub const MESSAGE_HUB_OUTPUT_MAILBOX_SIZE: rt_size_t = 10;
-const INPUT_NAME: &CStr = c"AgentInputMb";
-const OUTPUT_NAME: &CStr = c"AgentOutMb";
+const INPUT_NAME: ObjectName = ObjectName::new(c"AgentInputMb", c"AgIn");
+const OUTPUT_NAME: ObjectName = ObjectName::new(c"AgentOutMb", c"AgOut");
 
 pub type PutMessageFn =
     unsafe extern "C" fn(self_: MessageHub_t, message: Messages_t, mb: rt_mailbox_t) -> rt_err_t;

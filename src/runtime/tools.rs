@@ -30,6 +30,7 @@ use crate::cjson::sys::{cJSON, cJSON_CreateArray, cJSON_Delete};
 use crate::rtt::atomic::{AtomicPtr, Ordering};
 use crate::rtt::gate::{Gate, Pass};
 use crate::rtt::ipc::{Mutex, MutexGuard};
+use crate::rtt::name::ObjectName;
 use crate::rtt::sleep_lock::{SleepLock, SleepLockGuard};
 use crate::rtt::thread;
 use crate::rtt::*;
@@ -178,7 +179,7 @@ pub fn agent_tool_list_create() -> rt_err_t {
         return rt_eok();
     }
     if !TOOL_LOCK.gate.is_open() {
-        let Some(mutex) = Mutex::create(c"AgentTl") else {
+        let Some(mutex) = Mutex::create(ObjectName::short(c"AgentTl")) else {
             return -rt_enomem();
         };
         // SAFETY: the gate is closed, and empty (destroy waits for that

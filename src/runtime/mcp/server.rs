@@ -43,6 +43,7 @@
 use super::rpc::{self, Answer, INVALID_REQUEST};
 use crate::rtt::atomic::{AtomicBool, AtomicU16, Ordering};
 use crate::rtt::ipc::Semaphore;
+use crate::rtt::name::ObjectName;
 use crate::rtt::*;
 pub use crate::runtime::settings::mcp_server::{
     anonymous_allowed, base_token, set_overrides, Overrides,
@@ -75,7 +76,7 @@ pub const READ_DEADLINE_MS: u32 = 5000;
 const ACCEPT_POLL_MS: c_int = 250;
 /// Socket timeout of one receive or send.
 const IO_TIMEOUT_MS: c_int = 1000;
-const THREAD_NAME: &CStr = c"AgentMcp";
+const THREAD_NAME: ObjectName = ObjectName::new(c"AgentMcp", c"AgMcp");
 
 /// The server's settings, fixed while it runs.
 #[derive(Clone, Copy)]
@@ -221,7 +222,7 @@ pub fn start() {
     let port = unsafe { agent_mcp_port(fd) }.clamp(0, 65535) as u16;
     let listening = ListenSocket(fd);
     let sessions = Sessions::new(s.max_sessions, entropy());
-    let done = Semaphore::create(c"AgentMcpD", 0);
+    let done = Semaphore::create(ObjectName::new(c"AgentMcpD", c"AgMcpD"), 0);
     let (Some(sessions), Some(done)) = (sessions, done) else {
         crate::log_e!("[mcp] not started: out of memory");
         return;

@@ -4,6 +4,7 @@
 use super::upload::{download_url, upload, FileId};
 use super::with_urls;
 use crate::net::transport::ErrorText;
+use crate::rtt::name::ObjectName;
 use crate::rtt::sleep_lock::SleepLock;
 use crate::rtt::webclient::*;
 use crate::rtt::*;
@@ -81,7 +82,11 @@ static FILE_OP: FileOpCell = FileOpCell(UnsafeCell::new(FileOp {
 }));
 static FILE_OP_LOCK: SleepLock = SleepLock::new();
 
-const FILE_OP_THREAD: &CStr = c"fileop_wk";
+/// The C package's names where the board holds them (`list thread`).
+const FILE_OP_THREAD: ObjectName = ObjectName::new(c"fileop_wk", c"fopWk");
+const QUEUE_IN: ObjectName = ObjectName::new(c"fileop_mq_in", c"fopIn");
+const QUEUE_OUT: ObjectName = ObjectName::new(c"fileop_mq_out", c"fopOut");
+const DONE_NAME: ObjectName = ObjectName::new(c"fileop_done", c"fopDone");
 /// As the C package: four requests in each queue, priority 9, tick 20.
 const FILE_OP_QUEUE: rt_size_t = 4;
 const FILE_OP_PRIORITY: u8 = 9;
@@ -223,9 +228,9 @@ pub fn agent_file_op_init() -> rt_thread_t {
         // SAFETY: names are NUL-terminated; every result is NULL-checked
         // and deleted again on a later failure.
         unsafe {
-            let input = rt_mq_create(c"fileop_mq_in".as_ptr(), size, FILE_OP_QUEUE, 0);
-            let output = rt_mq_create(c"fileop_mq_out".as_ptr(), size, FILE_OP_QUEUE, 0);
-            let done = rt_sem_create(c"fileop_done".as_ptr(), 0, 0);
+            let input = rt_mq_create(QUEUE_IN.get().as_ptr(), size, FILE_OP_QUEUE, 0);
+            let output = rt_mq_create(QUEUE_OUT.get().as_ptr(), size, FILE_OP_QUEUE, 0);
+            let done = rt_sem_create(DONE_NAME.get().as_ptr(), 0, 0);
             if input.is_null() || output.is_null() || done.is_null() {
                 delete_objects(input, output, done);
                 return ptr::null_mut();
