@@ -9,6 +9,15 @@
 #include "MessageHub.h"
 #include "AgentConfig.h"
 
+/* PKG_AGENT_PROFILE_SMALL: the defaults for boards under 128 KB of RAM,
+ * chosen from what QEMU's lm3s6965evb (64 KB) measured (docs/small-boards.md).
+ * packages/Kconfig has the same pairs (tests/scons checks they agree). */
+#ifdef PKG_AGENT_PROFILE_SMALL
+#define AGENT_SMALL_OR(small, normal) (small)
+#else
+#define AGENT_SMALL_OR(small, normal) (normal)
+#endif
+
 #ifndef PKG_AGENT_API_KEY
 #define PKG_AGENT_API_KEY ""
 #endif
@@ -19,25 +28,25 @@
 #define PKG_AGENT_MODEL_NAME ""
 #endif
 #ifndef PKG_AGENT_RESP_BUFSZ
-#define PKG_AGENT_RESP_BUFSZ 2048
+#define PKG_AGENT_RESP_BUFSZ AGENT_SMALL_OR(1024, 2048)
 #endif
 #ifndef PKG_AGENT_WEB_SOCKET_BUFSZ
-#define PKG_AGENT_WEB_SOCKET_BUFSZ 2048
+#define PKG_AGENT_WEB_SOCKET_BUFSZ AGENT_SMALL_OR(1024, 2048)
 #endif
 #ifndef PKG_AGENT_MAX_REASONING_LEN
-#define PKG_AGENT_MAX_REASONING_LEN 8192
+#define PKG_AGENT_MAX_REASONING_LEN AGENT_SMALL_OR(1024, 8192)
 #endif
 #ifndef PKG_AGENT_MAX_CONTENT_LEN
-#define PKG_AGENT_MAX_CONTENT_LEN 8192
+#define PKG_AGENT_MAX_CONTENT_LEN AGENT_SMALL_OR(2048, 8192)
 #endif
 #ifndef PKG_AGENT_STREAM_LINE_BUFSZ
 #define PKG_AGENT_STREAM_LINE_BUFSZ 1024
 #endif
 #ifndef PKG_AGENT_MAX_TOOL_ARG_LEN
-#define PKG_AGENT_MAX_TOOL_ARG_LEN 1024
+#define PKG_AGENT_MAX_TOOL_ARG_LEN AGENT_SMALL_OR(512, 1024)
 #endif
 #ifndef PKG_AGENT_MESSAGE_TRIM
-#define PKG_AGENT_MESSAGE_TRIM 6
+#define PKG_AGENT_MESSAGE_TRIM AGENT_SMALL_OR(4, 6)
 #endif
 #ifndef PKG_AGENT_MAX_TOKENS
 #define PKG_AGENT_MAX_TOKENS 4096
@@ -58,7 +67,7 @@
 #define PKG_AGENT_RETRY_BASE_MS 500
 #endif
 #ifndef PKG_AGENT_LOOP_STACK_SIZE
-#define PKG_AGENT_LOOP_STACK_SIZE 10240
+#define PKG_AGENT_LOOP_STACK_SIZE AGENT_SMALL_OR(4096, 10240)
 #endif
 #ifndef PKG_AGENT_LOOP_PRIORITY
 #define PKG_AGENT_LOOP_PRIORITY 20
@@ -74,6 +83,9 @@
 #endif
 #ifndef PKG_AGENT_FILE_OP_THREAD_SIZE
 #define PKG_AGENT_FILE_OP_THREAD_SIZE 4096
+#endif
+#ifndef PKG_AGENT_CLI_STACK_SIZE
+#define PKG_AGENT_CLI_STACK_SIZE AGENT_SMALL_OR(2048, 4096)
 #endif
 #ifndef PKG_AGENT_MULTIMODAL_MAX_FILE_SIZE
 #define PKG_AGENT_MULTIMODAL_MAX_FILE_SIZE 1048576
@@ -147,6 +159,7 @@ const struct agent_board_config agent_board_config = {
     .download_url = PKG_AGENT_DOWNLOAD_URL,
     .file_op_thread_size = PKG_AGENT_FILE_OP_THREAD_SIZE,
     .multimodal_max_bytes = PKG_AGENT_MULTIMODAL_MAX_FILE_SIZE,
+    .cli_stack_size = PKG_AGENT_CLI_STACK_SIZE,
 };
 
 /* PKG_AGENT_API_FORMAT: the wire format of the chat requests ("openai",

@@ -60,6 +60,7 @@ struct agent_board_config
     const char *download_url;        /* PKG_AGENT_DOWNLOAD_URL */
     rt_base_t file_op_thread_size;   /* PKG_AGENT_FILE_OP_THREAD_SIZE */
     rt_base_t multimodal_max_bytes;  /* PKG_AGENT_MULTIMODAL_MAX_FILE_SIZE */
+    rt_base_t cli_stack_size;        /* PKG_AGENT_CLI_STACK_SIZE */
 };
 
 extern const struct agent_board_config agent_board_config;

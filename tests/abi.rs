@@ -123,6 +123,7 @@ fn layout_facts() -> Vec<(String, usize)> {
         BoardConfig,
         multimodal_max_bytes
     );
+    off!("struct agent_board_config", BoardConfig, cli_stack_size);
     size!("cJSON", rtt_agent::cjson::sys::cJSON);
     off!("cJSON", rtt_agent::cjson::sys::cJSON, type_, "type");
     off!("cJSON", rtt_agent::cjson::sys::cJSON, valuestring);

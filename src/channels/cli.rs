@@ -47,8 +47,6 @@ type agent_rx_indicate_t =
     Option<unsafe extern "C" fn(dev: rt_device_t, size: rt_size_t) -> rt_err_t>;
 
 const PROMPT: &[u8] = b"you> ";
-/// The channel thread's name (the agent's cleanup waits until it is freed).
-const STACK: u32 = 4096;
 
 /// A running chat: made by [`agent_cli_channel`], freed by [`agent_cli_stop`]
 /// after the channel thread has left.
@@ -167,7 +165,7 @@ pub unsafe fn agent_cli_channel(message_hub: MessageHub_t, _context: Context_t) 
     unsafe { rt_device_set_rx_indicate(device, Some(on_rx)) };
     let spec = thread::Spec {
         name: crate::runtime::agent_loop::CLI_THREAD_NAME,
-        stack_size: STACK,
+        stack_size: board().cli_stack_size().min(u32::MAX as usize) as u32,
         priority: board().loop_priority.clamp(0, 255) as u8,
         tick: 10,
     };

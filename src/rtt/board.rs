@@ -55,6 +55,8 @@ pub struct BoardConfig {
     pub file_op_thread_size: rt_base_t,
     /// `PKG_AGENT_MULTIMODAL_MAX_FILE_SIZE`: the largest file sent.
     pub multimodal_max_bytes: rt_base_t,
+    /// `PKG_AGENT_CLI_STACK_SIZE`: the CLI channel thread's stack.
+    pub cli_stack_size: rt_base_t,
 }
 
 /// `PKG_AGENT_REQUEST_TIMEOUT_MS`'s default (the glue's and the Kconfig's).
@@ -79,6 +81,8 @@ impl BoardConfig {
 
 /// `PKG_AGENT_FILE_OP_THREAD_SIZE`'s default.
 pub const DEFAULT_FILE_OP_THREAD_SIZE: usize = 4096;
+/// `PKG_AGENT_CLI_STACK_SIZE`'s default.
+pub const DEFAULT_CLI_STACK_SIZE: usize = 4096;
 /// `PKG_AGENT_MULTIMODAL_MAX_FILE_SIZE`'s default: 1 MB.
 pub const DEFAULT_MULTIMODAL_MAX_BYTES: usize = 1 << 20;
 
@@ -127,6 +131,19 @@ impl BoardConfig {
         }
         match cap(self.file_op_thread_size) {
             0 => DEFAULT_FILE_OP_THREAD_SIZE,
+            n => n,
+        }
+    }
+
+    /// `PKG_AGENT_CLI_STACK_SIZE`, or its default (an older glue, or not
+    /// positive).
+    pub fn cli_stack_size(&self) -> usize {
+        let at = core::mem::offset_of!(BoardConfig, cli_stack_size);
+        if !self.has(at, core::mem::size_of::<rt_base_t>()) {
+            return DEFAULT_CLI_STACK_SIZE;
+        }
+        match cap(self.cli_stack_size) {
+            0 => DEFAULT_CLI_STACK_SIZE,
             n => n,
         }
     }

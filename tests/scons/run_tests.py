@@ -608,12 +608,51 @@ def test_kconfig_options_and_defaults():
         import re
         for name in sorted(set(re.findall(r'\b(PKG_AGENT_[A-Z_]+)\b', glue))):
             if name in ('PKG_AGENT_DROP_REASONING', 'PKG_AGENT_MULTIMODAL_INLINE', 'PKG_AGENT_MULTIMODAL_UPLOAD',
-                        'PKG_AGENT_MULTIMODAL_ENABLE'):
+                        'PKG_AGENT_MULTIMODAL_ENABLE', 'PKG_AGENT_PROFILE_SMALL'):
                 continue  # bools: absent when off
+            if name == 'PKG_AGENT_CLI_STACK_SIZE':
+                continue  # only with the CLI channel (the WebNet one is chosen here)
             check('#define %s ' % name in text, 'rtconfig.h defines %s' % name)
         for name in ('PKG_USING_AGENT', 'PKG_AGENT_WEBNET_CHANNEL', 'PKG_AGENT_WEB_TOKEN', 'PKG_AGENT_MULTIMODAL_ENABLE',
                      'PKG_AGENT_FILE_OP_THREAD_SIZE', 'PKG_AGENT_UPLOAD_URL', 'PKG_AGENT_DOWNLOAD_URL'):
             check(re.search(r'#define %s\b' % name, text), 'rtconfig.h defines %s' % name)
+    finally:
+        shutil.rmtree(tmp)
+
+
+def test_kconfig_small_profile():
+    """PKG_AGENT_PROFILE_SMALL: the Kconfig's defaults are the glue's
+    (AGENT_SMALL_OR(small, normal) in agent_board_config.c), with the profile
+    on and off, so a menuconfig rtconfig.h and a hand-written one with only
+    PKG_AGENT_PROFILE_SMALL get the same values."""
+    import re
+    tmp = tempfile.mkdtemp(prefix='rtt-agent-kconfig-')
+    try:
+        kconf = _kconfig(tmp)
+        check(kconf.syms['PKG_USING_AGENT'].set_value(2), 'PKG_USING_AGENT can be enabled')
+        glue_text = open(os.path.join(REPO, 'glue', 'agent_board_config.c')).read()
+        small = re.findall(r'#define (PKG_AGENT_[A-Z_]+) AGENT_SMALL_OR\((\d+), (\d+)\)', glue_text)
+        check(len(small) >= 8, 'the glue has the small profile\'s defaults (%d)' % len(small))
+        check(kconf.syms['PKG_AGENT_PROFILE_SMALL'].str_value == 'n', 'the small profile is off by default')
+        check(kconf.syms['PKG_AGENT_TLS_MBEDTLS'].str_value == 'y', 'mbedTLS without the profile')
+        for name, _, normal in small:
+            # The loop stack's glue fallback is the C package's 10240 (an old
+            # rtconfig.h without the option); menuconfig's default is 8192
+            # with TLS and 6144 without.
+            if name == 'PKG_AGENT_LOOP_STACK_SIZE':
+                continue
+            check(kconf.syms[name].str_value == normal,
+                  '%s defaults to %s without the profile (got %s)' % (name, normal, kconf.syms[name].str_value))
+        check(kconf.syms['PKG_AGENT_PROFILE_SMALL'].set_value(2), 'the small profile selectable')
+        check(kconf.syms['PKG_AGENT_TLS_NONE'].str_value == 'y', 'plain HTTP by default on a small board')
+        for name, value, _ in small:
+            check(kconf.syms[name].str_value == value,
+                  '%s defaults to %s with the profile (got %s)' % (name, value, kconf.syms[name].str_value))
+        header = os.path.join(tmp, 'rtconfig.h')
+        kconf.write_autoconf(header)
+        text = open(header).read()
+        check('#define PKG_AGENT_PROFILE_SMALL' in text, 'rtconfig.h says the profile is on')
+        check('#define PKG_AGENT_CLI_STACK_SIZE 2048' in text, 'rtconfig.h has the CLI stack')
     finally:
         shutil.rmtree(tmp)
 
