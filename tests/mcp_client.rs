@@ -16,7 +16,7 @@
 
 use rtt_agent::host::{console, heap};
 use rtt_agent::runtime::chat::Overrides;
-use rtt_agent::runtime::mcp::client::{self, servers};
+use rtt_agent::runtime::mcp_client::{self as client, servers};
 use rtt_agent_testkit::agent::*;
 use rtt_agent_testkit::arith_model;
 use rtt_agent_testkit::llm_server::*;

@@ -130,7 +130,10 @@ fn object_names_fit_rt_name_max() {
     assert_eq!(fits.get(), c"AgentInputMb");
     let too_long = ObjectName::new(c"a_name_of_16_byt", c"short");
     assert_eq!(too_long.get(), c"short");
-    assert_eq!(ObjectName::new(c"fifteen_bytes_x", c"f").get(), c"fifteen_bytes_x");
+    assert_eq!(
+        ObjectName::new(c"fifteen_bytes_x", c"f").get(),
+        c"fifteen_bytes_x"
+    );
     // Threads are found by the name they were made with.
     let _one = serial();
     let name = ObjectName::new(c"a_name_of_16_byt", c"tlong");

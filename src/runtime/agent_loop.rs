@@ -403,7 +403,7 @@ fn build_agent(loop_thread: rt_thread_t) -> bool {
     // SAFETY: C function of the package (the user-editable tool_func.c).
     unsafe { init_tools() };
     #[cfg(feature = "mcp-client")]
-    crate::runtime::mcp::client::start();
+    crate::runtime::mcp_client::start();
     let hub = message_hub_create();
     let context = super::context::agent_context_create();
     let spare_reply = crate::abi::messages::out_of_memory_message();
@@ -417,7 +417,7 @@ fn build_agent(loop_thread: rt_thread_t) -> bool {
     let fail = || {
         crate::log_e!("init_agent: out of memory");
         #[cfg(feature = "mcp-client")]
-        crate::runtime::mcp::client::stop();
+        crate::runtime::mcp_client::stop();
         // SAFETY: C function of the package.
         unsafe { agent_tools_cleanup() };
         false
@@ -503,7 +503,7 @@ fn tear_down_agent() {
     let agent = unsafe { (*AGENT.agent.get()).take() };
     drop(agent);
     #[cfg(feature = "mcp-client")]
-    crate::runtime::mcp::client::stop();
+    crate::runtime::mcp_client::stop();
     // SAFETY: C function of the package.
     unsafe { agent_tools_cleanup() };
     // After every request of the agent has ended (the loop thread and the

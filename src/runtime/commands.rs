@@ -201,10 +201,10 @@ pub unsafe fn agent_config(argc: c_int, argv: *mut *mut c_char) -> c_int {
 
 /// `agent_config mcp list|add <url>|del <url>|reset`: the remote MCP
 /// servers of the next agent start (bounded, on the heap once changed: see
-/// `mcp::client::servers`).
+/// `mcp_client::servers`).
 #[cfg(feature = "mcp-client")]
 fn mcp_command(what: Option<&[u8]>, url: Option<&[u8]>, extra: bool) -> c_int {
-    use crate::runtime::mcp::client::servers::{self, Refused, MAX_SERVERS, URL_MAX};
+    use crate::runtime::mcp_client::servers::{self, Refused, MAX_SERVERS, URL_MAX};
     let usage = || {
         line(&[b"usage: agent_config mcp [list | add <url> | del <url> | reset]"]);
         -1

@@ -15,8 +15,10 @@ pub mod commands;
 pub mod config;
 pub mod context;
 pub mod hub;
-#[cfg(any(feature = "mcp-server", feature = "mcp-client"))]
+#[cfg(feature = "mcp-server")]
 pub mod mcp;
+#[cfg(feature = "mcp-client")]
+pub mod mcp_client;
 #[cfg(feature = "memory-summary")]
 pub mod memory;
 #[cfg(feature = "multimodal")]

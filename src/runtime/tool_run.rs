@@ -24,7 +24,7 @@
 //! nothing else waits on it (the loop's hub, the channels and the server's
 //! other requests do not take it).
 
-use super::tools::{self, AgentToolNode_t};
+use super::tools::{self, AgentToolList, AgentToolNode_t};
 use super::tools::{lock_tools, ToolsGuard};
 use crate::abi::hooks::TextHook;
 use crate::abi::messages::{messages_destroy, Messages_t};
@@ -35,6 +35,33 @@ use crate::rtt::rt_err_t;
 use crate::rtt::{board, rt_eok};
 use core::ffi::{c_void, CStr};
 use core::ptr;
+
+/// What runs behind a registry node. Every tool the model is offered is a
+/// node of the registry (its definition is what the request lists); what
+/// answers a call differs: a C tool's own function, or a remote MCP
+/// server (and, later, a sub-agent). Either leaves its result in the node.
+pub(crate) enum Tool {
+    /// A C tool: its `execute_func` fills the node's `ret`.
+    C(unsafe extern "C" fn(*mut cJSON, *mut AgentToolList)),
+    /// A tool of a remote MCP server (`mcp_client`).
+    #[cfg(feature = "mcp-client")]
+    Remote,
+}
+
+impl Tool {
+    /// What runs `node`'s tool; `None` for a node without a function.
+    ///
+    /// # Safety
+    /// `node` is a live node of the registry, read under the tool lock.
+    unsafe fn of(node: AgentToolNode_t) -> Option<Tool> {
+        #[cfg(feature = "mcp-client")]
+        if super::mcp_client::is_remote(node) {
+            return Some(Tool::Remote);
+        }
+        // SAFETY: as this function's contract says.
+        unsafe { (*node).execute_func }.map(Tool::C)
+    }
+}
 
 /// What a tool's function left in its node.
 pub(crate) struct Ran {
@@ -96,10 +123,14 @@ impl ToolSet {
     /// `node` came from this set; `args` is a live cJSON object.
     pub(crate) unsafe fn execute(&self, node: AgentToolNode_t, args: *mut cJSON) -> Ran {
         // SAFETY: the node is live and ours under the lock (contract).
-        if let Some(exec) = unsafe { (*node).execute_func } {
+        match unsafe { Tool::of(node) } {
             // SAFETY: the tool's own function with a live arguments object
             // (borrowed) and its node, as `append_tool` documents.
-            unsafe { exec(args, node) };
+            Some(Tool::C(exec)) => unsafe { exec(args, node) },
+            #[cfg(feature = "mcp-client")]
+            // SAFETY: a live node of the registry and a live object.
+            Some(Tool::Remote) => unsafe { super::mcp_client::run_remote(node, args) },
+            None => {}
         }
         // SAFETY: as above: the node's result, read under the lock.
         let ret = unsafe { &(*node).ret };

@@ -23,13 +23,13 @@ ALL = '*all*'
 # glue) is not in them, nor Rust's rodata (unnamed sections): the
 # firmware without the part is the exact comparison.
 PARTS = (
-    # rtt_agent::mcp holds both: the client is its submodule `client`
-    # (mangled `3mcp6client`), counted apart below.
-    ('of which the MCP server\'s code (rtt_agent::mcp but its client, agent_mcp_socket.c)',
-     lambda sec, obj: ('librtt_agent.a' in obj and '9rtt_agent3mcp' in sec and '9rtt_agent3mcp6client' not in sec)
+    # rtt_agent::runtime::mcp is the server, rtt_agent::runtime::mcp_client
+    # the client (mangled `7runtime3mcp` and `7runtime10mcp_client`).
+    ('of which the MCP server\'s code (rtt_agent::runtime::mcp, agent_mcp_socket.c)',
+     lambda sec, obj: ('librtt_agent.a' in obj and '7runtime3mcp' in sec)
      or obj.endswith('glue/agent_mcp_socket.o')),
-    ('of which the MCP client\'s code (rtt_agent::mcp::client, agent_mcp_client.c)',
-     lambda sec, obj: ('librtt_agent.a' in obj and '9rtt_agent3mcp6client' in sec)
+    ('of which the MCP client\'s code (rtt_agent::runtime::mcp_client, agent_mcp_client.c)',
+     lambda sec, obj: ('librtt_agent.a' in obj and '7runtime10mcp_client' in sec)
      or obj.endswith('glue/agent_mcp_client.o')),
 )
 

@@ -1,14 +1,12 @@
-//! The Model Context Protocol: the board's C tools served to MCP clients
-//! (`server`, `PKG_AGENT_MCP_SERVER`), and the board as a client of remote
-//! MCP servers (`client`, `PKG_AGENT_MCP_CLIENT`).
+//! The Model Context Protocol server: the board's C tools served to MCP
+//! clients (`PKG_AGENT_MCP_SERVER`). The board as a client of remote MCP
+//! servers is `crate::runtime::mcp_client` (`PKG_AGENT_MCP_CLIENT`).
 //!
 //! Server layers: `crate::wire::mcp_http` and `crate::wire::mcp_session`
 //! are pure (no I/O, no FFI); [`rpc`] answers one JSON-RPC message against the tool registry;
 //! [`server`] is the thread, the sockets (through the glue) and the
 //! lifecycle.
 
-#[cfg(feature = "mcp-client")]
-pub mod client;
 #[cfg(feature = "mcp-server")]
 pub mod rpc;
 #[cfg(feature = "mcp-server")]

@@ -661,57 +661,69 @@ pub fn stop() {
     });
 }
 
-/// The `execute_func` of every remote tool: `tools/call` on its server,
-/// and the result's text parts (or what failed) as the node's result.
-/// Ownership: `args` is borrowed; the node's old `ret.messages` is freed
-/// and replaced by a new set the node owns.
+/// Run a remote tool: `tools/call` on its server, and the result's text
+/// parts (or what failed) as the node's result, as a C tool leaves its
+/// own. The tool dispatch (`tool_run::ToolSet::execute`) calls this for
+/// every node [`is_remote`] says is one. Ownership: `args` is borrowed;
+/// the node's old `ret.messages` is freed and replaced by a new set the
+/// node owns.
+///
+/// # Safety
+/// `node` is a live node of the registry, `args` NULL or a live object.
+pub unsafe fn run_remote(node: *mut AgentToolList, args: *mut cJSON) {
+    // SAFETY: a live registry node (the caller's contract); its old
+    // result is its own to free.
+    unsafe {
+        messages_destroy((*node).ret.messages);
+        (*node).ret.messages = core::ptr::null_mut();
+        (*node).ret.ret = rt_error();
+    }
+    let mut text = TextBuf::new();
+    // SAFETY: `node` is live; `args` NULL or a live object, borrowed.
+    let ok =
+        with_state(|state| unsafe { call(state, node, args, &mut text) }).unwrap_or_else(|| {
+            text.say(&[b"error: the MCP client is busy with another call; try again"]);
+            false
+        });
+    text.say(&[b"\0"]);
+    // A result cut short by memory would mislead the model: say so
+    // instead, from a constant.
+    let shown: *const c_char = if text.oom {
+        crate::log_e!("mcp: no memory for a remote tool's result");
+        NO_MEMORY.as_ptr()
+    } else {
+        text.bytes.as_ptr() as *const c_char
+    };
+    let messages = messages_create(1);
+    // SAFETY: `messages` is NULL or a fresh set; `shown` is NUL-terminated
+    // (the NUL pushed above, or a literal) and copied; the node takes the
+    // set.
+    unsafe {
+        if messages.is_null() || messages_append(messages, TYPE_TEXT, shown) != rt_eok() {
+            messages_destroy(messages);
+            crate::log_e!("mcp: no memory for a tool result");
+            return;
+        }
+        (*node).ret.messages = messages;
+        (*node).ret.ret = if ok && !text.oom {
+            rt_eok()
+        } else {
+            rt_error()
+        };
+    }
+}
+
+/// The `execute_func` a remote tool's node carries, for C code that calls
+/// a node's function itself (the C package's nodes all have one); the
+/// library's own dispatch calls [`run_remote`] without it.
 ///
 /// # Safety
 /// As every tool's execute function: `args` is NULL or a live object,
 /// `node` NULL or a live node of the registry.
 pub unsafe extern "C" fn call_remote(args: *mut cJSON, node: *mut AgentToolList) {
     crate::ffi_fn!(failure = (), nonnull(node), {
-        // SAFETY: a live registry node (the caller's contract); its old
-        // result is its own to free.
-        unsafe {
-            messages_destroy((*node).ret.messages);
-            (*node).ret.messages = core::ptr::null_mut();
-            (*node).ret.ret = rt_error();
-        }
-        let mut text = TextBuf::new();
-        // SAFETY: `node` is live; `args` NULL or a live object, borrowed.
-        let ok = with_state(|state| unsafe { call(state, node, args, &mut text) }).unwrap_or_else(
-            || {
-                text.say(&[b"error: the MCP client is busy with another call; try again"]);
-                false
-            },
-        );
-        text.say(&[b"\0"]);
-        // A result cut short by memory would mislead the model: say so
-        // instead, from a constant.
-        let shown: *const c_char = if text.oom {
-            crate::log_e!("mcp: no memory for a remote tool's result");
-            NO_MEMORY.as_ptr()
-        } else {
-            text.bytes.as_ptr() as *const c_char
-        };
-        let messages = messages_create(1);
-        // SAFETY: `messages` is NULL or a fresh set; `shown` is
-        // NUL-terminated (the NUL pushed above, or a literal) and copied;
-        // the node takes the set.
-        unsafe {
-            if messages.is_null() || messages_append(messages, TYPE_TEXT, shown) != rt_eok() {
-                messages_destroy(messages);
-                crate::log_e!("mcp: no memory for a tool result");
-                return;
-            }
-            (*node).ret.messages = messages;
-            (*node).ret.ret = if ok && !text.oom {
-                rt_eok()
-            } else {
-                rt_error()
-            };
-        }
+        // SAFETY: forwarded: `node` non-NULL and live, `args` NULL or live.
+        unsafe { run_remote(node, args) }
     })
 }
 
