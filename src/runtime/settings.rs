@@ -60,6 +60,10 @@ pub struct Settings {
     pub web: web::Overrides,
     #[cfg(feature = "mcp-server")]
     pub mcp_server: mcp_server::Overrides,
+    /// The largest JSON-RPC message the MCP client takes
+    /// (`PKG_AGENT_MCP_MAX_RESPONSE`).
+    #[cfg(feature = "mcp-client")]
+    pub mcp_max_response: Option<usize>,
 }
 
 struct Current(UnsafeCell<Settings>);
@@ -90,6 +94,8 @@ static CURRENT: Current = Current(UnsafeCell::new(Settings {
     },
     #[cfg(feature = "mcp-server")]
     mcp_server: mcp_server::Overrides::NONE,
+    #[cfg(feature = "mcp-client")]
+    mcp_max_response: None,
 }));
 
 /// The settings now, as one copy.

@@ -70,20 +70,16 @@ fn max_tools() -> usize {
 
 /// The largest JSON-RPC message taken; a test may lower it.
 fn max_response() -> usize {
-    match MAX_RESPONSE_OVERRIDE.load(Ordering::Relaxed) {
+    crate::runtime::settings::snapshot()
+        .mcp_max_response
         // SAFETY: a plain getter of the glue.
-        0 => (unsafe { agent_glue_mcp_max_response() }).clamp(1024, 1 << 20) as usize,
-        v => v,
-    }
+        .unwrap_or_else(|| (unsafe { agent_glue_mcp_max_response() }).clamp(1024, 1 << 20) as usize)
 }
-
-static MAX_RESPONSE_OVERRIDE: crate::rtt::atomic::AtomicUsize =
-    crate::rtt::atomic::AtomicUsize::new(0);
 
 /// Replace `PKG_AGENT_MCP_MAX_RESPONSE` from the next request on (`None`:
 /// the board's); for tests and the simulator.
 pub fn set_max_response(bytes: Option<usize>) {
-    MAX_RESPONSE_OVERRIDE.store(bytes.unwrap_or(0), Ordering::Relaxed);
+    crate::runtime::settings::change(|s| s.mcp_max_response = bytes);
 }
 
 /// One remote server of this agent run.
