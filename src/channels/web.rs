@@ -441,25 +441,18 @@ fn page(session: *mut WebSession, method: c_int) {
     };
 }
 
-/// A parsed JSON body, deleted when dropped.
-struct Body(*mut cJSON);
-
-impl Drop for Body {
-    fn drop(&mut self) {
-        // SAFETY: the tree parsed in `json_body`, owned here, deleted once.
-        unsafe { cJSON_Delete(self.0) };
-    }
-}
+/// A parsed JSON body (an object), deleted when dropped.
+struct Body(json::Json);
 
 impl Body {
     fn get(&self, key: &CStr) -> *mut cJSON {
         // SAFETY: a live tree (owned by self); a read-only lookup.
-        unsafe { json::get(self.0, key) }
+        unsafe { json::get(self.0.as_ptr(), key) }
     }
     /// A member that is a string.
     fn text(&self, key: &CStr) -> Option<&CStr> {
         // SAFETY: as above; the string lives as long as the tree.
-        unsafe { json::get_str(self.0, key) }
+        unsafe { json::get_str(self.0.as_ptr(), key) }
     }
     /// The C package's truth: `true`, a non-zero number, or "true"/"TRUE"/"1".
     fn flag(&self, key: &CStr) -> bool {
@@ -510,12 +503,13 @@ fn json_body(session: *mut WebSession, limit: usize) -> Option<Body> {
         );
         return None;
     }
-    // SAFETY: WebNet's body: `declared` bytes and a NUL (the glue's contract).
-    let tree = unsafe { cJSON_Parse(body) };
+    // SAFETY: WebNet's body: `declared` bytes and a NUL (the glue's
+    // contract); the tree parsed is NULL or new, owned here.
+    let tree = unsafe { json::Json::from_raw(cJSON_Parse(body)) };
     // SAFETY: `tree` is NULL or a tree just parsed, owned here.
-    if tree.is_null() || unsafe { (*tree).type_ } & 0xFF != cJSON_Object {
+    if tree.is_null() || unsafe { (*tree.as_ptr()).type_ } & 0xFF != cJSON_Object {
         if !tree.is_null() {
-            drop(Body(tree));
+            drop(tree);
             fail(session, 400, "the request body is not a JSON object");
         } else {
             fail(session, 400, "the request body is not valid JSON");

@@ -7,6 +7,36 @@ use crate::cjson::sys::*;
 use core::ffi::{c_char, CStr};
 use core::ptr;
 
+/// A cJSON tree owned here, deleted when dropped (NULL: nothing owned).
+pub struct Json(*mut cJSON);
+
+impl Json {
+    /// Own `tree`.
+    ///
+    /// # Safety
+    /// `tree` is NULL or a detached tree that nobody else deletes.
+    pub unsafe fn from_raw(tree: *mut cJSON) -> Json {
+        Json(tree)
+    }
+
+    /// The tree, borrowed (NULL when nothing is owned).
+    pub fn as_ptr(&self) -> *mut cJSON {
+        self.0
+    }
+
+    pub fn is_null(&self) -> bool {
+        self.0.is_null()
+    }
+}
+
+impl Drop for Json {
+    fn drop(&mut self) {
+        // SAFETY: NULL or the tree owned here (`from_raw`'s contract),
+        // deleted once.
+        unsafe { cJSON_Delete(self.0) };
+    }
+}
+
 /// Attach `item` to `object` under `key`.
 ///
 /// Takes ownership of `item` in every case: on failure (NULL object or item,

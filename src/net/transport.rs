@@ -403,18 +403,6 @@ impl ByteSink for SessionWriter<'_> {
     }
 }
 
-/// Closes the session when dropped, on every path.
-struct Session(*mut webclient_session);
-
-impl Drop for Session {
-    fn drop(&mut self) {
-        // SAFETY: created by webclient_session_create; closed exactly once.
-        unsafe {
-            webclient_close(self.0);
-        }
-    }
-}
-
 /// What one attempt ended with.
 enum Attempt<E> {
     Ok,
@@ -820,23 +808,23 @@ unsafe fn attempt_once(
         }
     };
     let hz = tick_rate();
-    // SAFETY: webclient_session_create takes only a size; NULL is handled below.
-    let raw = unsafe { webclient_session_create(HEADER_BUFSZ) };
-    if raw.is_null() {
+    let Some(session) = Session::create(HEADER_BUFSZ) else {
         error.set(&[b"no memory for the HTTP session"]);
         return failed(Failure::NoMemory, false);
-    }
-    let session = Session(raw);
+    };
 
     let mut len_buf = [0u8; 21];
     let len_text = crate::base::text::decimal_cstr(length as u64, &mut len_buf);
-    // SAFETY: `session.0` is a live session; each format is a NUL-terminated
+    // SAFETY: `session.raw()` is a live session; each format is a NUL-terminated
     // literal whose one `%s` (if any) gets a NUL-terminated string.
     let mut ok = unsafe {
-        webclient_header_fields_add(session.0, c"Content-Type: application/json\r\n".as_ptr()) >= 0
-            && webclient_header_fields_add(session.0, req.accept(settings.format).as_ptr()) >= 0
+        webclient_header_fields_add(
+            session.raw(),
+            c"Content-Type: application/json\r\n".as_ptr(),
+        ) >= 0
+            && webclient_header_fields_add(session.raw(), req.accept(settings.format).as_ptr()) >= 0
             && webclient_header_fields_add(
-                session.0,
+                session.raw(),
                 c"Content-Length: %s\r\n".as_ptr(),
                 len_text.as_ptr(),
             ) >= 0
@@ -848,13 +836,13 @@ unsafe fn attempt_once(
         ok = ok
             && unsafe {
                 webclient_header_fields_add(
-                    session.0,
+                    session.raw(),
                     c"anthropic-version: %s\r\n".as_ptr(),
                     crate::wire::chat::anthropic::API_VERSION.as_ptr(),
                 ) >= 0
                     && (settings.api_key.is_empty()
                         || webclient_header_fields_add(
-                            session.0,
+                            session.raw(),
                             c"x-api-key: %s\r\n".as_ptr(),
                             settings.api_key.as_ptr(),
                         ) >= 0)
@@ -865,7 +853,7 @@ unsafe fn attempt_once(
         // is a `&CStr`, so NUL-terminated.
         ok = unsafe {
             webclient_header_fields_add(
-                session.0,
+                session.raw(),
                 c"Authorization: Bearer %s\r\n".as_ptr(),
                 settings.api_key.as_ptr(),
             )
@@ -877,7 +865,7 @@ unsafe fn attempt_once(
             // `&CStr`s, so NUL-terminated.
             unsafe {
                 webclient_header_fields_add(
-                    session.0,
+                    session.raw(),
                     c"%s: %s\r\n".as_ptr(),
                     name.as_ptr(),
                     value.as_ptr(),
@@ -892,7 +880,7 @@ unsafe fn attempt_once(
     let connect_at = now();
     // SAFETY: a live session and a NUL-terminated URL; NULL data of length 0
     // makes webclient_post send the head only.
-    let rc = unsafe { webclient_post(session.0, settings.url.as_ptr(), core::ptr::null(), 0) };
+    let rc = unsafe { webclient_post(session.raw(), settings.url.as_ptr(), core::ptr::null(), 0) };
     if rc < 0 {
         let tls = super::tls_watch::take();
         if super::cancel::cancelled() || matches!(tls, Some((TlsFailure::Cancelled, _))) {
@@ -934,7 +922,7 @@ unsafe fn attempt_once(
         return failed(Failure::Deadline, false);
     }
     let mut io = Io {
-        session: session.0,
+        session: session.raw(),
         deadline,
         per_read_ms: settings.timeout_ms,
         hz,
@@ -950,7 +938,7 @@ unsafe fn attempt_once(
     // it changes nothing and webclient's 6 s default stays.
     io.set_timeout(settings.timeout_ms);
     let mut writer = SessionWriter {
-        session: session.0,
+        session: session.raw(),
         buf: [0; 512],
         len: 0,
         deadline,
@@ -988,8 +976,8 @@ unsafe fn attempt_once(
     // The head: the first byte may take the read timeout, or what is left.
     let seconds = io.set_timeout(settings.timeout_ms);
     let asked_at = now();
-    // SAFETY: `session.0` is a live session whose request has been sent.
-    let status = unsafe { webclient_handle_response(session.0) };
+    // SAFETY: `session.raw()` is a live session whose request has been sent.
+    let status = unsafe { webclient_handle_response(session.raw()) };
     if status < 0 {
         // webclient_handle_response passes recv()'s -1 through on a socket
         // timeout (only webclient_read maps it to -WEBCLIENT_TIMEOUT), so a
@@ -1024,14 +1012,14 @@ unsafe fn attempt_once(
         error.set(&[b"the server closed the connection without answering"]);
         return failed(Failure::Read, true);
     }
-    // SAFETY: `session.0` is a live session with a response head read.
-    io.chunked = unsafe { is_chunked(session.0) };
+    // SAFETY: `session.raw()` is a live session with a response head read.
+    io.chunked = unsafe { is_chunked(session.raw()) };
     if !sink.success(status) {
-        // SAFETY: `session.0` is a live session with a response head read.
-        return unsafe { http_error(session.0, status, error, &mut io) };
+        // SAFETY: `session.raw()` is a live session with a response head read.
+        return unsafe { http_error(session.raw(), status, error, &mut io) };
     }
     let head = ResponseHead {
-        session: session.0,
+        session: session.raw(),
         status,
     };
     if let Err(e) = sink.head(&head) {
@@ -1041,8 +1029,8 @@ unsafe fn attempt_once(
     // A success other than 200 with an empty body (202 Accepted) ends here:
     // webclient reads a zero Content-Length as "unknown" and would wait for
     // the socket timeout. (A chat answer is 200, read as always.)
-    // SAFETY: `session.0` is a live session with a response head read.
-    if status != 200 && unsafe { webclient_content_length_get(session.0) } == 0 {
+    // SAFETY: `session.raw()` is a live session with a response head read.
+    if status != 200 && unsafe { webclient_content_length_get(session.raw()) } == 0 {
         return match sink.end() {
             Ok(()) => Attempt::Ok,
             Err(e) => {

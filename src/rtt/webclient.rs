@@ -9,6 +9,30 @@ pub struct webclient_session {
     _private: [u8; 0],
 }
 
+/// A webclient session, closed when dropped, on every path.
+pub struct Session(core::ptr::NonNull<webclient_session>);
+
+impl Session {
+    /// A new session whose header buffer holds `header_size` bytes; `None`
+    /// without memory.
+    pub fn create(header_size: usize) -> Option<Session> {
+        // SAFETY: takes a size only; the result is NULL-checked.
+        core::ptr::NonNull::new(unsafe { webclient_session_create(header_size) }).map(Session)
+    }
+
+    /// The session, for webclient's functions; valid while `self` lives.
+    pub fn raw(&self) -> *mut webclient_session {
+        self.0.as_ptr()
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        // SAFETY: made by webclient_session_create; closed exactly once.
+        unsafe { webclient_close(self.0.as_ptr()) };
+    }
+}
+
 /// `enum WEBCLIENT_STATUS`: the functions return these negated.
 pub const WEBCLIENT_OK: c_int = 0;
 pub const WEBCLIENT_ERROR: c_int = 1;

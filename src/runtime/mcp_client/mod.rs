@@ -36,7 +36,7 @@ pub mod servers;
 
 use crate::abi::messages::{messages_append, messages_create, messages_destroy, TYPE_TEXT};
 use crate::base::text_buf::TextBuf;
-use crate::cjson::json;
+use crate::cjson::json::{self, Json};
 use crate::cjson::sys::*;
 use crate::net::transport::{self, ErrorText, Failure, Settings};
 use crate::rtt::atomic::{AtomicBool, Ordering};
@@ -156,16 +156,6 @@ pub fn is_remote(node: AgentToolNode_t) -> bool {
     })
 }
 
-/// A parsed answer, deleted on drop.
-struct Tree(*mut cJSON);
-
-impl Drop for Tree {
-    fn drop(&mut self) {
-        // SAFETY: NULL or a tree owned here.
-        unsafe { cJSON_Delete(self.0) };
-    }
-}
-
 /// Log the warning `mcp: <url><what><detail><tail>` about one server.
 fn warn_about(url: &Url, what: &[u8], detail: &[u8], tail: &[u8]) {
     crate::log_w!("mcp: ", url.as_bytes(), what, detail, tail);
@@ -222,7 +212,7 @@ fn exchange(
     method: &[u8],
     params: Params<'_>,
     error: &mut ErrorText,
-) -> Result<Tree, NoResult> {
+) -> Result<Json, NoResult> {
     match exchange_once(server, request, method, params, error) {
         Err(Failed::SessionGone) => {
             warn_about(
@@ -246,7 +236,7 @@ fn exchange_once(
     method: &[u8],
     params: Params<'_>,
     error: &mut ErrorText,
-) -> Result<Tree, Failed> {
+) -> Result<Json, Failed> {
     let id = if request {
         let id = server.next_id;
         server.next_id = server.next_id.wrapping_add(1).max(1);
@@ -287,18 +277,19 @@ fn exchange_once(
     if method == b"initialize" && !reply.session_id.is_empty() {
         server.session = core::mem::take(&mut reply.session_id);
     }
-    let answer = Tree(reply.take_answer());
+    // SAFETY: the reply hands over its parsed tree (NULL or detached).
+    let answer = unsafe { Json::from_raw(reply.take_answer()) };
     if !request {
         return Ok(answer);
     }
-    // SAFETY: `answer.0` is the live answer (send succeeded on a request,
+    // SAFETY: `answer.as_ptr()` is the live answer (send succeeded on a request,
     // so the reply holds one), owned by `answer`.
     unsafe {
-        if answer.0.is_null() {
+        if answer.as_ptr().is_null() {
             error.set(&[b"no answer to the request"]);
             return Err(Failed::Other);
         }
-        let err = json::get(answer.0, c"error");
+        let err = json::get(answer.as_ptr(), c"error");
         if !err.is_null() {
             let message = json::get_str(err, c"message").map_or(&b"?"[..], CStr::to_bytes);
             let code = json::get(err, c"code");
@@ -314,7 +305,7 @@ fn exchange_once(
             ]);
             return Err(Failed::Refused);
         }
-        if json::get(answer.0, c"result").is_null() {
+        if json::get(answer.as_ptr(), c"result").is_null() {
             error.set(&[b"the answer has no result"]);
             return Err(Failed::Other);
         }
@@ -328,8 +319,9 @@ fn handshake(server: &mut Server, error: &mut ErrorText) -> Result<(), ()> {
     server.protocol = None;
     let answer =
         exchange_once(server, true, b"initialize", Params::Initialize, error).map_err(drop)?;
-    // SAFETY: `answer.0` is a live answer with a `result` (exchange checked).
-    let version = unsafe { json::get_str(json::get(answer.0, c"result"), c"protocolVersion") };
+    // SAFETY: `answer.as_ptr()` is a live answer with a `result` (exchange checked).
+    let version =
+        unsafe { json::get_str(json::get(answer.as_ptr(), c"result"), c"protocolVersion") };
     let Some(agreed) = rpc::ACCEPTED_VERSIONS
         .iter()
         .find(|v| Some(**v) == version)
@@ -575,12 +567,12 @@ fn connect(state: &mut State, index: usize, url: Url) {
                 break;
             }
         };
-        // SAFETY: `answer.0` is a live answer owned by `answer`.
-        if !unsafe { register_page(&mut state.tools, index, slot, &url, answer.0) } {
+        // SAFETY: `answer.as_ptr()` is a live answer owned by `answer`.
+        if !unsafe { register_page(&mut state.tools, index, slot, &url, answer.as_ptr()) } {
             break;
         }
         // SAFETY: as above.
-        let next = unsafe { json::get_str(json::get(answer.0, c"result"), c"nextCursor") };
+        let next = unsafe { json::get_str(json::get(answer.as_ptr(), c"result"), c"nextCursor") };
         cursor.clear();
         match next.map(CStr::to_bytes) {
             Some(n) if !n.is_empty() && n.len() <= CURSOR_MAX => {
@@ -791,10 +783,10 @@ unsafe fn call(
             return false;
         }
     };
-    // SAFETY: `answer.0` is a live answer with a result, owned here; its
+    // SAFETY: `answer.as_ptr()` is a live answer with a result, owned here; its
     // strings are read before it is dropped.
     unsafe {
-        let result = json::get(answer.0, c"result");
+        let result = json::get(answer.as_ptr(), c"result");
         let is_error = json::get(result, c"isError");
         let is_error = !is_error.is_null() && (*is_error).type_ & 0xFF == cJSON_True;
         if is_error {

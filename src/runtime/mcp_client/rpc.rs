@@ -523,22 +523,16 @@ event: message\r\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\r\ndata: \"result\":{\"ok
                 done = reply.body(b).unwrap() == Flow::Done;
             }
             assert!(done, "cut at {cut}");
-            let answer = Tree(reply.take_answer());
+            // SAFETY: the reply hands over its parsed tree.
+            let answer = unsafe { crate::cjson::json::Json::from_raw(reply.take_answer()) };
             // SAFETY: the answer is a live tree owned by `answer`.
             unsafe {
-                let ok =
-                    crate::cjson::json::get(crate::cjson::json::get(answer.0, c"result"), c"ok");
+                let ok = crate::cjson::json::get(
+                    crate::cjson::json::get(answer.as_ptr(), c"result"),
+                    c"ok",
+                );
                 assert!(!ok.is_null(), "cut at {cut}");
             }
-        }
-    }
-
-    /// Owns a tree in the tests.
-    struct Tree(*mut cJSON);
-    impl Drop for Tree {
-        fn drop(&mut self) {
-            // SAFETY: NULL or a tree owned here.
-            unsafe { cJSON_Delete(self.0) };
         }
     }
 

@@ -70,15 +70,6 @@ fn send_all(session: *mut webclient_session, mut bytes: &[u8]) -> bool {
     true
 }
 
-/// Closes the session on every path.
-struct Session(*mut webclient_session);
-impl Drop for Session {
-    fn drop(&mut self) {
-        // SAFETY: made by webclient_session_create, closed once, here.
-        unsafe { webclient_close(self.0) };
-    }
-}
-
 /// Upload the file at `path` to `PKG_AGENT_UPLOAD_URL`: the server's file
 /// id, or `None` with the reason in `error`. `what` names the file in
 /// messages ("image", ...).
@@ -175,24 +166,21 @@ fn send_file(url: &CStr, path: &CStr, size: u32) -> Result<FileId, Failed> {
         + name_len
         + size as usize;
 
-    // SAFETY: takes a size only; NULL-checked.
-    let raw = unsafe { webclient_session_create(UPLOAD_HEADER_BUFSZ) };
-    if raw.is_null() {
+    let Some(session) = Session::create(UPLOAD_HEADER_BUFSZ) else {
         return Err(failed(b"no memory for the HTTP session"));
-    }
-    let session = Session(raw);
+    };
     let mut len_buf = [0u8; 21];
     let len_text = crate::base::text::decimal_cstr(total as u64, &mut len_buf);
     // SAFETY: a live session; each format is a NUL-terminated literal whose
     // one `%s` gets a NUL-terminated string.
     let ok = unsafe {
         webclient_header_fields_add(
-            session.0,
+            session.raw(),
             c"Content-Type: multipart/form-data; boundary=%s\r\n".as_ptr(),
             boundary_nul.as_ptr(),
         ) >= 0
             && webclient_header_fields_add(
-                session.0,
+                session.raw(),
                 c"Content-Length: %s\r\n".as_ptr(),
                 len_text.as_ptr(),
             ) >= 0
@@ -202,7 +190,7 @@ fn send_file(url: &CStr, path: &CStr, size: u32) -> Result<FileId, Failed> {
     }
     // SAFETY: a live session and a NUL-terminated URL; NULL data of length
     // 0 sends the head only.
-    let rc = unsafe { webclient_post(session.0, url.as_ptr(), ptr::null(), 0) };
+    let rc = unsafe { webclient_post(session.raw(), url.as_ptr(), ptr::null(), 0) };
     if rc == -WEBCLIENT_NOMEM {
         return Err(failed(b"out of memory for the connection"));
     }
@@ -215,7 +203,7 @@ fn send_file(url: &CStr, path: &CStr, size: u32) -> Result<FileId, Failed> {
     // SAFETY: a live, connected session.
     unsafe {
         webclient_set_timeout(
-            session.0,
+            session.raw(),
             webclient_timeout_arg(seconds, board().tick_per_second.max(1) as u32),
         )
     };
@@ -231,13 +219,13 @@ fn send_file(url: &CStr, path: &CStr, size: u32) -> Result<FileId, Failed> {
                 }
                 n += 1;
                 if n == name.len() {
-                    sent &= send_all(session.0, &name);
+                    sent &= send_all(session.raw(), &name);
                     n = 0;
                 }
             }
-            sent &= send_all(session.0, name.get(..n).unwrap_or_default());
+            sent &= send_all(session.raw(), name.get(..n).unwrap_or_default());
         } else {
-            sent &= send_all(session.0, piece);
+            sent &= send_all(session.raw(), piece);
         }
     }
     let mut left = size as usize;
@@ -248,7 +236,7 @@ fn send_file(url: &CStr, path: &CStr, size: u32) -> Result<FileId, Failed> {
         let want = left.min(buf.len());
         let piece = buf.get_mut(..want).unwrap_or_default();
         match f.read_full(piece) {
-            Ok(got) if got == want => sent = send_all(session.0, piece),
+            Ok(got) if got == want => sent = send_all(session.raw(), piece),
             _ => {
                 return Err(failed(b"the file could not be read to its end"));
             }
@@ -257,7 +245,7 @@ fn send_file(url: &CStr, path: &CStr, size: u32) -> Result<FileId, Failed> {
     }
     drop(f);
     for piece in tail {
-        sent = sent && send_all(session.0, piece);
+        sent = sent && send_all(session.raw(), piece);
     }
     if !sent {
         return Err(failed(
@@ -265,7 +253,7 @@ fn send_file(url: &CStr, path: &CStr, size: u32) -> Result<FileId, Failed> {
         ));
     }
     // SAFETY: a live session whose request has been sent.
-    let status = unsafe { webclient_handle_response(session.0) };
+    let status = unsafe { webclient_handle_response(session.raw()) };
     if status == -WEBCLIENT_NOMEM {
         return Err(failed(b"out of memory while reading the answer"));
     }
@@ -283,7 +271,8 @@ fn send_file(url: &CStr, path: &CStr, size: u32) -> Result<FileId, Failed> {
     let room_end = buf.len() - 1;
     while let Some(room) = buf.get_mut(got..room_end).filter(|r| !r.is_empty()) {
         // SAFETY: a live session; the room is within `buf`.
-        let n = unsafe { webclient_read(session.0, room.as_mut_ptr() as *mut c_void, room.len()) };
+        let n =
+            unsafe { webclient_read(session.raw(), room.as_mut_ptr() as *mut c_void, room.len()) };
         if n <= 0 {
             break;
         }
