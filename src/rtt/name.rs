@@ -41,7 +41,9 @@ impl ObjectName {
         ObjectName::new(name, name)
     }
 
-    /// The name this board keeps whole.
+    /// The name this board keeps whole. (Not inlined: one copy for every
+    /// object the library makes.)
+    #[inline(never)]
     pub fn get(self) -> &'static CStr {
         // SAFETY: a constant of the glue, never written.
         let max = unsafe { agent_glue_name_max };
