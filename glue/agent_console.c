@@ -42,3 +42,28 @@ rt_device_t agent_glue_console(void)
     return RT_NULL;
 #endif
 }
+
+/* How many bytes of the calling thread's stack were ever used, read as
+ * `list thread` does (components/finsh/cmd.c: the kernel fills a new
+ * thread's stack with '#'). The CLI channel's thread logs it as it ends,
+ * since `list thread` no longer sees it then. The host port's threads are
+ * the OS's: 0, unknown. */
+rt_size_t agent_glue_stack_used(void)
+{
+#if defined(__linux__) && (defined(AGENT_ALL_PARTS) || defined(AGENT_HOST_PARTS))
+    return 0;
+#else
+    rt_thread_t t = rt_thread_self();
+    rt_uint8_t *base = (rt_uint8_t *)t->stack_addr;
+    rt_size_t size = t->stack_size;
+    rt_size_t unused = 0;
+#if defined(ARCH_CPU_STACK_GROWS_UPWARD)
+    while (unused < size && base[size - 1 - unused] == '#')
+        unused++;
+#else
+    while (unused < size && base[unused] == '#')
+        unused++;
+#endif
+    return size - unused;
+#endif
+}

@@ -137,6 +137,7 @@ const struct AgentChannelOps *agent_glue_channel_ops(void);
 typedef rt_err_t (*agent_rx_indicate_t)(rt_device_t dev, rt_size_t size);
 agent_rx_indicate_t agent_glue_rx_indicate(rt_device_t dev);
 rt_device_t agent_glue_console(void);
+rt_size_t agent_glue_stack_used(void);
 
 /* How many values wait in `mb` now (0 for RT_NULL): agent_is_busy counts a
  * message put but not yet taken. */

@@ -19,8 +19,11 @@
 #endif
 const int agent_glue_name_max = RT_NAME_MAX;
 
-/* rt_kprintf formats into a RT_CONSOLEBUF_SIZE buffer (NUL included). */
-const int agent_glue_console_piece = RT_CONSOLEBUF_SIZE - 1;
+/* rt_kprintf keeps at most RT_CONSOLEBUF_SIZE - 2 characters whole: it
+ * formats into sizeof(buf) - 1 bytes, and from RT_CONSOLEBUF_SIZE - 1
+ * characters on it sends the NUL in place of the last one (5.3's
+ * src/kservice.c; the host port does the same). */
+const int agent_glue_console_piece = RT_CONSOLEBUF_SIZE - 2;
 
 /* A line on the console: "[E/agent] " and "\n" around the text. */
 static void agent_console_line(int level, const char *text)

@@ -16,7 +16,7 @@ use rtt_agent::rtt::{board, rt_device_t, rt_err_t, rt_size_t};
 use rtt_agent::runtime::agent_loop::{self, cleanup_agent_entry, main_loop_entry};
 use rtt_agent::runtime::chat::{set_overrides, Overrides};
 use rtt_agent::runtime::config::agent_config_set;
-use rtt_agent_testkit::llm_server::LlmServer;
+use rtt_agent_testkit::llm_server::{LlmServer, ScriptedResponse};
 use std::ffi::{c_char, c_int, CString};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -68,6 +68,8 @@ fn console_and_cli_channel() {
     finsh_set_device_same_device_is_a_no_op();
     ulog_line_is_cut_at_line_buf_size();
     long_log_texts_come_in_whole_lines();
+    kprintf_loses_the_last_character_of_a_full_buffer();
+    console_text_comes_out_whole();
     let server = LlmServer::with_model(rtt_agent_testkit::arith_model::respond).unwrap();
     let url = CString::new(server.url()).unwrap();
     // SAFETY: NUL-terminated strings (or NULL) that outlive the call,
@@ -84,6 +86,7 @@ fn console_and_cli_channel() {
     cli_ctrl_d_restores_the_posix_stdio_indicator(&mut screen);
     cleanup_during_the_chat_restores_the_indicator(&mut screen);
     cleanup_log_counts_the_freed_loop_thread(&mut screen);
+    an_error_after_streamed_text_is_shown(&mut screen);
     set_overrides(Overrides::default());
     console::rt_host_console_capture(0);
 }
@@ -124,6 +127,40 @@ fn ulog_line_is_cut_at_line_buf_size() {
     let out = console::take_captured();
     assert_eq!(out.len(), ULOG_LINE - 1, "{out:?}");
     assert!(out.starts_with("I/agent: xxx") && out.ends_with("x\n"));
+}
+
+/// The host rtconfig.h's RT_CONSOLEBUF_SIZE.
+const CONSOLEBUF: usize = 128;
+
+extern "C" {
+    fn rt_kprintf(format: *const c_char, ...) -> c_int;
+}
+
+/// kservice.c (5.3): output of RT_CONSOLEBUF_SIZE - 1 characters or more
+/// keeps RT_CONSOLEBUF_SIZE - 2 of them and sends the NUL as the last byte.
+fn kprintf_loses_the_last_character_of_a_full_buffer() {
+    for len in [CONSOLEBUF - 2, CONSOLEBUF - 1, CONSOLEBUF + 40] {
+        let text = CString::new("y".repeat(len)).unwrap();
+        // SAFETY: a "%s" format with one NUL-terminated argument.
+        let n = unsafe { rt_kprintf(c"%s".as_ptr(), text.as_ptr()) };
+        let out = console::take_captured();
+        if len <= CONSOLEBUF - 2 {
+            assert_eq!((n as usize, out.as_str()), (len, &*"y".repeat(len)));
+        } else {
+            let want = "y".repeat(CONSOLEBUF - 2) + "\0";
+            assert_eq!((n as usize, out.as_str()), (CONSOLEBUF - 1, want.as_str()));
+        }
+    }
+}
+
+/// The library's console output (the CLI's streamed answers) goes in
+/// pieces rt_kprintf keeps whole: nothing lost, no NUL sent.
+fn console_text_comes_out_whole() {
+    let text: String = (0..700)
+        .map(|i| char::from(b'a' + (i % 26) as u8))
+        .collect();
+    rtt_agent::rtt::log::console_print(text.as_bytes());
+    assert_eq!(console::take_captured(), text);
 }
 
 /// The library's own log lines fit that buffer: a long text (a tool call's
@@ -230,6 +267,34 @@ fn cleanup_log_counts_the_freed_loop_thread(screen: &mut Screen) {
         logged, used,
         "the cleanup line was logged before the loop thread was freed"
     );
+    screen.0.clear();
+}
+
+/// A request that fails after part of the answer was printed as it
+/// streamed (a cut stream is not retried then): the console shows the part
+/// and then what failed, not the part alone.
+fn an_error_after_streamed_text_is_shown(screen: &mut Screen) {
+    let answer =
+        ScriptedResponse::text(&["The answer starts here, ", "and it goes on ", "and on."]);
+    let cut = answer.wire_body().len() - 30;
+    let server = LlmServer::start(vec![answer.cut_after(cut)]).unwrap();
+    let url = CString::new(server.url()).unwrap();
+    // SAFETY: NUL-terminated strings that outlive the call, which copies them.
+    unsafe { agent_config_set(c"sk-console".as_ptr(), c"arith".as_ptr(), url.as_ptr()) };
+    assert_eq!(main_loop_entry(), 0);
+    screen.wait_for("you> ", Duration::from_secs(5));
+    console::input(b"tell me\r");
+    screen.wait_for("The answer starts here, ", Duration::from_secs(10));
+    // The log line about it starts a line of its own, not after the text.
+    screen.wait_for("\nE/agent: chat failed", Duration::from_secs(10));
+    screen.wait_for(
+        "error: the request to the model failed: the response stream was cut off",
+        Duration::from_secs(10),
+    );
+    screen.wait_for("you> ", Duration::from_secs(5));
+    console::input(b"\x04");
+    screen.wait_for("leaving the agent chat", Duration::from_secs(5));
+    assert_eq!(cleanup_agent_entry(), 0);
     screen.0.clear();
 }
 

@@ -13,7 +13,7 @@
 #define RT_TICK_PER_SECOND 1000
 #define RT_USING_HEAP
 #define RT_USING_CONSOLE
-#define RT_CONSOLEBUF_SIZE 256
+#define RT_CONSOLEBUF_SIZE 128
 #define ULOG_LINE_BUF_SIZE 256
 /* The host webclient speaks TLS (rustls), as a board with webclient's MbedTLS mode. */
 #define WEBCLIENT_USING_MBED_TLS

@@ -37,18 +37,21 @@ int rt_sprintf(char *buf, const char *format, ...)
     return n;
 }
 
-/* Like the kernel's: formats into a RT_CONSOLEBUF_SIZE buffer, so longer
- * output is cut exactly as it would be on a board. */
+/* As RT-Thread 5.3's (src/kservice.c): it formats into
+ * sizeof(rt_log_buf) - 1 bytes of its RT_CONSOLEBUF_SIZE buffer, so at most
+ * RT_CONSOLEBUF_SIZE - 2 characters and their NUL, then writes
+ * min(length, RT_CONSOLEBUF_SIZE - 1) bytes: output of RT_CONSOLEBUF_SIZE - 1
+ * characters or more loses its last one and sends the NUL in its place. */
 int rt_kprintf(const char *fmt, ...)
 {
     char buf[RT_CONSOLEBUF_SIZE];
     va_list args;
     va_start(args, fmt);
-    int n = vsnprintf(buf, sizeof(buf), fmt, args);
+    int n = vsnprintf(buf, sizeof(buf) - 1, fmt, args);
     va_end(args);
     if (n < 0)
         return n;
-    size_t len = (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1;
+    size_t len = (size_t)n > RT_CONSOLEBUF_SIZE - 1 ? RT_CONSOLEBUF_SIZE - 1 : (size_t)n;
     rt_host_console_write(buf, len);
     return (int)len;
 }

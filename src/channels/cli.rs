@@ -40,6 +40,8 @@ extern "C" {
     fn agent_glue_rx_indicate(dev: rt_device_t) -> agent_rx_indicate_t;
     /// The device the shell reads (glue/agent_console.c), or NULL.
     fn agent_glue_console() -> rt_device_t;
+    /// Bytes of the calling thread's stack ever used; 0 on the host.
+    fn agent_glue_stack_used() -> rt_size_t;
 }
 
 /// The C glue's typedef of the same name (agent_glue.h).
@@ -348,6 +350,20 @@ unsafe extern "C" fn cli_thread(_parameter: *mut c_void) {
         // `exited`, released here as the last act inside the gate.
         CLI.enter(|session| {
             chat(session);
+            // `list thread` cannot see this thread once it has ended: its
+            // stack's high-water mark is logged here (sizing
+            // PKG_AGENT_CLI_STACK_SIZE).
+            // SAFETY: a plain glue call about the calling thread.
+            let used = unsafe { agent_glue_stack_used() };
+            if used > 0 {
+                crate::log_d!(
+                    "[mem] CLI thread stack high-water: ",
+                    used,
+                    " of ",
+                    board().cli_stack_size(),
+                    " bytes"
+                );
+            }
             session.exited.release();
         });
     })

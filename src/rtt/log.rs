@@ -20,9 +20,13 @@ extern "C" {
     /// Text bytes of one ulog line on this board (ULOG_LINE_BUF_SIZE less
     /// ulog's head and tail), or of one rt_kprintf line without ulog.
     static agent_glue_log_piece: c_int;
-    /// What one rt_kprintf call prints at most (RT_CONSOLEBUF_SIZE - 1).
+    /// What one rt_kprintf call prints whole (RT_CONSOLEBUF_SIZE - 2).
     static agent_glue_console_piece: c_int;
 }
+
+/// Did the console's last text end inside a line (an answer streaming)? A
+/// log line then starts on a new line instead of running on after it.
+static MID_LINE: super::atomic::AtomicBool = super::atomic::AtomicBool::new(false);
 
 /// The longest piece this side ever hands over (the stack buffer's size):
 /// a 512-byte ulog line, the largest common setting.
@@ -45,6 +49,10 @@ pub struct LineWriter {
 
 impl LineWriter {
     pub fn new(level: Level) -> Self {
+        if MID_LINE.swap(false, super::atomic::Ordering::Relaxed) {
+            // SAFETY: a literal, NUL-terminated and without a `%`.
+            unsafe { super::kernel::rt_kprintf(c"\r\n".as_ptr()) };
+        }
         // SAFETY: a constant defined by the C glue.
         let configured = unsafe { agent_glue_log_piece };
         LineWriter {
@@ -225,6 +233,9 @@ macro_rules! log_d { ($($p:expr),+ $(,)?) => { $crate::rtt::log::log_line($crate
 /// kernel's console buffer (RT_CONSOLEBUF_SIZE), so the text goes out in
 /// pieces that always fit.
 pub fn console_print(text: &[u8]) {
+    if let Some(&last) = text.last() {
+        MID_LINE.store(last != b'\n', super::atomic::Ordering::Relaxed);
+    }
     // SAFETY: a constant defined by the C glue.
     let piece = piece_len(unsafe { agent_glue_console_piece }).min(128);
     let mut rest = text;

@@ -779,6 +779,10 @@ pub fn cleanup_agent_entry() -> c_int {
 unsafe fn handle_user_message(agent: &Agent, msg: Messages_t) {
     let ctx = agent.context;
     let mut reply = TextBuf::new();
+    // Is the reply the model's answer (which a console channel may have
+    // printed as it streamed)? Anything else (an error, even after part of
+    // an answer was streamed) must still be shown.
+    let mut is_answer = false;
     let hooks = agent.shared.lock().map_or(&LOG_HOOKS, |mut shared| {
         shared.last_reply_streamed = false;
         shared.stream
@@ -826,7 +830,7 @@ unsafe fn handle_user_message(agent: &Agent, msg: Messages_t) {
         );
     } else {
         // SAFETY: `ctx` is the non-NULL live context of this thread.
-        unsafe { run_rounds(ctx, hooks, &mut reply) };
+        is_answer = unsafe { run_rounds(ctx, hooks, &mut reply) };
         // With the summary on, the context is trimmed after the reply went
         // out (below): the summary request must not delay it.
         // SAFETY: `ctx` is live; `trim_context` is its own method.
@@ -843,6 +847,9 @@ unsafe fn handle_user_message(agent: &Agent, msg: Messages_t) {
     }
     let mut out = crate::abi::messages::message_of(reply);
     let mut shared = agent.shared.lock();
+    if let Some(shared) = shared.as_mut() {
+        shared.last_reply_streamed &= is_answer && !out.is_null();
+    }
     if out.is_null() {
         crate::log_e!("no memory for the reply: sending the spare one");
         if let Some(shared) = shared.as_mut() {
@@ -985,12 +992,13 @@ unsafe extern "C" fn print_context_streaming(text: *const c_char) {
 }
 
 /// The chat()/tool rounds for the message just appended to `ctx`; the text
-/// for the user goes into `reply`.
+/// for the user goes into `reply`. True when that is the model's answer,
+/// false for an error.
 ///
 /// # Safety
 /// On the loop thread only (it owns the tool registry), with `ctx` its live
 /// context (non-NULL, `message` a live array).
-unsafe fn run_rounds(ctx: Context_t, hooks: &StreamHooks, reply: &mut TextBuf) {
+unsafe fn run_rounds(ctx: Context_t, hooks: &StreamHooks, reply: &mut TextBuf) -> bool {
     let rounds = board().max_tool_rounds.max(1) as usize;
     let max_tokens = board().max_tokens.clamp(1, c_int::MAX as isize) as c_int;
     // The calls of this turn, for repeated identical calls.
@@ -998,7 +1006,7 @@ unsafe fn run_rounds(ctx: Context_t, hooks: &StreamHooks, reply: &mut TextBuf) {
     for _round in 0..rounds {
         if AGENT.lifecycle() == Lifecycle::Stopping {
             reply.push_str("error: the agent is stopping");
-            return;
+            return false;
         }
         let mut error = transport::ErrorText::new();
         let mut long_calls = super::chat::LongCalls::default();
@@ -1041,7 +1049,7 @@ unsafe fn run_rounds(ctx: Context_t, hooks: &StreamHooks, reply: &mut TextBuf) {
                 } else {
                     why
                 });
-            return;
+            return false;
         }
         // An answer without tool calls that is one call written as text
         // becomes that call (native fallback).
@@ -1077,7 +1085,7 @@ unsafe fn run_rounds(ctx: Context_t, hooks: &StreamHooks, reply: &mut TextBuf) {
                     // SAFETY: `ctx` is live; deleting needs no memory.
                     unsafe { drop_from(ctx, round_start) };
                     reply.push_str("error: out of memory while recording a tool result");
-                    return;
+                    return false;
                 }
                 None => {}
             }
@@ -1095,20 +1103,21 @@ unsafe fn run_rounds(ctx: Context_t, hooks: &StreamHooks, reply: &mut TextBuf) {
                 // owned by `resp`, which is freed only after `text`'s last use.
                 unsafe { CStr::from_ptr(r.context) }.to_bytes()
             };
-            if text.is_empty() {
-                reply.push_str("(the model returned an empty answer)");
-            } else {
+            let answered = !text.is_empty();
+            if answered {
                 reply.push(text);
+            } else {
+                reply.push_str("(the model returned an empty answer)");
             }
             // SAFETY: `resp` is owned here and not used again.
             unsafe { chat_response_free(resp) };
-            return;
+            return answered;
         }
         if !append_ok {
             // SAFETY: `resp` is owned here and not used again.
             unsafe { chat_response_free(resp) };
             reply.push_str("error: out of memory while recording the model's tool calls");
-            return;
+            return false;
         }
         let mut recorded = true;
         // SAFETY: `tool_call` is the response's live array, unchanged while
@@ -1127,13 +1136,14 @@ unsafe fn run_rounds(ctx: Context_t, hooks: &StreamHooks, reply: &mut TextBuf) {
             // SAFETY: `ctx` is live; deleting needs no memory.
             unsafe { drop_from(ctx, round_start) };
             reply.push_str("error: out of memory while recording a tool result");
-            return;
+            return false;
         }
     }
     reply
         .push_str("error: round limit reached (")
         .push_num(rounds)
         .push_str(" tool rounds) before the model gave an answer");
+    false
 }
 
 /// Delete the context's messages from index `start` on.
