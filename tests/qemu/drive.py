@@ -257,22 +257,28 @@ class Run:
             return False
 
     # -- board ---------------------------------------------------------------
-    def boot(self, bsp, name, host_port=None, guest_port=80, guestfwds=()):
+    def boot(self, bsp, name, host_port=None, guest_port=80, guestfwds=(), machine='vexpress-a9'):
         if self.board:
             self.board.close()
         self.boots += 1
         transcript = os.path.join(self.args.logs, 'serial-%s-%d.txt' % (name, self.boots))
         self.board = Board(bsp, self.server.relay, transcript, host_port=host_port, guest_port=guest_port,
-                           guestfwds=guestfwds)
+                           guestfwds=guestfwds, machine=machine)
         b = self.board
-        # The BSP's main.c runs a demo at boot: wait for it to end.
-        b.expect(r'==== RT-Thread Lab Done ====', 120, 'boot (the BSP demo must finish)')
+        if machine == 'lm3s6965evb':
+            # The lm3s8962 BSP's init thread: lwIP, then the NIC
+            # (tests/qemu/lm3s.py), then this line.
+            b.expect(r'TCP/IP initialized!', 60, 'boot (lwIP and the NIC must come up)')
+        else:
+            # The BSP's main.c runs a demo at boot: wait for it to end.
+            b.expect(r'==== RT-Thread Lab Done ====', 120, 'boot (the BSP demo must finish)')
         b.quiet(0.5)
         b.send('\r')
-        b.expect(re.escape(PROMPT), 10, 'the shell prompt after boot')
+        b.expect(re.escape(b.prompt), 10, 'the shell prompt after boot')
         deadline = time.monotonic() + 40
         while True:
-            out = b.run('ifconfig')
+            # Without netdev (the lm3s firmware) lwIP's own list_if.
+            out = b.run('ifconfig' if machine == 'vexpress-a9' else 'list_if')
             if re.search(r'ip address:\s*10\.0\.2\.\d+', out) and '10.0.2.0' not in out:
                 break
             if time.monotonic() > deadline:
@@ -286,10 +292,10 @@ class Run:
         b.quiet(0.5)
         b.send('\r')
         try:
-            b.expect(re.escape(PROMPT), 6, what)
+            b.expect(re.escape(b.prompt), 6, what)
         except Timeout:
             raise Fail('%s: the shell does not answer (Enter gave no `%s` within 6 s, nothing typed is '
-                       'echoed): the console was not given back to the shell' % (what, PROMPT))
+                       'echoed): the console was not given back to the shell' % (what, b.prompt))
 
     def chat(self, text, expect, timeout):
         """Type a message in the CLI chat; return (reply, seconds)."""
@@ -309,12 +315,14 @@ class Run:
         return reply, secs
 
     # -- CLI firmware --------------------------------------------------------
-    def cli_cycles(self, bsp, fw, boot_kw=None, after_boot=None, turn=None):
+    def cli_cycles(self, bsp, fw, boot_kw=None, after_boot=None, turn=None, idle_free=False):
         """Three chat/cleanup cycles; returns the boot's `free` or None.
-        boot_kw: more Board options (the TLS firmware's guestfwd);
+        boot_kw: more Board options (the TLS firmware's guestfwd, the lm3s
+        firmware's machine);
         after_boot: called once booted (the TLS firmware sets the clock);
         turn: (begin, end) called around each two-round question, end's
-        text added to the step's result (the TLS front's handshakes)."""
+        text added to the step's result (the TLS front's handshakes);
+        idle_free: `free` after Ctrl-D too (the heap the idle chat keeps)."""
         try:
             boot = self.boot(bsp, fw, **(boot_kw or {}))
             if after_boot:
@@ -360,6 +368,9 @@ class Run:
                 st = b.thread_stack(LOOP_THREAD)
                 if st:
                     state['stack'] = st
+                if idle_free:
+                    state['idle'] = b.free()
+                    return 'shell prompt back; free: used %d' % state['idle']['used']
                 return 'shell prompt back'
 
             def cleanup():
@@ -381,6 +392,9 @@ class Run:
                 size, pct, line = state['stack']
                 self.figures.append(('%s: %s stack high-water (list thread)' % (fw, LOOP_THREAD),
                                      '%s%% of %d bytes' % (pct, size)))
+            if 'idle' in state:
+                self.figures.append(('%s: heap used idle after the chat (free after Ctrl-D), cycle %d'
+                                     % (fw, cycle), state['idle']['used']))
             if 'heap' in state:
                 self.figures.append(('%s: heap used after cleanup, cycle %d' % (fw, cycle), state['heap']['used']))
                 self.figures.append(('%s: heap maximum so far (free), cycle %d' % (fw, cycle), state['heap']['max']))
@@ -393,10 +407,11 @@ class Run:
                 return boot
         return boot
 
-    def cli_faults(self, bsp, fw):
+    def cli_faults(self, bsp, fw, boot_kw=None, keep=False):
+        """The fault steps; keep: leave the board running (in the chat)."""
         if self.board is None:
             try:
-                self.boot(bsp, fw + '-faults')
+                self.boot(bsp, fw + '-faults', **(boot_kw or {}))
             except (Fail, Timeout) as e:
                 self.record(fw, 'boot for the fault steps', 'FAIL', str(e))
                 return
@@ -439,6 +454,57 @@ class Run:
         self.attempt(fw, 'faults: 10 s before the first byte, HTTP timeout 15 s', slow)
         self.attempt(fw, 'faults: HTTP 500 (reply says what failed)', http500)
         self.attempt(fw, 'faults: HTTP 429 with Retry-After (retried, answered)', http429)
+        if keep:
+            return
+        b.close()
+        self.board = None
+
+    # -- lm3s firmware (issue 31) -------------------------------------------
+    def thread_figures(self, fw, when):
+        """Every thread's stack high-water from `list thread`."""
+        out = self.board.run('list thread')
+        n = 0
+        for line in out.splitlines():
+            f = line.split()
+            pct = re.search(r'\s(\d+)%', line)
+            if len(f) >= 6 and pct and re.match(r'0x[0-9a-fA-F]+$', f[4]):
+                self.figures.append(('%s: %s stack high-water %s (list thread)' % (fw, f[0], when),
+                                     '%s%% of %d bytes' % (pct.group(1), int(f[4], 16))))
+                n += 1
+        if not n:
+            raise Fail('`list thread` printed no thread line this driver reads: %r' % out)
+        return '%d threads' % n
+
+    def lm3s(self, bsp):
+        """The lm3s8962 BSP on -M lm3s6965evb: the CLI cycles and faults,
+        every thread's stack, the heap."""
+        fw = 'lm3s'
+        kw = {'machine': 'lm3s6965evb'}
+
+        def after_boot():
+            self.attempt(fw, 'list thread at boot', lambda: self.thread_figures(fw, 'at boot'))
+
+        self.cli_cycles(bsp, fw, boot_kw=kw, after_boot=after_boot, idle_free=True)
+        if self.board is not None:
+            self.attempt(fw, 'list thread after three cycles',
+                         lambda: self.thread_figures(fw, 'after three cycles'))
+        self.cli_faults(bsp, fw, boot_kw=kw, keep=True)
+        b = self.board
+        if b is None:
+            return
+
+        def leave():
+            b.send('\x04')
+            b.expect(r'leaving the agent chat', 10, 'Ctrl-D leaves the chat')
+            self.shell_alive('after Ctrl-D')
+            detail = self.thread_figures(fw, 'after the fault steps')
+            b.run('cleanup_agent_entry', timeout=40)
+            heap = b.free()
+            self.figures.append(('%s: heap used after the fault steps\' cleanup' % fw, heap['used']))
+            self.figures.append(('%s: heap maximum after the fault steps (free)' % fw, heap['max']))
+            return '%s; after cleanup free: used %d, maximum %s' % (detail, heap['used'], heap['max'])
+
+        self.attempt(fw, 'faults: Ctrl-D, list thread, cleanup_agent_entry', leave)
         b.close()
         self.board = None
 
@@ -2224,6 +2290,7 @@ def main():
     p.add_argument('--logs', required=True)
     p.add_argument('--cli', action='append', default=[])
     p.add_argument('--debug')
+    p.add_argument('--lm3s', help='the lm3s8962 firmware\'s BSP (CLI channel; booted on -M lm3s6965evb)')
     p.add_argument('--webnet', help='the WebNet firmware\'s BSP')
     p.add_argument('--web-token', default='')
     p.add_argument('--page', help='web/agent.html, to compare with what the board serves')
@@ -2266,6 +2333,8 @@ def main():
             run.mcp(a.mcp, a.mcp_token, a.mcp_check, a.mcp_remote)
         if a.tls:
             run.tls(a.tls, a.tls_debug, a.pki)
+        if a.lm3s:
+            run.lm3s(a.lm3s)
     finally:
         run.close()
 
@@ -2320,10 +2389,26 @@ def main():
                              '%d bytes' % mapsize.firmware_flash(m)))
             except (OSError, SystemExit) as e:
                 rows.append(('tls firmware: flash with the package\'s mbedTLS configuration', 'unavailable: %s' % e))
+    if a.lm3s:
+        import lm3s
+        m = os.path.join(a.lm3s, lm3s.MAP)
+        try:
+            total = mapsize.firmware_flash(m)
+            rows.append(('lm3s firmware: flash used (text + rodata + data kept by the linker)',
+                         '%d of %d bytes (%.0f%%)' % (total, lm3s.FLASH_BYTES, 100.0 * total / lm3s.FLASH_BYTES)))
+            pkg = mapsize.package_flash(m)
+            rows.append(('lm3s firmware: the package\'s share of the flash used', '%d of %d bytes (%.1f%%)'
+                         % (pkg, total, 100.0 * pkg / total if total else 0)))
+        except (OSError, SystemExit) as e:
+            rows.append(('lm3s firmware: flash', 'unavailable: %s' % e))
+        rows += [('lm3s firmware: ' + w, v) for w, v in mapsize.rows(m)]
     rows += [(w, v) for w, v in run.figures]
     # For tools/figures (docs/figures.md): what this run measured, where.
     with open(os.path.join(a.logs, 'figures.json'), 'w') as f:
-        json.dump({'date': time.strftime('%Y-%m-%d'), 'board': 'qemu-system-arm -M vexpress-a9 (RT-Thread qemu-vexpress-a9)',
+        board = ('qemu-system-arm -M lm3s6965evb (RT-Thread lm3s8962)'
+                 if a.lm3s and not (a.cli or a.debug or a.webnet or a.mcp or a.tls)
+                 else 'qemu-system-arm -M vexpress-a9 (RT-Thread qemu-vexpress-a9)')
+        json.dump({'date': time.strftime('%Y-%m-%d'), 'board': board,
                    'results': [[fw, step, status] for fw, step, status, _ in run.results],
                    'figures': [[w, str(v)] for w, v in rows]}, f, indent=1)
     width = max(len(w) for w, _ in rows) if rows else 10
