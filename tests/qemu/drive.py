@@ -18,7 +18,7 @@ import time
 
 sys.dont_write_bytecode = True  # nothing written into the repo
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from board import GUEST_SERVER, PROMPT, Board, Timeout  # noqa: E402
+from board import GUEST_SERVER, PROMPT, PROMPT_NO_DFS, Board, Timeout  # noqa: E402
 import mapsize  # noqa: E402
 import tls_front  # noqa: E402
 
@@ -264,6 +264,7 @@ class Run:
         transcript = os.path.join(self.args.logs, 'serial-%s-%d.txt' % (name, self.boots))
         self.board = Board(bsp, self.server.relay, transcript, host_port=host_port, guest_port=guest_port,
                            guestfwds=guestfwds, machine=machine)
+        self.transcript = transcript
         b = self.board
         if machine == 'lm3s6965evb':
             # The lm3s8962 BSP's init thread: lwIP, then the NIC
@@ -275,10 +276,16 @@ class Run:
         b.quiet(0.5)
         b.send('\r')
         b.expect(re.escape(b.prompt), 10, 'the shell prompt after boot')
+        if machine == 'lm3s6965evb':
+            # No command shows the address there: without netdev there is
+            # no `ifconfig`, and lwIP's list_if is a finsh (C-style shell)
+            # command, not an msh one. QEMU's DHCP answers within a second
+            # or two; the first request shows whether the board got one.
+            b.quiet(5)
+            return b.free()
         deadline = time.monotonic() + 40
         while True:
-            # Without netdev (the lm3s firmware) lwIP's own list_if.
-            out = b.run('ifconfig' if machine == 'vexpress-a9' else 'list_if')
+            out = b.run('ifconfig')
             if re.search(r'ip address:\s*10\.0\.2\.\d+', out) and '10.0.2.0' not in out:
                 break
             if time.monotonic() > deadline:
@@ -475,22 +482,121 @@ class Run:
             raise Fail('`list thread` printed no thread line this driver reads: %r' % out)
         return '%d threads' % n
 
+    def lm3s_said_why(self, fw, step):
+        """When `step` (a main_loop_entry) failed because the command went
+        back to the shell: it must have said why on the console (issue 31:
+        errors reach the console when ulog is not running)."""
+        if not any(r[0] == fw and r[1] == step and r[2] == 'FAIL' for r in self.results):
+            return
+        with open(self.transcript, errors='replace') as f:  # the boot that step ran on
+            text = re.sub(r'\x1b\[[0-9;]*m', '', f.read())
+        prompt = PROMPT_NO_DFS
+        m = None
+        for m in re.finditer(r'main_loop_entry\n(.*?)%s' % re.escape(prompt), text, re.S):
+            pass
+        if m is None:
+            return  # it did not go back to the shell: the step's own excerpt says what happened
+
+        def said():
+            words = [ln.strip() for ln in m.group(1).splitlines() if ln.strip() and 'driver types' not in ln]
+            if not words:
+                raise Fail('main_loop_entry went back to `%s` and printed nothing: no word of why '
+                           '(the library\'s log goes to ulog, which this BSP never initialises: no '
+                           'RT_USING_COMPONENTS_INIT)' % prompt)
+            return 'it printed: %s' % ' | '.join(words)
+        self.attempt(fw, '%s: a failed start says why on the console' % step.split(':')[0], said)
+
+    def lm3s_console(self, fw):
+        """Lines on the consoles of this firmware's boots that issue 31
+        names: object names cut to RT_NAME_MAX, printf formats the board's
+        rt_vsnprintf does not know."""
+        text = ''
+        for n in sorted(os.listdir(self.args.logs)):
+            if n.startswith('serial-%s' % fw) and n.endswith('.txt'):
+                with open(os.path.join(self.args.logs, n), errors='replace') as f:
+                    text += f.read()
+        text = re.sub(r'\x1b\[[0-9;]*m', '', text)
+
+        def formats():
+            bad = sorted(set(re.findall(r'[^\n]*%(?:ll|l|0\d+l)[udx][^\n]*', text)))
+            if bad:
+                raise Fail('conversion specifiers printed as text: %s' % ' | '.join(b.strip() for b in bad[:5]))
+            return 'no unexpanded %lu/%llu on the console'
+        self.attempt(fw, 'console: no format the small rt_vsnprintf leaves unexpanded', formats)
+
+    def lm3s_names(self, fw, bsp):
+        """Kernel objects whose name is RT_NAME_MAX - 1 characters long: the
+        kernel cuts longer names to that (its "exceeds RT_NAME_MAX" warning
+        goes through ulog, which does not run on this BSP), so such a name
+        was most likely cut. Read from the shell's `list` commands."""
+        with open(os.path.join(bsp, 'rtconfig.h')) as f:
+            m = re.search(r'#define\s+RT_NAME_MAX\s+(\d+)', f.read())
+        name_max = int(m.group(1)) if m else 8
+        cut = []
+        seen = 0
+        for kind in ('thread', 'sem', 'mutex', 'event', 'mailbox', 'msgqueue', 'timer', 'device'):
+            out = self.board.run('list %s' % kind)
+            for line in out.splitlines():
+                f = line.split()
+                # Headers, rules, continuation lines, the echo.
+                if not f or line.startswith(' ') or f[0].startswith('-') or f[0] in (
+                        'list', 'thread', 'semaphore', 'mutex', 'event', 'mailbox', 'msgqueue', 'timer', 'device'):
+                    continue
+                seen += 1
+                if len(f[0]) == name_max - 1:
+                    cut.append('%s (%s)' % (f[0], kind))
+        if cut:
+            raise Fail('RT_NAME_MAX %d: %d object name(s) of %d characters, cut by the kernel: %s'
+                       % (name_max, len(cut), name_max - 1, ', '.join(cut)))
+        return '%d objects listed, none of %d characters (RT_NAME_MAX %d)' % (seen, name_max - 1, name_max)
+
     def lm3s(self, bsp):
         """The lm3s8962 BSP on -M lm3s6965evb: the CLI cycles and faults,
         every thread's stack, the heap."""
         fw = 'lm3s'
         kw = {'machine': 'lm3s6965evb'}
+        self.lm3s_bsp = bsp
 
         def after_boot():
             self.attempt(fw, 'list thread at boot', lambda: self.thread_figures(fw, 'at boot'))
 
-        self.cli_cycles(bsp, fw, boot_kw=kw, after_boot=after_boot, idle_free=True)
+        boot = self.cli_cycles(bsp, fw, boot_kw=kw, after_boot=after_boot, idle_free=True)
+        self.lm3s_said_why(fw, 'cycle 1: main_loop_entry')
+        if boot is None and self.board is not None:
+            self.board.close()  # the boot failed: the fault steps boot again
+            self.board = None
         if self.board is not None:
             self.attempt(fw, 'list thread after three cycles',
                          lambda: self.thread_figures(fw, 'after three cycles'))
         self.cli_faults(bsp, fw, boot_kw=kw, keep=True)
+        self.lm3s_said_why(fw, 'faults: main_loop_entry')
+        try:
+            self.lm3s_steps_after_faults(fw)
+        finally:
+            if self.board:
+                self.board.close()
+                self.board = None
+            self.lm3s_console(fw)
+
+    def lm3s_steps_after_faults(self, fw):
         b = self.board
         if b is None:
+            return
+        if any(r[0] == fw and r[1] == 'faults: main_loop_entry' and r[2] == 'FAIL' for r in self.results):
+            # The chat never opened: the shell is still at its prompt.
+            self.attempt(fw, 'faults: list thread at the shell (the chat did not open)',
+                         lambda: self.thread_figures(fw, 'after the fault steps'))
+            self.attempt(fw, 'every kernel object name fits RT_NAME_MAX (after main_loop_entry)',
+                         lambda: self.lm3s_names(fw, self.lm3s_bsp))
+
+            def heap():
+                h = b.free()
+                self.figures.append(('%s: heap used after two failed main_loop_entry (free)' % fw, h['used']))
+                self.figures.append(('%s: heap maximum after two failed main_loop_entry (free)' % fw, h['max']))
+                return 'used %d, maximum %s' % (h['used'], h['max'])
+            self.attempt(fw, 'free after the failed starts', heap)
+            b.close()
+            self.board = None
             return
 
         def leave():
@@ -498,6 +604,8 @@ class Run:
             b.expect(r'leaving the agent chat', 10, 'Ctrl-D leaves the chat')
             self.shell_alive('after Ctrl-D')
             detail = self.thread_figures(fw, 'after the fault steps')
+            self.attempt(fw, 'every kernel object name fits RT_NAME_MAX (chat open)',
+                         lambda: self.lm3s_names(fw, self.lm3s_bsp))
             b.run('cleanup_agent_entry', timeout=40)
             heap = b.free()
             self.figures.append(('%s: heap used after the fault steps\' cleanup' % fw, heap['used']))
