@@ -521,7 +521,7 @@ class Run:
             bad = sorted(set(re.findall(r'[^\n]*%(?:ll|l|0\d+l)[udx][^\n]*', text)))
             if bad:
                 raise Fail('conversion specifiers printed as text: %s' % ' | '.join(b.strip() for b in bad[:5]))
-            return 'no unexpanded %lu/%llu on the console'
+            return 'no unexpanded %%lu/%%llu on the console (%d agent replies on it)' % text.count('agent> ')
         self.attempt(fw, 'console: no format the small rt_vsnprintf leaves unexpanded', formats)
 
     def lm3s_names(self, fw, bsp):
@@ -561,6 +561,7 @@ class Run:
             self.attempt(fw, 'list thread at boot', lambda: self.thread_figures(fw, 'at boot'))
 
         boot = self.cli_cycles(bsp, fw, boot_kw=kw, after_boot=after_boot, idle_free=True)
+        self.lm3s_boot_used = boot['used'] if boot else None
         self.lm3s_said_why(fw, 'cycle 1: main_loop_entry')
         if boot is None and self.board is not None:
             self.board.close()  # the boot failed: the fault steps boot again
@@ -589,12 +590,37 @@ class Run:
             self.attempt(fw, 'every kernel object name fits RT_NAME_MAX (after main_loop_entry)',
                          lambda: self.lm3s_names(fw, self.lm3s_bsp))
 
+            def console():
+                # Facts for the reader of a failed start: the console the
+                # build names and the character devices there are.
+                with open(os.path.join(self.lm3s_bsp, 'rtconfig.h')) as f:
+                    m = re.search(r'#define\s+RT_CONSOLE_DEVICE_NAME\s+"([^"]*)"', f.read())
+                name = m.group(1) if m else None
+                out = b.run('list device')
+                chars = [ln.split()[0] for ln in out.splitlines()
+                         if len(ln.split()) >= 2 and 'Character' in ln]
+                self.figures.append(('%s: RT_CONSOLE_DEVICE_NAME; the character devices (list device)' % fw,
+                                     '"%s"%s; %s' % (name, '' if name in chars else ' (no such device)',
+                                                     ', '.join(chars) or 'none')))
+                return 'RT_CONSOLE_DEVICE_NAME "%s"; character devices: %s' % (name, ', '.join(chars) or 'none')
+            self.attempt(fw, 'list device (the console the build names)', console)
+
             def heap():
                 h = b.free()
                 self.figures.append(('%s: heap used after two failed main_loop_entry (free)' % fw, h['used']))
                 self.figures.append(('%s: heap maximum after two failed main_loop_entry (free)' % fw, h['max']))
                 return 'used %d, maximum %s' % (h['used'], h['max'])
             self.attempt(fw, 'free after the failed starts', heap)
+
+            def cleanup():
+                b.run('cleanup_agent_entry', timeout=40)
+                h = b.free()
+                if h['used'] != self.lm3s_boot_used:
+                    raise Fail('heap used after cleanup is %d, at boot %d (%+d)' % (
+                        h['used'], self.lm3s_boot_used, h['used'] - self.lm3s_boot_used))
+                return 'free: used %d (= boot)' % h['used']
+            if self.lm3s_boot_used is not None:
+                self.attempt(fw, 'cleanup_agent_entry after the failed starts, heap back', cleanup)
             b.close()
             self.board = None
             return
