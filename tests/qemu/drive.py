@@ -512,7 +512,7 @@ class Run:
         rt_vsnprintf does not know."""
         text = ''
         for n in sorted(os.listdir(self.args.logs)):
-            if n.startswith('serial-%s' % fw) and n.endswith('.txt'):
+            if re.match(r'serial-%s(-faults)?-\d+\.txt$' % re.escape(fw), n):
                 with open(os.path.join(self.args.logs, n), errors='replace') as f:
                     text += f.read()
         text = re.sub(r'\x1b\[[0-9;]*m', '', text)
@@ -524,16 +524,9 @@ class Run:
             return 'no unexpanded %%lu/%%llu on the console (%d agent replies on it)' % text.count('agent> ')
         self.attempt(fw, 'console: no format the small rt_vsnprintf leaves unexpanded', formats)
 
-    def lm3s_names(self, fw, bsp):
-        """Kernel objects whose name is RT_NAME_MAX - 1 characters long: the
-        kernel cuts longer names to that (its "exceeds RT_NAME_MAX" warning
-        goes through ulog, which does not run on this BSP), so such a name
-        was most likely cut. Read from the shell's `list` commands."""
-        with open(os.path.join(bsp, 'rtconfig.h')) as f:
-            m = re.search(r'#define\s+RT_NAME_MAX\s+(\d+)', f.read())
-        name_max = int(m.group(1)) if m else 8
-        cut = []
-        seen = 0
+    def lm3s_objects(self):
+        """(name, kind) of every kernel object the shell's `list` commands show."""
+        objs = []
         for kind in ('thread', 'sem', 'mutex', 'event', 'mailbox', 'msgqueue', 'timer', 'device'):
             out = self.board.run('list %s' % kind)
             for line in out.splitlines():
@@ -542,9 +535,22 @@ class Run:
                 if not f or line.startswith(' ') or f[0].startswith('-') or f[0] in (
                         'list', 'thread', 'semaphore', 'mutex', 'event', 'mailbox', 'msgqueue', 'timer', 'device'):
                     continue
-                seen += 1
-                if len(f[0]) == name_max - 1:
-                    cut.append('%s (%s)' % (f[0], kind))
+                objs.append((f[0], kind))
+        return objs
+
+    def lm3s_names(self, fw, bsp):
+        """Kernel objects made after boot whose name is RT_NAME_MAX - 1
+        characters long: the kernel cuts longer names to that (its "exceeds
+        RT_NAME_MAX" warning goes through ulog, which does not run on this
+        BSP), so such a name was most likely cut. Read from the shell's
+        `list` commands; what was there at boot (self.lm3s_boot_objects) is
+        not the package's."""
+        with open(os.path.join(bsp, 'rtconfig.h')) as f:
+            m = re.search(r'#define\s+RT_NAME_MAX\s+(\d+)', f.read())
+        name_max = int(m.group(1)) if m else 8
+        objs = self.lm3s_objects()
+        seen = len(objs)
+        cut = ['%s (%s)' % o for o in objs if len(o[0]) == name_max - 1 and o not in self.lm3s_boot_objects]
         if cut:
             raise Fail('RT_NAME_MAX %d: %d object name(s) of %d characters, cut by the kernel: %s'
                        % (name_max, len(cut), name_max - 1, ', '.join(cut)))
@@ -553,12 +559,16 @@ class Run:
     def lm3s(self, bsp):
         """The lm3s8962 BSP on -M lm3s6965evb: the CLI cycles and faults,
         every thread's stack, the heap."""
-        fw = 'lm3s'
+        fw = os.path.basename(bsp.rstrip('/')).replace('agent-', '')
         kw = {'machine': 'lm3s6965evb'}
         self.lm3s_bsp = bsp
 
+        self.lm3s_boot_objects = set()
+
         def after_boot():
             self.attempt(fw, 'list thread at boot', lambda: self.thread_figures(fw, 'at boot'))
+            if not self.lm3s_boot_objects:
+                self.lm3s_boot_objects = set(self.lm3s_objects())
 
         boot = self.cli_cycles(bsp, fw, boot_kw=kw, after_boot=after_boot, idle_free=True)
         self.lm3s_boot_used = boot['used'] if boot else None
@@ -2424,7 +2434,8 @@ def main():
     p.add_argument('--logs', required=True)
     p.add_argument('--cli', action='append', default=[])
     p.add_argument('--debug')
-    p.add_argument('--lm3s', help='the lm3s8962 firmware\'s BSP (CLI channel; booted on -M lm3s6965evb)')
+    p.add_argument('--lm3s', action='append', default=[],
+                   help='an lm3s8962 firmware\'s BSP (CLI channel; booted on -M lm3s6965evb); repeatable')
     p.add_argument('--webnet', help='the WebNet firmware\'s BSP')
     p.add_argument('--web-token', default='')
     p.add_argument('--page', help='web/agent.html, to compare with what the board serves')
@@ -2467,8 +2478,8 @@ def main():
             run.mcp(a.mcp, a.mcp_token, a.mcp_check, a.mcp_remote)
         if a.tls:
             run.tls(a.tls, a.tls_debug, a.pki)
-        if a.lm3s:
-            run.lm3s(a.lm3s)
+        for bsp in a.lm3s:
+            run.lm3s(bsp)
     finally:
         run.close()
 
@@ -2523,19 +2534,21 @@ def main():
                              '%d bytes' % mapsize.firmware_flash(m)))
             except (OSError, SystemExit) as e:
                 rows.append(('tls firmware: flash with the package\'s mbedTLS configuration', 'unavailable: %s' % e))
-    if a.lm3s:
+    for i, bsp in enumerate(a.lm3s):
         import lm3s
-        m = os.path.join(a.lm3s, lm3s.MAP)
+        name = os.path.basename(bsp.rstrip('/')).replace('agent-', '')
+        m = os.path.join(bsp, lm3s.MAP)
         try:
             total = mapsize.firmware_flash(m)
-            rows.append(('lm3s firmware: flash used (text + rodata + data kept by the linker)',
+            rows.append(('%s firmware: flash used (text + rodata + data kept by the linker)' % name,
                          '%d of %d bytes (%.0f%%)' % (total, lm3s.FLASH_BYTES, 100.0 * total / lm3s.FLASH_BYTES)))
             pkg = mapsize.package_flash(m)
-            rows.append(('lm3s firmware: the package\'s share of the flash used', '%d of %d bytes (%.1f%%)'
+            rows.append(('%s firmware: the package\'s share of the flash used' % name, '%d of %d bytes (%.1f%%)'
                          % (pkg, total, 100.0 * pkg / total if total else 0)))
         except (OSError, SystemExit) as e:
-            rows.append(('lm3s firmware: flash', 'unavailable: %s' % e))
-        rows += [('lm3s firmware: ' + w, v) for w, v in mapsize.rows(m)]
+            rows.append(('%s firmware: flash' % name, 'unavailable: %s' % e))
+        if i == 0:
+            rows += [('%s firmware: ' % name + w, v) for w, v in mapsize.rows(m)]
     rows += [(w, v) for w, v in run.figures]
     # For tools/figures (docs/figures.md): what this run measured, where.
     with open(os.path.join(a.logs, 'figures.json'), 'w') as f:

@@ -26,7 +26,8 @@ would, and writes its .config; used by tests/qemu/run.sh (std lib only).
                                                mbedTLS, that
                                                PKG_AGENT_API_URL)
                    [--board lm3s: the lm3s firmware's .config,
-                    tests/qemu/lm3s.py; --channel cli --posix-stdio off]
+                    tests/qemu/lm3s.py; --channel cli --posix-stdio off;
+                    --name-max N: RT_NAME_MAX N]
   layout.py check  BSP_DIR (the same options as config)
                                                rtconfig.h has what we asked
 
@@ -479,7 +480,7 @@ def agent_kconfig_tls_choice(bsp):
 
 def overrides(a):
     if a.board == 'lm3s':
-        return lm3s.overrides(*agent_kconfig_tls_choice(a.bsp))
+        return lm3s.overrides(*agent_kconfig_tls_choice(a.bsp), prebuilt=a.prebuilt, name_max=a.name_max)
     o = {
         'BSP_DRV_EMAC': 'y',
         'RT_USING_LWIP': 'y',
@@ -679,6 +680,7 @@ def main():
         c.add_argument('--tls-url', default='')
         c.add_argument('--mbedtls-config', choices=('lean', 'package'), default='lean')
         c.add_argument('--board', choices=('a9', 'lm3s'), default='a9')
+        c.add_argument('--name-max', default='', help='lm3s: RT_NAME_MAX instead of the BSP\'s')
     a = p.parse_args()
     {'tree': cmd_tree, 'bsp': cmd_bsp, 'config': cmd_config, 'check': cmd_check}[a.cmd](a)
 

@@ -162,7 +162,10 @@ def patch_bsp(template, bsp):
 
 # .config overrides of the lm3s firmware (None: off). The package with the
 # old feature set, the agent's settings as the A9 CLI firmware has them.
-def overrides(tls_none, tls_others):
+def overrides(tls_none, tls_others, prebuilt='', name_max=''):
+    """prebuilt: PKG_AGENT_PREBUILT_LIB (the second firmware links the
+    first one's library); name_max: RT_NAME_MAX instead of the BSP's 12 (8,
+    as many BSPs have it)."""
     o = {
         # The board.
         'RT_USING_DFS': None,
@@ -187,8 +190,10 @@ def overrides(tls_none, tls_others):
         'PKG_AGENT_DEBUG_CHANNEL': None,
         'PKG_AGENT_WEBNET_CHANNEL': None,
         'PKG_AGENT_MULTIMODAL_DISABLE': 'y',
-        'PKG_AGENT_PREBUILT_LIB': '""',
+        'PKG_AGENT_PREBUILT_LIB': '"%s"' % prebuilt,
     }
+    if name_max:
+        o['RT_NAME_MAX'] = str(int(name_max))
     if tls_none:
         o[tls_none] = 'y'
         for s in tls_others:

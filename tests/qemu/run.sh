@@ -42,8 +42,9 @@
 #                  tree; e.g. an unpacked `git archive` of another commit)
 #   QEMU_BOARD     a9 (default: bsp/qemu-vexpress-a9 on -M vexpress-a9, the
 #                  firmwares above) or lm3s (issue 31: bsp/lm3s8962 on
-#                  -M lm3s6965evb, 256 KB flash, 64 KB SRAM; one firmware,
-#                  agent-lm3s, CLI channel, no TLS, the board's patch of
+#                  -M lm3s6965evb, 256 KB flash, 64 KB SRAM; two firmwares,
+#                  agent-lm3s and agent-lm3s-name8 (RT_NAME_MAX 8), CLI
+#                  channel, no TLS, the board's patch of
 #                  tests/qemu/lm3s.py applied to the work dir's copy; its
 #                  own RT-Thread copy, <work>/rtt-lm3s; the other firmware
 #                  options do not apply)
@@ -90,7 +91,7 @@ while [ $# -gt 0 ]; do
 done
 case "$board" in a9|lm3s) ;; *) echo "QEMU_BOARD/--board must be a9 or lm3s" >&2; exit 2 ;; esac
 if [ "$board" = lm3s ] && { [ "$webnet" != off ] || [ "$mcp" != off ] || [ "$tls" != off ] || [ -n "$browser" ] || [ "$stdio" != on ]; }; then
-    echo "--board lm3s builds one firmware (CLI channel, no TLS): --stdio, --webnet, --browser, --mcp and --tls do not apply" >&2; exit 2
+    echo "--board lm3s builds its own firmwares (CLI channel, no TLS): --stdio, --webnet, --browser, --mcp and --tls do not apply" >&2; exit 2
 fi
 case "$stdio" in on|off|both) ;; *) echo "QEMU_STDIO/--stdio must be on, off or both" >&2; exit 2 ;; esac
 case "$webnet" in off|on|only) ;; *) echo "QEMU_WEBNET must be off, on or only" >&2; exit 2 ;; esac
@@ -213,34 +214,42 @@ build_bsp() { # name channel stdio [prebuilt-lib]
 }
 
 # The lm3s board (issue 31): its own RT-Thread copy (lwIP's port is patched
-# there), one firmware, then the driver; the A9 path below is not taken.
-if [ "$board" = lm3s ]; then
-    rtt_lm3s="$work/rtt-lm3s"
-    bsp="$rtt_lm3s/bsp/agent-lm3s"
-    if [ -z "$skip_build" ]; then
-        step "lay out RT-Thread ($src_rtt) into $rtt_lm3s with bsp/lm3s8962 and the board's patch (tests/qemu/lm3s.py; RTT_ROOT is not modified)"
-        "$py" "$here/layout.py" tree "$src_rtt" "$rtt_lm3s" --board lm3s
-        step "build agent-lm3s: lm3s8962 BSP, CLI channel, no TLS"
-        "$py" "$here/layout.py" bsp "$rtt_lm3s" agent-lm3s "$agent_src" "$CJSON_SRC" "$WEBCLIENT_SRC" --board lm3s >/dev/null
-        "$py" "$here/layout.py" config "$bsp" --board lm3s --channel cli --posix-stdio off
-        (
-            cd "$bsp"
-            # The BSP's rtconfig.py picks Keil unless RTT_CC says gcc.
-            export RTT_ROOT="$rtt_lm3s" PKGS_DIR="$bsp/packages" RTT_CC=gcc
-            scons --pyconfig-silent >"$logs/pyconfig-agent-lm3s.log" 2>&1 \
-                || { tail -30 "$logs/pyconfig-agent-lm3s.log"; fail "scons --pyconfig-silent failed in $bsp (log: $logs/pyconfig-agent-lm3s.log)"; }
-            "$py" "$here/layout.py" check "$bsp" --board lm3s --channel cli --posix-stdio off
-            t0=$SECONDS
-            if ! scons -j2 >"$logs/build-agent-lm3s.log" 2>&1; then
-                grep -n "error\|Error" "$logs/build-agent-lm3s.log" | head -40
-                tail -30 "$logs/build-agent-lm3s.log"
-                fail "scons failed in $bsp (log: $logs/build-agent-lm3s.log)"
-            fi
-            echo "scons: ok in $((SECONDS - t0)) s (log: $logs/build-agent-lm3s.log)"
-            [ -f rtthread-lm3s.elf ] && [ -f rtthread-lm3s.map ] || fail "scons succeeded but $bsp/rtthread-lm3s.elf or rtthread-lm3s.map is missing"
-            arm-none-eabi-size rtthread-lm3s.elf
-        )
-    fi
+# there), two firmwares, then the driver; the A9 path below is not taken.
+# agent-lm3s: the BSP's RT_NAME_MAX 12; agent-lm3s-name8: RT_NAME_MAX 8, as
+# many small BSPs have it, linking agent-lm3s's Rust library (it does not
+# depend on RT_NAME_MAX: the glue reads the kernel's layout).
+rtt_lm3s="$work/rtt-lm3s"
+lm3s_bsps=(agent-lm3s agent-lm3s-name8)
+build_lm3s() { # name [name-max prebuilt-lib]
+    local name="$1" name_max="${2:-}" prebuilt="${3:-}"
+    local bsp="$rtt_lm3s/bsp/$name"
+    local opts=(--board lm3s --channel cli --posix-stdio off --prebuilt "$prebuilt" --name-max "$name_max")
+    step "build $name: lm3s8962 BSP, CLI channel, no TLS${name_max:+, RT_NAME_MAX $name_max}${prebuilt:+, prebuilt Rust library}"
+    "$py" "$here/layout.py" bsp "$rtt_lm3s" "$name" "$agent_src" "$CJSON_SRC" "$WEBCLIENT_SRC" --board lm3s >/dev/null
+    "$py" "$here/layout.py" config "$bsp" "${opts[@]}"
+    (
+        cd "$bsp"
+        # The BSP's rtconfig.py picks Keil unless RTT_CC says gcc.
+        export RTT_ROOT="$rtt_lm3s" PKGS_DIR="$bsp/packages" RTT_CC=gcc
+        scons --pyconfig-silent >"$logs/pyconfig-$name.log" 2>&1 \
+            || { tail -30 "$logs/pyconfig-$name.log"; fail "scons --pyconfig-silent failed in $bsp (log: $logs/pyconfig-$name.log)"; }
+        "$py" "$here/layout.py" check "$bsp" "${opts[@]}"
+        local t0=$SECONDS
+        if ! scons -j2 >"$logs/build-$name.log" 2>&1; then
+            grep -n "error\|Error" "$logs/build-$name.log" | head -40
+            tail -30 "$logs/build-$name.log"
+            fail "scons failed in $bsp (log: $logs/build-$name.log)"
+        fi
+        echo "scons: ok in $((SECONDS - t0)) s (log: $logs/build-$name.log)"
+        [ -f rtthread-lm3s.elf ] && [ -f rtthread-lm3s.map ] || fail "scons succeeded but $bsp/rtthread-lm3s.elf or rtthread-lm3s.map is missing"
+        arm-none-eabi-size rtthread-lm3s.elf
+    )
+}
+if [ "$board" = lm3s ] && [ -z "$skip_build" ]; then
+    step "lay out RT-Thread ($src_rtt) into $rtt_lm3s with bsp/lm3s8962 and the board's patch (tests/qemu/lm3s.py; RTT_ROOT is not modified)"
+    "$py" "$here/layout.py" tree "$src_rtt" "$rtt_lm3s" --board lm3s
+    build_lm3s agent-lm3s
+    build_lm3s agent-lm3s-name8 8 "$(ls "$rtt_lm3s/bsp/agent-lm3s"/build/rtt_agent/*/release/librtt_agent.a | head -1)"
 fi
 
 cli_bsps=()
@@ -309,7 +318,9 @@ server="$(cargo metadata --format-version 1 --no-deps --manifest-path "$repo/Car
 [ -x "$server" ] || fail "scripted server binary $server is missing"
 
 args=()
-[ "$board" = lm3s ] && args+=(--lm3s "$work/rtt-lm3s/bsp/agent-lm3s")
+if [ "$board" = lm3s ]; then
+    for b in "${lm3s_bsps[@]}"; do args+=(--lm3s "$rtt_lm3s/bsp/$b"); done
+fi
 for b in ${cli_bsps[@]+"${cli_bsps[@]}"}; do args+=(--cli "$rtt/bsp/$b"); done
 [ -z "$debug" ] || args+=(--debug "$rtt/bsp/agent-debug")
 if [ "$webnet" != off ]; then
