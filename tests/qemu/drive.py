@@ -71,6 +71,11 @@ TLS_CAUSES = {
 }
 
 
+# The 429 step's products, one per firmware of a run (the scripted server
+# answers 429 once per message text).
+RATE_LIMITED_PRODUCTS = ('6*7', '7*6', '3*14', '14*3', '2*21', '21*2')
+
+
 class Fail(Exception):
     pass
 
@@ -231,6 +236,7 @@ class Run:
         self.board = None
         self.boots = 0
         self.remotes = []
+        self.rate_limited = 0  # the 429 steps run so far (each asks its own question)
 
     # -- bookkeeping ---------------------------------------------------------
     def record(self, fw, step, status, detail=''):
@@ -450,8 +456,14 @@ class Run:
             return 'reply after %.1f s, %d request(s) (retries): %s' % (secs, len(answers), one_line(reply))
 
         def http429():
+            # The server answers 429 to the first request of each message
+            # it has not seen: a firmware after another one in the same run
+            # asks another product.
+            product = RATE_LIMITED_PRODUCTS[self.rate_limited % len(RATE_LIMITED_PRODUCTS)]
+            self.rate_limited += 1
+            question = 'ratelimited: what is %s?' % product
             mark = self.server.mark()
-            reply, secs = self.chat('ratelimited: what is 6*7?', r'The result is 42\.', 90)
+            reply, secs = self.chat(question, r'The result is 42\.', 90)
             answers = [a for a in self.server.answers(mark) if a[0].startswith('ratelimited')]
             if not answers or answers[0][1] != 429:
                 raise Fail('the server did not see the 429 first: %s' % answers)
