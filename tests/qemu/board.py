@@ -21,9 +21,10 @@ PROMPT_NO_DFS = 'msh >'
 # The lm3s firmware's ELF (its rtconfig.py names it).
 LM3S_ELF = 'rtthread-lm3s.elf'
 # Crash reports: the library's panic handler (ulog "panic: ..."), RT-Thread's
-# assertion and ARM exception handlers.
+# assertion and ARM exception handlers (Cortex-A9; Cortex-M3's "hard fault
+# on thread/handler").
 FATAL = re.compile(r'E/agent: panic|\) assertion failed at function|data abort|prefetch abort|'
-                   r'undefined instruction')
+                   r'undefined instruction|hard fault on (thread|handler)')
 
 
 class Timeout(Exception):

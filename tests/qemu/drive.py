@@ -50,6 +50,10 @@ INITIALIZE = ('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocol
 # within, and the slack the driver allows on top (console, QEMU).
 TLS_DEADLINE_S = 20
 TLS_SLACK_S = 10
+# The lm3s firmwares' stall step: how long after the request deadline
+# (PKG_AGENT_REQUEST_TIMEOUT_MS, read from the BSP's rtconfig.h) the reply
+# may come (webclient's whole-second timeouts, the console).
+LM3S_DEADLINE_SLACK_S = 10
 TLS_PORT = 443
 # A question whose first round makes the arithmetic model call 16 tools in
 # parallel (16 innermost products), then 8, 4, 2 and 1 additions: six
@@ -524,7 +528,7 @@ class Run:
         rt_vsnprintf does not know."""
         text = ''
         for n in sorted(os.listdir(self.args.logs)):
-            if re.match(r'serial-%s(-faults)?-\d+\.txt$' % re.escape(fw), n):
+            if re.match(r'serial-%s(-faults|-limits)?-\d+\.txt$' % re.escape(fw), n):
                 with open(os.path.join(self.args.logs, n), errors='replace') as f:
                     text += f.read()
         text = re.sub(r'\x1b\[[0-9;]*m', '', text)
@@ -595,11 +599,154 @@ class Run:
         self.lm3s_said_why(fw, 'faults: main_loop_entry')
         try:
             self.lm3s_steps_after_faults(fw)
+            self.lm3s_limits(bsp, fw)
         finally:
             if self.board:
                 self.board.close()
                 self.board = None
             self.lm3s_console(fw)
+
+    def lm3s_limits(self, bsp, fw):
+        """On a board of their own: the heap after start (the chat opened,
+        no question yet), a stall ended by the request deadline with the
+        cleanup after it within 2 s, and an answer larger than the whole
+        heap (a reply saying out of memory, the board still answering, the
+        heap back). Each step opens the chat and ends with Ctrl-D,
+        `cleanup_agent_entry` and `free` equal to this boot's figure; a step
+        that leaves the board in doubt gets the next one a new boot."""
+        kw = {'machine': 'lm3s6965evb'}
+        deadline_ms = lm3s_config(bsp, 'PKG_AGENT_REQUEST_TIMEOUT_MS')
+        http_ms = lm3s_config(bsp, 'PKG_AGENT_HTTP_TIMEOUT_MS')
+        cap = lm3s_config(bsp, 'PKG_AGENT_MAX_CONTENT_LEN')
+        state = {}
+
+        def fresh():
+            if self.board is not None:
+                return self.board
+            boot = self.boot(bsp, fw + '-limits', **kw)
+            state['boot'] = boot
+            return self.board
+
+        def open_chat(b):
+            b.send('main_loop_entry\r')
+            b.expect(r'Agent chat:[^\n]*\n', 20, 'main_loop_entry opens the chat')
+            b.expect(re.escape(CHAT_PROMPT), 5, 'the chat prompt')
+
+        def leave_and_clean(b, problems, limit=None):
+            """Ctrl-D, `cleanup_agent_entry` (timed), `free` against the
+            boot figure; returns (cleanup seconds, heap used)."""
+            b.send('\x04')
+            b.expect(r'leaving the agent chat', 10, 'Ctrl-D leaves the chat')
+            self.shell_alive('after Ctrl-D')
+            t0 = time.monotonic()
+            b.run('cleanup_agent_entry', timeout=40)
+            secs = time.monotonic() - t0
+            used = b.free()['used']
+            boot = state['boot']['used']
+            if limit is not None and secs > limit:
+                problems.append('cleanup_agent_entry returned after %.1f s (limit %d s)' % (secs, limit))
+            if used != boot:
+                problems.append('heap used after cleanup is %d, at boot %d (%+d)' % (used, boot, used - boot))
+            return secs, used
+
+        def step(name, fn):
+            try:
+                fresh()
+            except (Fail, Timeout) as e:
+                self.record(fw, name, 'FAIL', 'boot: %s%s' % (e, self.excerpt(0)))
+                return
+            if not self.attempt(fw, name, lambda: fn(self.board)):
+                # The board may still be in the chat or in a request.
+                self.board.close()
+                self.board = None
+
+        def started(b):
+            problems = []
+            open_chat(b)
+            b.send('\x04')
+            b.expect(r'leaving the agent chat', 10, 'Ctrl-D leaves the chat')
+            self.shell_alive('after Ctrl-D')
+            h = b.free()
+            self.figures.append(('%s: heap used after main_loop_entry (free after Ctrl-D, no question yet)' % fw,
+                                 h['used']))
+            b.run('cleanup_agent_entry', timeout=40)
+            used = b.free()['used']
+            if used != state['boot']['used']:
+                problems.append('heap used after cleanup is %d, at boot %d' % (used, state['boot']['used']))
+            if problems:
+                raise Fail('; '.join(problems))
+            return 'boot %d, after start %d, after cleanup %d' % (state['boot']['used'], h['used'], used)
+
+        def stall(b):
+            if not deadline_ms:
+                raise Fail('PKG_AGENT_REQUEST_TIMEOUT_MS is not in %s/rtconfig.h' % bsp)
+            deadline = deadline_ms / 1000.0
+            problems = []
+            open_chat(b)
+            mark = self.server.mark()
+            reply, secs = self.chat('stallheaders: say something', None, deadline + LM3S_DEADLINE_SLACK_S)
+            answers = [a for a in self.server.answers(mark) if a[0] == 'stallheaders']
+            text = reply_text(reply)
+            if not answers:
+                problems.append('the request never reached the server')
+            elif len(answers) > 1:
+                problems.append('%d requests: the deadline is never retried' % len(answers))
+            if not re.search(r'timed out', text) or str(deadline_ms) not in text:
+                problems.append('the reply does not say that the request deadline (%d ms) ended it: %r'
+                                % (deadline_ms, text[:300]))
+            if secs < deadline - 1.5:
+                problems.append('answered after %.1f s, before the %.0f s deadline (per-read timeout %s ms): '
+                                'something else ended it' % (secs, deadline, http_ms))
+            csecs, used = leave_and_clean(b, problems, limit=2)
+            if problems:
+                raise Fail('; '.join(problems))
+            return ('answered after %.1f s (deadline %.0f s, per-read timeout %s ms, the server sending an SSE '
+                    'comment every 2 s): %r; cleanup_agent_entry returned in %.1f s; heap back to %d'
+                    % (secs, deadline, http_ms, text[:160], csecs, used))
+
+        def huge(b):
+            total = state['boot'].get('total')
+            if not total:
+                raise Fail('`free` printed no heap total')
+            size = 2 * total
+            problems = []
+            open_chat(b)
+            mark = self.server.mark()
+            reply, secs = self.chat('hugeanswer %d: tell me everything' % size, None, 120)
+            answers = [a for a in self.server.answers(mark) if a[0] == 'hugeanswer']
+            text = reply_text(reply)
+            shown = [int(x) for x in re.findall(r'\[(\d{6,})\] ', reply)]
+            far = ('the text shown reached offset %d' % max(shown)) if shown else 'no answer text shown'
+            if not answers:
+                problems.append('the request never reached the server')
+            if not re.search(r'(?i)out of memory', text):
+                problems.append('the reply (%d characters, %s) does not say out of memory: %r ... %r'
+                                % (len(text), far, text[:120], text[-240:]))
+            self.figures.append(('%s: answer text shown before the answer too large for the heap ended' % fw,
+                                 (max(shown) + 512) if shown else 0))
+            _, qsecs = self.chat(QUESTION, ANSWER, 90)
+            b.send('\x04')
+            b.expect(r'leaving the agent chat', 10, 'Ctrl-D leaves the chat')
+            self.shell_alive('after Ctrl-D')
+            h = b.free()
+            self.figures.append(('%s: heap maximum after the answer too large for the heap (free)' % fw, h['max']))
+            self.thread_figures(fw, 'after the answer too large for the heap')
+            b.run('cleanup_agent_entry', timeout=40)
+            used = b.free()['used']
+            if used != state['boot']['used']:
+                problems.append('heap used after cleanup is %d, at boot %d (%+d)'
+                                % (used, state['boot']['used'], used - state['boot']['used']))
+            if problems:
+                raise Fail('; '.join(problems))
+            return ('an answer of %d bytes (heap total %d, content cap %s): reply after %.1f s, %s, ending %r; '
+                    'the next question answered in %.1f s; heap maximum %d; heap back to %d'
+                    % (size, total, cap, secs, far, text[-160:], qsecs, h['max'], used))
+
+        step('limits: heap after main_loop_entry (Ctrl-D at once), cleanup, heap back', started)
+        step('limits: a stall (head, then only SSE comments) answered by the request deadline, cleanup '
+             'within 2 s, heap back', stall)
+        step('limits: an answer larger than the heap: the reply says out of memory, the next question '
+             'answered, heap back', huge)
 
     def lm3s_steps_after_faults(self, fw):
         b = self.board
@@ -2433,6 +2580,16 @@ def rpc_code(r):
         return json.loads(r.text()).get('error', {}).get('code')
     except (ValueError, AttributeError):
         return None
+
+
+def lm3s_config(bsp, name):
+    """An integer setting of a BSP's generated rtconfig.h, or None."""
+    try:
+        with open(os.path.join(bsp, 'rtconfig.h')) as f:
+            m = re.search(r'#define\s+%s\s+(\d+)' % re.escape(name), f.read())
+    except OSError:
+        return None
+    return int(m.group(1)) if m else None
 
 
 def one_line(text):

@@ -160,6 +160,12 @@ def patch_bsp(template, bsp):
     _edit(nic, nic_fn, tpl(nic))
 
 
+# The request deadline and the answer-text cap of the lm3s firmwares (see
+# overrides); drive.py reads the values back from each BSP's rtconfig.h.
+REQUEST_TIMEOUT_MS = 30000
+MAX_CONTENT_LEN = 65536
+
+
 # .config overrides of the lm3s firmware (None: off). The package with the
 # old feature set, the agent's settings as the A9 CLI firmware has them.
 def overrides(tls_none, tls_others, prebuilt='', name_max=''):
@@ -186,6 +192,15 @@ def overrides(tls_none, tls_others, prebuilt='', name_max=''):
         'PKG_AGENT_API_KEY': '"sk-qemu-check"',
         'PKG_AGENT_MODEL_NAME': '"scripted-arith"',
         'PKG_AGENT_HTTP_TIMEOUT_MS': '15000',
+        # The stall step (drive.py) waits for the request deadline: 30 s
+        # instead of the menu's 120 s, still above a normal request here
+        # (the 10 s first byte, the 429's 2 s wait).
+        'PKG_AGENT_REQUEST_TIMEOUT_MS': str(REQUEST_TIMEOUT_MS),
+        # A cap, not a buffer (memory grows with what arrives): the menu's
+        # largest, above this board's heap, so an answer larger than the
+        # free heap meets the library's out-of-memory path, not the cap
+        # (the default 8192 would cut it first).
+        'PKG_AGENT_MAX_CONTENT_LEN': str(MAX_CONTENT_LEN),
         'PKG_AGENT_CLI_CHANNEL': 'y',
         'PKG_AGENT_DEBUG_CHANNEL': None,
         'PKG_AGENT_WEBNET_CHANNEL': None,
