@@ -588,6 +588,8 @@ class Run:
 
         boot = self.cli_cycles(bsp, fw, boot_kw=kw, after_boot=after_boot, idle_free=True)
         self.lm3s_boot_used = boot['used'] if boot else None
+        if boot and boot.get('total'):
+            self.figures.append(('%s: heap total (free)' % fw, boot['total']))
         self.lm3s_said_why(fw, 'cycle 1: main_loop_entry')
         if boot is None and self.board is not None:
             self.board.close()  # the boot failed: the fault steps boot again
@@ -2703,7 +2705,7 @@ def main():
                              '%d bytes' % mapsize.firmware_flash(m)))
             except (OSError, SystemExit) as e:
                 rows.append(('tls firmware: flash with the package\'s mbedTLS configuration', 'unavailable: %s' % e))
-    for i, bsp in enumerate(a.lm3s):
+    for bsp in a.lm3s:
         import lm3s
         name = os.path.basename(bsp.rstrip('/')).replace('agent-', '')
         m = os.path.join(bsp, lm3s.MAP)
@@ -2716,8 +2718,10 @@ def main():
                          % (pkg, total, 100.0 * pkg / total if total else 0)))
         except (OSError, SystemExit) as e:
             rows.append(('%s firmware: flash' % name, 'unavailable: %s' % e))
-        if i == 0:
+        try:
             rows += [('%s firmware: ' % name + w, v) for w, v in mapsize.rows(m)]
+        except (OSError, SystemExit) as e:
+            rows.append(('%s firmware: flash by part' % name, 'unavailable: %s' % e))
     rows += [(w, v) for w, v in run.figures]
     # For tools/figures (docs/figures.md): what this run measured, where.
     with open(os.path.join(a.logs, 'figures.json'), 'w') as f:
