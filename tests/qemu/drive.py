@@ -129,12 +129,17 @@ class TokenWindow:
 
 
 LOG_LINE = re.compile(r'^\s*(agent> )?\[\d+\] [EWIDV]/')
+# The library's own console line where ulog is not running (a small BSP
+# without RT_USING_COMPONENTS_INIT): "[E/agent] text", which may follow
+# streamed answer text on the same line.
+LOG_FALLBACK = re.compile(r'\[[EWIDV]/[^\]\s]+\] [^\n]*')
 
 
 def reply_text(reply):
     """What the chat printed as the reply, without the log lines (ulog's
-    `[tick] E/tag: ...`) printed meanwhile."""
-    text = re.sub(r'\x1b\[[0-9;]*m', '', reply)
+    `[tick] E/tag: ...`, the library's `[E/tag] ...` without ulog) printed
+    meanwhile."""
+    text = LOG_FALLBACK.sub('', re.sub(r'\x1b\[[0-9;]*m', '', reply))
     keep = [ln for ln in text.splitlines() if ln.strip() and not LOG_LINE.match(ln)]
     return ' '.join(' '.join(keep).replace('agent> ', ' ').split())
 
