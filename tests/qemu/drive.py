@@ -706,7 +706,8 @@ class Run:
                                 'something else ended it' % (secs, deadline, http_ms))
             csecs, used = leave_and_clean(b, problems, limit=2)
             if problems:
-                raise Fail('; '.join(problems))
+                raise Fail('; '.join(problems) + '; reply after %.1f s: %r; cleanup_agent_entry returned in %.1f s, '
+                           'heap %d (boot %d)' % (secs, text[:200], csecs, used, state['boot']['used']))
             return ('answered after %.1f s (deadline %.0f s, per-read timeout %s ms, the server sending an SSE '
                     'comment every 2 s): %r; cleanup_agent_entry returned in %.1f s; heap back to %d'
                     % (secs, deadline, http_ms, text[:160], csecs, used))
@@ -727,8 +728,11 @@ class Run:
             if not answers:
                 problems.append('the request never reached the server')
             if not re.search(r'(?i)out of memory', text):
-                problems.append('the reply (%d characters, %s) does not say out of memory: %r ... %r'
-                                % (len(text), far, text[:120], text[-240:]))
+                logged = [m.group(0) for m in LOG_FALLBACK.finditer(re.sub(r'\x1b\[[0-9;]*m', '', reply))]
+                logged += [ln.strip() for ln in reply.splitlines() if LOG_LINE.match(ln)]
+                problems.append('the reply (%d characters, %s) does not say out of memory: %r ... %r%s'
+                                % (len(text), far, text[:120], text[-240:],
+                                   ('; only the log said: %s' % ' | '.join(logged)[:300]) if logged else ''))
             self.figures.append(('%s: answer text shown before the answer too large for the heap ended' % fw,
                                  (max(shown) + 512) if shown else 0))
             _, qsecs = self.chat(QUESTION, ANSWER, 90)
@@ -743,11 +747,12 @@ class Run:
             if used != state['boot']['used']:
                 problems.append('heap used after cleanup is %d, at boot %d (%+d)'
                                 % (used, state['boot']['used'], used - state['boot']['used']))
+            rest = ('the next question answered in %.1f s; heap maximum %d; heap after cleanup %d (boot %d)'
+                    % (qsecs, h['max'], used, state['boot']['used']))
             if problems:
-                raise Fail('; '.join(problems))
-            return ('an answer of %d bytes (heap total %d, content cap %s): reply after %.1f s, %s, ending %r; '
-                    'the next question answered in %.1f s; heap maximum %d; heap back to %d'
-                    % (size, total, cap, secs, far, text[-160:], qsecs, h['max'], used))
+                raise Fail('; '.join(problems) + '; ' + rest)
+            return ('an answer of %d bytes (heap total %d, content cap %s): reply after %.1f s, %s, ending %r; %s'
+                    % (size, total, cap, secs, far, text[-160:], rest))
 
         step('limits: heap after main_loop_entry (Ctrl-D at once), cleanup, heap back', started)
         step('limits: a stall (head, then only SSE comments) answered by the request deadline, cleanup '
