@@ -245,6 +245,8 @@ class Run:
         self.board = None
         self.boots = 0
         self.remotes = []
+        # (RT_NAME_MAX, objects made after boot) of each lm3s firmware so far.
+        self.lm3s_names_seen = []
         self.rate_limited = 0  # the 429 steps run so far (each asks its own question)
 
     # -- bookkeeping ---------------------------------------------------------
@@ -560,22 +562,39 @@ class Run:
         return objs
 
     def lm3s_names(self, fw, bsp):
-        """Kernel objects made after boot whose name is RT_NAME_MAX - 1
-        characters long: the kernel cuts longer names to that (its "exceeds
-        RT_NAME_MAX" warning goes through ulog, which does not run on this
-        BSP), so such a name was most likely cut. Read from the shell's
-        `list` commands; what was there at boot (self.lm3s_boot_objects) is
-        not the package's."""
+        """Kernel objects made after boot whose name was cut to RT_NAME_MAX
+        - 1 characters (the kernel's "exceeds RT_NAME_MAX" warning goes
+        through ulog, which does not run on this BSP). Read from the
+        shell's `list` commands; what was there at boot
+        (self.lm3s_boot_objects) is not the package's. A name of that
+        length is judged against the objects an earlier firmware of the run
+        with a larger RT_NAME_MAX listed (self.lm3s_names_seen): the same
+        name there is whole (it fits exactly), a longer one starting with it
+        means it was cut; with no such firmware it was most likely cut."""
         with open(os.path.join(bsp, 'rtconfig.h')) as f:
             m = re.search(r'#define\s+RT_NAME_MAX\s+(\d+)', f.read())
         name_max = int(m.group(1)) if m else 8
         objs = self.lm3s_objects()
         seen = len(objs)
-        cut = ['%s (%s)' % o for o in objs if len(o[0]) == name_max - 1 and o not in self.lm3s_boot_objects]
+        ref = [(mx, o) for mx, olist in self.lm3s_names_seen for o in olist if mx > name_max]
+        cut, whole = [], []
+        for o in objs:
+            if len(o[0]) != name_max - 1 or o in self.lm3s_boot_objects:
+                continue
+            if any(r == o for _, r in ref) and not any(r[1] == o[1] and len(r[0]) > len(o[0])
+                                                       and r[0].startswith(o[0]) for _, r in ref):
+                whole.append('%s (%s)' % o)
+            else:
+                cut.append('%s (%s)' % o)
+        self.lm3s_names_seen.append((name_max, [o for o in objs if o not in self.lm3s_boot_objects]))
         if cut:
-            raise Fail('RT_NAME_MAX %d: %d object name(s) of %d characters, cut by the kernel: %s'
-                       % (name_max, len(cut), name_max - 1, ', '.join(cut)))
-        return '%d objects listed, none of %d characters (RT_NAME_MAX %d)' % (seen, name_max - 1, name_max)
+            raise Fail('RT_NAME_MAX %d: %d object name(s) of %d characters, cut by the kernel%s: %s'
+                       % (name_max, len(cut), name_max - 1,
+                          ' (a longer one starting with it, or none of that name, on the firmware with a larger '
+                          'RT_NAME_MAX)' if ref else '', ', '.join(cut)))
+        return '%d objects listed, none cut (RT_NAME_MAX %d%s)' % (
+            seen, name_max, '; of %d characters and whole, the same on the firmware with a larger RT_NAME_MAX: %s'
+            % (name_max - 1, ', '.join(whole)) if whole else '')
 
     def lm3s(self, bsp):
         """The lm3s8962 BSP on -M lm3s6965evb: the CLI cycles and faults,
