@@ -154,8 +154,10 @@ def lm3s_summary(runs):
         out += ['| heap (bytes) | measured |', '|---|---:|']
         row('total', find(rows, r'^%s: heap total' % p))
         row('at boot', boot)
-        row('after `main_loop_entry` (chat open, no question yet)',
-            find(rows, r'^%s: heap used after main_loop_entry' % p))
+        row('after `main_loop_entry`, the library\'s "[mem] agent started" line',
+            find(rows, r'^%s: heap used after main_loop_entry \(library log\)' % p))
+        row('after `main_loop_entry`, `free` after Ctrl-D (chat open, no question yet)',
+            find(rows, r'^%s: heap used after main_loop_entry \(free' % p))
         row('idle after a chat (Ctrl-D after the first two-round question)',
             find(rows, r'^%s: heap used idle after the chat \(free after Ctrl-D\), cycle 1$' % p))
         row('peak, one two-round question', peak1)
