@@ -113,6 +113,86 @@ def tls_summary(runs):
     return out
 
 
+# The 64 KB board of tests/qemu/run.sh --board lm3s (issue 31): its
+# firmwares, as drive.py names them in figures.json.
+LM3S_FIRMWARES = ('lm3s', 'lm3s-name8')
+
+
+def lm3s_summary(runs):
+    """The lm3s6965evb run (tests/qemu/run.sh --board lm3s): flash of the
+    256 KB with the package's share, the heap at the points the check
+    samples, every thread's stack high-water, per firmware."""
+    run = next((r for r in runs if 'lm3s6965evb' in r.get('board', '')), None)
+    if run is None:
+        return ['No run of the 64 KB board measured (tests/qemu/run.sh --board lm3s needs RTT_ROOT).', '']
+    rows = run['rows']
+    results = run.get('results', [])
+    failed = [r for r in results if r[2] == 'FAIL']
+    out = ['%s, %s: %d steps passed, %d failed%s.' % (
+        run['board'], run['date'], sum(1 for r in results if r[2] == 'PASS'), len(failed),
+        ''.join('; failed: %s %s' % (r[0], r[1]) for r in failed)), '']
+    for fw in LM3S_FIRMWARES:
+        p = re.escape(fw)
+        if not any(w.startswith(fw + ':') or w.startswith(fw + ' firmware:') for w in rows):
+            continue
+        out += ['### %s' % fw, '']
+        out += ['| flash (bytes) | measured |', '|---|---:|']
+
+        def row(what, value):
+            out.append('| %s | %s |' % (what, value if value is not None else 'not measured'))
+
+        row('used of the 256 KB (text + rodata + data)', find(rows, r'^%s firmware: flash used' % p))
+        row('the package (Rust + glue), of the flash used', find(rows, r'^%s firmware: the package\'s share' % p))
+        row('the package: Rust library', find(rows, r'^%s firmware: flash package: Rust library' % p))
+        row('the package: C glue and tools', find(rows, r'^%s firmware: flash package: C glue' % p))
+        row('cJSON', find(rows, r'^%s firmware: flash cJSON' % p))
+        row('webclient', find(rows, r'^%s firmware: flash webclient' % p))
+        out.append('')
+        boot = number(find(rows, r'^%s: heap used at boot \(free\)$' % p))
+        peak1 = number(find(rows, r'^%s: heap maximum so far \(free\), cycle 1$' % p))
+        peak3 = number(find(rows, r'^%s: heap maximum so far \(free\), cycle 3$' % p))
+        out += ['| heap (bytes) | measured |', '|---|---:|']
+        row('total', find(rows, r'^%s: heap total' % p))
+        row('at boot', boot)
+        row('after `main_loop_entry`, the library\'s "[mem] agent started" line',
+            find(rows, r'^%s: heap used after main_loop_entry \(library log\)' % p))
+        row('after `main_loop_entry`, `free` after Ctrl-D (chat open, no question yet)',
+            find(rows, r'^%s: heap used after main_loop_entry \(free' % p))
+        row('idle after a chat (Ctrl-D after the first two-round question)',
+            find(rows, r'^%s: heap used idle after the chat \(free after Ctrl-D\), cycle 1$' % p))
+        row('peak, one two-round question', peak1)
+        row('peak, three cycles', peak3)
+        row('peak above boot, one question / three cycles',
+            '%s / %s' % tuple('not measured' if v is None or boot is None else v - boot for v in (peak1, peak3)))
+        row('after cleanup (cycle 3)', find(rows, r'^%s: heap used after cleanup, cycle 3$' % p))
+        row('peak, an answer twice the heap total', find(rows, r'^%s: heap maximum after the answer too large' % p))
+        row('that answer\'s text shown before it ended', find(rows, r'^%s: answer text shown before' % p))
+        out.append('')
+        # Every thread's stack high-water, at each point the check lists
+        # them (columns in the order measured).
+        rx = re.compile(r'^%s: (\S+) stack high-water(?: (.*?))? \(list thread\)$' % p)
+        whens, threads = [], {}
+        for w, v in run['figures']:
+            m = rx.match(w)
+            if not m:
+                continue
+            when = m.group(2) or 'after Ctrl-D, cycle 1'
+            if when not in whens:
+                whens.append(when)
+            size = re.search(r'of (\d+) bytes', str(v))
+            threads.setdefault(m.group(1), {'size': size.group(1) if size else '?'})[when] = \
+                re.sub(r' of \d+ bytes', '', str(v))
+        if threads:
+            out += ['| thread | stack (bytes) | %s |' % ' | '.join('high-water %s' % w for w in whens),
+                    '|---|---:|' + '---:|' * len(whens)]
+            for name, t in threads.items():
+                out.append('| %s | %s | %s |' % (name, t['size'], ' | '.join(t.get(w, '–') for w in whens)))
+        else:
+            out.append('No thread listed (`list thread`).')
+        out.append('')
+    return out
+
+
 def run_tables(runs):
     out = []
     for run in runs:
@@ -377,6 +457,13 @@ def main():
             '`PKG_AGENT_TLS_OUT_CONTENT_LEN` 2048, against the TLS front of `tests/qemu/run.sh --tls` '
             '([tls.md](tls.md)).', '']
     out += tls_summary(runs)
+    out += ['## The 64 KB board (lm3s6965evb)', '',
+            'RT-Thread 5.3 `bsp/lm3s8962` on QEMU\'s lm3s6965evb (Cortex-M3, 256 KB flash, 64 KB SRAM; C at '
+            '`-O2`), lwIP 2.1.2, webclient 2.3.0, cJSON and the package\'s CLI channel, driven by '
+            '`tests/qemu/run.sh --board lm3s` (tests/qemu/README.md). `free` at the shell gives the heap; '
+            '"peak" is its maximum since boot, read after the cycle\'s cleanup. A – in the threads\' table: '
+            'not listed at that point.', '']
+    out += lm3s_summary(runs)
     out += ['## Real-firmware runs', '']
     out += run_tables(runs) or ['No real-firmware run measured (tests/qemu/run.sh needs RTT_ROOT).', '']
     out += ['## Flash by target (tests/cross/run.sh)', '']

@@ -1,8 +1,10 @@
-"""A qemu-vexpress-a9 RT-Thread firmware on a serial console (std lib only).
+"""An RT-Thread firmware on a serial console (std lib only).
 
-Board(bsp, ...) boots `qemu-system-arm -M vexpress-a9` with the serial
-console on pipes and user networking restricted to one guestfwd; every wait
-is bounded and raises Timeout with the end of the transcript.
+Board(bsp, ...) boots `qemu-system-arm -M vexpress-a9` (the qemu-vexpress-a9
+BSP) or, with machine='lm3s6965evb', `-M lm3s6965evb` (the lm3s8962 BSP,
+tests/qemu/lm3s.py) with the serial console on pipes and user networking
+restricted to one guestfwd; every wait is bounded and raises Timeout with
+the end of the transcript.
 """
 import os
 import re
@@ -13,10 +15,16 @@ import time
 
 GUEST_SERVER = '10.0.2.100'  # the address PKG_AGENT_API_URL names
 PROMPT = 'msh />'
+# The shell's prompt without DFS's working directory (the lm3s firmware has
+# DFS off): finsh prints "msh >".
+PROMPT_NO_DFS = 'msh >'
+# The lm3s firmware's ELF (its rtconfig.py names it).
+LM3S_ELF = 'rtthread-lm3s.elf'
 # Crash reports: the library's panic handler (ulog "panic: ..."), RT-Thread's
-# assertion and ARM exception handlers.
+# assertion and ARM exception handlers (Cortex-A9; Cortex-M3's "hard fault
+# on thread/handler").
 FATAL = re.compile(r'E/agent: panic|\) assertion failed at function|data abort|prefetch abort|'
-                   r'undefined instruction')
+                   r'undefined instruction|hard fault on (thread|handler)')
 
 
 class Timeout(Exception):
@@ -24,15 +32,20 @@ class Timeout(Exception):
 
 
 class Board:
-    def __init__(self, bsp, relay_cmd, transcript, host_port=None, guest_port=80, guestfwds=()):
+    def __init__(self, bsp, relay_cmd, transcript, host_port=None, guest_port=80, guestfwds=(),
+                 machine='vexpress-a9'):
         """relay_cmd: the program QEMU runs per guest connection to
         GUEST_SERVER:80 (it connects to the scripted server on 127.0.0.1).
         host_port: forward 127.0.0.1:host_port on the host to the board's
         guest_port (80: its WebNet; 8000: its MCP server), and nothing
         else. guestfwds: more (guest address, guest port, relay command)
         forwards, each relay connecting to a server on 127.0.0.1 (the MCP
-        client's remote server)."""
-        image = os.path.join(bsp, 'rtthread.bin')
+        client's remote server). machine: vexpress-a9 or lm3s6965evb."""
+        if machine not in ('vexpress-a9', 'lm3s6965evb'):
+            raise ValueError('unknown machine %r' % machine)
+        self.machine = machine
+        self.prompt = PROMPT if machine == 'vexpress-a9' else PROMPT_NO_DFS
+        image = os.path.join(bsp, 'rtthread.bin' if machine == 'vexpress-a9' else LM3S_ELF)
         fwds = [(GUEST_SERVER, 80, relay_cmd)] + list(guestfwds)
         for _, _, cmd in fwds:
             for c in cmd:
@@ -52,9 +65,17 @@ class Board:
             # Only the host's loopback: restrict=on leaves explicit
             # forwards working, and this one listens on 127.0.0.1 only.
             netdev += ',hostfwd=tcp:127.0.0.1:%d-:%d' % (int(host_port), int(guest_port))
-        self.cmd = ['qemu-system-arm', '-M', 'vexpress-a9', '-smp', 'cpus=1', '-m', '128M',
-                    '-kernel', image, '-display', 'none', '-monitor', 'none', '-serial', 'stdio',
-                    '-netdev', netdev, '-net', 'nic,netdev=n0,model=lan9118']
+        if machine == 'vexpress-a9':
+            self.cmd = ['qemu-system-arm', '-M', 'vexpress-a9', '-smp', 'cpus=1', '-m', '128M',
+                        '-kernel', image, '-display', 'none', '-monitor', 'none', '-serial', 'stdio',
+                        '-netdev', netdev, '-net', 'nic,netdev=n0,model=lan9118']
+        else:
+            # 256 KB flash, 64 KB SRAM: the machine fixes both. Its
+            # Ethernet controller (stellaris_enet) on the same restricted
+            # user networking.
+            self.cmd = ['qemu-system-arm', '-M', 'lm3s6965evb', '-kernel', image, '-display', 'none',
+                        '-monitor', 'none', '-serial', 'stdio',
+                        '-netdev', netdev, '-net', 'nic,netdev=n0,model=stellaris']
         self.log = open(transcript, 'w', encoding='utf-8', errors='replace')
         self.log.write('$ %s\n' % ' '.join(self.cmd))
         self.proc = subprocess.Popen(self.cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -140,7 +161,7 @@ class Board:
         prompt)."""
         self.send(command + '\r')
         start = self.expect(re.escape(command), 5, what or ('the shell echoes `%s`' % command)).end()
-        end = self.expect(re.escape(PROMPT), timeout, what or ('`%s` finishes' % command)).start()
+        end = self.expect(re.escape(self.prompt), timeout, what or ('`%s` finishes' % command)).start()
         return self.buf[start:end]
 
     def free(self):

@@ -18,7 +18,7 @@ import time
 
 sys.dont_write_bytecode = True  # nothing written into the repo
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from board import GUEST_SERVER, PROMPT, Board, Timeout  # noqa: E402
+from board import GUEST_SERVER, PROMPT, PROMPT_NO_DFS, Board, Timeout  # noqa: E402
 import mapsize  # noqa: E402
 import tls_front  # noqa: E402
 
@@ -50,6 +50,10 @@ INITIALIZE = ('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocol
 # within, and the slack the driver allows on top (console, QEMU).
 TLS_DEADLINE_S = 20
 TLS_SLACK_S = 10
+# The lm3s firmwares' stall step: how long after the request deadline
+# (PKG_AGENT_REQUEST_TIMEOUT_MS, read from the BSP's rtconfig.h) the reply
+# may come (webclient's whole-second timeouts, the console).
+LM3S_DEADLINE_SLACK_S = 10
 TLS_PORT = 443
 # A question whose first round makes the arithmetic model call 16 tools in
 # parallel (16 innermost products), then 8, 4, 2 and 1 additions: six
@@ -69,6 +73,11 @@ TLS_CAUSES = {
     'close-mid-handshake': r'(?i)handshake[^\n]*(clos|reset|hung up|EOF|ended)|(clos|reset|hung up|EOF)[^\n]*handshake',
     'stall-handshake': r'(?i)handshake[^\n]*(tim|deadline)|(tim|deadline)[^\n]*handshake',
 }
+
+
+# The 429 step's products, one per firmware of a run (the scripted server
+# answers 429 once per message text).
+RATE_LIMITED_PRODUCTS = ('6*7', '7*6', '3*14', '14*3', '2*21', '21*2')
 
 
 class Fail(Exception):
@@ -120,12 +129,17 @@ class TokenWindow:
 
 
 LOG_LINE = re.compile(r'^\s*(agent> )?\[\d+\] [EWIDV]/')
+# The library's own console line where ulog is not running (a small BSP
+# without RT_USING_COMPONENTS_INIT): "[E/agent] text", which may follow
+# streamed answer text on the same line.
+LOG_FALLBACK = re.compile(r'\[[EWIDV]/[^\]\s]+\] [^\n]*')
 
 
 def reply_text(reply):
     """What the chat printed as the reply, without the log lines (ulog's
-    `[tick] E/tag: ...`) printed meanwhile."""
-    text = re.sub(r'\x1b\[[0-9;]*m', '', reply)
+    `[tick] E/tag: ...`, the library's `[E/tag] ...` without ulog) printed
+    meanwhile."""
+    text = LOG_FALLBACK.sub('', re.sub(r'\x1b\[[0-9;]*m', '', reply))
     keep = [ln for ln in text.splitlines() if ln.strip() and not LOG_LINE.match(ln)]
     return ' '.join(' '.join(keep).replace('agent> ', ' ').split())
 
@@ -231,6 +245,9 @@ class Run:
         self.board = None
         self.boots = 0
         self.remotes = []
+        # (RT_NAME_MAX, objects made after boot) of each lm3s firmware so far.
+        self.lm3s_names_seen = []
+        self.rate_limited = 0  # the 429 steps run so far (each asks its own question)
 
     # -- bookkeeping ---------------------------------------------------------
     def record(self, fw, step, status, detail=''):
@@ -257,19 +274,32 @@ class Run:
             return False
 
     # -- board ---------------------------------------------------------------
-    def boot(self, bsp, name, host_port=None, guest_port=80, guestfwds=()):
+    def boot(self, bsp, name, host_port=None, guest_port=80, guestfwds=(), machine='vexpress-a9'):
         if self.board:
             self.board.close()
         self.boots += 1
         transcript = os.path.join(self.args.logs, 'serial-%s-%d.txt' % (name, self.boots))
         self.board = Board(bsp, self.server.relay, transcript, host_port=host_port, guest_port=guest_port,
-                           guestfwds=guestfwds)
+                           guestfwds=guestfwds, machine=machine)
+        self.transcript = transcript
         b = self.board
-        # The BSP's main.c runs a demo at boot: wait for it to end.
-        b.expect(r'==== RT-Thread Lab Done ====', 120, 'boot (the BSP demo must finish)')
+        if machine == 'lm3s6965evb':
+            # The lm3s8962 BSP's init thread: lwIP, then the NIC
+            # (tests/qemu/lm3s.py), then this line.
+            b.expect(r'TCP/IP initialized!', 60, 'boot (lwIP and the NIC must come up)')
+        else:
+            # The BSP's main.c runs a demo at boot: wait for it to end.
+            b.expect(r'==== RT-Thread Lab Done ====', 120, 'boot (the BSP demo must finish)')
         b.quiet(0.5)
         b.send('\r')
-        b.expect(re.escape(PROMPT), 10, 'the shell prompt after boot')
+        b.expect(re.escape(b.prompt), 10, 'the shell prompt after boot')
+        if machine == 'lm3s6965evb':
+            # No command shows the address there: without netdev there is
+            # no `ifconfig`, and lwIP's list_if is a finsh (C-style shell)
+            # command, not an msh one. QEMU's DHCP answers within a second
+            # or two; the first request shows whether the board got one.
+            b.quiet(5)
+            return b.free()
         deadline = time.monotonic() + 40
         while True:
             out = b.run('ifconfig')
@@ -286,10 +316,10 @@ class Run:
         b.quiet(0.5)
         b.send('\r')
         try:
-            b.expect(re.escape(PROMPT), 6, what)
+            b.expect(re.escape(b.prompt), 6, what)
         except Timeout:
             raise Fail('%s: the shell does not answer (Enter gave no `%s` within 6 s, nothing typed is '
-                       'echoed): the console was not given back to the shell' % (what, PROMPT))
+                       'echoed): the console was not given back to the shell' % (what, b.prompt))
 
     def chat(self, text, expect, timeout):
         """Type a message in the CLI chat; return (reply, seconds)."""
@@ -309,12 +339,14 @@ class Run:
         return reply, secs
 
     # -- CLI firmware --------------------------------------------------------
-    def cli_cycles(self, bsp, fw, boot_kw=None, after_boot=None, turn=None):
+    def cli_cycles(self, bsp, fw, boot_kw=None, after_boot=None, turn=None, idle_free=False):
         """Three chat/cleanup cycles; returns the boot's `free` or None.
-        boot_kw: more Board options (the TLS firmware's guestfwd);
+        boot_kw: more Board options (the TLS firmware's guestfwd, the lm3s
+        firmware's machine);
         after_boot: called once booted (the TLS firmware sets the clock);
         turn: (begin, end) called around each two-round question, end's
-        text added to the step's result (the TLS front's handshakes)."""
+        text added to the step's result (the TLS front's handshakes);
+        idle_free: `free` after Ctrl-D too (the heap the idle chat keeps)."""
         try:
             boot = self.boot(bsp, fw, **(boot_kw or {}))
             if after_boot:
@@ -360,6 +392,9 @@ class Run:
                 st = b.thread_stack(LOOP_THREAD)
                 if st:
                     state['stack'] = st
+                if idle_free:
+                    state['idle'] = b.free()
+                    return 'shell prompt back; free: used %d' % state['idle']['used']
                 return 'shell prompt back'
 
             def cleanup():
@@ -381,6 +416,9 @@ class Run:
                 size, pct, line = state['stack']
                 self.figures.append(('%s: %s stack high-water (list thread)' % (fw, LOOP_THREAD),
                                      '%s%% of %d bytes' % (pct, size)))
+            if 'idle' in state:
+                self.figures.append(('%s: heap used idle after the chat (free after Ctrl-D), cycle %d'
+                                     % (fw, cycle), state['idle']['used']))
             if 'heap' in state:
                 self.figures.append(('%s: heap used after cleanup, cycle %d' % (fw, cycle), state['heap']['used']))
                 self.figures.append(('%s: heap maximum so far (free), cycle %d' % (fw, cycle), state['heap']['max']))
@@ -393,10 +431,11 @@ class Run:
                 return boot
         return boot
 
-    def cli_faults(self, bsp, fw):
+    def cli_faults(self, bsp, fw, boot_kw=None, keep=False):
+        """The fault steps; keep: leave the board running (in the chat)."""
         if self.board is None:
             try:
-                self.boot(bsp, fw + '-faults')
+                self.boot(bsp, fw + '-faults', **(boot_kw or {}))
             except (Fail, Timeout) as e:
                 self.record(fw, 'boot for the fault steps', 'FAIL', str(e))
                 return
@@ -428,8 +467,14 @@ class Run:
             return 'reply after %.1f s, %d request(s) (retries): %s' % (secs, len(answers), one_line(reply))
 
         def http429():
+            # The server answers 429 to the first request of each message
+            # it has not seen: a firmware after another one in the same run
+            # asks another product.
+            product = RATE_LIMITED_PRODUCTS[self.rate_limited % len(RATE_LIMITED_PRODUCTS)]
+            self.rate_limited += 1
+            question = 'ratelimited: what is %s?' % product
             mark = self.server.mark()
-            reply, secs = self.chat('ratelimited: what is 6*7?', r'The result is 42\.', 90)
+            reply, secs = self.chat(question, r'The result is 42\.', 90)
             answers = [a for a in self.server.answers(mark) if a[0].startswith('ratelimited')]
             if not answers or answers[0][1] != 429:
                 raise Fail('the server did not see the 429 first: %s' % answers)
@@ -439,6 +484,361 @@ class Run:
         self.attempt(fw, 'faults: 10 s before the first byte, HTTP timeout 15 s', slow)
         self.attempt(fw, 'faults: HTTP 500 (reply says what failed)', http500)
         self.attempt(fw, 'faults: HTTP 429 with Retry-After (retried, answered)', http429)
+        if keep:
+            return
+        b.close()
+        self.board = None
+
+    # -- lm3s firmware (issue 31) -------------------------------------------
+    def thread_figures(self, fw, when):
+        """Every thread's stack high-water from `list thread`."""
+        out = self.board.run('list thread')
+        n = 0
+        for line in out.splitlines():
+            f = line.split()
+            pct = re.search(r'\s(\d+)%', line)
+            if len(f) >= 6 and pct and re.match(r'0x[0-9a-fA-F]+$', f[4]):
+                self.figures.append(('%s: %s stack high-water %s (list thread)' % (fw, f[0], when),
+                                     '%s%% of %d bytes' % (pct.group(1), int(f[4], 16))))
+                n += 1
+        if not n:
+            raise Fail('`list thread` printed no thread line this driver reads: %r' % out)
+        return '%d threads' % n
+
+    def lm3s_said_why(self, fw, step):
+        """When `step` (a main_loop_entry) failed because the command went
+        back to the shell: it must have said why on the console (issue 31:
+        errors reach the console when ulog is not running)."""
+        if not any(r[0] == fw and r[1] == step and r[2] == 'FAIL' for r in self.results):
+            return
+        with open(self.transcript, errors='replace') as f:  # the boot that step ran on
+            text = re.sub(r'\x1b\[[0-9;]*m', '', f.read())
+        prompt = PROMPT_NO_DFS
+        m = None
+        for m in re.finditer(r'main_loop_entry\n(.*?)%s' % re.escape(prompt), text, re.S):
+            pass
+        if m is None:
+            return  # it did not go back to the shell: the step's own excerpt says what happened
+
+        def said():
+            words = [ln.strip() for ln in m.group(1).splitlines() if ln.strip() and 'driver types' not in ln]
+            if not words:
+                raise Fail('main_loop_entry went back to `%s` and printed nothing: no word of why '
+                           '(the library\'s log goes to ulog, which this BSP never initialises: no '
+                           'RT_USING_COMPONENTS_INIT)' % prompt)
+            return 'it printed: %s' % ' | '.join(words)
+        self.attempt(fw, '%s: a failed start says why on the console' % step.split(':')[0], said)
+
+    def lm3s_console(self, fw):
+        """Lines on the consoles of this firmware's boots that issue 31
+        names: object names cut to RT_NAME_MAX, printf formats the board's
+        rt_vsnprintf does not know."""
+        text = ''
+        for n in sorted(os.listdir(self.args.logs)):
+            if re.match(r'serial-%s(-faults|-limits)?-\d+\.txt$' % re.escape(fw), n):
+                with open(os.path.join(self.args.logs, n), errors='replace') as f:
+                    text += f.read()
+        text = re.sub(r'\x1b\[[0-9;]*m', '', text)
+
+        def formats():
+            bad = sorted(set(re.findall(r'[^\n]*%(?:ll|l|0\d+l)[udx][^\n]*', text)))
+            if bad:
+                raise Fail('conversion specifiers printed as text: %s' % ' | '.join(b.strip() for b in bad[:5]))
+            return 'no unexpanded %%lu/%%llu on the console (%d agent replies on it)' % text.count('agent> ')
+        self.attempt(fw, 'console: no format the small rt_vsnprintf leaves unexpanded', formats)
+
+    def lm3s_objects(self):
+        """(name, kind) of every kernel object the shell's `list` commands show."""
+        objs = []
+        for kind in ('thread', 'sem', 'mutex', 'event', 'mailbox', 'msgqueue', 'timer', 'device'):
+            out = self.board.run('list %s' % kind)
+            for line in out.splitlines():
+                f = line.split()
+                # Headers, rules, continuation lines, the echo.
+                if not f or line.startswith(' ') or f[0].startswith('-') or f[0] in (
+                        'list', 'thread', 'semaphore', 'mutex', 'event', 'mailbox', 'msgqueue', 'timer', 'device'):
+                    continue
+                objs.append((f[0], kind))
+        return objs
+
+    def lm3s_names(self, fw, bsp):
+        """Kernel objects made after boot whose name was cut to RT_NAME_MAX
+        - 1 characters (the kernel's "exceeds RT_NAME_MAX" warning goes
+        through ulog, which does not run on this BSP). Read from the
+        shell's `list` commands; what was there at boot
+        (self.lm3s_boot_objects) is not the package's. A name of that
+        length is judged against the objects an earlier firmware of the run
+        with a larger RT_NAME_MAX listed (self.lm3s_names_seen): the same
+        name there is whole (it fits exactly), a longer one starting with it
+        means it was cut; with no such firmware it was most likely cut."""
+        with open(os.path.join(bsp, 'rtconfig.h')) as f:
+            m = re.search(r'#define\s+RT_NAME_MAX\s+(\d+)', f.read())
+        name_max = int(m.group(1)) if m else 8
+        objs = self.lm3s_objects()
+        seen = len(objs)
+        ref = [(mx, o) for mx, olist in self.lm3s_names_seen for o in olist if mx > name_max]
+        cut, whole = [], []
+        for o in objs:
+            if len(o[0]) != name_max - 1 or o in self.lm3s_boot_objects:
+                continue
+            if any(r == o for _, r in ref) and not any(r[1] == o[1] and len(r[0]) > len(o[0])
+                                                       and r[0].startswith(o[0]) for _, r in ref):
+                whole.append('%s (%s)' % o)
+            else:
+                cut.append('%s (%s)' % o)
+        self.lm3s_names_seen.append((name_max, [o for o in objs if o not in self.lm3s_boot_objects]))
+        if cut:
+            raise Fail('RT_NAME_MAX %d: %d object name(s) of %d characters, cut by the kernel%s: %s'
+                       % (name_max, len(cut), name_max - 1,
+                          ' (a longer one starting with it, or none of that name, on the firmware with a larger '
+                          'RT_NAME_MAX)' if ref else '', ', '.join(cut)))
+        return '%d objects listed, none cut (RT_NAME_MAX %d%s)' % (
+            seen, name_max, '; of %d characters and whole, the same on the firmware with a larger RT_NAME_MAX: %s'
+            % (name_max - 1, ', '.join(whole)) if whole else '')
+
+    def lm3s(self, bsp):
+        """The lm3s8962 BSP on -M lm3s6965evb: the CLI cycles and faults,
+        every thread's stack, the heap."""
+        fw = os.path.basename(bsp.rstrip('/')).replace('agent-', '')
+        kw = {'machine': 'lm3s6965evb'}
+        self.lm3s_bsp = bsp
+
+        self.lm3s_boot_objects = set()
+
+        def after_boot():
+            self.attempt(fw, 'list thread at boot', lambda: self.thread_figures(fw, 'at boot'))
+            if not self.lm3s_boot_objects:
+                self.lm3s_boot_objects = set(self.lm3s_objects())
+
+        boot = self.cli_cycles(bsp, fw, boot_kw=kw, after_boot=after_boot, idle_free=True)
+        self.lm3s_boot_used = boot['used'] if boot else None
+        if boot and boot.get('total'):
+            self.figures.append(('%s: heap total (free)' % fw, boot['total']))
+        self.lm3s_said_why(fw, 'cycle 1: main_loop_entry')
+        if boot is None and self.board is not None:
+            self.board.close()  # the boot failed: the fault steps boot again
+            self.board = None
+        if self.board is not None:
+            self.attempt(fw, 'list thread after three cycles',
+                         lambda: self.thread_figures(fw, 'after three cycles'))
+        self.cli_faults(bsp, fw, boot_kw=kw, keep=True)
+        self.lm3s_said_why(fw, 'faults: main_loop_entry')
+        try:
+            self.lm3s_steps_after_faults(fw)
+            self.lm3s_limits(bsp, fw)
+        finally:
+            if self.board:
+                self.board.close()
+                self.board = None
+            self.lm3s_console(fw)
+
+    def lm3s_limits(self, bsp, fw):
+        """On a board of their own: the heap after start (the chat opened,
+        no question yet), a stall ended by the request deadline with the
+        cleanup after it within 2 s, and an answer larger than the whole
+        heap (a reply saying out of memory, the board still answering, the
+        heap back). Each step opens the chat and ends with Ctrl-D,
+        `cleanup_agent_entry` and `free` equal to this boot's figure; a step
+        that leaves the board in doubt gets the next one a new boot."""
+        kw = {'machine': 'lm3s6965evb'}
+        deadline_ms = lm3s_config(bsp, 'PKG_AGENT_REQUEST_TIMEOUT_MS')
+        http_ms = lm3s_config(bsp, 'PKG_AGENT_HTTP_TIMEOUT_MS')
+        cap = lm3s_config(bsp, 'PKG_AGENT_MAX_CONTENT_LEN')
+        state = {}
+
+        def fresh():
+            if self.board is not None:
+                return self.board
+            boot = self.boot(bsp, fw + '-limits', **kw)
+            state['boot'] = boot
+            return self.board
+
+        def open_chat(b):
+            b.send('main_loop_entry\r')
+            b.expect(r'Agent chat:[^\n]*\n', 20, 'main_loop_entry opens the chat')
+            b.expect(re.escape(CHAT_PROMPT), 5, 'the chat prompt')
+
+        def leave_and_clean(b, problems, limit=None):
+            """Ctrl-D, `cleanup_agent_entry` (timed), `free` against the
+            boot figure; returns (cleanup seconds, heap used)."""
+            b.send('\x04')
+            b.expect(r'leaving the agent chat', 10, 'Ctrl-D leaves the chat')
+            self.shell_alive('after Ctrl-D')
+            t0 = time.monotonic()
+            b.run('cleanup_agent_entry', timeout=40)
+            secs = time.monotonic() - t0
+            used = b.free()['used']
+            boot = state['boot']['used']
+            if limit is not None and secs > limit:
+                problems.append('cleanup_agent_entry returned after %.1f s (limit %d s)' % (secs, limit))
+            if used != boot:
+                problems.append('heap used after cleanup is %d, at boot %d (%+d)' % (used, boot, used - boot))
+            return secs, used
+
+        def step(name, fn):
+            try:
+                fresh()
+            except (Fail, Timeout) as e:
+                self.record(fw, name, 'FAIL', 'boot: %s%s' % (e, self.excerpt(0)))
+                return
+            if not self.attempt(fw, name, lambda: fn(self.board)):
+                # The board may still be in the chat or in a request.
+                self.board.close()
+                self.board = None
+
+        def started(b):
+            problems = []
+            open_chat(b)
+            b.send('\x04')
+            b.expect(r'leaving the agent chat', 10, 'Ctrl-D leaves the chat')
+            self.shell_alive('after Ctrl-D')
+            h = b.free()
+            self.figures.append(('%s: heap used after main_loop_entry (free after Ctrl-D, no question yet)' % fw,
+                                 h['used']))
+            b.run('cleanup_agent_entry', timeout=40)
+            used = b.free()['used']
+            if used != state['boot']['used']:
+                problems.append('heap used after cleanup is %d, at boot %d' % (used, state['boot']['used']))
+            if problems:
+                raise Fail('; '.join(problems))
+            return 'boot %d, after start %d, after cleanup %d' % (state['boot']['used'], h['used'], used)
+
+        def stall(b):
+            if not deadline_ms:
+                raise Fail('PKG_AGENT_REQUEST_TIMEOUT_MS is not in %s/rtconfig.h' % bsp)
+            deadline = deadline_ms / 1000.0
+            problems = []
+            open_chat(b)
+            mark = self.server.mark()
+            reply, secs = self.chat('stallheaders: say something', None, deadline + LM3S_DEADLINE_SLACK_S)
+            answers = [a for a in self.server.answers(mark) if a[0] == 'stallheaders']
+            text = reply_text(reply)
+            if not answers:
+                problems.append('the request never reached the server')
+            elif len(answers) > 1:
+                problems.append('%d requests: the deadline is never retried' % len(answers))
+            if not re.search(r'timed out', text) or str(deadline_ms) not in text:
+                problems.append('the reply does not say that the request deadline (%d ms) ended it: %r'
+                                % (deadline_ms, text[:300]))
+            if secs < deadline - 1.5:
+                problems.append('answered after %.1f s, before the %.0f s deadline (per-read timeout %s ms): '
+                                'something else ended it' % (secs, deadline, http_ms))
+            csecs, used = leave_and_clean(b, problems, limit=2)
+            if problems:
+                raise Fail('; '.join(problems) + '; reply after %.1f s: %r; cleanup_agent_entry returned in %.1f s, '
+                           'heap %d (boot %d)' % (secs, text[:200], csecs, used, state['boot']['used']))
+            return ('answered after %.1f s (deadline %.0f s, per-read timeout %s ms, the server sending an SSE '
+                    'comment every 2 s): %r; cleanup_agent_entry returned in %.1f s; heap back to %d'
+                    % (secs, deadline, http_ms, text[:160], csecs, used))
+
+        def huge(b):
+            total = state['boot'].get('total')
+            if not total:
+                raise Fail('`free` printed no heap total')
+            size = 2 * total
+            problems = []
+            open_chat(b)
+            mark = self.server.mark()
+            reply, secs = self.chat('hugeanswer %d: tell me everything' % size, None, 120)
+            answers = [a for a in self.server.answers(mark) if a[0] == 'hugeanswer']
+            text = reply_text(reply)
+            shown = [int(x) for x in re.findall(r'\[(\d{6,})\] ', reply)]
+            far = ('the text shown reached offset %d' % max(shown)) if shown else 'no answer text shown'
+            if not answers:
+                problems.append('the request never reached the server')
+            if not re.search(r'(?i)out of memory', text):
+                logged = [m.group(0) for m in LOG_FALLBACK.finditer(re.sub(r'\x1b\[[0-9;]*m', '', reply))]
+                logged += [ln.strip() for ln in reply.splitlines() if LOG_LINE.match(ln)]
+                problems.append('the reply (%d characters, %s) does not say out of memory: %r ... %r%s'
+                                % (len(text), far, text[:120], text[-240:],
+                                   ('; only the log said: %s' % ' | '.join(logged)[:300]) if logged else ''))
+            self.figures.append(('%s: answer text shown before the answer too large for the heap ended' % fw,
+                                 (max(shown) + 512) if shown else 0))
+            _, qsecs = self.chat(QUESTION, ANSWER, 90)
+            b.send('\x04')
+            b.expect(r'leaving the agent chat', 10, 'Ctrl-D leaves the chat')
+            self.shell_alive('after Ctrl-D')
+            h = b.free()
+            self.figures.append(('%s: heap maximum after the answer too large for the heap (free)' % fw, h['max']))
+            self.thread_figures(fw, 'after the answer too large for the heap')
+            b.run('cleanup_agent_entry', timeout=40)
+            used = b.free()['used']
+            if used != state['boot']['used']:
+                problems.append('heap used after cleanup is %d, at boot %d (%+d)'
+                                % (used, state['boot']['used'], used - state['boot']['used']))
+            rest = ('the next question answered in %.1f s; heap maximum %d; heap after cleanup %d (boot %d)'
+                    % (qsecs, h['max'], used, state['boot']['used']))
+            if problems:
+                raise Fail('; '.join(problems) + '; ' + rest)
+            return ('an answer of %d bytes (heap total %d, content cap %s): reply after %.1f s, %s, ending %r; %s'
+                    % (size, total, cap, secs, far, text[-160:], rest))
+
+        step('limits: heap after main_loop_entry (Ctrl-D at once), cleanup, heap back', started)
+        step('limits: a stall (head, then only SSE comments) answered by the request deadline, cleanup '
+             'within 2 s, heap back', stall)
+        step('limits: an answer larger than the heap: the reply says out of memory, the next question '
+             'answered, heap back', huge)
+
+    def lm3s_steps_after_faults(self, fw):
+        b = self.board
+        if b is None:
+            return
+        if any(r[0] == fw and r[1] == 'faults: main_loop_entry' and r[2] == 'FAIL' for r in self.results):
+            # The chat never opened: the shell is still at its prompt.
+            self.attempt(fw, 'faults: list thread at the shell (the chat did not open)',
+                         lambda: self.thread_figures(fw, 'after the fault steps'))
+            self.attempt(fw, 'every kernel object name fits RT_NAME_MAX (after main_loop_entry)',
+                         lambda: self.lm3s_names(fw, self.lm3s_bsp))
+
+            def console():
+                # Facts for the reader of a failed start: the console the
+                # build names and the character devices there are.
+                with open(os.path.join(self.lm3s_bsp, 'rtconfig.h')) as f:
+                    m = re.search(r'#define\s+RT_CONSOLE_DEVICE_NAME\s+"([^"]*)"', f.read())
+                name = m.group(1) if m else None
+                out = b.run('list device')
+                chars = [ln.split()[0] for ln in out.splitlines()
+                         if len(ln.split()) >= 2 and 'Character' in ln]
+                self.figures.append(('%s: RT_CONSOLE_DEVICE_NAME; the character devices (list device)' % fw,
+                                     '"%s"%s; %s' % (name, '' if name in chars else ' (no such device)',
+                                                     ', '.join(chars) or 'none')))
+                return 'RT_CONSOLE_DEVICE_NAME "%s"; character devices: %s' % (name, ', '.join(chars) or 'none')
+            self.attempt(fw, 'list device (the console the build names)', console)
+
+            def heap():
+                h = b.free()
+                self.figures.append(('%s: heap used after two failed main_loop_entry (free)' % fw, h['used']))
+                self.figures.append(('%s: heap maximum after two failed main_loop_entry (free)' % fw, h['max']))
+                return 'used %d, maximum %s' % (h['used'], h['max'])
+            self.attempt(fw, 'free after the failed starts', heap)
+
+            def cleanup():
+                b.run('cleanup_agent_entry', timeout=40)
+                h = b.free()
+                if h['used'] != self.lm3s_boot_used:
+                    raise Fail('heap used after cleanup is %d, at boot %d (%+d)' % (
+                        h['used'], self.lm3s_boot_used, h['used'] - self.lm3s_boot_used))
+                return 'free: used %d (= boot)' % h['used']
+            if self.lm3s_boot_used is not None:
+                self.attempt(fw, 'cleanup_agent_entry after the failed starts, heap back', cleanup)
+            b.close()
+            self.board = None
+            return
+
+        def leave():
+            b.send('\x04')
+            b.expect(r'leaving the agent chat', 10, 'Ctrl-D leaves the chat')
+            self.shell_alive('after Ctrl-D')
+            detail = self.thread_figures(fw, 'after the fault steps')
+            self.attempt(fw, 'every kernel object name fits RT_NAME_MAX (chat open)',
+                         lambda: self.lm3s_names(fw, self.lm3s_bsp))
+            b.run('cleanup_agent_entry', timeout=40)
+            heap = b.free()
+            self.figures.append(('%s: heap used after the fault steps\' cleanup' % fw, heap['used']))
+            self.figures.append(('%s: heap maximum after the fault steps (free)' % fw, heap['max']))
+            return '%s; after cleanup free: used %d, maximum %s' % (detail, heap['used'], heap['max'])
+
+        self.attempt(fw, 'faults: Ctrl-D, list thread, cleanup_agent_entry', leave)
         b.close()
         self.board = None
 
@@ -2213,6 +2613,16 @@ def rpc_code(r):
         return None
 
 
+def lm3s_config(bsp, name):
+    """An integer setting of a BSP's generated rtconfig.h, or None."""
+    try:
+        with open(os.path.join(bsp, 'rtconfig.h')) as f:
+            m = re.search(r'#define\s+%s\s+(\d+)' % re.escape(name), f.read())
+    except OSError:
+        return None
+    return int(m.group(1)) if m else None
+
+
 def one_line(text):
     text = re.sub(r'\x1b\[[0-9;]*m', '', text)
     return ' '.join(text.split())[:400]
@@ -2224,6 +2634,8 @@ def main():
     p.add_argument('--logs', required=True)
     p.add_argument('--cli', action='append', default=[])
     p.add_argument('--debug')
+    p.add_argument('--lm3s', action='append', default=[],
+                   help='an lm3s8962 firmware\'s BSP (CLI channel; booted on -M lm3s6965evb); repeatable')
     p.add_argument('--webnet', help='the WebNet firmware\'s BSP')
     p.add_argument('--web-token', default='')
     p.add_argument('--page', help='web/agent.html, to compare with what the board serves')
@@ -2266,6 +2678,8 @@ def main():
             run.mcp(a.mcp, a.mcp_token, a.mcp_check, a.mcp_remote)
         if a.tls:
             run.tls(a.tls, a.tls_debug, a.pki)
+        for bsp in a.lm3s:
+            run.lm3s(bsp)
     finally:
         run.close()
 
@@ -2320,10 +2734,30 @@ def main():
                              '%d bytes' % mapsize.firmware_flash(m)))
             except (OSError, SystemExit) as e:
                 rows.append(('tls firmware: flash with the package\'s mbedTLS configuration', 'unavailable: %s' % e))
+    for bsp in a.lm3s:
+        import lm3s
+        name = os.path.basename(bsp.rstrip('/')).replace('agent-', '')
+        m = os.path.join(bsp, lm3s.MAP)
+        try:
+            total = mapsize.firmware_flash(m)
+            rows.append(('%s firmware: flash used (text + rodata + data kept by the linker)' % name,
+                         '%d of %d bytes (%.0f%%)' % (total, lm3s.FLASH_BYTES, 100.0 * total / lm3s.FLASH_BYTES)))
+            pkg = mapsize.package_flash(m)
+            rows.append(('%s firmware: the package\'s share of the flash used' % name, '%d of %d bytes (%.1f%%)'
+                         % (pkg, total, 100.0 * pkg / total if total else 0)))
+        except (OSError, SystemExit) as e:
+            rows.append(('%s firmware: flash' % name, 'unavailable: %s' % e))
+        try:
+            rows += [('%s firmware: ' % name + w, v) for w, v in mapsize.rows(m)]
+        except (OSError, SystemExit) as e:
+            rows.append(('%s firmware: flash by part' % name, 'unavailable: %s' % e))
     rows += [(w, v) for w, v in run.figures]
     # For tools/figures (docs/figures.md): what this run measured, where.
     with open(os.path.join(a.logs, 'figures.json'), 'w') as f:
-        json.dump({'date': time.strftime('%Y-%m-%d'), 'board': 'qemu-system-arm -M vexpress-a9 (RT-Thread qemu-vexpress-a9)',
+        board = ('qemu-system-arm -M lm3s6965evb (RT-Thread lm3s8962)'
+                 if a.lm3s and not (a.cli or a.debug or a.webnet or a.mcp or a.tls)
+                 else 'qemu-system-arm -M vexpress-a9 (RT-Thread qemu-vexpress-a9)')
+        json.dump({'date': time.strftime('%Y-%m-%d'), 'board': board,
                    'results': [[fw, step, status] for fw, step, status, _ in run.results],
                    'figures': [[w, str(v)] for w, v in rows]}, f, indent=1)
     width = max(len(w) for w, _ in rows) if rows else 10

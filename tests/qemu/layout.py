@@ -2,9 +2,13 @@
 """Lays out an RT-Thread BSP with this package the way RT-Thread's env tool
 would, and writes its .config; used by tests/qemu/run.sh (std lib only).
 
-  layout.py tree   RTT_ROOT WORK_RTT           copy of the RT-Thread tree
+  layout.py tree   RTT_ROOT WORK_RTT [--board a9|lm3s]
+                                               copy of the RT-Thread tree
+                                               (lm3s: bsp/lm3s8962 as the
+                                               template, lwIP's port patched:
+                                               tests/qemu/lm3s.py)
   layout.py bsp    WORK_RTT NAME REPO CJSON WEBCLIENT [--webnet WEBNET]
-                   [--mbedtls MBEDTLS --user-ca PEM]
+                   [--mbedtls MBEDTLS --user-ca PEM] [--board a9|lm3s]
                                                bsp/NAME from qemu-vexpress-a9,
                                                packages/ laid out (WebNet too
                                                with --webnet; the mbedtls
@@ -21,6 +25,9 @@ would, and writes its .config; used by tests/qemu/run.sh (std lib only).
                                                --tls-url: HTTPS through
                                                mbedTLS, that
                                                PKG_AGENT_API_URL)
+                   [--board lm3s: the lm3s firmware's .config,
+                    tests/qemu/lm3s.py; --channel cli --posix-stdio off;
+                    --name-max N: RT_NAME_MAX N]
   layout.py check  BSP_DIR (the same options as config)
                                                rtconfig.h has what we asked
 
@@ -31,6 +38,10 @@ import os
 import re
 import shutil
 import sys
+
+sys.dont_write_bytecode = True  # nothing written into the repo
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import lm3s  # noqa: E402
 
 TEMPLATE_BSP = os.path.join('bsp', 'qemu-vexpress-a9')
 # Package folders as the env tool names them (<name>-<version>).
@@ -127,7 +138,8 @@ def sync_dir(src, dst, skip_top=(), keep=()):
 
 def cmd_tree(a):
     src = os.path.abspath(a.rtt_root)
-    for need in ('src', 'include', 'components', 'libcpu', 'tools', 'Kconfig', TEMPLATE_BSP):
+    template_bsp = lm3s.BSP if a.board == 'lm3s' else TEMPLATE_BSP
+    for need in ('src', 'include', 'components', 'libcpu', 'tools', 'Kconfig', template_bsp):
         if not os.path.exists(os.path.join(src, need)):
             die('RTT_ROOT=%s has no %s: it must be an RT-Thread 5.x source tree (see tests/qemu/README.md)'
                 % (src, need))
@@ -138,8 +150,12 @@ def cmd_tree(a):
     # template BSP is copied by `bsp`.
     skip = [n for n in os.listdir(src) if n in ('bsp', 'documentation', '.git', '.github')]
     sync_dir(src, dst, skip_top=skip)
+    # The lm3s board's tree patches lwIP's port (its own copy of RT-Thread:
+    # the A9 firmwares' tree is another one).
+    if a.board == 'lm3s':
+        lm3s.patch_tree(dst)
     os.makedirs(os.path.join(dst, 'bsp'), exist_ok=True)
-    sync_dir(os.path.join(src, TEMPLATE_BSP), os.path.join(dst, 'bsp', '.template'))
+    sync_dir(os.path.join(src, template_bsp), os.path.join(dst, 'bsp', '.template'))
 
 
 CJSON_KCONFIG = '''
@@ -390,7 +406,7 @@ def cmd_bsp(a):
     # Keep build outputs across runs: only sources are synced.
     sync_dir(template, bsp, skip_top=['packages', 'build', 'rtthread.elf', 'rtthread.bin', 'rtthread.map',
                                       '.config', '.config.old', 'rtconfig.h', '.sconsign.dblite', 'sd.bin',
-                                      'cconfig.h', 'drivers'])
+                                      'cconfig.h', 'drivers', lm3s.ELF, lm3s.MAP])
     # drivers/ gets automac.h written by rtconfig.py: sync without deleting it.
     _sync_keep(os.path.join(template, 'drivers'), os.path.join(bsp, 'drivers'))
     for f in ('.config', 'rtconfig.h'):
@@ -398,6 +414,9 @@ def cmd_bsp(a):
             shutil.copy2(os.path.join(template, f), os.path.join(bsp, f))
     # The BSP's stock .config, untouched, for `config` to start from.
     shutil.copy2(os.path.join(template, '.config'), os.path.join(bsp, '.config.stock'))
+    if a.board == 'lm3s':
+        # What the board needs on QEMU's lm3s6965evb, to this copy only.
+        lm3s.patch_bsp(template, bsp)
 
     pkgs = os.path.join(bsp, 'packages')
     os.makedirs(pkgs, exist_ok=True)
@@ -460,6 +479,8 @@ def agent_kconfig_tls_choice(bsp):
 
 
 def overrides(a):
+    if a.board == 'lm3s':
+        return lm3s.overrides(*agent_kconfig_tls_choice(a.bsp), prebuilt=a.prebuilt, name_max=a.name_max)
     o = {
         'BSP_DRV_EMAC': 'y',
         'RT_USING_LWIP': 'y',
@@ -586,11 +607,12 @@ def cmd_config(a):
     with open(os.path.join(bsp, '.config.stock')) as f:
         lines = f.read().splitlines()
     o = overrides(a)
+    drop = lm3s.DROP if a.board == 'lm3s' else ()
     pat = re.compile(r'^(?:# )?CONFIG_(\w+)(?:=| is not set)')
     out = []
     for line in lines:
         m = pat.match(line)
-        if m and m.group(1) in o:
+        if m and (m.group(1) in o or m.group(1) in drop):
             continue
         out.append(line)
     for k, v in o.items():
@@ -620,11 +642,14 @@ def cmd_check(a):
                 bad.append('%s should be on' % k)
         elif values.get(k) != v:
             bad.append('%s should be %s, is %s' % (k, v, values.get(k)))
+    if a.board == 'lm3s':
+        # What the lm3s check keeps as the BSP ships it (tests/qemu/lm3s.py).
+        bad += ['%s should stay off (as bsp/lm3s8962 ships it)' % k for k in lm3s.MUST_STAY_OFF if k in defined]
     if bad:
         die('rtconfig.h of %s after `scons --pyconfig-silent` is not what .config asked for:\n  %s\n'
             '(a Kconfig dependency refused it; see %s/.config)' % (a.bsp, '\n  '.join(bad), a.bsp))
-    print('rtconfig.h: ok (%s channel%s%s%s, RT_USING_POSIX_STDIO %s)'
-          % (a.channel, ', MCP server' if a.mcp_token else '',
+    print('rtconfig.h: ok (%s%s channel%s%s%s, RT_USING_POSIX_STDIO %s)'
+          % ('lm3s8962 BSP, ' if a.board == 'lm3s' else '', a.channel, ', MCP server' if a.mcp_token else '',
              ', MCP client of %s' % a.mcp_servers if a.mcp_servers else '',
              ', HTTPS (mbedTLS) to %s' % a.tls_url if a.tls_url else '', a.posix_stdio))
 
@@ -635,12 +660,14 @@ def main():
     t = sub.add_parser('tree')
     t.add_argument('rtt_root')
     t.add_argument('work_rtt')
+    t.add_argument('--board', choices=('a9', 'lm3s'), default='a9')
     b = sub.add_parser('bsp')
     for n in ('work_rtt', 'name', 'repo', 'cjson', 'webclient'):
         b.add_argument(n)
     b.add_argument('--webnet', default='')
     b.add_argument('--mbedtls', default='')
     b.add_argument('--user-ca', default='')
+    b.add_argument('--board', choices=('a9', 'lm3s'), default='a9')
     for name in ('config', 'check'):
         c = sub.add_parser(name)
         c.add_argument('bsp')
@@ -652,6 +679,8 @@ def main():
         c.add_argument('--mcp-servers', default='')
         c.add_argument('--tls-url', default='')
         c.add_argument('--mbedtls-config', choices=('lean', 'package'), default='lean')
+        c.add_argument('--board', choices=('a9', 'lm3s'), default='a9')
+        c.add_argument('--name-max', default='', help='lm3s: RT_NAME_MAX instead of the BSP\'s')
     a = p.parse_args()
     {'tree': cmd_tree, 'bsp': cmd_bsp, 'config': cmd_config, 'check': cmd_check}[a.cmd](a)
 

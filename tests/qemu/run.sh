@@ -40,10 +40,18 @@
 #                  tag 2.28.1); needed when QEMU_TLS is on or only
 #   AGENT_SRC      the package sources put into the BSP (default: this work
 #                  tree; e.g. an unpacked `git archive` of another commit)
+#   QEMU_BOARD     a9 (default: bsp/qemu-vexpress-a9 on -M vexpress-a9, the
+#                  firmwares above) or lm3s (issue 31: bsp/lm3s8962 on
+#                  -M lm3s6965evb, 256 KB flash, 64 KB SRAM; two firmwares,
+#                  agent-lm3s and agent-lm3s-name8 (RT_NAME_MAX 8), CLI
+#                  channel, no TLS, the board's patch of
+#                  tests/qemu/lm3s.py applied to the work dir's copy; its
+#                  own RT-Thread copy, <work>/rtt-lm3s; the other firmware
+#                  options do not apply)
 # Options: --stdio on|off|both (as QEMU_STDIO), --skip-build, --webnet
 # (QEMU_WEBNET=on), --webnet-only (QEMU_WEBNET=only), --browser, --mcp
 # (QEMU_MCP=on), --mcp-only (QEMU_MCP=only), --tls (QEMU_TLS=on),
-# --tls-only (QEMU_TLS=only).
+# --tls-only (QEMU_TLS=only), --board a9|lm3s (QEMU_BOARD).
 #
 # Network: qemu's user networking only, restricted (restrict=on: the guest
 # reaches nothing but the one guestfwd), 10.0.2.100:80 forwarded to the
@@ -65,6 +73,7 @@ webnet="${QEMU_WEBNET:-off}"
 browser="${QEMU_BROWSER:-}"
 mcp="${QEMU_MCP:-off}"
 tls="${QEMU_TLS:-off}"
+board="${QEMU_BOARD:-a9}"
 while [ $# -gt 0 ]; do
     case "$1" in
         --stdio) stdio="$2"; shift 2 ;;
@@ -76,9 +85,14 @@ while [ $# -gt 0 ]; do
         --mcp-only) mcp=only; shift ;;
         --tls) tls=on; shift ;;
         --tls-only) tls=only; shift ;;
-        *) echo "usage: $0 [--stdio on|off|both] [--skip-build] [--webnet|--webnet-only] [--browser] [--mcp|--mcp-only] [--tls|--tls-only]" >&2; exit 2 ;;
+        --board) board="$2"; shift 2 ;;
+        *) echo "usage: $0 [--board a9|lm3s] [--stdio on|off|both] [--skip-build] [--webnet|--webnet-only] [--browser] [--mcp|--mcp-only] [--tls|--tls-only]" >&2; exit 2 ;;
     esac
 done
+case "$board" in a9|lm3s) ;; *) echo "QEMU_BOARD/--board must be a9 or lm3s" >&2; exit 2 ;; esac
+if [ "$board" = lm3s ] && { [ "$webnet" != off ] || [ "$mcp" != off ] || [ "$tls" != off ] || [ -n "$browser" ] || [ "$stdio" != on ]; }; then
+    echo "--board lm3s builds its own firmwares (CLI channel, no TLS): --stdio, --webnet, --browser, --mcp and --tls do not apply" >&2; exit 2
+fi
 case "$stdio" in on|off|both) ;; *) echo "QEMU_STDIO/--stdio must be on, off or both" >&2; exit 2 ;; esac
 case "$webnet" in off|on|only) ;; *) echo "QEMU_WEBNET must be off, on or only" >&2; exit 2 ;; esac
 case "$mcp" in off|on|only) ;; *) echo "QEMU_MCP must be off, on or only" >&2; exit 2 ;; esac
@@ -199,6 +213,45 @@ build_bsp() { # name channel stdio [prebuilt-lib]
     )
 }
 
+# The lm3s board (issue 31): its own RT-Thread copy (lwIP's port is patched
+# there), two firmwares, then the driver; the A9 path below is not taken.
+# agent-lm3s: the BSP's RT_NAME_MAX 12; agent-lm3s-name8: RT_NAME_MAX 8, as
+# many small BSPs have it, linking agent-lm3s's Rust library (it does not
+# depend on RT_NAME_MAX: the glue reads the kernel's layout).
+rtt_lm3s="$work/rtt-lm3s"
+lm3s_bsps=(agent-lm3s agent-lm3s-name8)
+build_lm3s() { # name [name-max prebuilt-lib]
+    local name="$1" name_max="${2:-}" prebuilt="${3:-}"
+    local bsp="$rtt_lm3s/bsp/$name"
+    local opts=(--board lm3s --channel cli --posix-stdio off --prebuilt "$prebuilt" --name-max "$name_max")
+    step "build $name: lm3s8962 BSP, CLI channel, no TLS${name_max:+, RT_NAME_MAX $name_max}${prebuilt:+, prebuilt Rust library}"
+    "$py" "$here/layout.py" bsp "$rtt_lm3s" "$name" "$agent_src" "$CJSON_SRC" "$WEBCLIENT_SRC" --board lm3s >/dev/null
+    "$py" "$here/layout.py" config "$bsp" "${opts[@]}"
+    (
+        cd "$bsp"
+        # The BSP's rtconfig.py picks Keil unless RTT_CC says gcc.
+        export RTT_ROOT="$rtt_lm3s" PKGS_DIR="$bsp/packages" RTT_CC=gcc
+        scons --pyconfig-silent >"$logs/pyconfig-$name.log" 2>&1 \
+            || { tail -30 "$logs/pyconfig-$name.log"; fail "scons --pyconfig-silent failed in $bsp (log: $logs/pyconfig-$name.log)"; }
+        "$py" "$here/layout.py" check "$bsp" "${opts[@]}"
+        local t0=$SECONDS
+        if ! scons -j2 >"$logs/build-$name.log" 2>&1; then
+            grep -n "error\|Error" "$logs/build-$name.log" | head -40
+            tail -30 "$logs/build-$name.log"
+            fail "scons failed in $bsp (log: $logs/build-$name.log)"
+        fi
+        echo "scons: ok in $((SECONDS - t0)) s (log: $logs/build-$name.log)"
+        [ -f rtthread-lm3s.elf ] && [ -f rtthread-lm3s.map ] || fail "scons succeeded but $bsp/rtthread-lm3s.elf or rtthread-lm3s.map is missing"
+        arm-none-eabi-size rtthread-lm3s.elf
+    )
+}
+if [ "$board" = lm3s ] && [ -z "$skip_build" ]; then
+    step "lay out RT-Thread ($src_rtt) into $rtt_lm3s with bsp/lm3s8962 and the board's patch (tests/qemu/lm3s.py; RTT_ROOT is not modified)"
+    "$py" "$here/layout.py" tree "$src_rtt" "$rtt_lm3s" --board lm3s
+    build_lm3s agent-lm3s
+    build_lm3s agent-lm3s-name8 8 "$(ls "$rtt_lm3s/bsp/agent-lm3s"/build/rtt_agent/*/release/librtt_agent.a | head -1)"
+fi
+
 cli_bsps=()
 case "$stdio" in
     on) cli_bsps=(agent-cli) ;;
@@ -209,9 +262,10 @@ esac
 [ "$webnet" = only ] && cli_bsps=()
 [ "$mcp" = only ] && cli_bsps=()
 [ "$tls" = only ] && cli_bsps=()
+[ "$board" = lm3s ] && cli_bsps=()
 # The Debug firmware runs unless one firmware alone was asked for.
 debug=1
-[ "$webnet" = only ] || [ "$mcp" = only ] || [ "$tls" = only ] && debug=
+[ "$webnet" = only ] || [ "$mcp" = only ] || [ "$tls" = only ] || [ "$board" = lm3s ] && debug=
 # The test PKI of the TLS firmwares (made once, kept: its root is built in).
 pki="$work/pki"
 if [ "$tls" != off ]; then
@@ -219,7 +273,7 @@ if [ "$tls" != off ]; then
     bash "$here/tls_pki.sh" "$pki" 10.0.2.100 || fail "making the test PKI (tests/qemu/tls_pki.sh) failed"
 fi
 
-if [ -z "$skip_build" ]; then
+if [ -z "$skip_build" ] && [ "$board" = a9 ]; then
     step "lay out RT-Thread ($src_rtt) into $rtt (RTT_ROOT is not modified)"
     "$py" "$here/layout.py" tree "$src_rtt" "$rtt"
     first=""
@@ -264,6 +318,9 @@ server="$(cargo metadata --format-version 1 --no-deps --manifest-path "$repo/Car
 [ -x "$server" ] || fail "scripted server binary $server is missing"
 
 args=()
+if [ "$board" = lm3s ]; then
+    for b in "${lm3s_bsps[@]}"; do args+=(--lm3s "$rtt_lm3s/bsp/$b"); done
+fi
 for b in ${cli_bsps[@]+"${cli_bsps[@]}"}; do args+=(--cli "$rtt/bsp/$b"); done
 [ -z "$debug" ] || args+=(--debug "$rtt/bsp/agent-debug")
 if [ "$webnet" != off ]; then

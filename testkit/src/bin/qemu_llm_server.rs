@@ -17,6 +17,12 @@
 //!   `Retry-After: 2`, the next ones the arithmetic model's answer;
 //! - `stallforever`: one SSE event, then an SSE comment every 2 s for ten
 //!   minutes: the request stays in flight and makes no progress;
+//! - `stallheaders`: the 200 head, then no event: an SSE comment every 2 s
+//!   for ten minutes, so no read waits as long as a read timeout and only
+//!   the request deadline ends the request;
+//! - `hugeanswer <N>`: a text answer of N bytes of content (default 131072,
+//!   at most 4 MiB) in 512-byte events, each starting with its offset
+//!   (`[000512] `): more than a small board's heap holds;
 //! - `slowstream`: a text answer in five fragments 600 ms apart (the WebNet
 //!   check sees the deltas arrive over time, not at once);
 //! - `remotesub`, `remoteecho`: the MCP client's check: if the request
@@ -112,6 +118,28 @@ fn remote(
     )
 }
 
+const HUGE_DEFAULT: usize = 128 * 1024;
+const HUGE_MAX: usize = 4 << 20;
+const HUGE_PIECE: usize = 512;
+
+/// `size` bytes of answer text in pieces of [`HUGE_PIECE`], each starting
+/// with its offset, so a transcript shows how far the board read.
+fn huge_pieces(size: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < size {
+        let len = HUGE_PIECE.min(size - at);
+        let mut p = format!("[{at:06}] ");
+        while p.len() < len {
+            p.push_str("lorem ipsum ");
+        }
+        p.truncate(len);
+        out.push(p);
+        at += len;
+    }
+    out
+}
+
 static RATE_LIMITED: Mutex<Option<HashSet<String>>> = Mutex::new(None);
 
 fn respond(req: &RecordedRequest) -> (&'static str, ScriptedResponse) {
@@ -160,6 +188,24 @@ fn respond(req: &RecordedRequest) -> (&'static str, ScriptedResponse) {
             "stallforever",
             ScriptedResponse::sse(events).delay(Duration::from_secs(2)),
         );
+    }
+    if user.contains("stallheaders") {
+        let comments = (0..300).map(|_| b": still thinking\n\n".to_vec()).collect();
+        return (
+            "stallheaders",
+            ScriptedResponse::sse(comments).delay(Duration::from_secs(2)),
+        );
+    }
+    if let Some(rest) = user.split("hugeanswer").nth(1) {
+        let size = rest
+            .split_whitespace()
+            .next()
+            .and_then(|w| w.trim_end_matches(':').parse::<usize>().ok())
+            .unwrap_or(HUGE_DEFAULT)
+            .min(HUGE_MAX);
+        let pieces = huge_pieces(size);
+        let refs: Vec<&str> = pieces.iter().map(String::as_str).collect();
+        return ("hugeanswer", ScriptedResponse::text(&refs));
     }
     if user.contains("slowstream") {
         return (
