@@ -62,7 +62,17 @@ typedef rt_base_t rt_off_t;
 #define rt_inline static __inline
 #define RT_UNUSED(x) ((void)(x))
 
-struct rt_thread;
+/* The members code outside the kernel reads (the glue's stack high-water,
+ * as list_thread does); the real struct has many more before and after. */
+struct rt_thread
+{
+    char name[RT_NAME_MAX];
+    void *sp;
+    void *entry;
+    void *parameter;
+    void *stack_addr;
+    rt_uint32_t stack_size;
+};
 struct rt_semaphore;
 struct rt_mutex;
 struct rt_mailbox;
