@@ -71,6 +71,9 @@ extern const char agent_api_format[];
 /* Log one complete line through ulog (or rt_kprintf without ulog).
  * level: 3 error, 4 warning, 6 info, 7 debug (ulog's LOG_LVL_* values). */
 void agent_glue_log(int level, const char *text);
+/* Text bytes of one log line as it will be printed now (ulog's line, or a
+ * console line where ulog is not built or not started). */
+int agent_glue_log_piece(void);
 
 /* The panic handler's hand-over to the board's assert path (see
  * agent_log.c). */

@@ -25,6 +25,10 @@ const int agent_glue_name_max = RT_NAME_MAX;
  * src/kservice.c; the host port does the same). */
 const int agent_glue_console_piece = RT_CONSOLEBUF_SIZE - 2;
 
+/* Text that fits one console line: "[E/agent] " and "\n" around it, in
+ * what rt_kprintf keeps whole (agent_glue_console_piece). */
+#define AGENT_CONSOLE_LOG_PIECE (RT_CONSOLEBUF_SIZE - 2 - 11)
+
 /* A line on the console: "[E/agent] " and "\n" around the text. */
 static void agent_console_line(int level, const char *text)
 {
@@ -42,7 +46,7 @@ static void agent_console_line(int level, const char *text)
  * the tag "agent" 5, " " and the thread name RT_NAME_MAX + 1, ": " 2) and its
  * tail (colour end 4, "\r\n" 2, NUL 1): components/utilities/ulog/ulog.c,
  * ulog_head_formater and ulog_tail_formater. */
-const int agent_glue_log_piece = ULOG_LINE_BUF_SIZE - (46 + RT_NAME_MAX);
+#define AGENT_ULOG_PIECE (ULOG_LINE_BUF_SIZE - (46 + RT_NAME_MAX))
 
 #define LOG_TAG "agent"
 #define LOG_LVL LOG_LVL_DBG
@@ -65,12 +69,17 @@ static int agent_ulog_running(void)
 #endif
 }
 
+int agent_glue_log_piece(void)
+{
+    return agent_ulog_running() ? AGENT_ULOG_PIECE : AGENT_CONSOLE_LOG_PIECE;
+}
+
 void agent_glue_log(int level, const char *text)
 {
     if (!agent_ulog_running())
     {
-        /* As a board without ulog: every line on the console (the text
-         * fits: the ulog piece is the shorter one). */
+        /* As a board without ulog: every line on the console, in pieces
+         * of a console line (agent_glue_log_piece). */
         agent_console_line(level, text);
         return;
     }
@@ -83,8 +92,10 @@ void agent_glue_log(int level, const char *text)
     }
 }
 #else
-/* "[E/agent] " and "\n" around the text. */
-const int agent_glue_log_piece = RT_CONSOLEBUF_SIZE - 1 - 12;
+int agent_glue_log_piece(void)
+{
+    return AGENT_CONSOLE_LOG_PIECE;
+}
 
 void agent_glue_log(int level, const char *text)
 {

@@ -87,6 +87,7 @@ fn console_and_cli_channel() {
     cleanup_during_the_chat_restores_the_indicator(&mut screen);
     cleanup_log_counts_the_freed_loop_thread(&mut screen);
     an_error_after_streamed_text_is_shown(&mut screen);
+    a_cut_answer_shows_its_note(&mut screen);
     set_overrides(Overrides::default());
     console::rt_host_console_capture(0);
 }
@@ -289,6 +290,34 @@ fn an_error_after_streamed_text_is_shown(screen: &mut Screen) {
     screen.wait_for("\nE/agent: chat failed", Duration::from_secs(10));
     screen.wait_for(
         "error: the request to the model failed: the response stream was cut off",
+        Duration::from_secs(10),
+    );
+    screen.wait_for("you> ", Duration::from_secs(5));
+    console::input(b"\x04");
+    screen.wait_for("leaving the agent chat", Duration::from_secs(5));
+    assert_eq!(cleanup_agent_entry(), 0);
+    screen.0.clear();
+}
+
+/// An answer cut at PKG_AGENT_MAX_CONTENT_LEN streams up to the cap and
+/// then the note that says so (the reply holds the same), on the console.
+fn a_cut_answer_shows_its_note(screen: &mut Screen) {
+    let answer = ScriptedResponse::text(&["0123456789", "abcdefghij", "KLMNOPQRST", "uvwxyz"]);
+    let server = LlmServer::start(vec![answer]).unwrap();
+    let url = CString::new(server.url()).unwrap();
+    // SAFETY: NUL-terminated strings that outlive the call, which copies them.
+    unsafe { agent_config_set(c"sk-console".as_ptr(), c"arith".as_ptr(), url.as_ptr()) };
+    set_overrides(Overrides {
+        max_content: Some(24),
+        retry_base_ms: Some(10),
+        timeout_ms: Some(3000),
+        ..Overrides::default()
+    });
+    assert_eq!(main_loop_entry(), 0);
+    screen.wait_for("you> ", Duration::from_secs(5));
+    console::input(b"tell me\r");
+    screen.wait_for(
+        "0123456789abcdefghijKLMN\n[answer cut: longer than PKG_AGENT_MAX_CONTENT_LEN]",
         Duration::from_secs(10),
     );
     screen.wait_for("you> ", Duration::from_secs(5));

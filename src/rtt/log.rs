@@ -18,8 +18,9 @@ pub enum Level {
 extern "C" {
     fn agent_glue_log(level: c_int, text: *const c_char);
     /// Text bytes of one ulog line on this board (ULOG_LINE_BUF_SIZE less
-    /// ulog's head and tail), or of one rt_kprintf line without ulog.
-    static agent_glue_log_piece: c_int;
+    /// ulog's head and tail), or of one rt_kprintf line where ulog is not
+    /// built or not started.
+    fn agent_glue_log_piece() -> c_int;
     /// What one rt_kprintf call prints whole (RT_CONSOLEBUF_SIZE - 2).
     static agent_glue_console_piece: c_int;
 }
@@ -53,8 +54,8 @@ impl LineWriter {
             // SAFETY: a literal, NUL-terminated and without a `%`.
             unsafe { super::kernel::rt_kprintf(c"\r\n".as_ptr()) };
         }
-        // SAFETY: a constant defined by the C glue.
-        let configured = unsafe { agent_glue_log_piece };
+        // SAFETY: a plain glue call.
+        let configured = unsafe { agent_glue_log_piece() };
         LineWriter {
             level,
             piece: piece_len(configured),

@@ -435,6 +435,11 @@ pub(crate) unsafe fn chat_with_error(
         crate::log_e!("chat failed: ", error.as_str());
         return resp;
     }
+    // The answer's text streamed as it came: the note that it was cut goes
+    // the same way, so that whoever shows the stream shows the note too.
+    if parser.stream.content_truncated() {
+        call_in_pieces(on_context, CUT_NOTE);
+    }
     if let Some(cb) = on_tool_call {
         // SAFETY: `resp` is non-NULL and fully built, so `tool_call` is a
         // live array; nothing modifies it while iterating.
@@ -473,7 +478,7 @@ fn describe_failure(failure: Failure<StreamError>, error: &mut ErrorText) {
 }
 
 /// Note appended to an answer cut at `PKG_AGENT_MAX_CONTENT_LEN`.
-const CUT_NOTE: &[u8] = b"\n[answer cut: longer than PKG_AGENT_MAX_CONTENT_LEN]";
+const CUT_NOTE: &str = "\n[answer cut: longer than PKG_AGENT_MAX_CONTENT_LEN]";
 
 /// The response `chat()` returns, built from the finished stream; NULL when
 /// the heap is exhausted (nothing leaks).
@@ -498,7 +503,7 @@ unsafe fn build_response(stream: &ChatStream) -> ChatResponse_t {
         })
     };
     let note: &[u8] = if stream.content_truncated() {
-        CUT_NOTE
+        CUT_NOTE.as_bytes()
     } else {
         b""
     };
