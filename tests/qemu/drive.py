@@ -36,9 +36,6 @@ CLI_STACK_LINE = re.compile(r'\[mem\] CLI thread stack high-water: (\d+) of (\d+
 # The note the library appends to an answer cut at PKG_AGENT_MAX_CONTENT_LEN
 # (src/runtime/chat.rs, CUT_NOTE).
 CUT_NOTE = r'\[answer cut: longer than PKG_AGENT_MAX_CONTENT_LEN\]'
-# The issue's goal for the small profile (issue 31): the heap's peak at
-# most this far above its boot figure (reported, not asserted).
-SMALL_PEAK_GOAL = 16 * 1024
 # The MCP firmware's settings (tests/qemu/layout.py keeps the Kconfig
 # defaults): port, endpoint, sessions at once.
 MCP_PORT = 8000
