@@ -26,6 +26,16 @@ QUESTION = 'what is (2+3)*4?'
 ANSWER = r'The result is 20\.'
 CHAT_PROMPT = 'you> '
 LOOP_THREAD = 'AgentLoop'
+# The library's threads under their full names and the short ones a board
+# with a smaller RT_NAME_MAX gets (src/runtime/agent_loop.rs: the full name
+# where it is shorter than RT_NAME_MAX).
+THREAD_NAMES = {'loop': ('AgentLoop', 'AgLoop'), 'cli': ('AgentCLI', 'AgCli')}
+# The CLI thread's own line as it ends (debug level; `list thread` cannot
+# see that thread afterwards): its stack's high-water mark.
+CLI_STACK_LINE = re.compile(r'\[mem\] CLI thread stack high-water: (\d+) of (\d+) bytes')
+# The note the library appends to an answer cut at PKG_AGENT_MAX_CONTENT_LEN
+# (src/runtime/chat.rs, CUT_NOTE).
+CUT_NOTE = r'\[answer cut: longer than PKG_AGENT_MAX_CONTENT_LEN\]'
 # The MCP firmware's settings (tests/qemu/layout.py keeps the Kconfig
 # defaults): port, endpoint, sessions at once.
 MCP_PORT = 8000
@@ -73,6 +83,14 @@ TLS_CAUSES = {
     'close-mid-handshake': r'(?i)handshake[^\n]*(clos|reset|hung up|EOF|ended)|(clos|reset|hung up|EOF)[^\n]*handshake',
     'stall-handshake': r'(?i)handshake[^\n]*(tim|deadline)|(tim|deadline)[^\n]*handshake',
 }
+
+
+# The package settings each lm3s firmware's figures name, with where the
+# value comes from (rtconfig.h, or the glue's default).
+LM3S_SETTINGS = ('PKG_AGENT_LOOP_STACK_SIZE', 'PKG_AGENT_CLI_STACK_SIZE', 'PKG_AGENT_RESP_BUFSZ',
+                 'PKG_AGENT_WEB_SOCKET_BUFSZ', 'PKG_AGENT_MAX_CONTENT_LEN', 'PKG_AGENT_MAX_REASONING_LEN',
+                 'PKG_AGENT_MAX_TOOL_ARG_LEN', 'PKG_AGENT_MESSAGE_TRIM', 'PKG_AGENT_REQUEST_TIMEOUT_MS',
+                 'PKG_AGENT_HTTP_TIMEOUT_MS')
 
 
 # The 429 step's products, one per firmware of a run (the scripted server
@@ -356,6 +374,7 @@ class Run:
             return None
         self.figures.append(('%s: heap used at boot (free)' % fw, boot['used']))
         self.record(fw, 'boot, free', 'PASS', 'used %d' % boot['used'])
+        cli_stacks = []  # (used, size) of each cycle's CLI thread, from its [mem] line
         for cycle in (1, 2, 3):
             b = self.board
             state = {}
@@ -386,12 +405,18 @@ class Run:
                     secs, len(answers), calls or '?', extra)
 
             def leave():
+                mark = len(b.buf)
                 b.send('\x04')
                 b.expect(r'leaving the agent chat', 10, 'Ctrl-D leaves the chat')
                 self.shell_alive('after Ctrl-D')
-                st = b.thread_stack(LOOP_THREAD)
+                st = b.thread_stack(thread_name(bsp, 'loop'))
                 if st:
                     state['stack'] = st
+                # The CLI thread's line as it ended (before the prompt
+                # came back, or just after it: read once `list thread` ran).
+                cli = CLI_STACK_LINE.findall(b.since(mark))
+                if cli:
+                    cli_stacks.append(tuple(int(x) for x in cli[-1]))
                 if idle_free:
                     state['idle'] = b.free()
                     return 'shell prompt back; free: used %d' % state['idle']['used']
@@ -414,8 +439,13 @@ class Run:
                   and self.attempt(fw, 'cycle %d: cleanup_agent_entry at the prompt, heap back' % cycle, cleanup))
             if 'stack' in state and cycle == 1:
                 size, pct, line = state['stack']
-                self.figures.append(('%s: %s stack high-water (list thread)' % (fw, LOOP_THREAD),
+                self.figures.append(('%s: %s stack high-water (list thread)' % (fw, line.split()[0]),
                                      '%s%% of %d bytes' % (pct, size)))
+            if cli_stacks and cycle == 1:
+                self.cli_stack_figure(fw, bsp, 'after Ctrl-D, cycle 1', cli_stacks[0])
+            if len(cli_stacks) == 3 and cycle == 3:
+                # A CLI thread per cycle: the deepest of the three.
+                self.cli_stack_figure(fw, bsp, 'after three cycles', max(cli_stacks))
             if 'idle' in state:
                 self.figures.append(('%s: heap used idle after the chat (free after Ctrl-D), cycle %d'
                                      % (fw, cycle), state['idle']['used']))
@@ -489,6 +519,25 @@ class Run:
         b.close()
         self.board = None
 
+    def cli_stack_figure(self, fw, bsp, when, used_size):
+        """The CLI thread's stack high-water from its own [mem] line, as a
+        figure next to `list thread`'s (the same percentage: used * 100 /
+        size, rounded down)."""
+        used, size = used_size
+        self.figures.append(('%s: %s stack high-water %s (the CLI thread\'s [mem] line)'
+                             % (fw, thread_name(bsp, 'cli'), when),
+                             '%d%% of %d bytes (%d used)' % (used * 100 // size if size else 0, size, used)))
+
+    def cli_stack_since(self, fw, bsp, when, mark):
+        """The last CLI thread [mem] line on the console since `mark`, as a
+        figure; (used, size) or None."""
+        found = CLI_STACK_LINE.findall(self.board.since(mark)) if self.board else []
+        if not found:
+            return None
+        used_size = tuple(int(x) for x in found[-1])
+        self.cli_stack_figure(fw, bsp, when, used_size)
+        return used_size
+
     # -- lm3s firmware (issue 31) -------------------------------------------
     def thread_figures(self, fw, when):
         """Every thread's stack high-water from `list thread`."""
@@ -539,6 +588,11 @@ class Run:
                 with open(os.path.join(self.args.logs, n), errors='replace') as f:
                     text += f.read()
         text = re.sub(r'\x1b\[[0-9;]*m', '', text)
+        # Every CLI thread of this firmware ended with its [mem] line: the
+        # deepest of them (each start makes a new thread).
+        cli = [tuple(int(x) for x in m) for m in CLI_STACK_LINE.findall(text)]
+        if cli:
+            self.cli_stack_figure(fw, self.lm3s_bsp, 'deepest of %d CLI threads' % len(cli), max(cli))
 
         def formats():
             bad = sorted(set(re.findall(r'[^\n]*%(?:ll|l|0\d+l)[udx][^\n]*', text)))
@@ -602,6 +656,14 @@ class Run:
         fw = os.path.basename(bsp.rstrip('/')).replace('agent-', '')
         kw = {'machine': 'lm3s6965evb'}
         self.lm3s_bsp = bsp
+        # The settings this firmware runs with, and where each comes from
+        # (the small firmware leaves the profile's to the glue).
+        parts = []
+        for name in LM3S_SETTINGS:
+            v, where = lm3s_setting(bsp, name)
+            parts.append('%s %s (%s)' % (name[len('PKG_AGENT_'):], v if v is not None else '?', where))
+        self.figures.append(('%s: package settings' % fw, 'PKG_AGENT_PROFILE_SMALL %s; %s'
+                             % ('on' if small_profile(bsp) else 'off', '; '.join(parts))))
 
         self.lm3s_boot_objects = set()
 
@@ -635,15 +697,19 @@ class Run:
     def lm3s_limits(self, bsp, fw):
         """On a board of their own: the heap after start (the chat opened,
         no question yet), a stall ended by the request deadline with the
-        cleanup after it within 2 s, and an answer larger than the whole
-        heap (a reply saying out of memory, the board still answering, the
-        heap back). Each step opens the chat and ends with Ctrl-D,
-        `cleanup_agent_entry` and `free` equal to this boot's figure; a step
-        that leaves the board in doubt gets the next one a new boot."""
+        cleanup after it within 2 s, and an answer twice the heap total:
+        with a content cap (PKG_AGENT_MAX_CONTENT_LEN) that the free heap
+        holds twice over (the small profile's 2048) it is cut at the cap
+        with the library's note, else (the cap at or above the heap total,
+        65536 on the other firmwares) the reply says out of memory; either
+        way the board still answers and the heap comes back. Each step
+        opens the chat and ends with Ctrl-D, `cleanup_agent_entry` and
+        `free` equal to this boot's figure; a step that leaves the board in
+        doubt gets the next one a new boot."""
         kw = {'machine': 'lm3s6965evb'}
-        deadline_ms = lm3s_config(bsp, 'PKG_AGENT_REQUEST_TIMEOUT_MS')
-        http_ms = lm3s_config(bsp, 'PKG_AGENT_HTTP_TIMEOUT_MS')
-        cap = lm3s_config(bsp, 'PKG_AGENT_MAX_CONTENT_LEN')
+        deadline_ms, deadline_from = lm3s_setting(bsp, 'PKG_AGENT_REQUEST_TIMEOUT_MS')
+        http_ms, _ = lm3s_setting(bsp, 'PKG_AGENT_HTTP_TIMEOUT_MS')
+        cap, cap_from = lm3s_setting(bsp, 'PKG_AGENT_MAX_CONTENT_LEN')
         state = {}
 
         def fresh():
@@ -658,12 +724,21 @@ class Run:
             b.expect(r'Agent chat:[^\n]*\n', 20, 'main_loop_entry opens the chat')
             b.expect(re.escape(CHAT_PROMPT), 5, 'the chat prompt')
 
-        def leave_and_clean(b, problems, limit=None):
-            """Ctrl-D, `cleanup_agent_entry` (timed), `free` against the
-            boot figure; returns (cleanup seconds, heap used)."""
+        def leave(b, when):
+            """Ctrl-D and the shell back; the CLI thread's [mem] line as a
+            figure (`when`)."""
+            mark = len(b.buf)
             b.send('\x04')
             b.expect(r'leaving the agent chat', 10, 'Ctrl-D leaves the chat')
             self.shell_alive('after Ctrl-D')
+            b.quiet(0.3)
+            if when:
+                self.cli_stack_since(fw, bsp, when, mark)
+
+        def leave_and_clean(b, problems, limit=None, when=None):
+            """Ctrl-D, `cleanup_agent_entry` (timed), `free` against the
+            boot figure; returns (cleanup seconds, heap used)."""
+            leave(b, when)
             t0 = time.monotonic()
             b.run('cleanup_agent_entry', timeout=40)
             secs = time.monotonic() - t0
@@ -689,10 +764,9 @@ class Run:
         def started(b):
             problems = []
             open_chat(b)
-            b.send('\x04')
-            b.expect(r'leaving the agent chat', 10, 'Ctrl-D leaves the chat')
-            self.shell_alive('after Ctrl-D')
+            leave(b, None)
             h = b.free()
+            state['started'] = h['used']
             self.figures.append(('%s: heap used after main_loop_entry (free after Ctrl-D, no question yet)' % fw,
                                  h['used']))
             b.run('cleanup_agent_entry', timeout=40)
@@ -705,7 +779,7 @@ class Run:
 
         def stall(b):
             if not deadline_ms:
-                raise Fail('PKG_AGENT_REQUEST_TIMEOUT_MS is not in %s/rtconfig.h' % bsp)
+                raise Fail('PKG_AGENT_REQUEST_TIMEOUT_MS: %s (%s/rtconfig.h)' % (deadline_from, bsp))
             deadline = deadline_ms / 1000.0
             problems = []
             open_chat(b)
@@ -727,40 +801,79 @@ class Run:
             if problems:
                 raise Fail('; '.join(problems) + '; reply after %.1f s: %r; cleanup_agent_entry returned in %.1f s, '
                            'heap %d (boot %d)' % (secs, text[:200], csecs, used, state['boot']['used']))
-            return ('answered after %.1f s (deadline %.0f s, per-read timeout %s ms, the server sending an SSE '
-                    'comment every 2 s): %r; cleanup_agent_entry returned in %.1f s; heap back to %d'
-                    % (secs, deadline, http_ms, text[:160], csecs, used))
+            return ('answered after %.1f s (deadline %.0f s from %s, per-read timeout %s ms, the server sending an '
+                    'SSE comment every 2 s): %r; cleanup_agent_entry returned in %.1f s; heap back to %d'
+                    % (secs, deadline, deadline_from, http_ms, text[:160], csecs, used))
+
+        def huge_mode():
+            """'cut' when the free heap after start holds the cap twice
+            over (the text kept and the response's copy of it), 'oom' when
+            the cap is at or above the whole heap, else None (either)."""
+            total = state['boot'].get('total')
+            free = total - state.get('started', state['boot']['used']) if total else None
+            if cap is None or free is None:
+                return None
+            if 2 * cap <= free:
+                return 'cut'
+            if cap >= total:
+                return 'oom'
+            return None
 
         def huge(b):
             total = state['boot'].get('total')
             if not total:
                 raise Fail('`free` printed no heap total')
             size = 2 * total
+            mode = huge_mode()
             problems = []
             open_chat(b)
             mark = self.server.mark()
             reply, secs = self.chat('hugeanswer %d: tell me everything' % size, None, 120)
             answers = [a for a in self.server.answers(mark) if a[0] == 'hugeanswer']
             text = reply_text(reply)
+            clean = re.sub(r'\x1b\[[0-9;]*m', '', reply)
             shown = [int(x) for x in re.findall(r'\[(\d{6,})\] ', reply)]
             far = ('the text shown reached offset %d' % max(shown)) if shown else 'no answer text shown'
+            logged = [m.group(0) for m in LOG_FALLBACK.finditer(clean)]
+            logged += [ln.strip() for ln in clean.splitlines() if LOG_LINE.match(ln)]
+            only_log = ('; only the log said: %s' % ' | '.join(logged)[:300]) if logged else ''
+            oom = re.search(r'(?i)out of memory', text)
+            note = re.search(CUT_NOTE, text)
+            # The answer's own text on the console: the chat's text without
+            # the log lines, the note and an error after it (offsets and
+            # "lorem ipsum" only).
+            answer = re.split(r'\s*error: ', re.sub(CUT_NOTE, '', text))[0].strip()
             if not answers:
                 problems.append('the request never reached the server')
-            if not re.search(r'(?i)out of memory', text):
-                logged = [m.group(0) for m in LOG_FALLBACK.finditer(re.sub(r'\x1b\[[0-9;]*m', '', reply))]
-                logged += [ln.strip() for ln in reply.splitlines() if LOG_LINE.match(ln)]
-                problems.append('the reply (%d characters, %s) does not say out of memory: %r ... %r%s'
-                                % (len(text), far, text[:120], text[-240:],
-                                   ('; only the log said: %s' % ' | '.join(logged)[:300]) if logged else ''))
-            self.figures.append(('%s: answer text shown before the answer too large for the heap ended' % fw,
-                                 (max(shown) + 512) if shown else 0))
+            if mode == 'cut':
+                last = ((cap - 1) // 512) * 512  # the last event that starts below the cap
+                if oom:
+                    problems.append('the reply says out of memory (the %d-byte cap, %s, should have cut the answer '
+                                    'first; %s)' % (cap, cap_from, far))
+                if not note:
+                    problems.append('the reply does not show the note of an answer cut at the cap (%r): %d characters '
+                                    'of answer, %s, ending %r%s'
+                                    % (CUT_NOTE.replace('\\', ''), len(answer), far, text[-160:], only_log))
+                if [o for o in shown if o >= cap]:
+                    problems.append('text beyond the %d-byte cap was shown (offsets up to %d)' % (cap, max(shown)))
+                if last not in shown:
+                    problems.append('the answer up to the cap was not shown (no event at offset %d; %s)' % (last, far))
+                if re.search(r'(?i)timed out|error', text):
+                    problems.append('the reply says something failed: %r' % text[-240:])
+            elif mode == 'oom' or not note:
+                if not oom:
+                    problems.append('the reply (%d characters, %s) does not say out of memory: %r ... %r%s'
+                                    % (len(text), far, text[:120], text[-240:], only_log))
+            ended = ('cut at the cap with the note' if note else 'out of memory' if oom
+                     else 'cut at the cap, no note shown' if mode == 'cut' and len(answer) <= cap
+                     else 'neither a note nor out of memory')
+            self.figures.append(('%s: answer text shown of the answer twice the heap total (%s)' % (fw, ended),
+                                 '%d characters' % len(answer)))
             _, qsecs = self.chat(QUESTION, ANSWER, 90)
-            b.send('\x04')
-            b.expect(r'leaving the agent chat', 10, 'Ctrl-D leaves the chat')
-            self.shell_alive('after Ctrl-D')
+            leave(b, 'after the answer twice the heap total')
             h = b.free()
-            self.figures.append(('%s: heap maximum after the answer too large for the heap (free)' % fw, h['max']))
-            self.thread_figures(fw, 'after the answer too large for the heap')
+            self.figures.append(('%s: heap maximum after the answer twice the heap total (free)' % fw, h['max']))
+            self.thread_figures(fw, 'after the answer twice the heap total')
             b.run('cleanup_agent_entry', timeout=40)
             used = b.free()['used']
             if used != state['boot']['used']:
@@ -770,14 +883,22 @@ class Run:
                     % (qsecs, h['max'], used, state['boot']['used']))
             if problems:
                 raise Fail('; '.join(problems) + '; ' + rest)
-            return ('an answer of %d bytes (heap total %d, content cap %s): reply after %.1f s, %s, ending %r; %s'
-                    % (size, total, cap, secs, far, text[-160:], rest))
+            return ('an answer of %d bytes (heap total %d, content cap %s from %s): reply after %.1f s, %s, %s, '
+                    'ending %r; %s' % (size, total, cap, cap_from, secs, far,
+                                       'cut at the cap with the note' if note else 'out of memory',
+                                       text[-160:], rest))
 
         step('limits: heap after main_loop_entry (Ctrl-D at once), cleanup, heap back', started)
         step('limits: a stall (head, then only SSE comments) answered by the request deadline, cleanup '
              'within 2 s, heap back', stall)
-        step('limits: an answer larger than the heap: the reply says out of memory, the next question '
-             'answered, heap back', huge)
+        mode = huge_mode() if 'boot' in state else None
+        if mode == 'cut':
+            what = 'cut at the %s-byte content cap with the note' % cap
+        elif mode == 'oom':
+            what = 'the reply says out of memory'
+        else:
+            what = 'cut at the cap with the note or out of memory'
+        step('limits: an answer twice the heap total: %s, the next question answered, heap back' % what, huge)
 
     def lm3s_steps_after_faults(self, fw):
         b = self.board
@@ -826,10 +947,12 @@ class Run:
             return
 
         def leave():
+            mark = len(b.buf)
             b.send('\x04')
             b.expect(r'leaving the agent chat', 10, 'Ctrl-D leaves the chat')
             self.shell_alive('after Ctrl-D')
             detail = self.thread_figures(fw, 'after the fault steps')
+            self.cli_stack_since(fw, self.lm3s_bsp, 'after the fault steps', mark)
             self.attempt(fw, 'every kernel object name fits RT_NAME_MAX (chat open)',
                          lambda: self.lm3s_names(fw, self.lm3s_bsp))
             b.run('cleanup_agent_entry', timeout=40)
@@ -2621,6 +2744,49 @@ def lm3s_config(bsp, name):
     except OSError:
         return None
     return int(m.group(1)) if m else None
+
+
+def rtconfig_defines(bsp, name):
+    try:
+        with open(os.path.join(bsp, 'rtconfig.h')) as f:
+            return re.search(r'^#define\s+%s\b' % re.escape(name), f.read(), re.M) is not None
+    except OSError:
+        return False
+
+
+def small_profile(bsp):
+    """Whether the BSP's rtconfig.h turns PKG_AGENT_PROFILE_SMALL on."""
+    return rtconfig_defines(bsp, 'PKG_AGENT_PROFILE_SMALL')
+
+
+def lm3s_setting(bsp, name):
+    """(value, where) of an integer package setting as the firmware has it:
+    its rtconfig.h's, else the C glue's default (the small profile's with
+    PKG_AGENT_PROFILE_SMALL: glue/agent_board_config.c of the package in
+    the BSP); (None, why) when neither says."""
+    v = lm3s_config(bsp, name)
+    if v is not None:
+        return v, 'rtconfig.h'
+    import lm3s
+    try:
+        d = lm3s.glue_defaults(os.path.join(bsp, 'packages', 'Agent-latest'))
+    except SystemExit:
+        return None, 'no rtconfig.h value, no glue default read'
+    if name not in d:
+        return None, 'neither in rtconfig.h nor defaulted by the glue'
+    small, normal = d[name]
+    if small_profile(bsp):
+        return small, 'the glue\'s small-profile default' if small != normal else 'the glue\'s default'
+    return normal, 'the glue\'s default'
+
+
+def thread_name(bsp, kind):
+    """The name the library gives its `kind` thread ('loop', 'cli') on this
+    BSP: the full one where it is shorter than RT_NAME_MAX, else the short
+    one (RT_NAME_MAX read from rtconfig.h; none: the full name)."""
+    full, short = THREAD_NAMES[kind]
+    name_max = lm3s_config(bsp, 'RT_NAME_MAX')
+    return full if name_max is None or len(full) < name_max else short
 
 
 def one_line(text):

@@ -27,9 +27,14 @@ would, and writes its .config; used by tests/qemu/run.sh (std lib only).
                                                PKG_AGENT_API_URL)
                    [--board lm3s: the lm3s firmware's .config,
                     tests/qemu/lm3s.py; --channel cli --posix-stdio off;
-                    --name-max N: RT_NAME_MAX N]
+                    --name-max N: RT_NAME_MAX N; --profile small:
+                    PKG_AGENT_PROFILE_SMALL, none of its options]
   layout.py check  BSP_DIR (the same options as config)
                                                rtconfig.h has what we asked
+  layout.py strip-profile BSP_DIR              rtconfig.h without the options
+                                               PKG_AGENT_PROFILE_SMALL sets,
+                                               as a hand-written one (the
+                                               glue's defaults apply)
 
 RTT_ROOT itself is never written to: everything happens in the copy.
 """
@@ -480,7 +485,8 @@ def agent_kconfig_tls_choice(bsp):
 
 def overrides(a):
     if a.board == 'lm3s':
-        return lm3s.overrides(*agent_kconfig_tls_choice(a.bsp), prebuilt=a.prebuilt, name_max=a.name_max)
+        return lm3s.overrides(*agent_kconfig_tls_choice(a.bsp), prebuilt=a.prebuilt, name_max=a.name_max,
+                              profile=a.profile, agent_dir=os.path.join(a.bsp, 'packages', AGENT_DIR))
     o = {
         'BSP_DRV_EMAC': 'y',
         'RT_USING_LWIP': 'y',
@@ -608,6 +614,9 @@ def cmd_config(a):
         lines = f.read().splitlines()
     o = overrides(a)
     drop = lm3s.DROP if a.board == 'lm3s' else ()
+    if a.board == 'lm3s' and a.profile:
+        # Nothing of the options the profile sets from an earlier .config.
+        drop = tuple(drop) + tuple(lm3s.profile_options(os.path.join(bsp, 'packages', AGENT_DIR)))
     pat = re.compile(r'^(?:# )?CONFIG_(\w+)(?:=| is not set)')
     out = []
     for line in lines:
@@ -619,6 +628,30 @@ def cmd_config(a):
         out.append('CONFIG_%s=%s' % (k, v) if v is not None else '# CONFIG_%s is not set' % k)
     with open(os.path.join(bsp, '.config'), 'w') as f:
         f.write('\n'.join(out) + '\n')
+
+
+def cmd_strip_profile(a):
+    """After `scons --pyconfig-silent`, for a firmware with
+    PKG_AGENT_PROFILE_SMALL: rtconfig.h without the options the profile
+    sets (Kconfig writes its defaults there), as a hand-written rtconfig.h
+    that defines only PKG_AGENT_PROFILE_SMALL: the glue then gives them its
+    small-profile values (glue/agent_board_config.c, AGENT_SMALL_OR).
+    `scons` alone does not write rtconfig.h again."""
+    path = os.path.join(a.bsp, 'rtconfig.h')
+    with open(path) as f:
+        h = f.read()
+    if not re.search(r'^#define\s+PKG_AGENT_PROFILE_SMALL\b', h, re.M):
+        die('%s does not define PKG_AGENT_PROFILE_SMALL (the Kconfig refused it?)' % path)
+    opts = lm3s.profile_options(os.path.join(a.bsp, 'packages', AGENT_DIR))
+    gone = []
+    for k in sorted(opts):
+        h, n = re.subn(r'^#define[ \t]+%s\b[^\n]*\n' % re.escape(k), '', h, flags=re.M)
+        if n:
+            gone.append(k)
+    write_if_changed(path, h)
+    print('rtconfig.h: PKG_AGENT_PROFILE_SMALL without %s (the glue\'s small-profile defaults: %s)'
+          % (', '.join(gone) or 'any of its options (none were there)',
+             ', '.join('%s %d' % (k[len('PKG_AGENT_'):], v) for k, v in sorted(opts.items()))))
 
 
 def cmd_check(a):
@@ -645,11 +678,16 @@ def cmd_check(a):
     if a.board == 'lm3s':
         # What the lm3s check keeps as the BSP ships it (tests/qemu/lm3s.py).
         bad += ['%s should stay off (as bsp/lm3s8962 ships it)' % k for k in lm3s.MUST_STAY_OFF if k in defined]
+    if a.board == 'lm3s' and a.profile == 'small':
+        # A hand-written rtconfig.h's profile: the options left to the glue.
+        bad += ['%s should be left to the small profile (not defined; `layout.py strip-profile`)' % k
+                for k in sorted(lm3s.profile_options(os.path.join(a.bsp, 'packages', AGENT_DIR))) if k in defined]
     if bad:
         die('rtconfig.h of %s after `scons --pyconfig-silent` is not what .config asked for:\n  %s\n'
             '(a Kconfig dependency refused it; see %s/.config)' % (a.bsp, '\n  '.join(bad), a.bsp))
-    print('rtconfig.h: ok (%s%s channel%s%s%s, RT_USING_POSIX_STDIO %s)'
-          % ('lm3s8962 BSP, ' if a.board == 'lm3s' else '', a.channel, ', MCP server' if a.mcp_token else '',
+    print('rtconfig.h: ok (%s%s%s channel%s%s%s, RT_USING_POSIX_STDIO %s)'
+          % ('lm3s8962 BSP, ' if a.board == 'lm3s' else '',
+             'PKG_AGENT_PROFILE_SMALL and none of its options, ' if a.profile == 'small' else '', a.channel, ', MCP server' if a.mcp_token else '',
              ', MCP client of %s' % a.mcp_servers if a.mcp_servers else '',
              ', HTTPS (mbedTLS) to %s' % a.tls_url if a.tls_url else '', a.posix_stdio))
 
@@ -681,8 +719,13 @@ def main():
         c.add_argument('--mbedtls-config', choices=('lean', 'package'), default='lean')
         c.add_argument('--board', choices=('a9', 'lm3s'), default='a9')
         c.add_argument('--name-max', default='', help='lm3s: RT_NAME_MAX instead of the BSP\'s')
+        c.add_argument('--profile', choices=('', 'small'), default='',
+                       help='lm3s: PKG_AGENT_PROFILE_SMALL, its options left to the glue')
+    s = sub.add_parser('strip-profile')
+    s.add_argument('bsp')
     a = p.parse_args()
-    {'tree': cmd_tree, 'bsp': cmd_bsp, 'config': cmd_config, 'check': cmd_check}[a.cmd](a)
+    {'tree': cmd_tree, 'bsp': cmd_bsp, 'config': cmd_config, 'check': cmd_check,
+     'strip-profile': cmd_strip_profile}[a.cmd](a)
 
 
 if __name__ == '__main__':

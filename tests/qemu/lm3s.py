@@ -166,12 +166,57 @@ REQUEST_TIMEOUT_MS = 30000
 MAX_CONTENT_LEN = 65536
 
 
+# The small-board profile (PKG_AGENT_PROFILE_SMALL, issue 31): the C glue
+# that gives a hand-written rtconfig.h its defaults, as
+# `#define NAME AGENT_SMALL_OR(small, normal)` under `#ifndef NAME` (the
+# path inside the package; tests/scons checks that packages/Kconfig has the
+# same pairs).
+GLUE_CONFIG = os.path.join('glue', 'agent_board_config.c')
+
+
+def glue_defaults(agent_dir):
+    """{option: (small-profile default, default)} of every PKG_AGENT_*
+    option the C glue defaults when rtconfig.h does not define it (equal
+    when the profile does not change it), read from the package's
+    glue/agent_board_config.c."""
+    path = os.path.join(agent_dir, GLUE_CONFIG)
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError as e:
+        die('%s: %s (the glue\'s defaults of the small profile)' % (path, e))
+    out = {}
+    for m in re.finditer(r'^#ifndef\s+(PKG_AGENT_\w+)\s*\n#define\s+\1\s+(.+?)\s*$', text, re.M):
+        v = m.group(2)
+        s = re.match(r'AGENT_SMALL_OR\((\d+),\s*(\d+)\)$', v)
+        if s:
+            out[m.group(1)] = (int(s.group(1)), int(s.group(2)))
+        elif re.match(r'\d+$', v):
+            out[m.group(1)] = (int(v), int(v))
+    return out
+
+
+def profile_options(agent_dir):
+    """{option: value} the small profile sets: the glue's AGENT_SMALL_OR
+    pairs (the profile's options a hand-written rtconfig.h leaves out)."""
+    opts = {k: s for k, (s, n) in glue_defaults(agent_dir).items() if s != n}
+    if len(opts) < 8:
+        die('%s: only %d options with a small-profile default (AGENT_SMALL_OR); the check expects the 8 of '
+            'docs/small-boards.md' % (os.path.join(agent_dir, GLUE_CONFIG), len(opts)))
+    return opts
+
+
 # .config overrides of the lm3s firmware (None: off). The package with the
 # old feature set, the agent's settings as the A9 CLI firmware has them.
-def overrides(tls_none, tls_others, prebuilt='', name_max=''):
+def overrides(tls_none, tls_others, prebuilt='', name_max='', profile='', agent_dir=''):
     """prebuilt: PKG_AGENT_PREBUILT_LIB (the second firmware links the
     first one's library); name_max: RT_NAME_MAX instead of the BSP's 12 (8,
-    as many BSPs have it)."""
+    as many BSPs have it); profile 'small': PKG_AGENT_PROFILE_SMALL, and
+    none of the options the profile sets (agent_dir: the package, whose
+    glue names them): the firmware gets the glue's small-profile values, as
+    a hand-written rtconfig.h that defines only PKG_AGENT_PROFILE_SMALL
+    does (`layout.py strip-profile` takes them out of the generated
+    rtconfig.h). The request deadline stays: the profile does not set it."""
     o = {
         # The board.
         'RT_USING_DFS': None,
@@ -209,6 +254,14 @@ def overrides(tls_none, tls_others, prebuilt='', name_max=''):
     }
     if name_max:
         o['RT_NAME_MAX'] = str(int(name_max))
+    if profile == 'small':
+        o['PKG_AGENT_PROFILE_SMALL'] = 'y'
+        # The profile's own cap (2048): an answer larger than the heap is
+        # cut with a note before memory runs out (drive.py checks that).
+        for k in profile_options(agent_dir):
+            o.pop(k, None)
+    elif profile:
+        die('unknown profile %r' % profile)
     if tls_none:
         o[tls_none] = 'y'
         for s in tls_others:

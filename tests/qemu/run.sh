@@ -42,9 +42,11 @@
 #                  tree; e.g. an unpacked `git archive` of another commit)
 #   QEMU_BOARD     a9 (default: bsp/qemu-vexpress-a9 on -M vexpress-a9, the
 #                  firmwares above) or lm3s (issue 31: bsp/lm3s8962 on
-#                  -M lm3s6965evb, 256 KB flash, 64 KB SRAM; two firmwares,
-#                  agent-lm3s and agent-lm3s-name8 (RT_NAME_MAX 8), CLI
-#                  channel, no TLS, the board's patch of
+#                  -M lm3s6965evb, 256 KB flash, 64 KB SRAM; three
+#                  firmwares, agent-lm3s, agent-lm3s-name8 (RT_NAME_MAX 8)
+#                  and agent-lm3s-small (PKG_AGENT_PROFILE_SMALL, its
+#                  options left to the glue), CLI channel, no TLS, the
+#                  board's patch of
 #                  tests/qemu/lm3s.py applied to the work dir's copy; its
 #                  own RT-Thread copy, <work>/rtt-lm3s; the other firmware
 #                  options do not apply)
@@ -214,17 +216,21 @@ build_bsp() { # name channel stdio [prebuilt-lib]
 }
 
 # The lm3s board (issue 31): its own RT-Thread copy (lwIP's port is patched
-# there), two firmwares, then the driver; the A9 path below is not taken.
+# there), three firmwares, then the driver; the A9 path below is not taken.
 # agent-lm3s: the BSP's RT_NAME_MAX 12; agent-lm3s-name8: RT_NAME_MAX 8, as
-# many small BSPs have it, linking agent-lm3s's Rust library (it does not
-# depend on RT_NAME_MAX: the glue reads the kernel's layout).
+# many small BSPs have it; agent-lm3s-small: PKG_AGENT_PROFILE_SMALL with
+# none of the options it sets in rtconfig.h (as a hand-written one: the
+# glue's small-profile defaults apply). The last two link agent-lm3s's Rust
+# library (it depends on neither: the glue reads the kernel's layout and
+# hands the library the board's settings).
 rtt_lm3s="$work/rtt-lm3s"
-lm3s_bsps=(agent-lm3s agent-lm3s-name8)
-build_lm3s() { # name [name-max prebuilt-lib]
-    local name="$1" name_max="${2:-}" prebuilt="${3:-}"
+lm3s_bsps=(agent-lm3s agent-lm3s-name8 agent-lm3s-small)
+build_lm3s() { # name [name-max prebuilt-lib profile]
+    local name="$1" name_max="${2:-}" prebuilt="${3:-}" profile="${4:-}"
     local bsp="$rtt_lm3s/bsp/$name"
-    local opts=(--board lm3s --channel cli --posix-stdio off --prebuilt "$prebuilt" --name-max "$name_max")
-    step "build $name: lm3s8962 BSP, CLI channel, no TLS${name_max:+, RT_NAME_MAX $name_max}${prebuilt:+, prebuilt Rust library}"
+    local opts=(--board lm3s --channel cli --posix-stdio off --prebuilt "$prebuilt" --name-max "$name_max"
+                --profile "$profile")
+    step "build $name: lm3s8962 BSP, CLI channel, no TLS${name_max:+, RT_NAME_MAX $name_max}${profile:+, PKG_AGENT_PROFILE_SMALL (its options left to the glue)}${prebuilt:+, prebuilt Rust library}"
     "$py" "$here/layout.py" bsp "$rtt_lm3s" "$name" "$agent_src" "$CJSON_SRC" "$WEBCLIENT_SRC" --board lm3s >/dev/null
     "$py" "$here/layout.py" config "$bsp" "${opts[@]}"
     (
@@ -233,6 +239,7 @@ build_lm3s() { # name [name-max prebuilt-lib]
         export RTT_ROOT="$rtt_lm3s" PKGS_DIR="$bsp/packages" RTT_CC=gcc
         scons --pyconfig-silent >"$logs/pyconfig-$name.log" 2>&1 \
             || { tail -30 "$logs/pyconfig-$name.log"; fail "scons --pyconfig-silent failed in $bsp (log: $logs/pyconfig-$name.log)"; }
+        [ "$profile" != small ] || "$py" "$here/layout.py" strip-profile "$bsp"
         "$py" "$here/layout.py" check "$bsp" "${opts[@]}"
         local t0=$SECONDS
         if ! scons -j2 >"$logs/build-$name.log" 2>&1; then
@@ -249,7 +256,9 @@ if [ "$board" = lm3s ] && [ -z "$skip_build" ]; then
     step "lay out RT-Thread ($src_rtt) into $rtt_lm3s with bsp/lm3s8962 and the board's patch (tests/qemu/lm3s.py; RTT_ROOT is not modified)"
     "$py" "$here/layout.py" tree "$src_rtt" "$rtt_lm3s" --board lm3s
     build_lm3s agent-lm3s
-    build_lm3s agent-lm3s-name8 8 "$(ls "$rtt_lm3s/bsp/agent-lm3s"/build/rtt_agent/*/release/librtt_agent.a | head -1)"
+    lm3s_lib="$(ls "$rtt_lm3s/bsp/agent-lm3s"/build/rtt_agent/*/release/librtt_agent.a | head -1)"
+    build_lm3s agent-lm3s-name8 8 "$lm3s_lib"
+    build_lm3s agent-lm3s-small "" "$lm3s_lib" small
 fi
 
 cli_bsps=()
