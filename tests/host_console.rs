@@ -278,13 +278,7 @@ fn an_error_after_streamed_text_is_shown(screen: &mut Screen) {
     let answer =
         ScriptedResponse::text(&["The answer starts here, ", "and it goes on ", "and on."]);
     let cut = answer.wire_body().len() - 30;
-    let server = LlmServer::start(vec![answer.cut_after(cut)]).unwrap();
-    let url = CString::new(server.url()).unwrap();
-    // SAFETY: NUL-terminated strings that outlive the call, which copies them.
-    unsafe { agent_config_set(c"sk-console".as_ptr(), c"arith".as_ptr(), url.as_ptr()) };
-    assert_eq!(main_loop_entry(), 0);
-    screen.wait_for("you> ", Duration::from_secs(5));
-    console::input(b"tell me\r");
+    let _server = ask_in_a_new_chat(screen, answer.cut_after(cut));
     screen.wait_for("The answer starts here, ", Duration::from_secs(10));
     // The log line about it starts a line of its own, not after the text.
     screen.wait_for("\nE/agent: chat failed", Duration::from_secs(10));
@@ -292,6 +286,23 @@ fn an_error_after_streamed_text_is_shown(screen: &mut Screen) {
         "error: the request to the model failed: the response stream was cut off",
         Duration::from_secs(10),
     );
+    leave_the_chat(screen);
+}
+
+/// Start a chat against a server that answers `answer`, and ask.
+fn ask_in_a_new_chat(screen: &mut Screen, answer: ScriptedResponse) -> LlmServer {
+    let server = LlmServer::start(vec![answer]).unwrap();
+    let url = CString::new(server.url()).unwrap();
+    // SAFETY: NUL-terminated strings that outlive the call, which copies them.
+    unsafe { agent_config_set(c"sk-console".as_ptr(), c"arith".as_ptr(), url.as_ptr()) };
+    assert_eq!(main_loop_entry(), 0);
+    screen.wait_for("you> ", Duration::from_secs(5));
+    console::input(b"tell me\r");
+    server
+}
+
+/// The prompt back after the reply, then Ctrl-D and cleanup.
+fn leave_the_chat(screen: &mut Screen) {
     screen.wait_for("you> ", Duration::from_secs(5));
     console::input(b"\x04");
     screen.wait_for("leaving the agent chat", Duration::from_secs(5));
@@ -302,29 +313,19 @@ fn an_error_after_streamed_text_is_shown(screen: &mut Screen) {
 /// An answer cut at PKG_AGENT_MAX_CONTENT_LEN streams up to the cap and
 /// then the note that says so (the reply holds the same), on the console.
 fn a_cut_answer_shows_its_note(screen: &mut Screen) {
-    let answer = ScriptedResponse::text(&["0123456789", "abcdefghij", "KLMNOPQRST", "uvwxyz"]);
-    let server = LlmServer::start(vec![answer]).unwrap();
-    let url = CString::new(server.url()).unwrap();
-    // SAFETY: NUL-terminated strings that outlive the call, which copies them.
-    unsafe { agent_config_set(c"sk-console".as_ptr(), c"arith".as_ptr(), url.as_ptr()) };
     set_overrides(Overrides {
         max_content: Some(24),
         retry_base_ms: Some(10),
         timeout_ms: Some(3000),
         ..Overrides::default()
     });
-    assert_eq!(main_loop_entry(), 0);
-    screen.wait_for("you> ", Duration::from_secs(5));
-    console::input(b"tell me\r");
+    let answer = ScriptedResponse::text(&["0123456789", "abcdefghij", "KLMNOPQRST", "uvwxyz"]);
+    let _server = ask_in_a_new_chat(screen, answer);
     screen.wait_for(
         "0123456789abcdefghijKLMN\n[answer cut: longer than PKG_AGENT_MAX_CONTENT_LEN]",
         Duration::from_secs(10),
     );
-    screen.wait_for("you> ", Duration::from_secs(5));
-    console::input(b"\x04");
-    screen.wait_for("leaving the agent chat", Duration::from_secs(5));
-    assert_eq!(cleanup_agent_entry(), 0);
-    screen.0.clear();
+    leave_the_chat(screen);
 }
 
 fn wait_until(cond: impl Fn() -> bool) {
