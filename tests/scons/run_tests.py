@@ -652,7 +652,7 @@ def test_kconfig_small_profile():
         kconf.write_autoconf(header)
         text = open(header).read()
         check('#define PKG_AGENT_PROFILE_SMALL' in text, 'rtconfig.h says the profile is on')
-        check('#define PKG_AGENT_CLI_STACK_SIZE 1024' in text, 'rtconfig.h has the CLI stack')
+        check('#define PKG_AGENT_CLI_STACK_SIZE 2048' in text, 'rtconfig.h has the CLI stack')
     finally:
         shutil.rmtree(tmp)
 
