@@ -347,6 +347,10 @@ fn serve_connection(
     let deadline = Deadline::new(now(), READ_DEADLINE_MS, hz());
     let mut buf: Vec<u8> = Vec::new();
     if crate::base::fallible::resize(&mut buf, HEAD_MAX, 0).is_err() {
+        // Read the head first (and drop it): a socket closed with unread
+        // request bytes sends a reset, and a reset can make the client
+        // lose the answer it had already received.
+        skip_head(fd, &deadline);
         return send(fd, &fail(503, b"out of memory"), None);
     }
     let mut filled = 0;
@@ -598,6 +602,20 @@ fn receive(fd: c_int, buf: &mut [u8], deadline: &Deadline) -> Option<usize> {
         // A timeout (or an interrupted call): look at the deadline again.
     }
     None
+}
+
+/// Read and drop a request's head, up to its blank line, without the heap.
+fn skip_head(fd: c_int, deadline: &Deadline) {
+    let mut last = [0u8; 4];
+    let mut chunk = [0u8; 32];
+    while let Some(n) = receive(fd, &mut chunk, deadline) {
+        for &b in chunk.get(..n).unwrap_or_default() {
+            last = [last[1], last[2], last[3], b];
+            if &last == b"\r\n\r\n" {
+                return;
+            }
+        }
+    }
 }
 
 fn send_all(fd: c_int, mut bytes: &[u8]) -> bool {
