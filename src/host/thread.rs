@@ -225,7 +225,13 @@ fn stack_layout(size: usize) -> Result<std::alloc::Layout, std::alloc::LayoutErr
 /// # Safety
 /// `t` is a live record from `rt_thread_create` that nothing uses any more.
 unsafe fn free_record(t: *mut HostThread) {
-    live_remove(t);
+    // Freed while LIVE is held: once `rt_thread_find` no longer sees the
+    // thread, its memory is back too (a caller waiting for a thread to go
+    // compares heap figures next).
+    let mut live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(slot) = live.iter_mut().find(|s| **s == t as usize) {
+        *slot = 0;
+    }
     // SAFETY: (caller's contract) the record is live; its stack block was
     // allocated with this layout by rt_thread_create.
     unsafe {
@@ -234,6 +240,7 @@ unsafe fn free_record(t: *mut HostThread) {
         }
         free_box(t);
     }
+    drop(live);
 }
 
 struct SendPtr(*mut HostThread);
@@ -329,13 +336,6 @@ fn live_insert(t: *mut HostThread) {
     let mut live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(slot) = live.iter_mut().find(|s| **s == 0) {
         *slot = t as usize;
-    }
-}
-
-fn live_remove(t: *mut HostThread) {
-    let mut live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(slot) = live.iter_mut().find(|s| **s == t as usize) {
-        *slot = 0;
     }
 }
 
