@@ -13,7 +13,10 @@
 //!   `host` (feature `host-port`) serves the same C API on Linux beside it;
 //! - [`abi`]: the C package's types with the code that works on them;
 //! - [`net`]: the HTTP transport over webclient, the TLS watch, cancel;
-//! - [`runtime`]: the agent: its loop and turn, the one tool dispatch and
+//! - [`agent`]: the turn against traits (`Chat`, `Conversation`, `Tools`,
+//!   `TurnEvents`), its errors as values; no kernel, no network;
+//! - [`runtime`]: the agent over the board's objects: its loop, the turn's
+//!   traits over the context, `chat()` and the registry, the one tool dispatch and
 //!   the registry with its lock, the hub, the context, the chat client,
 //!   memory, tools as text, multimodal content, the MCP server and client,
 //!   and the settings;
@@ -27,6 +30,7 @@
 extern crate alloc;
 
 pub mod abi;
+pub mod agent;
 pub mod base;
 pub mod channels;
 pub mod cjson;

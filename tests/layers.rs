@@ -32,15 +32,22 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("host", &["base", "rtt"]),
     ("abi", &["base", "cjson", "rtt"]),
     ("net", &["base", "cjson", "wire", "rtt"]),
-    ("runtime", &["base", "cjson", "wire", "rtt", "abi", "net"]),
+    // The agent's turn and its traits: no kernel, no network.
+    ("agent", &["base", "cjson", "wire", "abi"]),
+    (
+        "runtime",
+        &["base", "cjson", "wire", "rtt", "abi", "net", "agent"],
+    ),
     (
         "channels",
-        &["base", "cjson", "wire", "rtt", "abi", "net", "runtime"],
+        &[
+            "base", "cjson", "wire", "rtt", "abi", "net", "agent", "runtime",
+        ],
     ),
     (
         "ffi",
         &[
-            "base", "cjson", "wire", "rtt", "abi", "net", "runtime", "channels",
+            "base", "cjson", "wire", "rtt", "abi", "net", "agent", "runtime", "channels",
         ],
     ),
 ];

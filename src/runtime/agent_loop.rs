@@ -20,17 +20,16 @@
 //! agent without a loop thread; `cleanup_agent` (or `cleanup_agent_entry`)
 //! frees it on the calling thread.
 
-use super::chat::{chat_response_free, chat_with_error, ChatResponse, ChatResponse_t};
 use super::context::Context_t;
 use super::hub::{
     message_hub_create, message_hub_destroy, message_hub_get, message_hub_put, MessageHub_t,
 };
-use super::tools::get_agent_tools;
+pub use super::turn::StreamHooks;
+use super::turn::{LoopConversation, LoopTools, ModelChat};
 use super::utils::{print_reasoning, print_tool_call};
 use crate::abi::messages::{messages_destroy, Messages_t};
+use crate::agent::turn::{self, Answer, TurnError, TurnEvents, TurnSettings};
 use crate::base::text_buf::TextBuf;
-use crate::cjson::json;
-use crate::cjson::sys::*;
 use crate::ffi_fn;
 use crate::net::transport;
 use crate::rtt::atomic::{AtomicBool, AtomicPtr, AtomicU8, Ordering};
@@ -40,7 +39,7 @@ use crate::rtt::name::ObjectName;
 use crate::rtt::thread;
 use crate::rtt::*;
 use core::cell::UnsafeCell;
-use core::ffi::{c_char, c_int, c_void, CStr};
+use core::ffi::{c_char, c_int, c_void};
 use core::ptr;
 
 /// `AgentChannelOps` (channels/AgentChannel.h).
@@ -246,17 +245,6 @@ pub fn set_channel(ops: *const AgentChannelOps) {
 
 /// A function handed one NUL-terminated fragment, which it only borrows.
 pub use crate::abi::hooks::TextHook;
-
-/// What the loop does with the pieces of a turn as they happen: the
-/// reasoning and answer fragments and the tool calls `chat()` reports, and
-/// each tool's result.
-#[derive(Clone, Copy)]
-pub struct StreamHooks {
-    pub on_reasoning: TextHook,
-    pub on_tool_call: TextHook,
-    pub on_context: TextHook,
-    pub on_tool_result: TextHook,
-}
 
 /// Without a channel that shows them: reasoning and tool calls are logged.
 pub const LOG_HOOKS: StreamHooks = StreamHooks {
@@ -878,66 +866,6 @@ unsafe fn handle_user_message(agent: &Agent, msg: Messages_t) {
     }
 }
 
-/// Tools for models without function calling (`PKG_AGENT_TOOLS_TEXT`).
-#[cfg(feature = "tools-text")]
-fn text_tools_on() -> bool {
-    super::tools_text::text_mode()
-}
-#[cfg(not(feature = "tools-text"))]
-fn text_tools_on() -> bool {
-    false
-}
-#[cfg(feature = "tools-text")]
-fn filtered_context(hook: TextHook, whole_only: bool) -> TextHook {
-    super::tools_text::filtered(hook, whole_only)
-}
-#[cfg(not(feature = "tools-text"))]
-fn filtered_context(hook: TextHook, _whole_only: bool) -> TextHook {
-    hook
-}
-/// Native mode runs an answer that is one call written as text
-/// (`PKG_AGENT_TEXT_CALL_FALLBACK`).
-#[cfg(feature = "text-call-fallback")]
-fn text_call_fallback_on() -> bool {
-    super::tools_text::text_call_fallback()
-}
-#[cfg(not(feature = "text-call-fallback"))]
-fn text_call_fallback_on() -> bool {
-    false
-}
-#[cfg(feature = "text-call-fallback")]
-unsafe fn adopt_text_call(resp: ChatResponse_t, hooks: &StreamHooks) -> bool {
-    // SAFETY: forwarded (the caller's contract is this one's).
-    unsafe { super::tools_text::adopt_single_call(resp, hooks.on_tool_call) }
-}
-#[cfg(not(feature = "text-call-fallback"))]
-unsafe fn adopt_text_call(_resp: ChatResponse_t, _hooks: &StreamHooks) -> bool {
-    false
-}
-#[cfg(feature = "tools-text")]
-fn finish_filtered() {
-    super::tools_text::finish_filtered()
-}
-#[cfg(not(feature = "tools-text"))]
-fn finish_filtered() {}
-#[cfg(feature = "tools-text")]
-unsafe fn answer_text_calls(
-    ctx: Context_t,
-    resp: ChatResponse_t,
-    hooks: &StreamHooks,
-) -> Option<bool> {
-    // SAFETY: forwarded (the caller's contract is this one's).
-    unsafe { super::tools_text::answer_calls(ctx, resp, hooks.on_tool_call, hooks.on_tool_result) }
-}
-#[cfg(not(feature = "tools-text"))]
-unsafe fn answer_text_calls(
-    _ctx: Context_t,
-    _resp: ChatResponse_t,
-    _hooks: &StreamHooks,
-) -> Option<bool> {
-    None
-}
-
 /// Is the summary before trimming on (`PKG_AGENT_SUMMARY`)?
 #[cfg(feature = "memory-summary")]
 fn summary_on() -> bool {
@@ -991,56 +919,55 @@ unsafe extern "C" fn print_context_streaming(text: *const c_char) {
     })
 }
 
-/// The chat()/tool rounds for the message just appended to `ctx`; the text
-/// for the user goes into `reply`. True when that is the model's answer,
-/// false for an error.
+/// The chat()/tool rounds for the message just appended to `ctx`
+/// (`crate::agent::turn`); the text for the user goes into `reply`. True
+/// when that is the model's answer, false for an error.
 ///
 /// # Safety
 /// On the loop thread only (it owns the tool registry), with `ctx` its live
 /// context (non-NULL, `message` a live array).
 unsafe fn run_rounds(ctx: Context_t, hooks: &StreamHooks, reply: &mut TextBuf) -> bool {
-    let rounds = board().max_tool_rounds.max(1) as usize;
+    let settings = TurnSettings {
+        max_rounds: board().max_tool_rounds.max(1) as usize,
+        mode: super::turn::tool_mode(),
+    };
     let max_tokens = board().max_tokens.clamp(1, c_int::MAX as isize) as c_int;
-    // The calls of this turn, for repeated identical calls.
-    let _turn = super::tool_run::Turn::begin();
-    for _round in 0..rounds {
-        if AGENT.lifecycle() == Lifecycle::Stopping {
-            reply.push_str("error: the agent is stopping");
-            return false;
+    // SAFETY: `ctx` is this thread's live context (this function's contract).
+    let mut conversation = unsafe { LoopConversation::new(ctx) };
+    let mut chat = ModelChat::new(hooks, max_tokens);
+    let mut tools = LoopTools::begin(hooks);
+    match turn::run(
+        settings,
+        &mut conversation,
+        &mut chat,
+        &mut tools,
+        &LoopEvents,
+    ) {
+        Ok(answer) => {
+            reply.push(answer.text());
+            true
         }
-        let mut error = transport::ErrorText::new();
-        let mut long_calls = super::chat::LongCalls::default();
-        let text_tools = text_tools_on();
-        let fallback = !text_tools && text_call_fallback_on();
-        // In text mode the request has no tools, and the answer's calls are
-        // kept from the channel; with the native fallback, an answer that is
-        // exactly one call is.
-        let (tools, on_context) = if text_tools {
-            (ptr::null_mut(), filtered_context(hooks.on_context, false))
-        } else if fallback {
-            (get_agent_tools(), filtered_context(hooks.on_context, true))
-        } else {
-            (get_agent_tools(), hooks.on_context)
-        };
-        // SAFETY: `ctx` is live (this function's contract) and its array and
-        // the registry's tools array (NULL or live, this thread's) are not
-        // modified during the call, which only borrows them.
-        let resp = unsafe {
-            chat_with_error(
-                (*ctx).message,
-                tools,
-                max_tokens,
-                hooks.on_reasoning,
-                hooks.on_tool_call,
-                on_context,
-                &mut error,
-                &mut long_calls,
-            )
-        };
-        if text_tools || fallback {
-            finish_filtered();
+        Err(why) => {
+            describe_turn_error(reply, &why);
+            false
         }
-        if resp.is_null() {
+    }
+}
+
+/// The loop's side of a turn: it ends when the agent is stopping.
+struct LoopEvents;
+
+impl TurnEvents for LoopEvents {
+    fn stopping(&self) -> bool {
+        AGENT.lifecycle() == Lifecycle::Stopping
+    }
+}
+
+/// What the user reads when a turn ends without the model's answer.
+fn describe_turn_error(reply: &mut TextBuf, why: &TurnError<transport::ErrorText>) {
+    match why {
+        TurnError::Stopping => reply.push_str("error: the agent is stopping"),
+        TurnError::Request(error) => {
             let why = error.as_str().as_bytes();
             reply
                 .push_str("error: the request to the model failed: ")
@@ -1048,145 +975,18 @@ unsafe fn run_rounds(ctx: Context_t, hooks: &StreamHooks, reply: &mut TextBuf) -
                     b"unknown error"
                 } else {
                     why
-                });
-            return false;
+                })
         }
-        // An answer without tool calls that is one call written as text
-        // becomes that call (native fallback).
-        // SAFETY: on the loop thread; `resp` is live, owned here, and no
-        // reference into it exists yet.
-        if fallback && unsafe { adopt_text_call(resp, hooks) } {
-            // The adopted call replaced the (empty) native ones.
-            long_calls = super::chat::LongCalls::default();
-            crate::log_d!("the answer was a tool call written as text: running it");
+        TurnError::EmptyAnswer => reply.push_str("(the model returned an empty answer)"),
+        TurnError::CallsNotRecorded => {
+            reply.push_str("error: out of memory while recording the model's tool calls")
         }
-        // SAFETY: `resp` is a non-NULL response from `chat()`, owned here
-        // until `chat_response_free` below.
-        let r: &ChatResponse = unsafe { &*resp };
-        // SAFETY: `tool_call` is a live array of the response (chat()'s
-        // guarantee); `child` is read only once it is known to be an array.
-        let has_calls = unsafe { json::is_array(r.tool_call) && !(*r.tool_call).child.is_null() };
-        // Where this round's messages start, to take them out again if the
-        // round cannot be recorded whole.
-        // SAFETY: `ctx` is live, its `message` NULL or a live array.
-        let round_start = unsafe { cJSON_GetArraySize((*ctx).message) };
-        // Text-mode calls (tools for models without function calling).
-        if !has_calls && text_tools {
-            // SAFETY: on the loop thread with `ctx` live; `resp` is live.
-            match unsafe { answer_text_calls(ctx, resp, hooks) } {
-                Some(true) => {
-                    // SAFETY: `resp` is owned here and not used again.
-                    unsafe { chat_response_free(resp) };
-                    continue;
-                }
-                Some(false) => {
-                    // SAFETY: as above.
-                    unsafe { chat_response_free(resp) };
-                    // SAFETY: `ctx` is live; deleting needs no memory.
-                    unsafe { drop_from(ctx, round_start) };
-                    reply.push_str("error: out of memory while recording a tool result");
-                    return false;
-                }
-                None => {}
-            }
+        TurnError::ResultNotRecorded => {
+            reply.push_str("error: out of memory while recording a tool result")
         }
-        // The assistant message goes in first: tool results must follow the
-        // message that called them, or the next request is rejected.
-        // SAFETY: `ctx` is live; its method borrows the live `resp`.
-        let append_ok =
-            unsafe { (*ctx).append_assistant_message.map_or(-1, |f| f(ctx, resp)) } == rt_eok();
-        if !has_calls {
-            let text = if r.context.is_null() {
-                &b""[..]
-            } else {
-                // SAFETY: `context` is non-NULL, a NUL-terminated string
-                // owned by `resp`, which is freed only after `text`'s last use.
-                unsafe { CStr::from_ptr(r.context) }.to_bytes()
-            };
-            let answered = !text.is_empty();
-            if answered {
-                reply.push(text);
-            } else {
-                reply.push_str("(the model returned an empty answer)");
-            }
-            // SAFETY: `resp` is owned here and not used again.
-            unsafe { chat_response_free(resp) };
-            return answered;
-        }
-        if !append_ok {
-            // SAFETY: `resp` is owned here and not used again.
-            unsafe { chat_response_free(resp) };
-            reply.push_str("error: out of memory while recording the model's tool calls");
-            return false;
-        }
-        let mut recorded = true;
-        // SAFETY: `tool_call` is the response's live array, unchanged while
-        // iterating (the tools only see copies of the arguments).
-        for (position, call) in unsafe { json::children(r.tool_call) }.enumerate() {
-            let too_long = long_calls.contains(position);
-            // SAFETY: on the loop thread with `ctx` live; `call` is a live
-            // element of the response.
-            recorded &= unsafe { answer_tool_call(ctx, call, too_long, hooks.on_tool_result) };
-        }
-        // SAFETY: `resp` is owned here and not used again.
-        unsafe { chat_response_free(resp) };
-        if !recorded {
-            // A tool call without its tool message would make every later
-            // request of the conversation invalid: the round goes, whole.
-            // SAFETY: `ctx` is live; deleting needs no memory.
-            unsafe { drop_from(ctx, round_start) };
-            reply.push_str("error: out of memory while recording a tool result");
-            return false;
-        }
-    }
-    reply
-        .push_str("error: round limit reached (")
-        .push_num(rounds)
-        .push_str(" tool rounds) before the model gave an answer");
-    false
-}
-
-/// Delete the context's messages from index `start` on.
-///
-/// # Safety
-/// `ctx` is the loop's live context.
-unsafe fn drop_from(ctx: Context_t, start: c_int) {
-    // SAFETY: `ctx` is live (this function's contract); its `message` is
-    // NULL or a live array whose items it owns.
-    unsafe {
-        while cJSON_GetArraySize((*ctx).message) > start.max(0) {
-            cJSON_DeleteItemFromArray((*ctx).message, start.max(0));
-        }
-    }
-}
-
-/// Run one tool call and append its `tool` message: the tool's text, or an
-/// error the model can act on (behaviour.md §2). Returns whether the tool
-/// message was appended.
-///
-/// # Safety
-/// On the loop thread only (it owns the tool registry), with `ctx` its live
-/// context; `call` is NULL or a live tool call that outlives the call.
-unsafe fn answer_tool_call(
-    ctx: Context_t,
-    call: *mut cJSON,
-    too_long: bool,
-    on_result: TextHook,
-) -> bool {
-    // SAFETY: `call` is NULL or live for this whole function.
-    let id = unsafe { json::get_str(call, c"id") }.unwrap_or(c"");
-    // SAFETY: on the loop thread; `call` NULL or live (this function's
-    // contract).
-    let answer = unsafe { super::tool_run::run_tool_call(call, too_long, on_result) };
-    // SAFETY: `ctx` is live (this function's contract).
-    let appended = match unsafe { (*ctx).append_tool_message } {
-        // SAFETY: the context's method with that context; `id` is
-        // NUL-terminated and the content NULL or a live set, both borrowed.
-        Some(f) => (unsafe { f(ctx, id.as_ptr(), answer.content) }) == rt_eok(),
-        None => false,
+        TurnError::RoundLimit(rounds) => reply
+            .push_str("error: round limit reached (")
+            .push_num(*rounds)
+            .push_str(" tool rounds) before the model gave an answer"),
     };
-    if !appended {
-        crate::log_e!("no memory for a tool result");
-    }
-    appended
 }

@@ -29,4 +29,5 @@ pub mod tool_run;
 pub mod tools;
 #[cfg(feature = "tools-text")]
 pub mod tools_text;
+pub mod turn;
 pub mod utils;

@@ -1,0 +1,529 @@
+//! One turn: the rounds of requests to the model and tool calls that
+//! answer one user message, until the model answers in text.
+//!
+//! A round asks the model ([`Chat`]) for the conversation as it stands. An
+//! answer without tool calls ends the turn. An answer with calls is
+//! recorded in the conversation ([`Conversation`]) before its calls run
+//! ([`Tools`]; each call's result follows the message that made it, or the
+//! next request is rejected), and the next round asks again. A round that
+//! cannot be recorded whole is taken out again, whole: a call without its
+//! result would make every later request of the conversation invalid.
+//!
+//! Nothing here blocks, allocates or reads a clock: the traits do the I/O,
+//! and what went wrong comes back as a [`TurnError`] value that the caller
+//! turns into text for the user.
+
+/// How a round's request offers the tools, and how its answer's calls are
+/// found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ToolMode {
+    /// The tools are in the request; the answer's calls come as the API
+    /// returns them.
+    Native,
+    /// Native, and an answer that is exactly one call written as text runs
+    /// as that call (for models that sometimes write their calls).
+    NativeWithTextFallback,
+    /// No tools in the request (the system prompt describes them); the
+    /// calls are written in the answer's text.
+    Text,
+}
+
+/// What a request for one round came back with.
+pub trait Answer {
+    /// How many tool calls it makes (0: the model answered in text).
+    fn call_count(&self) -> usize;
+    /// Its text (empty when it has none).
+    fn text(&self) -> &[u8];
+}
+
+/// The conversation a turn extends.
+pub trait Conversation<A: Answer> {
+    /// How many messages it holds (where a round starts).
+    fn len(&self) -> usize;
+    /// Whether it holds no message.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Take out the messages from `len` on (needs no memory).
+    fn truncate(&mut self, len: usize);
+    /// Add the model's answer as the assistant's message; false without
+    /// memory.
+    fn record_answer(&mut self, answer: &A) -> bool;
+}
+
+/// The model.
+pub trait Chat<A: Answer, V: Conversation<A>> {
+    /// Why a request failed.
+    type Failure;
+    /// One request for `conversation` as it stands, the tools offered as
+    /// `mode` says.
+    fn ask(&mut self, conversation: &V, mode: ToolMode) -> Result<A, Self::Failure>;
+    /// [`ToolMode::NativeWithTextFallback`]: if `answer` (which makes no
+    /// native call) is exactly one call written as text, make it that call
+    /// and say so.
+    fn adopt_text_call(&mut self, answer: &mut A) -> bool;
+}
+
+/// The tools, run for the calls of an answer.
+pub trait Tools<A: Answer, V: Conversation<A>> {
+    /// Run the answer's call number `index` and add its result to the
+    /// conversation (the tool's text, or an error the model can act on);
+    /// false when the result could not be added (no memory).
+    fn answer_call(&mut self, conversation: &mut V, answer: &A, index: usize) -> bool;
+    /// [`ToolMode::Text`]: run the calls written in `answer`'s text and add
+    /// the exchange to the conversation. `None`: the text holds no call;
+    /// `Some(false)`: a result could not be added.
+    fn answer_text_calls(&mut self, conversation: &mut V, answer: &A) -> Option<bool>;
+}
+
+/// What a turn asks of the one who runs it, between rounds.
+pub trait TurnEvents {
+    /// Whether the agent is stopping (the turn ends before its next round).
+    fn stopping(&self) -> bool;
+}
+
+/// The settings of one turn (a snapshot: they do not change during it).
+#[derive(Clone, Copy, Debug)]
+pub struct TurnSettings {
+    /// Rounds before the turn gives up (at least 1).
+    pub max_rounds: usize,
+    /// How the tools are offered.
+    pub mode: ToolMode,
+}
+
+/// Why a turn ended without the model's answer.
+#[derive(Debug, PartialEq, Eq)]
+pub enum TurnError<F> {
+    /// The agent is stopping.
+    Stopping,
+    /// A request to the model failed.
+    Request(F),
+    /// The model's answer was empty.
+    EmptyAnswer,
+    /// No memory to add the model's tool calls to the conversation.
+    CallsNotRecorded,
+    /// No memory to add a tool's result to the conversation (the round was
+    /// taken out).
+    ResultNotRecorded,
+    /// The model still called tools after this many rounds.
+    RoundLimit(usize),
+}
+
+/// Run the rounds for the message just added to `conversation`: the
+/// model's answer (non-empty text), or why there is none.
+pub fn run<A, V, C, T, E>(
+    settings: TurnSettings,
+    conversation: &mut V,
+    chat: &mut C,
+    tools: &mut T,
+    events: &E,
+) -> Result<A, TurnError<C::Failure>>
+where
+    A: Answer,
+    V: Conversation<A>,
+    C: Chat<A, V>,
+    T: Tools<A, V>,
+    E: TurnEvents,
+{
+    let rounds = settings.max_rounds.max(1);
+    for _round in 0..rounds {
+        if events.stopping() {
+            return Err(TurnError::Stopping);
+        }
+        let mut answer = chat
+            .ask(conversation, settings.mode)
+            .map_err(TurnError::Request)?;
+        if settings.mode == ToolMode::NativeWithTextFallback && answer.call_count() == 0 {
+            chat.adopt_text_call(&mut answer);
+        }
+        let round_start = conversation.len();
+        if settings.mode == ToolMode::Text && answer.call_count() == 0 {
+            match tools.answer_text_calls(conversation, &answer) {
+                Some(true) => continue,
+                Some(false) => {
+                    conversation.truncate(round_start);
+                    return Err(TurnError::ResultNotRecorded);
+                }
+                None => {}
+            }
+        }
+        // The answer goes in first: tool results must follow the message
+        // that called them.
+        let recorded = conversation.record_answer(&answer);
+        if answer.call_count() == 0 {
+            // A final answer that could not be recorded is still the
+            // answer; the conversation only lacks it.
+            return if answer.text().is_empty() {
+                Err(TurnError::EmptyAnswer)
+            } else {
+                Ok(answer)
+            };
+        }
+        if !recorded {
+            return Err(TurnError::CallsNotRecorded);
+        }
+        let mut all = true;
+        for index in 0..answer.call_count() {
+            all &= tools.answer_call(conversation, &answer, index);
+        }
+        if !all {
+            conversation.truncate(round_start);
+            return Err(TurnError::ResultNotRecorded);
+        }
+    }
+    Err(TurnError::RoundLimit(rounds))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::collections::VecDeque;
+    use alloc::string::{String, ToString};
+    use alloc::vec;
+    use alloc::vec::Vec;
+
+    /// A scripted answer: its calls (tool names) and text.
+    #[derive(Clone, Debug, PartialEq)]
+    struct Said {
+        calls: Vec<String>,
+        text: String,
+    }
+
+    impl Answer for Said {
+        fn call_count(&self) -> usize {
+            self.calls.len()
+        }
+        fn text(&self) -> &[u8] {
+            self.text.as_bytes()
+        }
+    }
+
+    fn text(t: &str) -> Said {
+        Said {
+            calls: vec![],
+            text: t.to_string(),
+        }
+    }
+
+    fn calls(names: &[&str]) -> Said {
+        Said {
+            calls: names.iter().map(|n| n.to_string()).collect(),
+            text: String::new(),
+        }
+    }
+
+    /// The conversation as lines; `room` messages more fit.
+    struct Lines {
+        lines: Vec<String>,
+        room: usize,
+    }
+
+    impl Lines {
+        fn push(&mut self, line: String) -> bool {
+            if self.room == 0 {
+                return false;
+            }
+            self.room -= 1;
+            self.lines.push(line);
+            true
+        }
+    }
+
+    impl Conversation<Said> for Lines {
+        fn len(&self) -> usize {
+            self.lines.len()
+        }
+        fn truncate(&mut self, len: usize) {
+            self.lines.truncate(len);
+        }
+        fn record_answer(&mut self, answer: &Said) -> bool {
+            let line = if answer.calls.is_empty() {
+                alloc::format!("assistant: {}", answer.text)
+            } else {
+                alloc::format!("assistant calls {}", answer.calls.join(","))
+            };
+            self.push(line)
+        }
+    }
+
+    /// The model: scripted answers, and what each request saw.
+    struct Model {
+        answers: VecDeque<Result<Said, &'static str>>,
+        asked: Vec<(usize, ToolMode)>,
+    }
+
+    impl Chat<Said, Lines> for Model {
+        type Failure = &'static str;
+        fn ask(&mut self, conversation: &Lines, mode: ToolMode) -> Result<Said, &'static str> {
+            self.asked.push((conversation.len(), mode));
+            self.answers.pop_front().unwrap_or(Err("no more answers"))
+        }
+        fn adopt_text_call(&mut self, answer: &mut Said) -> bool {
+            match answer.text.strip_prefix("CALL ") {
+                Some(name) => {
+                    *answer = calls(&[name]);
+                    true
+                }
+                None => false,
+            }
+        }
+    }
+
+    fn model(answers: Vec<Result<Said, &'static str>>) -> Model {
+        Model {
+            answers: answers.into(),
+            asked: vec![],
+        }
+    }
+
+    /// Tools that answer with their name; text calls are `TEXTCALL name`.
+    struct Board {
+        ran: Vec<String>,
+    }
+
+    impl Tools<Said, Lines> for Board {
+        fn answer_call(&mut self, conversation: &mut Lines, answer: &Said, index: usize) -> bool {
+            let name = answer.calls[index].clone();
+            self.ran.push(name.clone());
+            conversation.push(alloc::format!("tool {name}: ok"))
+        }
+        fn answer_text_calls(&mut self, conversation: &mut Lines, answer: &Said) -> Option<bool> {
+            let name = answer.text.strip_prefix("TEXTCALL ")?;
+            self.ran.push(name.to_string());
+            Some(
+                conversation.push(alloc::format!("assistant: {}", answer.text))
+                    && conversation.push(alloc::format!("user: result of {name}")),
+            )
+        }
+    }
+
+    struct Running(bool);
+    impl TurnEvents for Running {
+        fn stopping(&self) -> bool {
+            !self.0
+        }
+    }
+
+    fn settings(max_rounds: usize, mode: ToolMode) -> TurnSettings {
+        TurnSettings { max_rounds, mode }
+    }
+
+    fn conversation(room: usize) -> Lines {
+        Lines {
+            lines: vec!["user: hi".to_string()],
+            room,
+        }
+    }
+
+    #[test]
+    fn a_text_answer_ends_the_turn_and_is_recorded() {
+        let mut conv = conversation(10);
+        let mut chat = model(vec![Ok(text("hello"))]);
+        let mut tools = Board { ran: vec![] };
+        let got = run(
+            settings(5, ToolMode::Native),
+            &mut conv,
+            &mut chat,
+            &mut tools,
+            &Running(true),
+        );
+        assert_eq!(got, Ok(text("hello")));
+        assert_eq!(conv.lines, ["user: hi", "assistant: hello"]);
+        assert_eq!(chat.asked, [(1, ToolMode::Native)]);
+    }
+
+    #[test]
+    fn calls_run_in_order_after_their_message_then_the_model_is_asked_again() {
+        let mut conv = conversation(10);
+        let mut chat = model(vec![Ok(calls(&["a", "b"])), Ok(text("done"))]);
+        let mut tools = Board { ran: vec![] };
+        let got = run(
+            settings(5, ToolMode::Native),
+            &mut conv,
+            &mut chat,
+            &mut tools,
+            &Running(true),
+        );
+        assert_eq!(got, Ok(text("done")));
+        assert_eq!(tools.ran, ["a", "b"]);
+        assert_eq!(
+            conv.lines,
+            [
+                "user: hi",
+                "assistant calls a,b",
+                "tool a: ok",
+                "tool b: ok",
+                "assistant: done"
+            ]
+        );
+        // The second request saw the calls and both results.
+        assert_eq!(chat.asked[1].0, 4);
+    }
+
+    #[test]
+    fn the_round_limit_ends_a_turn_that_keeps_calling() {
+        let mut conv = conversation(100);
+        let mut chat = model((0..5).map(|_| Ok(calls(&["a"]))).collect());
+        let mut tools = Board { ran: vec![] };
+        let got = run(
+            settings(3, ToolMode::Native),
+            &mut conv,
+            &mut chat,
+            &mut tools,
+            &Running(true),
+        );
+        assert_eq!(got, Err(TurnError::RoundLimit(3)));
+        assert_eq!(tools.ran.len(), 3);
+        // Zero rounds configured still means one.
+        let mut chat = model(vec![Ok(calls(&["a"]))]);
+        let got = run(
+            settings(0, ToolMode::Native),
+            &mut conv,
+            &mut chat,
+            &mut tools,
+            &Running(true),
+        );
+        assert_eq!(got, Err(TurnError::RoundLimit(1)));
+    }
+
+    #[test]
+    fn failures_and_stopping_are_values() {
+        let mut tools = Board { ran: vec![] };
+        let mut conv = conversation(10);
+        let mut chat = model(vec![Err("HTTP 500")]);
+        let got = run(
+            settings(5, ToolMode::Native),
+            &mut conv,
+            &mut chat,
+            &mut tools,
+            &Running(true),
+        );
+        assert_eq!(got, Err(TurnError::Request("HTTP 500")));
+        let mut chat = model(vec![Ok(text(""))]);
+        let got = run(
+            settings(5, ToolMode::Native),
+            &mut conv,
+            &mut chat,
+            &mut tools,
+            &Running(true),
+        );
+        assert_eq!(got, Err(TurnError::EmptyAnswer));
+        let mut chat = model(vec![Ok(text("never asked"))]);
+        let got = run(
+            settings(5, ToolMode::Native),
+            &mut conv,
+            &mut chat,
+            &mut tools,
+            &Running(false),
+        );
+        assert_eq!(got, Err(TurnError::Stopping));
+        assert!(chat.asked.is_empty());
+    }
+
+    #[test]
+    fn a_round_that_cannot_be_recorded_whole_is_taken_out() {
+        let mut tools = Board { ran: vec![] };
+        // Room for the calls' message and one result of two.
+        let mut conv = conversation(2);
+        let mut chat = model(vec![Ok(calls(&["a", "b"]))]);
+        let got = run(
+            settings(5, ToolMode::Native),
+            &mut conv,
+            &mut chat,
+            &mut tools,
+            &Running(true),
+        );
+        assert_eq!(got, Err(TurnError::ResultNotRecorded));
+        assert_eq!(conv.lines, ["user: hi"]);
+        // No room even for the calls: nothing runs.
+        let mut conv = conversation(0);
+        let mut tools = Board { ran: vec![] };
+        let mut chat = model(vec![Ok(calls(&["a"]))]);
+        let got = run(
+            settings(5, ToolMode::Native),
+            &mut conv,
+            &mut chat,
+            &mut tools,
+            &Running(true),
+        );
+        assert_eq!(got, Err(TurnError::CallsNotRecorded));
+        assert!(tools.ran.is_empty());
+        // A final answer without room is still the answer.
+        let mut chat = model(vec![Ok(text("hello"))]);
+        let got = run(
+            settings(5, ToolMode::Native),
+            &mut conv,
+            &mut chat,
+            &mut tools,
+            &Running(true),
+        );
+        assert_eq!(got, Ok(text("hello")));
+    }
+
+    #[test]
+    fn text_mode_runs_written_calls_and_asks_again() {
+        let mut tools = Board { ran: vec![] };
+        let mut conv = conversation(10);
+        let mut chat = model(vec![Ok(text("TEXTCALL a")), Ok(text("done"))]);
+        let got = run(
+            settings(5, ToolMode::Text),
+            &mut conv,
+            &mut chat,
+            &mut tools,
+            &Running(true),
+        );
+        assert_eq!(got, Ok(text("done")));
+        assert_eq!(tools.ran, ["a"]);
+        assert_eq!(
+            conv.lines,
+            [
+                "user: hi",
+                "assistant: TEXTCALL a",
+                "user: result of a",
+                "assistant: done"
+            ]
+        );
+        assert_eq!(chat.asked, [(1, ToolMode::Text), (3, ToolMode::Text)]);
+        // Without room for the exchange, the round goes.
+        let mut conv = conversation(1);
+        let mut chat = model(vec![Ok(text("TEXTCALL a"))]);
+        let got = run(
+            settings(5, ToolMode::Text),
+            &mut conv,
+            &mut chat,
+            &mut tools,
+            &Running(true),
+        );
+        assert_eq!(got, Err(TurnError::ResultNotRecorded));
+        assert_eq!(conv.lines, ["user: hi"]);
+    }
+
+    #[test]
+    fn the_fallback_runs_one_written_call_natively_and_only_in_its_mode() {
+        let mut tools = Board { ran: vec![] };
+        let mut conv = conversation(10);
+        let mut chat = model(vec![Ok(text("CALL a")), Ok(text("done"))]);
+        let got = run(
+            settings(5, ToolMode::NativeWithTextFallback),
+            &mut conv,
+            &mut chat,
+            &mut tools,
+            &Running(true),
+        );
+        assert_eq!(got, Ok(text("done")));
+        assert_eq!(tools.ran, ["a"]);
+        assert_eq!(conv.lines[1], "assistant calls a");
+        // In native mode the same text is the answer.
+        let mut tools = Board { ran: vec![] };
+        let mut chat = model(vec![Ok(text("CALL a"))]);
+        let got = run(
+            settings(5, ToolMode::Native),
+            &mut conv,
+            &mut chat,
+            &mut tools,
+            &Running(true),
+        );
+        assert_eq!(got, Ok(text("CALL a")));
+        assert!(tools.ran.is_empty());
+    }
+}
