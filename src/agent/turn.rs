@@ -269,13 +269,6 @@ mod tests {
         }
     }
 
-    fn model(answers: Vec<Result<Said, &'static str>>) -> Model {
-        Model {
-            answers: answers.into(),
-            asked: vec![],
-        }
-    }
-
     /// Tools that answer with their name; text calls are `TEXTCALL name`.
     struct Board {
         ran: Vec<String>,
@@ -304,50 +297,82 @@ mod tests {
         }
     }
 
-    fn settings(max_rounds: usize, mode: ToolMode) -> TurnSettings {
-        TurnSettings { max_rounds, mode }
+    /// What one turn did.
+    struct Ran {
+        got: Result<Said, TurnError<&'static str>>,
+        /// The conversation after it.
+        lines: Vec<String>,
+        /// What each request saw: messages, mode.
+        asked: Vec<(usize, ToolMode)>,
+        /// The tools run, in order.
+        tools: Vec<String>,
     }
 
-    fn conversation(room: usize) -> Lines {
-        Lines {
+    /// A turn against scripted answers, with room for `room` more
+    /// messages after the user's.
+    fn turn(
+        max_rounds: usize,
+        mode: ToolMode,
+        room: usize,
+        answers: Vec<Result<Said, &'static str>>,
+    ) -> Ran {
+        turn_while(true, max_rounds, mode, room, answers)
+    }
+
+    fn turn_while(
+        running: bool,
+        max_rounds: usize,
+        mode: ToolMode,
+        room: usize,
+        answers: Vec<Result<Said, &'static str>>,
+    ) -> Ran {
+        let mut conversation = Lines {
             lines: vec!["user: hi".to_string()],
             room,
+        };
+        let mut chat = Model {
+            answers: answers.into(),
+            asked: vec![],
+        };
+        let mut tools = Board { ran: vec![] };
+        let settings = TurnSettings { max_rounds, mode };
+        let got = run(
+            settings,
+            &mut conversation,
+            &mut chat,
+            &mut tools,
+            &Running(running),
+        );
+        Ran {
+            got,
+            lines: conversation.lines,
+            asked: chat.asked,
+            tools: tools.ran,
         }
     }
 
+    use ToolMode::{Native, NativeWithTextFallback, Text};
+
     #[test]
     fn a_text_answer_ends_the_turn_and_is_recorded() {
-        let mut conv = conversation(10);
-        let mut chat = model(vec![Ok(text("hello"))]);
-        let mut tools = Board { ran: vec![] };
-        let got = run(
-            settings(5, ToolMode::Native),
-            &mut conv,
-            &mut chat,
-            &mut tools,
-            &Running(true),
-        );
-        assert_eq!(got, Ok(text("hello")));
-        assert_eq!(conv.lines, ["user: hi", "assistant: hello"]);
-        assert_eq!(chat.asked, [(1, ToolMode::Native)]);
+        let ran = turn(5, Native, 10, vec![Ok(text("hello"))]);
+        assert_eq!(ran.got, Ok(text("hello")));
+        assert_eq!(ran.lines, ["user: hi", "assistant: hello"]);
+        assert_eq!(ran.asked, [(1, Native)]);
     }
 
     #[test]
     fn calls_run_in_order_after_their_message_then_the_model_is_asked_again() {
-        let mut conv = conversation(10);
-        let mut chat = model(vec![Ok(calls(&["a", "b"])), Ok(text("done"))]);
-        let mut tools = Board { ran: vec![] };
-        let got = run(
-            settings(5, ToolMode::Native),
-            &mut conv,
-            &mut chat,
-            &mut tools,
-            &Running(true),
+        let ran = turn(
+            5,
+            Native,
+            10,
+            vec![Ok(calls(&["a", "b"])), Ok(text("done"))],
         );
-        assert_eq!(got, Ok(text("done")));
-        assert_eq!(tools.ran, ["a", "b"]);
+        assert_eq!(ran.got, Ok(text("done")));
+        assert_eq!(ran.tools, ["a", "b"]);
         assert_eq!(
-            conv.lines,
+            ran.lines,
             [
                 "user: hi",
                 "assistant calls a,b",
@@ -357,125 +382,52 @@ mod tests {
             ]
         );
         // The second request saw the calls and both results.
-        assert_eq!(chat.asked[1].0, 4);
+        assert_eq!(ran.asked, [(1, Native), (4, Native)]);
     }
 
     #[test]
     fn the_round_limit_ends_a_turn_that_keeps_calling() {
-        let mut conv = conversation(100);
-        let mut chat = model((0..5).map(|_| Ok(calls(&["a"]))).collect());
-        let mut tools = Board { ran: vec![] };
-        let got = run(
-            settings(3, ToolMode::Native),
-            &mut conv,
-            &mut chat,
-            &mut tools,
-            &Running(true),
-        );
-        assert_eq!(got, Err(TurnError::RoundLimit(3)));
-        assert_eq!(tools.ran.len(), 3);
+        let ran = turn(3, Native, 100, (0..5).map(|_| Ok(calls(&["a"]))).collect());
+        assert_eq!(ran.got, Err(TurnError::RoundLimit(3)));
+        assert_eq!(ran.tools.len(), 3);
         // Zero rounds configured still means one.
-        let mut chat = model(vec![Ok(calls(&["a"]))]);
-        let got = run(
-            settings(0, ToolMode::Native),
-            &mut conv,
-            &mut chat,
-            &mut tools,
-            &Running(true),
-        );
-        assert_eq!(got, Err(TurnError::RoundLimit(1)));
+        let ran = turn(0, Native, 100, vec![Ok(calls(&["a"]))]);
+        assert_eq!(ran.got, Err(TurnError::RoundLimit(1)));
     }
 
     #[test]
     fn failures_and_stopping_are_values() {
-        let mut tools = Board { ran: vec![] };
-        let mut conv = conversation(10);
-        let mut chat = model(vec![Err("HTTP 500")]);
-        let got = run(
-            settings(5, ToolMode::Native),
-            &mut conv,
-            &mut chat,
-            &mut tools,
-            &Running(true),
-        );
-        assert_eq!(got, Err(TurnError::Request("HTTP 500")));
-        let mut chat = model(vec![Ok(text(""))]);
-        let got = run(
-            settings(5, ToolMode::Native),
-            &mut conv,
-            &mut chat,
-            &mut tools,
-            &Running(true),
-        );
-        assert_eq!(got, Err(TurnError::EmptyAnswer));
-        let mut chat = model(vec![Ok(text("never asked"))]);
-        let got = run(
-            settings(5, ToolMode::Native),
-            &mut conv,
-            &mut chat,
-            &mut tools,
-            &Running(false),
-        );
-        assert_eq!(got, Err(TurnError::Stopping));
-        assert!(chat.asked.is_empty());
+        let ran = turn(5, Native, 10, vec![Err("HTTP 500")]);
+        assert_eq!(ran.got, Err(TurnError::Request("HTTP 500")));
+        let ran = turn(5, Native, 10, vec![Ok(text(""))]);
+        assert_eq!(ran.got, Err(TurnError::EmptyAnswer));
+        let ran = turn_while(false, 5, Native, 10, vec![Ok(text("never asked"))]);
+        assert_eq!(ran.got, Err(TurnError::Stopping));
+        assert!(ran.asked.is_empty());
     }
 
     #[test]
     fn a_round_that_cannot_be_recorded_whole_is_taken_out() {
-        let mut tools = Board { ran: vec![] };
         // Room for the calls' message and one result of two.
-        let mut conv = conversation(2);
-        let mut chat = model(vec![Ok(calls(&["a", "b"]))]);
-        let got = run(
-            settings(5, ToolMode::Native),
-            &mut conv,
-            &mut chat,
-            &mut tools,
-            &Running(true),
-        );
-        assert_eq!(got, Err(TurnError::ResultNotRecorded));
-        assert_eq!(conv.lines, ["user: hi"]);
+        let ran = turn(5, Native, 2, vec![Ok(calls(&["a", "b"]))]);
+        assert_eq!(ran.got, Err(TurnError::ResultNotRecorded));
+        assert_eq!(ran.lines, ["user: hi"]);
         // No room even for the calls: nothing runs.
-        let mut conv = conversation(0);
-        let mut tools = Board { ran: vec![] };
-        let mut chat = model(vec![Ok(calls(&["a"]))]);
-        let got = run(
-            settings(5, ToolMode::Native),
-            &mut conv,
-            &mut chat,
-            &mut tools,
-            &Running(true),
-        );
-        assert_eq!(got, Err(TurnError::CallsNotRecorded));
-        assert!(tools.ran.is_empty());
+        let ran = turn(5, Native, 0, vec![Ok(calls(&["a"]))]);
+        assert_eq!(ran.got, Err(TurnError::CallsNotRecorded));
+        assert!(ran.tools.is_empty());
         // A final answer without room is still the answer.
-        let mut chat = model(vec![Ok(text("hello"))]);
-        let got = run(
-            settings(5, ToolMode::Native),
-            &mut conv,
-            &mut chat,
-            &mut tools,
-            &Running(true),
-        );
-        assert_eq!(got, Ok(text("hello")));
+        let ran = turn(5, Native, 0, vec![Ok(text("hello"))]);
+        assert_eq!(ran.got, Ok(text("hello")));
     }
 
     #[test]
     fn text_mode_runs_written_calls_and_asks_again() {
-        let mut tools = Board { ran: vec![] };
-        let mut conv = conversation(10);
-        let mut chat = model(vec![Ok(text("TEXTCALL a")), Ok(text("done"))]);
-        let got = run(
-            settings(5, ToolMode::Text),
-            &mut conv,
-            &mut chat,
-            &mut tools,
-            &Running(true),
-        );
-        assert_eq!(got, Ok(text("done")));
-        assert_eq!(tools.ran, ["a"]);
+        let ran = turn(5, Text, 10, vec![Ok(text("TEXTCALL a")), Ok(text("done"))]);
+        assert_eq!(ran.got, Ok(text("done")));
+        assert_eq!(ran.tools, ["a"]);
         assert_eq!(
-            conv.lines,
+            ran.lines,
             [
                 "user: hi",
                 "assistant: TEXTCALL a",
@@ -483,47 +435,27 @@ mod tests {
                 "assistant: done"
             ]
         );
-        assert_eq!(chat.asked, [(1, ToolMode::Text), (3, ToolMode::Text)]);
+        assert_eq!(ran.asked, [(1, Text), (3, Text)]);
         // Without room for the exchange, the round goes.
-        let mut conv = conversation(1);
-        let mut chat = model(vec![Ok(text("TEXTCALL a"))]);
-        let got = run(
-            settings(5, ToolMode::Text),
-            &mut conv,
-            &mut chat,
-            &mut tools,
-            &Running(true),
-        );
-        assert_eq!(got, Err(TurnError::ResultNotRecorded));
-        assert_eq!(conv.lines, ["user: hi"]);
+        let ran = turn(5, Text, 1, vec![Ok(text("TEXTCALL a"))]);
+        assert_eq!(ran.got, Err(TurnError::ResultNotRecorded));
+        assert_eq!(ran.lines, ["user: hi"]);
     }
 
     #[test]
     fn the_fallback_runs_one_written_call_natively_and_only_in_its_mode() {
-        let mut tools = Board { ran: vec![] };
-        let mut conv = conversation(10);
-        let mut chat = model(vec![Ok(text("CALL a")), Ok(text("done"))]);
-        let got = run(
-            settings(5, ToolMode::NativeWithTextFallback),
-            &mut conv,
-            &mut chat,
-            &mut tools,
-            &Running(true),
+        let ran = turn(
+            5,
+            NativeWithTextFallback,
+            10,
+            vec![Ok(text("CALL a")), Ok(text("done"))],
         );
-        assert_eq!(got, Ok(text("done")));
-        assert_eq!(tools.ran, ["a"]);
-        assert_eq!(conv.lines[1], "assistant calls a");
+        assert_eq!(ran.got, Ok(text("done")));
+        assert_eq!(ran.tools, ["a"]);
+        assert_eq!(ran.lines[1], "assistant calls a");
         // In native mode the same text is the answer.
-        let mut tools = Board { ran: vec![] };
-        let mut chat = model(vec![Ok(text("CALL a"))]);
-        let got = run(
-            settings(5, ToolMode::Native),
-            &mut conv,
-            &mut chat,
-            &mut tools,
-            &Running(true),
-        );
-        assert_eq!(got, Ok(text("CALL a")));
-        assert!(tools.ran.is_empty());
+        let ran = turn(5, Native, 10, vec![Ok(text("CALL a"))]);
+        assert_eq!(ran.got, Ok(text("CALL a")));
+        assert!(ran.tools.is_empty());
     }
 }

@@ -2,6 +2,7 @@
 //! every protocol rule, [`crate::cjson`] and [`crate::rtt`] for the board.
 
 pub mod cancel;
+pub mod error;
 #[cfg(feature = "multimodal")]
 pub mod file_base64;
 pub mod tls_watch;

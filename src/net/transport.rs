@@ -53,8 +53,10 @@
 //! `https://` URL that code is therefore final unless the connect waited out
 //! webclient's connect timeout (a silent network, not a certificate).
 
+use super::error::{describe, Failure, NetError, ServerMessage, TextOut};
 use super::tls_watch::TlsFailure;
 use crate::base::json_writer::{ByteCounter, ByteSink, WriteError};
+use crate::rtt::log::{Level, LineWriter, Piece};
 use crate::rtt::sleep_lock::SleepLockGuard;
 use crate::rtt::webclient::*;
 use crate::wire::chat::request::ChatRequest;
@@ -132,8 +134,8 @@ pub trait ResponseSink {
     /// stream cut off or garbled on the way), as opposed to an answer that
     /// would fail the same way again?
     fn retryable(&self, error: Self::Error) -> bool;
-    /// A short text for `error`.
-    fn describe(&self, error: Self::Error, text: &mut ErrorText);
+    /// A short text for `error` (written where the failure is shown).
+    fn describe(&self, error: Self::Error, out: &mut dyn TextOut);
     /// Does a response with `status` carry the answer? Every other status
     /// is an HTTP error (its message read, retried by
     /// [`retryable_status`]). A chat answer is 200 alone; the MCP client
@@ -219,29 +221,6 @@ pub enum Flow {
     Done,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Failure<E> {
-    /// Could not connect or send the request.
-    Connect,
-    /// A read timed out (`PKG_AGENT_HTTP_TIMEOUT_MS` of silence).
-    Timeout,
-    /// The whole request ran out of time (`PKG_AGENT_REQUEST_TIMEOUT_MS`).
-    Deadline,
-    /// A read failed (connection reset, ...).
-    Read,
-    /// The server answered with this status; its message is in the
-    /// transport's error text.
-    Status(c_int),
-    /// No memory for the session or a buffer.
-    NoMemory,
-    /// The request could not be written (see [`WriteError`]).
-    Request(WriteError),
-    /// The agent is shutting down.
-    Cancelled,
-    /// The response stream failed (parser error).
-    Stream(E),
-}
-
 pub struct Settings<'a> {
     pub url: &'a CStr,
     pub api_key: &'a CStr,
@@ -256,55 +235,6 @@ pub struct Settings<'a> {
     pub format: Format,
 }
 
-/// Bytes of an [`ErrorText`] (and of `agent_chat_last_error`'s copy, its
-/// NUL included).
-pub const ERROR_TEXT_MAX: usize = 200;
-
-/// A short description of the last failure (status line, server message),
-/// never containing the API key.
-pub struct ErrorText {
-    pub buf: [u8; ERROR_TEXT_MAX],
-    pub len: usize,
-}
-
-impl ErrorText {
-    pub const fn new() -> Self {
-        ErrorText {
-            buf: [0; ERROR_TEXT_MAX],
-            len: 0,
-        }
-    }
-    pub fn clear(&mut self) {
-        self.len = 0;
-    }
-    pub fn as_str(&self) -> &str {
-        crate::base::text::utf8_prefix(self.buf.get(..self.len).unwrap_or_default())
-    }
-    pub fn set(&mut self, parts: &[&[u8]]) {
-        self.len = 0;
-        self.append(parts);
-    }
-    /// Add to the text (cut where the buffer ends).
-    pub fn append(&mut self, parts: &[&[u8]]) {
-        for p in parts {
-            for &b in p.iter() {
-                let Some(slot) = self.buf.get_mut(self.len) else {
-                    return;
-                };
-                // Keep it one printable line.
-                *slot = if b < 0x20 { b' ' } else { b };
-                self.len += 1;
-            }
-        }
-    }
-}
-
-impl Default for ErrorText {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 /// The kernel's tick now.
 fn now() -> u32 {
     // SAFETY: rt_tick_get only reads the tick counter.
@@ -317,36 +247,6 @@ fn now() -> u32 {
 fn tick_rate() -> u32 {
     crate::rtt::board().tick_per_second.clamp(1, 1_000_000) as u32
 }
-
-fn deadline_text(error: &mut ErrorText, deadline: &Deadline) {
-    let mut digits = [0u8; 20];
-    error.set(&[
-        b"the request timed out: no complete answer within ",
-        crate::base::text::decimal(u64::from(deadline.ms()), &mut digits),
-        b" ms (PKG_AGENT_REQUEST_TIMEOUT_MS)",
-    ]);
-}
-
-/// The error text of a TLS failure the glue reported: its reason, and
-/// the TLS library's code where the reason alone says little.
-fn tls_text(error: &mut ErrorText, why: TlsFailure, code: i32) {
-    error.set(&[why.text()]);
-    if why == TlsFailure::Handshake && code < 0 {
-        let mut digits = [0u8; 8];
-        error.append(&[
-            b" (mbedTLS -0x",
-            crate::base::text::hex(code.unsigned_abs(), &mut digits),
-            b")",
-        ]);
-    }
-    if !why.retryable() {
-        error.append(&[b" (not retried)"]);
-    }
-}
-
-/// The text of [`WriteError::File`] (multimodal inline mode).
-const FILE_CHANGED: &[u8] = b"a file of the message could not be read while sending \
-(removed or changed since the message was added)";
 
 /// Buffers body bytes and writes them to the session in pieces.
 struct SessionWriter<'a> {
@@ -404,17 +304,17 @@ impl ByteSink for SessionWriter<'_> {
 }
 
 /// What one attempt ended with.
-enum Attempt<E> {
+enum Attempt {
     Ok,
     /// Failed; retry after at least this many ms if allowed.
     Failed {
-        failure: Failure<E>,
+        failure: Failure,
         retryable: bool,
         retry_after_ms: Option<u32>,
     },
 }
 
-fn failed<E>(failure: Failure<E>, retryable: bool) -> Attempt<E> {
+fn failed(failure: Failure, retryable: bool) -> Attempt {
     Attempt::Failed {
         failure,
         retryable,
@@ -423,9 +323,10 @@ fn failed<E>(failure: Failure<E>, retryable: bool) -> Attempt<E> {
 }
 
 /// Send the request and stream the answer into `sink`, retrying what can be
-/// recovered, within the request's deadline. `error` receives a description
-/// of the final failure, and is empty after a success (whatever earlier
-/// attempts said).
+/// recovered, within the request's deadline; the last attempt's failure
+/// otherwise (its text is the caller's to write, [`NetError::describe`],
+/// with the sink's own errors described by the sink). What the server said
+/// with an error status goes into `said`.
 ///
 /// # Safety
 /// Whatever `req` borrows stays alive during the call, and unmodified while
@@ -434,24 +335,25 @@ pub unsafe fn send<B: RequestBody, S: ResponseSink>(
     settings: &Settings<'_>,
     req: &B,
     sink: &mut S,
-    error: &mut ErrorText,
-) -> Result<(), Failure<S::Error>> {
+    said: &mut ServerMessage,
+) -> Result<(), NetError<S::Error>> {
     // One copy of the transport for every body and sink (the chat client's
     // and the MCP client's): only this shim is made per type.
     let mut erased = Erased { sink, last: None };
     // SAFETY: our caller's guarantee on what `req` borrows, passed on.
-    let result = unsafe { send_dyn(settings, req, &mut erased, error) };
-    result.map_err(|failure| match failure {
-        Failure::Connect => Failure::Connect,
-        Failure::Timeout => Failure::Timeout,
-        Failure::Deadline => Failure::Deadline,
-        Failure::Read => Failure::Read,
-        Failure::Status(s) => Failure::Status(s),
-        Failure::NoMemory => Failure::NoMemory,
-        Failure::Request(e) => Failure::Request(e),
-        Failure::Cancelled => Failure::Cancelled,
-        // A stream failure always recorded its error first.
-        Failure::Stream(()) => erased.last.map_or(Failure::Read, Failure::Stream),
+    let result = unsafe { send_dyn(settings, req, &mut erased, said) };
+    let last = erased.last;
+    result.map_err(|e| {
+        let stream = last.filter(|_| e.failure == Failure::Stream);
+        NetError {
+            // A stream failure always recorded its error first.
+            failure: match (e.failure, stream) {
+                (Failure::Stream, None) => Failure::Cut,
+                (failure, _) => failure,
+            },
+            stream,
+            retry_past_deadline: e.retry_past_deadline,
+        }
     })
 }
 
@@ -465,7 +367,7 @@ trait DynSink {
     /// Of the last error.
     fn retryable(&self) -> bool;
     /// Of the last error.
-    fn describe(&self, text: &mut ErrorText);
+    fn describe(&self, out: &mut dyn TextOut);
     fn success(&self, status: c_int) -> bool;
     fn head(&mut self, head: &ResponseHead) -> Result<(), ()>;
 }
@@ -499,9 +401,9 @@ impl<S: ResponseSink> DynSink for Erased<'_, S> {
     fn retryable(&self) -> bool {
         self.last.is_some_and(|e| self.sink.retryable(e))
     }
-    fn describe(&self, text: &mut ErrorText) {
+    fn describe(&self, out: &mut dyn TextOut) {
         if let Some(e) = self.last {
-            self.sink.describe(e, text)
+            self.sink.describe(e, out)
         }
     }
     fn success(&self, status: c_int) -> bool {
@@ -521,16 +423,12 @@ unsafe fn send_dyn(
     settings: &Settings<'_>,
     req: &dyn RequestBody,
     sink: &mut dyn DynSink,
-    error: &mut ErrorText,
-) -> Result<(), Failure<()>> {
-    error.clear();
+    said: &mut ServerMessage,
+) -> Result<(), NetError<()>> {
     let deadline = Deadline::new(now(), settings.request_timeout_ms.max(1), tick_rate());
+    let fail = |failure| Err(NetError::from(failure));
     if crate::rtt::board().webclient_tls == 0 && is_https(settings.url) {
-        error.set(&[
-            b"https:// needs TLS, and this firmware's webclient has none ",
-            b"(enable webclient's MbedTLS mode, or use an http:// endpoint)",
-        ]);
-        return Err(Failure::Connect);
+        return fail(Failure::NoTls);
     }
     // The board's TLS glue asks this for the time left while it connects
     // and shakes hands, and tells back why a connection failed.
@@ -538,30 +436,25 @@ unsafe fn send_dyn(
     let mut attempt: u32 = 0;
     loop {
         if super::cancel::cancelled() {
-            error.set(&[b"cancelled"]);
-            return Err(Failure::Cancelled);
+            return fail(Failure::Cancelled);
         }
         if deadline.expired(now()) {
-            deadline_text(error, &deadline);
-            return Err(Failure::Deadline);
+            return fail(deadline_passed(&deadline));
         }
         if attempt > 0 {
             sink.restart();
         }
         // SAFETY: the trees in `req` stay alive, and unmodified under its
         // freeze (our contract).
-        match unsafe { attempt_once(settings, req, sink, error, &deadline) } {
-            Attempt::Ok => {
-                error.clear();
-                return Ok(());
-            }
+        match unsafe { attempt_once(settings, req, sink, &deadline, said) } {
+            Attempt::Ok => return Ok(()),
             Attempt::Failed {
                 failure,
                 retryable,
                 retry_after_ms,
             } => {
                 if !retryable || attempt >= settings.retries || sink.delivered() {
-                    return Err(failure);
+                    return fail(failure);
                 }
                 let backoff = settings
                     .retry_base_ms
@@ -569,34 +462,78 @@ unsafe fn send_dyn(
                     .min(MAX_BACKOFF_MS);
                 let wait = retry_after_ms.unwrap_or(backoff);
                 if wait >= deadline.remaining_ms(now()) {
-                    crate::log_w!(
-                        "request failed (",
-                        error.as_str(),
-                        "); no retry: waiting ",
-                        wait,
-                        " ms would pass the request's deadline"
+                    log_failure(
+                        Level::Warning,
+                        b"request failed (",
+                        failure,
+                        said,
+                        Some(&*sink),
+                        &[
+                            Piece::from("); no retry: waiting "),
+                            Piece::from(wait),
+                            Piece::from(" ms would pass the request's deadline"),
+                        ],
                     );
-                    error.append(&[b" (no retry: the wait would pass the request deadline)"]);
-                    return Err(failure);
+                    return Err(NetError {
+                        failure,
+                        stream: None,
+                        retry_past_deadline: true,
+                    });
                 }
-                crate::log_w!(
-                    "request failed (",
-                    error.as_str(),
-                    "); retry ",
-                    attempt + 1,
-                    " of ",
-                    settings.retries,
-                    " in ",
-                    wait,
-                    " ms"
+                log_failure(
+                    Level::Warning,
+                    b"request failed (",
+                    failure,
+                    said,
+                    Some(&*sink),
+                    &[
+                        Piece::from("); retry "),
+                        Piece::from(attempt + 1),
+                        Piece::from(" of "),
+                        Piece::from(settings.retries),
+                        Piece::from(" in "),
+                        Piece::from(wait),
+                        Piece::from(" ms"),
+                    ],
                 );
                 if !sleep_unless_cancelled(wait) {
-                    error.set(&[b"cancelled"]);
-                    return Err(Failure::Cancelled);
+                    return fail(Failure::Cancelled);
                 }
                 attempt += 1;
             }
         }
+    }
+}
+
+/// Log a failure: `before`, its text (written straight into the line; a
+/// stream failure's by `sink`), and `then`. Not inlined: the line's buffer
+/// is on the stack only while it is written.
+#[inline(never)]
+fn log_failure(
+    level: Level,
+    before: &[u8],
+    failure: Failure,
+    said: &ServerMessage,
+    sink: Option<&dyn DynSink>,
+    then: &[Piece<'_>],
+) {
+    let mut line = LineWriter::new(level);
+    line.put(before);
+    match sink {
+        Some(sink) if failure == Failure::Stream => sink.describe(&mut line),
+        _ => describe(failure, said, &mut line),
+    }
+    for piece in then {
+        piece.write_to(&mut line);
+    }
+    line.finish();
+}
+
+/// The failure of a request whose deadline passed.
+fn deadline_passed(deadline: &Deadline) -> Failure {
+    Failure::Deadline {
+        ms: deadline.ms(),
+        handshake: false,
     }
 }
 
@@ -753,30 +690,19 @@ impl Io<'_> {
         }
     }
 
-    /// The attempt's failure for `stop`, with its text.
-    fn fail<E>(&self, stop: Stop, error: &mut ErrorText) -> Attempt<E> {
+    /// The attempt's failure for `stop`.
+    fn fail(&self, stop: Stop) -> Attempt {
         match stop {
-            Stop::Cancelled => {
-                error.set(&[b"cancelled"]);
-                failed(Failure::Cancelled, false)
-            }
-            Stop::Deadline => {
-                deadline_text(error, self.deadline);
-                failed(Failure::Deadline, false)
-            }
-            Stop::Timeout => {
-                error.set(&[b"the server stopped sending (read timeout)"]);
-                failed(Failure::Timeout, true)
-            }
+            Stop::Cancelled => failed(Failure::Cancelled, false),
+            Stop::Deadline => failed(deadline_passed(self.deadline), false),
+            Stop::Timeout => failed(Failure::Silence, true),
             Stop::Cut => {
                 // A record too large for the board's TLS input buffer would
                 // fail the same way again.
                 if let Some((why, code)) = super::tls_watch::take() {
-                    tls_text(error, why, code);
-                    return failed(Failure::Read, why.retryable());
+                    return failed(Failure::Tls { why, code }, why.retryable());
                 }
-                error.set(&[b"the connection was cut off while reading the answer"]);
-                failed(Failure::Read, true)
+                failed(Failure::Cut, true)
             }
         }
     }
@@ -785,13 +711,17 @@ impl Io<'_> {
 /// # Safety
 /// Whatever `req` borrows stays alive during the call, and unmodified while
 /// its freeze is held (see [`RequestBody::write`]).
+///
+/// Not inlined: its buffers (the body writer's, the length's digits) must
+/// not stay on the stack under the retry loop's log line.
+#[inline(never)]
 unsafe fn attempt_once(
     settings: &Settings<'_>,
     req: &dyn RequestBody,
     sink: &mut dyn DynSink,
-    error: &mut ErrorText,
     deadline: &Deadline,
-) -> Attempt<()> {
+    said: &mut ServerMessage,
+) -> Attempt {
     // Counted and written under one hold, so the Content-Length sent is the
     // length written (issue 27: a tool appended between the two made torn
     // requests); counted again for a retry, as the tools may have changed.
@@ -800,17 +730,11 @@ unsafe fn attempt_once(
     // held (our contract).
     let length = match unsafe { body_length(settings.format, req) } {
         Ok(n) => n,
-        Err(e) => {
-            if e == WriteError::File {
-                error.set(&[FILE_CHANGED]);
-            }
-            return failed(Failure::Request(e), false);
-        }
+        Err(e) => return failed(Failure::NotWritten(e), false),
     };
     let hz = tick_rate();
     let Some(session) = Session::create(HEADER_BUFSZ) else {
-        error.set(&[b"no memory for the HTTP session"]);
-        return failed(Failure::NoMemory, false);
+        return failed(Failure::NoSession, false);
     };
 
     let mut len_buf = [0u8; 21];
@@ -873,8 +797,7 @@ unsafe fn attempt_once(
             }
         });
     if !ok {
-        error.set(&[b"HTTP headers do not fit the session's header buffer"]);
-        return failed(Failure::NoMemory, false);
+        return failed(Failure::HeadersFull, false);
     }
 
     let connect_at = now();
@@ -884,42 +807,32 @@ unsafe fn attempt_once(
     if rc < 0 {
         let tls = super::tls_watch::take();
         if super::cancel::cancelled() || matches!(tls, Some((TlsFailure::Cancelled, _))) {
-            error.set(&[b"cancelled"]);
             return failed(Failure::Cancelled, false);
         }
         if matches!(tls, Some((TlsFailure::Deadline, _))) || deadline.expired(now()) {
-            deadline_text(error, deadline);
-            if tls.is_some() {
-                error.append(&[b": the TLS handshake did not finish"]);
-            }
-            return failed(Failure::Deadline, false);
+            let failure = Failure::Deadline {
+                ms: deadline.ms(),
+                handshake: tls.is_some(),
+            };
+            return failed(failure, false);
         }
         if let Some((why, code)) = tls {
-            tls_text(error, why, code);
-            return failed(Failure::Connect, why.retryable());
+            return failed(Failure::Tls { why, code }, why.retryable());
         }
         if rc == -WEBCLIENT_NOBUFFER {
-            error.set(&[b"the request head does not fit webclient's header buffer"]);
-            return failed(Failure::Connect, false);
+            return failed(Failure::HeadTooLong, false);
         }
         if is_https(settings.url)
             && rc == -WEBCLIENT_CONNECT_FAILED
             && !waited_out(connect_at, CONNECT_TIMEOUT_S, hz)
         {
             // Not the URL: some providers take the key as a query parameter.
-            error.set(&[
-                b"cannot connect over TLS: the handshake or the server's ",
-                b"certificate check failed, or the host is unreachable ",
-                b"(not retried; check the URL, the CA and the clock)",
-            ]);
-            return failed(Failure::Connect, false);
+            return failed(Failure::TlsRefused, false);
         }
-        error.set(&[b"cannot connect to the server (check the URL and the network)"]);
-        return failed(Failure::Connect, true);
+        return failed(Failure::Unreachable, true);
     }
     if deadline.expired(now()) {
-        deadline_text(error, deadline);
-        return failed(Failure::Deadline, false);
+        return failed(deadline_passed(deadline), false);
     }
     let mut io = Io {
         session: session.raw(),
@@ -949,26 +862,14 @@ unsafe fn attempt_once(
     // is held (our contract).
     if let Err(e) = unsafe { req.write(format, &mut writer) }.and_then(|_| writer.flush()) {
         if super::cancel::cancelled() {
-            error.set(&[b"cancelled"]);
             return failed(Failure::Cancelled, false);
         }
         if writer.late || deadline.expired(now()) {
-            deadline_text(error, deadline);
-            return failed(Failure::Deadline, false);
+            return failed(deadline_passed(deadline), false);
         }
         return match e {
-            WriteError::Sink => {
-                error.set(&[b"sending the request failed"]);
-                failed(Failure::Connect, true)
-            }
-            WriteError::File => {
-                error.set(&[FILE_CHANGED]);
-                failed(Failure::Request(e), false)
-            }
-            other => {
-                error.set(&[b"the request could not be written"]);
-                failed(Failure::Request(other), false)
-            }
+            WriteError::Sink => failed(Failure::SendFailed, true),
+            other => failed(Failure::NotWritten(other), false),
         };
     }
     // Sent: the tools may change now.
@@ -984,47 +885,35 @@ unsafe fn attempt_once(
         // failure after waiting out the timeout is reported as one.
         if status == -WEBCLIENT_TIMEOUT || io.waited_out(asked_at) {
             if io.capped || deadline.expired(now()) {
-                deadline_text(error, deadline);
-                return failed(Failure::Deadline, false);
+                return failed(deadline_passed(deadline), false);
             }
-            let mut digits = [0u8; 20];
-            error.set(&[
-                b"no answer from the server within ",
-                crate::base::text::decimal(seconds as u64, &mut digits),
-                b" s (timeout)",
-            ]);
-            return failed(Failure::Timeout, true);
+            return failed(Failure::NoHead { seconds }, true);
         }
         if let Some((why, code)) = super::tls_watch::take() {
-            tls_text(error, why, code);
-            return failed(Failure::Read, why.retryable());
+            return failed(Failure::Tls { why, code }, why.retryable());
         }
-        error.set(&[b"reading the response head failed"]);
-        return failed(Failure::Read, true);
+        return failed(Failure::HeadFailed, true);
     }
     if deadline.expired(now()) {
-        deadline_text(error, deadline);
-        return failed(Failure::Deadline, false);
+        return failed(deadline_passed(deadline), false);
     }
     if status == 0 {
         // webclient_handle_response returns the status parsed so far: 0 when
         // the server closed the connection before sending a status line.
-        error.set(&[b"the server closed the connection without answering"]);
-        return failed(Failure::Read, true);
+        return failed(Failure::Closed, true);
     }
     // SAFETY: `session.raw()` is a live session with a response head read.
     io.chunked = unsafe { is_chunked(session.raw()) };
     if !sink.success(status) {
         // SAFETY: `session.raw()` is a live session with a response head read.
-        return unsafe { http_error(session.raw(), status, error, &mut io) };
+        return unsafe { http_error(session.raw(), status, &mut io, said) };
     }
     let head = ResponseHead {
         session: session.raw(),
         status,
     };
-    if let Err(e) = sink.head(&head) {
-        sink.describe(error);
-        return failed(Failure::Stream(e), sink.retryable());
+    if sink.head(&head).is_err() {
+        return failed(Failure::Stream, sink.retryable());
     }
     // A success other than 200 with an empty body (202 Accepted) ends here:
     // webclient reads a zero Content-Length as "unknown" and would wait for
@@ -1033,18 +922,14 @@ unsafe fn attempt_once(
     if status != 200 && unsafe { webclient_content_length_get(session.raw()) } == 0 {
         return match sink.end() {
             Ok(()) => Attempt::Ok,
-            Err(e) => {
-                sink.describe(error);
-                failed(Failure::Stream(e), sink.retryable())
-            }
+            Err(()) => failed(Failure::Stream, sink.retryable()),
         };
     }
 
     let want = settings.read_buffer.clamp(64, MAX_READ_BUF);
     let mut buf: Vec<u8> = Vec::new();
     if crate::base::fallible::resize(&mut buf, want, 0).is_err() {
-        error.set(&[b"no memory for the read buffer"]);
-        return failed(Failure::NoMemory, false);
+        return failed(Failure::NoReadBuffer, false);
     }
     loop {
         // On `Err` the sink's error is kept by the sink (see `Erased`).
@@ -1059,10 +944,9 @@ unsafe fn attempt_once(
                     return Attempt::Ok;
                 }
             }
-            ReadEnd::Stop(stop) => return io.fail(stop, error),
+            ReadEnd::Stop(stop) => return io.fail(stop),
         }
-        sink.describe(error);
-        return failed(Failure::Stream(()), sink.retryable());
+        return failed(Failure::Stream, sink.retryable());
     }
 }
 
@@ -1156,12 +1040,12 @@ unsafe fn server_wait_ms(session: *mut webclient_session) -> Option<u32> {
 /// # Safety
 /// `session` is a live session whose response head has been read, and the
 /// one `io` reads.
-unsafe fn http_error<E>(
+unsafe fn http_error(
     session: *mut webclient_session,
     status: c_int,
-    error: &mut ErrorText,
     io: &mut Io<'_>,
-) -> Attempt<E> {
+    said: &mut ServerMessage,
+) -> Attempt {
     // On the heap: 2 KB is a fifth of the loop thread's stack on a board.
     // Without memory the status alone is reported.
     let mut body: Vec<u8> = Vec::new();
@@ -1187,33 +1071,24 @@ unsafe fn http_error<E>(
     }
     let nul = [0u8];
     let body: &[u8] = body.get(..=len).unwrap_or(&nul);
-    let mut status_buf = [0u8; 20];
-    let status_text = crate::base::text::decimal(status.max(0) as u64, &mut status_buf);
     // SAFETY: `body` ends with a NUL: `nul`, or `body[len]`, which the reads
     // never reached (they stop at `cap`) and the resize zeroed.
-    let message = unsafe { error_message(body) };
-    match message {
+    match unsafe { error_message(body) } {
         Some(parsed) => {
             // SAFETY: `parsed.tree` is alive until the delete below.
-            error.set(&[b"HTTP ", status_text, b": ", unsafe { parsed.to_bytes() }]);
+            said.set(unsafe { parsed.to_bytes() });
             // SAFETY: `parsed.tree` came from cJSON_Parse and is deleted once;
             // nothing borrowed from it is used after this.
             unsafe { crate::cjson::sys::cJSON_Delete(parsed.tree) };
         }
-        None => {
-            let text = trim(body.split_last().map_or(&[][..], |(_, text)| text));
-            if text.is_empty() {
-                error.set(&[b"HTTP ", status_text, b" (no message from the server)"]);
-            } else {
-                error.set(&[b"HTTP ", status_text, b": ", text]);
-            }
-        }
+        None => said.set(trim(body.split_last().map_or(&[][..], |(_, text)| text))),
     }
-    crate::log_e!(error.as_str());
+    let failure = Failure::Status(status);
+    log_failure(Level::Error, b"", failure, said, None, &[]);
     // SAFETY: `session` is a live session with a response head (contract).
     let retry_after_ms = unsafe { server_wait_ms(session) };
     Attempt::Failed {
-        failure: Failure::Status(status),
+        failure,
         retryable: retryable_status(status),
         retry_after_ms,
     }

@@ -31,7 +31,6 @@ use crate::abi::messages::{messages_destroy, Messages_t};
 use crate::agent::turn::{self, Answer, TurnError, TurnEvents, TurnSettings};
 use crate::base::text_buf::TextBuf;
 use crate::ffi_fn;
-use crate::net::transport;
 use crate::rtt::atomic::{AtomicBool, AtomicPtr, AtomicU8, Ordering};
 use crate::rtt::gate::Gate;
 use crate::rtt::ipc::{Locked, Semaphore};
@@ -777,7 +776,7 @@ unsafe fn handle_user_message(agent: &Agent, msg: Messages_t) {
     });
     // Forget a reason left by an earlier content (a tool result's).
     #[cfg(feature = "multimodal")]
-    super::multimodal::take_content_error(&mut transport::ErrorText::new());
+    super::multimodal::take_content_error(&mut crate::net::error::ErrorText::new());
     #[cfg(feature = "tools-text")]
     if !ctx.is_null() {
         // SAFETY: this thread's live context.
@@ -803,7 +802,7 @@ unsafe fn handle_user_message(agent: &Agent, msg: Messages_t) {
     // SAFETY: `msg` is owned here (this function's contract), not used again.
     unsafe { messages_destroy(msg) };
     #[cfg(feature = "multimodal")]
-    let mut why = transport::ErrorText::new();
+    let mut why = crate::net::error::ErrorText::new();
     #[cfg(feature = "multimodal")]
     let explained = !appended && super::multimodal::take_content_error(&mut why);
     #[cfg(not(feature = "multimodal"))]
@@ -964,7 +963,7 @@ impl TurnEvents for LoopEvents {
 }
 
 /// What the user reads when a turn ends without the model's answer.
-fn describe_turn_error(reply: &mut TextBuf, why: &TurnError<transport::ErrorText>) {
+fn describe_turn_error(reply: &mut TextBuf, why: &TurnError<crate::net::error::ErrorText>) {
     match why {
         TurnError::Stopping => reply.push_str("error: the agent is stopping"),
         TurnError::Request(error) => {

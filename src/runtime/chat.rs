@@ -32,9 +32,8 @@ pub unsafe fn chat_response_free(resp: ChatResponse_t) {
 }
 
 use crate::cjson::json;
-use crate::net::transport::{
-    self, ErrorText, Failure, Flow, ResponseSink, Settings, ERROR_TEXT_MAX,
-};
+use crate::net::error::{ErrorText, ServerMessage, TextOut, ERROR_TEXT_MAX};
+use crate::net::transport::{self, Flow, ResponseSink, Settings};
 use crate::rtt::strdup::rt_strdup_parts;
 use crate::rtt::{board, cap};
 use crate::wire::chat::request::ChatRequest;
@@ -204,13 +203,14 @@ impl ResponseSink for Parser {
     fn retryable(&self, error: StreamError) -> bool {
         stream_error_retryable(error)
     }
-    fn describe(&self, error: StreamError, text: &mut ErrorText) {
+    fn describe(&self, error: StreamError, out: &mut dyn TextOut) {
         match error {
             StreamError::ServerError => {
                 let msg = self.stream.error_message().unwrap_or("unknown");
-                text.set(&[b"the server reported an error: ", msg.as_bytes()]);
+                out.put(b"the server reported an error: ");
+                out.put(msg.as_bytes());
             }
-            e => text.set(&[e.message().as_bytes()]),
+            e => out.put(e.message().as_bytes()),
         }
     }
 }
@@ -417,13 +417,15 @@ pub(crate) unsafe fn chat_with_error(
         },
     };
     let req = ToolsFrozen(req);
+    let mut said = ServerMessage::new();
     // SAFETY: `req` holds `messages` and `tools`, NULL or valid cJSON trees
     // the caller lends for this call (this function's contract); nobody
     // modifies `messages` meanwhile, and the registry's tools array changes
     // only under the registry lock, which the transport holds while it
     // counts and writes the body (`RequestBody::freeze`).
-    if let Err(failure) = unsafe { transport::send(&settings, &req, &mut parser, error) } {
-        describe_failure(failure, error);
+    if let Err(failed) = unsafe { transport::send(&settings, &req, &mut parser, &mut said) } {
+        error.clear();
+        failed.describe(&said, error, &|e, out| parser.describe(e, out));
         crate::log_e!("chat failed: ", error.as_str());
         return ptr::null_mut();
     }
@@ -457,24 +459,6 @@ pub(crate) unsafe fn chat_with_error(
         }
     }
     resp
-}
-
-/// The text of a failure the transport did not describe itself (it does
-/// for all but the request-writing ones; stream errors through
-/// `Parser::describe`).
-fn describe_failure(failure: Failure<StreamError>, error: &mut ErrorText) {
-    match failure {
-        // Described by the transport (which file part failed).
-        Failure::Request(crate::base::json_writer::WriteError::File) => {}
-        Failure::Request(_) => {
-            error.set(&[b"the request could not be written (no memory, or nested too deeply)"])
-        }
-        _ => {
-            if error.len == 0 {
-                error.set(&[b"the request failed"]);
-            }
-        }
-    }
 }
 
 /// Note appended to an answer cut at `PKG_AGENT_MAX_CONTENT_LEN`.

@@ -16,7 +16,7 @@ use super::context::Context_t;
 use crate::base::text_buf::TextBuf;
 use crate::cjson::json;
 use crate::cjson::sys::*;
-use crate::net::transport::ErrorText;
+use crate::net::error::ErrorText;
 use alloc::vec::Vec;
 use core::ffi::{c_char, c_int, CStr};
 

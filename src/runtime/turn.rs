@@ -11,7 +11,7 @@ use crate::abi::hooks::TextHook;
 use crate::agent::turn::{Answer, Chat, Conversation, ToolMode, Tools};
 use crate::cjson::json;
 use crate::cjson::sys::*;
-use crate::net::transport::ErrorText;
+use crate::net::error::ErrorText;
 use crate::rtt::rt_eok;
 use core::ffi::{c_int, CStr};
 use core::ptr;

@@ -38,7 +38,8 @@ use crate::abi::messages::{messages_append, messages_create, messages_destroy, T
 use crate::base::text_buf::TextBuf;
 use crate::cjson::json::{self, Json};
 use crate::cjson::sys::*;
-use crate::net::transport::{self, ErrorText, Failure, Settings};
+use crate::net::error::{ErrorText, Failure, ServerMessage};
+use crate::net::transport::{self, ResponseSink, Settings};
 use crate::rtt::atomic::{AtomicBool, Ordering};
 use crate::rtt::{rt_eok, rt_error};
 use crate::runtime::tools::{append_tool, AgentToolList, AgentToolNode_t};
@@ -262,14 +263,17 @@ fn exchange_once(
         // report one run where there were two.
         settings.retries = 0;
     }
+    let mut said = ServerMessage::new();
     // SAFETY: the arguments tree `rpc` may borrow is the caller's, alive and
     // unmodified for the call.
-    let sent = unsafe { transport::send(&settings, &rpc, &mut reply, error) };
-    if let Err(failure) = sent {
-        if failure == Failure::Status(404) && !server.session.is_empty() {
+    let sent = unsafe { transport::send(&settings, &rpc, &mut reply, &mut said) };
+    if let Err(failed) = sent {
+        error.clear();
+        failed.describe(&said, error, &|e, out| reply.describe(e, out));
+        if failed.failure == Failure::Status(404) && !server.session.is_empty() {
             return Err(Failed::SessionGone);
         }
-        if failure == Failure::Stream(ReplyError::NoMemory) {
+        if failed.stream == Some(ReplyError::NoMemory) {
             crate::log_e!("mcp: ", error.as_str());
         }
         return Err(Failed::Other);

@@ -11,7 +11,8 @@
 
 use crate::base::json_writer::{write_integer, write_string, ByteSink, WriteError};
 use crate::cjson::sys::{cJSON, cJSON_Delete, cJSON_Number, cJSON_Object, cJSON_Parse};
-use crate::net::transport::{ErrorText, Flow, RequestBody, ResponseHead, ResponseSink};
+use crate::net::error::TextOut;
+use crate::net::transport::{Flow, RequestBody, ResponseHead, ResponseSink};
 use crate::wire::chat::request::write_value;
 use crate::wire::stream::sse::{Events, Sse};
 use crate::wire::stream::{Format, Stop};
@@ -446,7 +447,7 @@ impl ResponseSink for Reply {
         error == ReplyError::Cut
     }
 
-    fn describe(&self, error: ReplyError, text: &mut ErrorText) {
+    fn describe(&self, error: ReplyError, out: &mut dyn TextOut) {
         let what: &[u8] = match error {
             ReplyError::TooLong => b"the answer is longer than PKG_AGENT_MCP_MAX_RESPONSE",
             ReplyError::NotJsonRpc => {
@@ -459,7 +460,7 @@ impl ResponseSink for Reply {
             ReplyError::Cut => b"the event stream ended before the answer",
             ReplyError::NoMemory => b"no memory for the answer",
         };
-        text.set(&[what]);
+        out.put(what);
     }
 }
 

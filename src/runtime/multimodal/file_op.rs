@@ -3,7 +3,7 @@
 
 use super::upload::{download_url, upload, FileId};
 use super::with_urls;
-use crate::net::transport::ErrorText;
+use crate::net::error::ErrorText;
 use crate::rtt::name::ObjectName;
 use crate::rtt::sleep_lock::SleepLock;
 use crate::rtt::webclient::*;

@@ -42,7 +42,7 @@ use crate::abi::messages::{
 };
 use crate::cjson::json;
 use crate::cjson::sys::*;
-use crate::net::transport::ErrorText;
+use crate::net::error::ErrorText;
 use crate::rtt::atomic::{AtomicBool, Ordering};
 use crate::rtt::file;
 use crate::rtt::sleep_lock::SleepLock;

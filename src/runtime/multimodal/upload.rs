@@ -4,7 +4,8 @@
 use super::{checked_size, with_urls};
 use crate::cjson::json;
 use crate::cjson::sys::*;
-use crate::net::transport::{socket_timeout_seconds, webclient_timeout_arg, ErrorText};
+use crate::net::error::ErrorText;
+use crate::net::transport::{socket_timeout_seconds, webclient_timeout_arg};
 use crate::rtt::file::File;
 use crate::rtt::webclient::*;
 use crate::rtt::*;
