@@ -171,6 +171,16 @@ const struct agent_board_config agent_board_config = {
 #endif
 const char agent_api_format[] = PKG_AGENT_API_FORMAT;
 
+/* 1 when the C package's MQTT toolset is built (PKG_AGENT_TOOL_MQTT_ENABLE)
+ * without a broker (PKG_AGENT_TOOL_MQTT_BROKER_URL empty, the default): the
+ * loop then answers its tools' calls with "not configured" instead of
+ * letting them try to connect. */
+#if defined(PKG_AGENT_TOOL_MQTT_ENABLE) && defined(PKG_AGENT_TOOL_MQTT_BROKER_URL)
+const int agent_mqtt_broker_unset = sizeof(PKG_AGENT_TOOL_MQTT_BROKER_URL) <= 1;
+#else
+const int agent_mqtt_broker_unset = 0;
+#endif
+
 /* The runtime configuration lives here, not in Rust, so that its alignment
  * is the board's rt_align(RT_ALIGN_SIZE) exactly as AgentConfig.h declares. */
 agent_runtime_config_t agent_runtime_config_storage;

@@ -32,6 +32,14 @@ void create_property(cJSON *props_obj, const char *name, const char *type, const
  * Returns the length written (the text is always NUL-terminated when size>0). */
 int agent_format_number(char *buf, size_t size, double v);
 
+/* Hand text from an event source (an MQTT message, a sensor, a timer) to
+ * the running agent as a user message; it is answered in turn, after the
+ * message being answered now. The text is copied. Returns RT_EOK once it
+ * is queued; RT_ERROR (positive, as in the C package) when text is NULL or
+ * empty, no agent loop runs, there is no memory, or the input mailbox is
+ * full: the caller keeps or drops the text. */
+rt_err_t agent_inject_text(const char *text);
+
 #ifdef PKG_AGENT_MULTIMODAL_ENABLE
 typedef enum
 {

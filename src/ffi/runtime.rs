@@ -55,3 +55,14 @@ pub extern "C" fn agent_is_running() -> rt_bool_t {
 pub extern "C" fn agent_is_busy() -> rt_bool_t {
     ffi_fn!(failure = RT_FALSE, { to_bool(agent_loop::is_busy()) })
 }
+
+/// `agent_inject_text` (`utils.h`): see [`crate::runtime::inject`] for the
+/// contract. `text` is copied; the caller keeps it.
+#[no_mangle]
+pub unsafe extern "C" fn agent_inject_text(text: *const core::ffi::c_char) -> crate::rtt::rt_err_t {
+    ffi_fn!(failure = crate::rtt::rt_error(), {
+        // SAFETY: the caller's promise (NULL or NUL-terminated, as the
+        // header documents) is the one the core function needs.
+        unsafe { crate::runtime::inject::inject_text(text) }
+    })
+}

@@ -315,6 +315,26 @@ pub fn running_hub() -> MessageHub_t {
     with_running_loop(|agent| agent.hub).unwrap_or(ptr::null_mut())
 }
 
+/// Put `msg` on the running loop's input mailbox as a user message
+/// (`agent_inject_text`): inside the agent's gate, so a racing cleanup
+/// cannot free the hub under the put. Gives `msg` back when there is no
+/// running loop or the mailbox is full.
+///
+/// # Safety
+/// `msg` is a live message set, owned by the caller; on `Ok` it belongs to
+/// the loop.
+pub unsafe fn put_user_message(msg: Messages_t) -> Result<(), Messages_t> {
+    let sent = with_running_loop(|agent| {
+        // SAFETY: inside the gate the hub and its mailboxes are live; `msg`
+        // is a live set (this function's contract), handed over on RT_EOK.
+        unsafe { message_hub_put(agent.hub, msg, (*agent.hub).input_mailbox) }
+    });
+    match sent {
+        Some(r) if r == rt_eok() => Ok(()),
+        _ => Err(msg),
+    }
+}
+
 /// Is the running loop in a turn (the request and its tools), or is a user
 /// message waiting for it (put, not yet taken)?
 pub fn is_busy() -> bool {

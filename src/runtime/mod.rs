@@ -15,6 +15,7 @@ pub mod commands;
 pub mod config;
 pub mod context;
 pub mod hub;
+pub mod inject;
 #[cfg(feature = "mcp-server")]
 pub mod mcp;
 #[cfg(feature = "mcp-client")]

@@ -290,6 +290,12 @@ pub(crate) unsafe fn run_tool_call(
                 text.push_str(if i == 0 { " " } else { ", " }).push(known);
             }
         }
+        (Some(_), Some(_)) if unconfigured(name, mqtt_broker_unset()) => {
+            text.push_str("error: the tool \"").push(name).push_str(
+                "\" is not configured: PKG_AGENT_TOOL_MQTT_BROKER_URL is empty (menuconfig: \
+                     Agent Tools Configuration, MQTT Connection); the tool was not run",
+            );
+        }
         (Some(_), Some(_)) if too_long => {
             text.push_str("error: the arguments for \"")
                 .push(name)
@@ -325,6 +331,24 @@ pub(crate) unsafe fn run_tool_call(
         own,
         _tools: tools,
     }
+}
+
+extern "C" {
+    /// glue/agent_board_config.c: the MQTT toolset built without a broker.
+    static agent_mqtt_broker_unset: core::ffi::c_int;
+}
+
+fn mqtt_broker_unset() -> bool {
+    // SAFETY: a constant of the glue, only read.
+    unsafe { agent_mqtt_broker_unset != 0 }
+}
+
+/// Whether a call of the tool `name` is refused for want of configuration:
+/// the C package's MQTT toolset (its tools are `mqtt_*`) with no broker set.
+/// Its default was a public broker; ours is empty, so nothing leaves the
+/// board until the user names one.
+pub(crate) fn unconfigured(name: &[u8], mqtt_broker_unset: bool) -> bool {
+    mqtt_broker_unset && name.starts_with(b"mqtt_")
 }
 
 /// Parse and check the arguments of a call to `node`'s tool, run it unless
@@ -497,4 +521,17 @@ pub(crate) fn remember(name: &[u8], args: &[u8], result: &[u8]) {
     };
     let ran = EarlierCall { name, args, result };
     let _ = with_earlier(|calls| push(calls, ran));
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn only_the_mqtt_tools_wait_for_a_broker() {
+        use super::unconfigured;
+        assert!(unconfigured(b"mqtt_publish", true));
+        assert!(unconfigured(b"mqtt_connect", true));
+        assert!(!unconfigured(b"mqtt_publish", false));
+        assert!(!unconfigured(b"add", true));
+        assert!(!unconfigured(b"my_mqtt_bridge", true));
+    }
 }

@@ -1,7 +1,9 @@
 /*
  * AgentRuntime.h from C, as a module that injects messages uses it: the hub
  * and the state before, during and after a turn of the real agent loop,
- * against the scripted model at argv[1] (one tool call, then the answer).
+ * against the scripted model at argv[1] (one tool call, then the answer);
+ * and utils.h's agent_inject_text, as the C package's MQTT toolset uses
+ * it: refused without a running loop, queued behind a turn in progress.
  */
 #include <rtthread.h>
 #include <rt_host.h>
@@ -82,15 +84,19 @@ int main(int argc, char **argv)
     }
     rt_size_t baseline = heap_used();
 
-    /* No agent: nothing to inject into. */
+    /* No agent: nothing to inject into; the text is refused, as the header
+     * says (RT_ERROR, positive), and nothing is kept. */
     CHECK(agent_get_message_hub() == RT_NULL);
     CHECK(agent_is_running() == RT_FALSE);
     CHECK(agent_is_busy() == RT_FALSE);
+    CHECK(agent_inject_text("anyone there?") == RT_ERROR);
+    CHECK(heap_used() == baseline);
 
     /* An agent made by init_agent alone has no loop to read its hub. */
     init_agent();
     CHECK(agent_get_message_hub() == RT_NULL);
     CHECK(agent_is_running() == RT_FALSE);
+    CHECK(agent_inject_text("anyone there?") == RT_ERROR);
     cleanup_agent();
 
     agent_config_set("sk-test", "scripted", argv[1]);
@@ -108,9 +114,12 @@ int main(int argc, char **argv)
 
     /* The model answers after a delay: the turn is visible from here. */
     CHECK(busy_becomes(RT_TRUE));
-    /* A second message queued behind the turn keeps the agent busy until
-     * it is answered too: no moment in between reads idle. */
-    put_text(hub, "and again?");
+    /* A second message, injected behind the turn, keeps the agent busy
+     * until it is answered too: no moment in between reads idle. NULL and
+     * empty texts are refused. */
+    CHECK(agent_inject_text(RT_NULL) == RT_ERROR);
+    CHECK(agent_inject_text("") == RT_ERROR);
+    CHECK(agent_inject_text("and again?") == RT_EOK);
 
     expect_reply(hub, "state checked");
     CHECK(agent_is_busy() == RT_TRUE);
@@ -126,6 +135,7 @@ int main(int argc, char **argv)
     CHECK(agent_get_message_hub() == RT_NULL);
     CHECK(agent_is_running() == RT_FALSE);
     CHECK(agent_is_busy() == RT_FALSE);
+    CHECK(agent_inject_text("after the end") == RT_ERROR);
     CHECK(heap_used() == baseline);
     return CHECK_DONE();
 }

@@ -33,10 +33,23 @@ class Run:
     pass
 
 
-def expected_sources(pkg):
-    files = glob.glob(os.path.join(pkg, 'src', 'tools', '*.c')) + [os.path.join(pkg, 'src', 'tool_func.c')]
-    files += glob.glob(os.path.join(pkg, 'glue', '*.c'))
-    return sorted(files)
+def expected_sources(pkg, mqtt=False):
+    """Every .c under src/tools/ (tool_mqtt/ only with its option), then
+    src/tool_func.c and the glue, in the SConscript's order."""
+    files = []
+    for here, dirs, names in os.walk(os.path.join(pkg, 'src', 'tools')):
+        dirs[:] = [d for d in dirs if d != 'tool_mqtt' or mqtt]
+        files += [os.path.join(here, n) for n in names if n.endswith('.c')]
+    return (sorted(files) + [os.path.join(pkg, 'src', 'tool_func.c')]
+            + sorted(glob.glob(os.path.join(pkg, 'glue', '*.c'))))
+
+
+def expected_cpppath(pkg, extra_tools=(), extra_drivers=('audio',)):
+    return ([os.path.join(pkg, 'include'), os.path.join(pkg, 'include', 'tools')]
+            + [os.path.join(pkg, 'include', 'tools', d) for d in extra_tools]
+            + [os.path.join(pkg, 'include', 'channels')]
+            + [os.path.join(pkg, 'include', 'driver', d) for d in extra_drivers]
+            + [os.path.join(pkg, 'glue')])
 
 
 def make_sysroot(root, installed=(), rust_src=True):
@@ -146,10 +159,9 @@ def check_success(r, target, build_std, features=('channel-cli',), extra_flags=(
     check(len(groups) == 1, 'one Agent group', r)
     g = groups[0]
     check(g['built'] and g['depend'] == ['PKG_USING_AGENT'], 'group depends on PKG_USING_AGENT', r)
-    check(g['src'] == expected_sources(r.pkg), 'group sources: %r' % g['src'], r)
+    check(sorted(g['src']) == sorted(expected_sources(r.pkg)), 'group sources: %r' % g['src'], r)
     p = g['parameters']
-    check(p.get('CPPPATH') == [os.path.join(r.pkg, d) for d in ('include', 'include/tools', 'include/channels', 'glue')],
-          'CPPPATH %r' % p.get('CPPPATH'), r)
+    check(p.get('CPPPATH') == expected_cpppath(r.pkg), 'CPPPATH %r' % p.get('CPPPATH'), r)
     check(p.get('LIBS') == ['rtt_agent'], 'LIBS %r' % p.get('LIBS'), r)
     # The linked archive is a copy whose mem* symbols the board's C library
     # provides (tools/board_mem.py), made with the board's own objcopy.
@@ -377,7 +389,7 @@ def test_prebuilt_library_skips_cargo():
     check(r.rc == 0 and not r.calls, 'no cargo with a prebuilt library (and none needed)', r)
     g = r.records[0]
     check(g['parameters']['LIBS'] == ['rtt_agent'] and g['parameters']['LIBPATH'] == [tmp], 'prebuilt LIBS/LIBPATH', r)
-    check(g['src'] == expected_sources(r.pkg), 'the C half is still compiled', r)
+    check(sorted(g['src']) == sorted(expected_sources(r.pkg)), 'the C half is still compiled', r)
     cleanup(r)
     r = scons('stm32f407-m4f', config={'PKG_AGENT_PREBUILT_LIB': '"%s"' % os.path.join(tmp, 'nope.a')})
     check(r.rc != 0 and 'PKG_AGENT_PREBUILT_LIB' in r.err and 'no such file' in r.err, 'missing prebuilt file', r)
@@ -430,6 +442,60 @@ def test_clean_removes_the_rust_build():
     check(not os.path.exists(os.path.join(r.bsp, 'build', 'rtt_agent')), 'scons -c removes build/rtt_agent', c)
     cleanup(r)
     cleanup(c)
+
+
+def package_copy_with_tool_folders(tmp):
+    """A copy of the package (what SCons reads of it) with a user's tool in a
+    folder of its own and the C package's MQTT toolset, as a user who
+    updated the C package keeps them."""
+    pkg = os.path.join(tmp, 'bsp', 'packages', 'Agent')
+    os.makedirs(pkg)
+    for name in ('SConscript', 'Cargo.toml', 'include', 'src', 'glue', 'tools'):
+        from_ = os.path.join(REPO, name)
+        if os.path.isdir(from_):
+            shutil.copytree(from_, os.path.join(pkg, name))
+        else:
+            shutil.copy(from_, pkg)
+    for folder, files in (('src/tools/tool_mqtt', ('tool_mqtt.c', 'tool_mqtt_ops.c')),
+                          ('src/tools/my_sensor', ('my_sensor.c',)),
+                          ('src/tools/my_sensor/drivers', ('bus.c',)),
+                          ('include/tools/tool_mqtt', ('tool_mqtt.h',)),
+                          ('include/tools/my_sensor', ('my_sensor.h',))):
+        os.makedirs(os.path.join(pkg, folder), exist_ok=True)
+        for f in files:
+            open(os.path.join(pkg, folder, f), 'w').close()
+    bsp = os.path.dirname(os.path.dirname(pkg))
+    shutil.copy(os.path.join(HERE, 'SConstruct.bsp'), os.path.join(bsp, 'SConstruct'))
+    shutil.copy(os.path.join(HERE, 'boards', 'stm32f407-m4f', 'rtconfig.py'), bsp)
+    return bsp, pkg
+
+
+def test_tool_folders_are_compiled_with_their_headers():
+    tmp = tempfile.mkdtemp(prefix='rtt-agent-tool-folders-')
+    bsp, pkg = package_copy_with_tool_folders(tmp)
+    sensor = [os.path.join(pkg, 'src/tools/my_sensor/my_sensor.c'),
+              os.path.join(pkg, 'src/tools/my_sensor/drivers/bus.c')]
+    mqtt = [os.path.join(pkg, 'src/tools/tool_mqtt', f) for f in ('tool_mqtt.c', 'tool_mqtt_ops.c')]
+    # Without PKG_AGENT_TOOL_MQTT_ENABLE the MQTT folder stays out (its
+    # sources need paho-mqtt); a user's own folder is compiled, nested too.
+    r = scons('stm32f407-m4f', installed=['thumbv7em-none-eabihf'], bsp=bsp)
+    check(r.rc == 0, 'scons failed', r)
+    g = [g for g in r.records if g['name'] == 'Agent'][0]
+    check(sorted(g['src']) == sorted(expected_sources(pkg)), 'sources %r' % g['src'], r)
+    check(all(f in g['src'] for f in sensor) and not any(f in g['src'] for f in mqtt),
+          'the user folder in, tool_mqtt out: %r' % g['src'], r)
+    check(g['parameters']['CPPPATH'] == expected_cpppath(pkg, extra_tools=('my_sensor',)),
+          'CPPPATH %r' % g['parameters']['CPPPATH'], r)
+    # With it, the MQTT toolset and its header folder are in.
+    r = scons('stm32f407-m4f', installed=['thumbv7em-none-eabihf'], bsp=bsp,
+              config={'PKG_AGENT_TOOL_MQTT_ENABLE': True})
+    check(r.rc == 0, 'scons failed', r)
+    g = [g for g in r.records if g['name'] == 'Agent'][0]
+    check(sorted(g['src']) == sorted(expected_sources(pkg, mqtt=True)), 'sources %r' % g['src'], r)
+    check(all(f in g['src'] for f in sensor + mqtt), 'both folders in: %r' % g['src'], r)
+    check(g['parameters']['CPPPATH'] == expected_cpppath(pkg, extra_tools=('my_sensor', 'tool_mqtt')),
+          'CPPPATH %r' % g['parameters']['CPPPATH'], r)
+    shutil.rmtree(tmp, ignore_errors=True)
 
 
 def test_package_disabled_builds_nothing():
