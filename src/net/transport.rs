@@ -461,41 +461,31 @@ unsafe fn send_dyn(
                     .saturating_mul(1u32 << attempt.min(16))
                     .min(MAX_BACKOFF_MS);
                 let wait = retry_after_ms.unwrap_or(backoff);
+                let warn = |then: &[Piece<'_>]| {
+                    let before = b"request failed (";
+                    log_failure(Level::Warning, before, failure, said, Some(&*sink), then);
+                };
                 if wait >= deadline.remaining_ms(now()) {
-                    log_failure(
-                        Level::Warning,
-                        b"request failed (",
-                        failure,
-                        said,
-                        Some(&*sink),
-                        &[
-                            Piece::from("); no retry: waiting "),
-                            Piece::from(wait),
-                            Piece::from(" ms would pass the request's deadline"),
-                        ],
-                    );
+                    warn(&[
+                        Piece::from("); no retry: waiting "),
+                        Piece::from(wait),
+                        Piece::from(" ms would pass the request's deadline"),
+                    ]);
                     return Err(NetError {
                         failure,
                         stream: None,
                         retry_past_deadline: true,
                     });
                 }
-                log_failure(
-                    Level::Warning,
-                    b"request failed (",
-                    failure,
-                    said,
-                    Some(&*sink),
-                    &[
-                        Piece::from("); retry "),
-                        Piece::from(attempt + 1),
-                        Piece::from(" of "),
-                        Piece::from(settings.retries),
-                        Piece::from(" in "),
-                        Piece::from(wait),
-                        Piece::from(" ms"),
-                    ],
-                );
+                warn(&[
+                    Piece::from("); retry "),
+                    Piece::from(attempt + 1),
+                    Piece::from(" of "),
+                    Piece::from(settings.retries),
+                    Piece::from(" in "),
+                    Piece::from(wait),
+                    Piece::from(" ms"),
+                ]);
                 if !sleep_unless_cancelled(wait) {
                     return fail(Failure::Cancelled);
                 }
