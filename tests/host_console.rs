@@ -88,6 +88,7 @@ fn console_and_cli_channel() {
     cleanup_log_counts_the_freed_loop_thread(&mut screen);
     an_error_after_streamed_text_is_shown(&mut screen);
     a_cut_answer_shows_its_note(&mut screen);
+    an_injected_message_is_answered_between_questions(&mut screen);
     set_overrides(Overrides::default());
     console::rt_host_console_capture(0);
 }
@@ -326,6 +327,48 @@ fn a_cut_answer_shows_its_note(screen: &mut Screen) {
         Duration::from_secs(10),
     );
     leave_the_chat(screen);
+}
+
+/// A message injected while the chat waits for a line (an MQTT alert
+/// through `agent_inject_text`): its answer shows on the console, the
+/// prompt and the half-typed line come back, and the next question gets
+/// its own answer before the prompt, not the injected one's.
+fn an_injected_message_is_answered_between_questions(screen: &mut Screen) {
+    let server = LlmServer::start(vec![
+        ScriptedResponse::text(&["Sensor reading noted."]),
+        ScriptedResponse::text(&["Here is your own answer."]),
+    ])
+    .unwrap();
+    let url = CString::new(server.url()).unwrap();
+    // SAFETY: NUL-terminated strings that outlive the call, which copies them.
+    unsafe { agent_config_set(c"sk-console".as_ptr(), c"arith".as_ptr(), url.as_ptr()) };
+    assert_eq!(main_loop_entry(), 0);
+    screen.wait_for("you> ", Duration::from_secs(5));
+    console::input(b"my q");
+    screen.wait_for("my q", Duration::from_secs(5));
+    // SAFETY: a NUL-terminated literal, copied by the call.
+    let injected = unsafe { rtt_agent::ffi::runtime::agent_inject_text(c"temp=42".as_ptr()) };
+    assert_eq!(injected, 0, "agent_inject_text");
+    screen.wait_for("Sensor reading noted.", Duration::from_secs(10));
+    screen.wait_for("you> my q", Duration::from_secs(5));
+    console::input(b"uestion?\r");
+    screen.wait_for("Here is your own answer.", Duration::from_secs(10));
+    // The prompt comes after this question's answer, not before it.
+    screen.wait_for("you> ", Duration::from_secs(5));
+    let requests = server.requests();
+    let last_user = |i: usize| {
+        let msgs = rtt_agent_testkit::agent::messages_of(&requests[i]);
+        msgs.iter()
+            .rev()
+            .find(|m| m.role == "user")
+            .map(|m| m.content.clone())
+    };
+    assert_eq!(last_user(0).as_deref(), Some("temp=42"));
+    assert_eq!(last_user(1).as_deref(), Some("my question?"));
+    console::input(b"\x04");
+    screen.wait_for("leaving the agent chat", Duration::from_secs(5));
+    assert_eq!(cleanup_agent_entry(), 0);
+    screen.0.clear();
 }
 
 fn wait_until(cond: impl Fn() -> bool) {

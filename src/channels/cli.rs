@@ -237,7 +237,10 @@ unsafe fn give_console_back(dev: rt_device_t, saved: agent_rx_indicate_t) {
 }
 
 /// One byte from the console, waiting in short slices so a stop is seen.
-fn next_byte(session: &Session) -> Option<u8> {
+/// Meanwhile a reply nobody typed for (the answer to a message injected
+/// with `agent_inject_text`) is shown, then the prompt and the line so far
+/// again.
+fn next_byte(session: &Session, line: &[u8]) -> Option<u8> {
     loop {
         if session.stop.load(Ordering::Acquire) {
             return None;
@@ -249,8 +252,45 @@ fn next_byte(session: &Session) -> Option<u8> {
         if n == 1 {
             return Some(b);
         }
+        if take_unasked(session.hub, 0) {
+            console_print(PROMPT);
+            console_print(line);
+        }
         session.rx.take(ticks_from_ms(100));
     }
+}
+
+/// Print a reply (unless the model's answer was printed as it streamed)
+/// and free it.
+fn show_reply(reply: Messages_t) {
+    if !last_reply_streamed() {
+        // SAFETY: `reply` is a live message set owned here; the content
+        // is borrowed from it.
+        let t = unsafe { messages_get_content_idx(reply, 0) };
+        if !t.is_null() {
+            // SAFETY: `t` is non-NULL, NUL-terminated message content
+            // owned by `reply`, which is still alive.
+            console_print(unsafe { CStr::from_ptr(t) }.to_bytes());
+        }
+    }
+    console_print(b"\r\n");
+    // SAFETY: `reply` is owned here and not used after this.
+    unsafe { messages_destroy(reply) };
+}
+
+/// Take one reply this channel did not ask for (waiting up to `ticks`) and
+/// show it; true if there was one. This channel waits for the reply of
+/// each line it sends, so whatever is on the output mailbox outside `ask`
+/// answers someone else's message: one injected with `agent_inject_text`.
+fn take_unasked(hub: MessageHub_t, ticks: rt_int32_t) -> bool {
+    // SAFETY: the session's hub outlives the session (the agent resets the
+    // channel before freeing it), so its `output_mailbox` can be read.
+    let reply = unsafe { message_hub_get_timeout(hub, (*hub).output_mailbox, ticks) };
+    if reply.is_null() {
+        return false;
+    }
+    show_reply(reply);
+    true
 }
 
 /// Send a line and wait for its reply, still watching for a stop.
@@ -265,6 +305,17 @@ fn ask(session: &Session, line: &[u8]) {
         console_print(b"(out of memory)\r\n");
         return;
     }
+    // The loop answers one message at a time, and this channel sends its
+    // next line only after the reply to the last one: a turn running now,
+    // or a message waiting, is someone else's (an injected message). Its
+    // reply comes first; take it, so that the next reply is this line's.
+    while crate::runtime::agent_loop::is_busy() {
+        if session.stop.load(Ordering::Acquire) {
+            return;
+        }
+        take_unasked(hub, ticks_from_ms(200));
+    }
+    while take_unasked(hub, 0) {}
     let msg = messages_create(1);
     if msg.is_null()
         // SAFETY: `msg` is the live set just created; `text` ends with the NUL
@@ -299,19 +350,7 @@ fn ask(session: &Session, line: &[u8]) {
         if reply.is_null() {
             continue;
         }
-        if !last_reply_streamed() {
-            // SAFETY: `reply` is a live message set owned here; the content
-            // is borrowed from it.
-            let t = unsafe { messages_get_content_idx(reply, 0) };
-            if !t.is_null() {
-                // SAFETY: `t` is non-NULL, NUL-terminated message content
-                // owned by `reply`, which is still alive.
-                console_print(unsafe { CStr::from_ptr(t) }.to_bytes());
-            }
-        }
-        console_print(b"\r\n");
-        // SAFETY: `reply` is owned here and not used after this.
-        unsafe { messages_destroy(reply) };
+        show_reply(reply);
         return;
     }
 }
@@ -322,7 +361,7 @@ fn chat(session: &Session) {
     console_print(b"\r\nAgent chat: type a message and press Enter; Ctrl-D leaves.\r\n");
     console_print(PROMPT);
     let mut editor = LineEditor::new();
-    while let Some(b) = next_byte(session) {
+    while let Some(b) = next_byte(session, editor.line()) {
         match editor.feed(b, &mut |bytes| console_print(bytes)) {
             Event::Pending => {}
             Event::Submit(line) => {
