@@ -187,9 +187,14 @@ mcp_remote_url="http://10.0.2.101:8000/mcp http://10.0.2.102:8000/mcp"
 mqtt_broker_url="tcp://10.0.2.103:1883"
 
 work="${QEMU_WORK:-$repo/target/qemu}"
-mkdir -p "$work/logs"
+# The upstream-tools firmware keeps its own logs (transcripts, server log,
+# figures.json), so that a run of it after the default one (tests/run-all)
+# leaves that one's in place.
+logs_name=logs
+[ -z "$upstream" ] || logs_name=logs-upstream-tools
+mkdir -p "$work/$logs_name"
 work="$(cd "$work" && pwd)"
-logs="$work/logs"
+logs="$work/$logs_name"
 src_rtt="$(cd "$RTT_ROOT" && pwd)"
 agent_src="$(cd "${AGENT_SRC:-$repo}" && pwd)"
 [ -f "$agent_src/SConscript" ] && [ -f "$agent_src/packages/Kconfig" ] || fail "AGENT_SRC=$agent_src is not this package (no SConscript, packages/Kconfig)"

@@ -73,6 +73,9 @@ AUDIO_DATA = ('agent_audio_cmd', 'agent_audio_option')
 # paho worker's ("mqtt%d", paho_mqtt_pipe.c).
 LOCK_NAME = 'mqtt_lock'
 THREADS = re.compile(r'^\s*(mqtt_rx|mqtt\d+)\s', re.M)
+# What paho's worker logs as it leaves after a DISCONNECT (paho_mqtt_pipe.c).
+PAHO_DOWN = 'MQTT server is disconnected.'
+
 
 
 def die(msg):
@@ -262,6 +265,14 @@ def lay_out(bsp, pahomqtt_src, upstream_src, sync_dir):
     agent = os.path.join(pkgs, AGENT_DIR)
     for rel in upstream_files(upstream_src):
         _copy_if_changed(os.path.join(upstream_src, rel), os.path.join(agent, rel))
+        if rel.endswith('.c'):
+            # Compiled at every build (a few seconds), so that the build log
+            # always shows what the compiler says of them: their objects
+            # (next to the sources, or in build/) go.
+            obj = os.path.splitext(rel)[0] + '.o'
+            for o in (os.path.join(agent, obj), os.path.join(bsp, 'build', 'packages', AGENT_DIR, obj)):
+                if os.path.exists(o):
+                    os.remove(o)
     probe = os.path.join(pkgs, PROBE_DIR)
     os.makedirs(probe, exist_ok=True)
     _write_if_changed(os.path.join(probe, 'SConscript'), PROBE_SCONSCRIPT)
@@ -512,19 +523,25 @@ def drive(run, bsp, upstream_src, env):
             with open(log, errors='replace') as f:
                 text = f.read()
         except OSError:
-            return 'no build log at %s (a --skip-build run)' % log
+            raise Fail('no build log at %s' % log)
+        compiled = [rel for rel in upstream_files(upstream_src) if rel.endswith('.c')
+                    and not re.search(r'^CC [^\n]*%s\.o$' % re.escape(os.path.splitext(rel)[0]), text, re.M)]
+        if compiled:
+            raise Fail('the last build log (%s) shows no compile of %s' % (log, ', '.join(compiled)))
         bad = re.findall(r'^[^\n]*tool_mqtt[^\n]*#warning[^\n]*$', text, re.M)
         if bad:
             raise Fail('the toolset\'s header warns about the configuration: %s' % '; '.join(bad[:4]))
         warned = sorted(set(re.findall(r'([\w./-]*(?:tool_mqtt|paho|AgentAudio|agent_audio)[\w./-]*\.[ch]):\d+:\d+: '
                                        r'warning', text)))
-        return ('no #warning of tool_mqtt.h (pipe mode, %d handlers, %d-byte worker stack); compiler warnings in '
-                'the toolset/paho/audio files: %s' % (SUBSCRIBE_HANDLERS, MQTT_THREAD_STACK,
-                                                      ', '.join(os.path.basename(w) for w in warned) or 'none'))
+        return ('the last build (%s) compiled the C package\'s %d .c files: no #warning of tool_mqtt.h (pipe mode, '
+                '%d handlers, %d-byte worker stack); compiler warnings in the toolset/paho/audio files: %s'
+                % (os.path.basename(log), len([r for r in upstream_files(upstream_src) if r.endswith('.c')]),
+                   SUBSCRIBE_HANDLERS, MQTT_THREAD_STACK, ', '.join(sorted(set(os.path.basename(w) for w in warned)))
+                   or 'none'))
 
     for step, fn in (('the C package\'s tool files in the image, unchanged', files_unchanged),
                      ('the image links the toolset, paho-mqtt and AgentAudio.h (nm)', symbols),
-                     ('the build: no configuration warning of the toolset', build_warnings)):
+                     ('the build: the toolset compiled without a configuration warning', build_warnings)):
         if not run.attempt(fw, step, fn):
             if step.startswith('the C'):
                 return
@@ -762,10 +779,23 @@ def _drive(run, bsp, upstream_src, broker, state, env, fw):
         if will:
             raise Fail('the broker sent the board\'s last will: %s' % will)
 
+    def paho_down(mark, what):
+        # paho's worker logs this once it has sent DISCONNECT and freed its
+        # client (asynchronously): waited for before anything else is typed,
+        # so that the line does not land inside a command's echo.
+        if PAHO_DOWN not in b.since(mark):
+            try:
+                b.expect(re.escape(PAHO_DOWN), 10, 'paho\'s worker ends (%s)' % what)
+            except Timeout as e:
+                raise Fail(str(e))
+        b.quiet(0.3)
+
     def disconnect_msh():
+        mark = len(b.buf)
         out = b.run('mqtt_tool disconnect', timeout=20)
         if 'disconnect ok: was_connected=1, state=stopped' not in out:
             raise Fail('mqtt_tool disconnect printed %s' % one_line(out))
+        paho_down(mark, 'after mqtt_tool disconnect')
         stopped_threads('after mqtt_tool disconnect')
         clean_disconnect(1)
         return 'disconnect ok: was_connected=1, state=stopped; mqtt_rx and paho\'s worker ended; the broker ' \
@@ -801,6 +831,7 @@ def _drive(run, bsp, upstream_src, broker, state, env, fw):
         return fn
 
     def bye():
+        state['bye'] = len(b.buf)
         mark = run.server.mark()
         reply, secs = run.chat('mqttbye: close the MQTT connection', r'MQTT closed:', 60)
         scen = [s for (s, _, _) in run.server.answers(mark)]
@@ -812,6 +843,7 @@ def _drive(run, bsp, upstream_src, broker, state, env, fw):
         return 'answered in %.1f s: disconnect ok: was_connected=1, state=stopped' % secs
 
     def after_bye():
+        paho_down(state.get('bye', 0), 'after mqtt_disconnect')
         stopped_threads('after mqtt_disconnect')
         clean_disconnect(2)
         return 'mqtt_rx and paho\'s worker ended; the broker logged a clean DISCONNECT, no last will'
