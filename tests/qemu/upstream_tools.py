@@ -372,6 +372,29 @@ def inject_format(upstream_src):
     return re.sub(r'\\(.)', lambda e: {'n': '\n', 't': '\t', '"': '"', '\\': '\\'}.get(e.group(1), e.group(1)), text)
 
 
+def _listeners(port):
+    """The addresses with a listening TCP socket on `port` (/proc/net/tcp
+    and tcp6)."""
+    out = []
+    for name in ('/proc/net/tcp', '/proc/net/tcp6'):
+        try:
+            with open(name) as f:
+                lines = f.read().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            f = line.split()
+            addr, p = f[1].split(':')
+            if int(p, 16) != port or f[3] != '0A':
+                continue
+            if len(addr) == 8:
+                out.append(socket.inet_ntop(socket.AF_INET, bytes.fromhex(addr)[::-1]))
+            else:
+                raw = bytes.fromhex(addr)
+                out.append(socket.inet_ntop(socket.AF_INET6, b''.join(raw[i:i + 4][::-1] for i in range(0, 16, 4))))
+    return sorted(set(out))
+
+
 class Broker:
     """Debian's mosquitto on a free port of 127.0.0.1 (anonymous clients,
     no persistence, its log in the logs folder), and mosquitto_sub
@@ -413,6 +436,12 @@ class Broker:
                     raise RuntimeError('mosquitto did not listen on 127.0.0.1:%d (see %s and %s)'
                                        % (self.port, self.log_path, os.path.join(logs, 'mosquitto.out')))
                 time.sleep(0.1)
+        # Listening on the loopback only: every listening socket on that
+        # port is 127.0.0.1's (/proc/net/tcp, tcp6; Linux).
+        self.listening = _listeners(self.port)
+        if self.listening != ['127.0.0.1']:
+            self.stop()
+            raise RuntimeError('mosquitto listens on %s, not on 127.0.0.1 only' % (self.listening or 'nothing seen'))
         ver = subprocess.run([self.exe, '-h'], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                              universal_newlines=True).stdout
         m = re.search(r'mosquitto version (\S+)', ver)
@@ -551,8 +580,9 @@ def drive(run, bsp, upstream_src, env):
     except (RuntimeError, OSError) as e:
         run.record(fw, 'start mosquitto on 127.0.0.1', 'FAIL', str(e))
         return
-    run.record(fw, 'start mosquitto on 127.0.0.1', 'PASS', 'mosquitto %s on 127.0.0.1:%d (log %s); mosquitto_sub '
-               'watches %s and agent/pub' % (broker.version, broker.port, broker.log_path, TOPIC_OUT))
+    run.record(fw, 'start mosquitto on 127.0.0.1', 'PASS', 'mosquitto %s listening on 127.0.0.1:%d only '
+               '(/proc/net/tcp; log %s); mosquitto_sub watches %s and agent/pub'
+               % (broker.version, broker.port, broker.log_path, TOPIC_OUT))
     run.figures.append(('upstream-tools: broker (mosquitto %s) on the host, relayed from the guest\'s %s:%d'
                         % (broker.version, GUEST_BROKER, GUEST_BROKER_PORT), '127.0.0.1:%d' % broker.port))
     try:
