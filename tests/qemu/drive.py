@@ -21,6 +21,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from board import GUEST_SERVER, PROMPT, PROMPT_NO_DFS, Board, Timeout  # noqa: E402
 import mapsize  # noqa: E402
 import tls_front  # noqa: E402
+import upstream_tools  # noqa: E402
 
 QUESTION = 'what is (2+3)*4?'
 ANSWER = r'The result is 20\.'
@@ -2817,6 +2818,9 @@ def main():
     p.add_argument('--tls-pkgcfg', default='', help='the HTTPS firmware built with the mbedtls package\'s own '
                    'configuration (PKG_AGENT_TLS_LEAN_MBEDTLS off), for its flash')
     p.add_argument('--pki', default='', help='the test PKI (tests/qemu/tls_pki.sh) the TLS front serves')
+    p.add_argument('--upstream-tools', default='', help='the firmware with the C package\'s MQTT toolset, '
+                   'paho-mqtt and PKG_AGENT_DRIVER_AUDIO (tests/qemu/upstream_tools.py)')
+    p.add_argument('--upstream-src', default='', help='UPSTREAM_AGENT_SRC: the C package\'s files it was built with')
     p.add_argument('--shots', default=os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
         os.path.abspath(__file__)))), 'target'), help='where the browser test saves its screenshot')
     a = p.parse_args()
@@ -2846,6 +2850,10 @@ def main():
             run.tls(a.tls, a.tls_debug, a.pki)
         for bsp in a.lm3s:
             run.lm3s(bsp)
+        if a.upstream_tools:
+            upstream_tools.drive(run, a.upstream_tools, a.upstream_src,
+                                 {'Fail': Fail, 'Timeout': Timeout, 'CHAT_PROMPT': CHAT_PROMPT, 'QUESTION': QUESTION,
+                                  'ANSWER': ANSWER, 'one_line': one_line})
     finally:
         run.close()
 
@@ -2917,6 +2925,8 @@ def main():
             rows += [('%s firmware: ' % name + w, v) for w, v in mapsize.rows(m)]
         except (OSError, SystemExit) as e:
             rows.append(('%s firmware: flash by part' % name, 'unavailable: %s' % e))
+    if a.upstream_tools:
+        rows += upstream_tools.flash_rows(os.path.join(a.upstream_tools, 'rtthread.map'))
     rows += [(w, v) for w, v in run.figures]
     # For tools/figures (docs/figures.md): what this run measured, where.
     with open(os.path.join(a.logs, 'figures.json'), 'w') as f:

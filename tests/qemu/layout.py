@@ -9,14 +9,20 @@ would, and writes its .config; used by tests/qemu/run.sh (std lib only).
                                                tests/qemu/lm3s.py)
   layout.py bsp    WORK_RTT NAME REPO CJSON WEBCLIENT [--webnet WEBNET]
                    [--mbedtls MBEDTLS --user-ca PEM] [--board a9|lm3s]
+                   [--pahomqtt PAHOMQTT --upstream-agent UPSTREAM]
                                                bsp/NAME from qemu-vexpress-a9,
                                                packages/ laid out (WebNet too
                                                with --webnet; the mbedtls
                                                package with --mbedtls, PEM
-                                               put into its certs/ folder)
+                                               put into its certs/ folder;
+                                               --pahomqtt: paho-mqtt, the C
+                                               package's MQTT toolset and
+                                               tool_func.c from UPSTREAM
+                                               over the package's copy,
+                                               tests/qemu/upstream_tools.py)
   layout.py config BSP_DIR --channel cli|debug|webnet --posix-stdio on|off
                    [--prebuilt LIB] [--web-token TOKEN] [--mcp-token TOKEN]
-                   [--mcp-servers URLS] [--tls-url URL]
+                   [--mcp-servers URLS] [--tls-url URL] [--mqtt-broker URL]
                                                .config overrides (--mcp-token:
                                                the MCP server on, with that
                                                bearer token; --mcp-servers:
@@ -24,7 +30,11 @@ would, and writes its .config; used by tests/qemu/run.sh (std lib only).
                                                PKG_AGENT_MCP_SERVERS;
                                                --tls-url: HTTPS through
                                                mbedTLS, that
-                                               PKG_AGENT_API_URL)
+                                               PKG_AGENT_API_URL;
+                                               --mqtt-broker: the MQTT
+                                               toolset, paho-mqtt and the
+                                               audio driver on, that
+                                               broker URL)
                    [--board lm3s: the lm3s firmware's .config,
                     tests/qemu/lm3s.py; --channel cli --posix-stdio off;
                     --name-max N: RT_NAME_MAX N; --profile small:
@@ -47,6 +57,7 @@ import sys
 sys.dont_write_bytecode = True  # nothing written into the repo
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import lm3s  # noqa: E402
+import upstream_tools  # noqa: E402
 
 TEMPLATE_BSP = os.path.join('bsp', 'qemu-vexpress-a9')
 # Package folders as the env tool names them (<name>-<version>).
@@ -436,6 +447,12 @@ def cmd_bsp(a):
             die('%s has no %s' % (src, marker))
         sync_dir(os.path.abspath(src), os.path.join(pkgs, name),
                  keep=MBEDTLS_GENERATED if name == MBEDTLS_DIR else ())
+    if a.pahomqtt:
+        # issue 29: paho-mqtt, and the C package's tool files over the
+        # package's copy (tests/qemu/upstream_tools.py).
+        if not a.upstream_agent:
+            die('--pahomqtt needs --upstream-agent (the C package\'s files)')
+        upstream_tools.lay_out(bsp, a.pahomqtt, a.upstream_agent, sync_dir)
     if a.mbedtls:
         # The private-CA route of the package: a PEM root in its certs/
         # folder, built in with PKG_USING_MBEDTLS_USER_CERTS.
@@ -454,6 +471,7 @@ def cmd_bsp(a):
                      'menu "RT-Thread online packages (laid out by tests/qemu/run.sh)"\n'
                      + CJSON_KCONFIG + WEBCLIENT_KCONFIG + (WEBNET_KCONFIG if a.webnet else '')
                      + (MBEDTLS_KCONFIG if a.mbedtls else '')
+                     + (upstream_tools.kconfig() if a.pahomqtt else '')
                      + '\nsource "$PKGS_DIR/%s/packages/Kconfig"\nendmenu\n' % AGENT_DIR)
     print(bsp)
 
@@ -561,6 +579,10 @@ def overrides(a):
             'PKG_AGENT_MCP_CLIENT': 'y',
             'PKG_AGENT_MCP_SERVERS': '"%s"' % a.mcp_servers,
         })
+    if a.mqtt_broker:
+        # issue 29: the C package's MQTT toolset on paho-mqtt, and its
+        # audio driver (tests/qemu/upstream_tools.py).
+        o.update(upstream_tools.overrides(a.mqtt_broker))
     if a.posix_stdio == 'off':
         o['RT_USING_POSIX_TERMIOS'] = None  # it selects RT_USING_POSIX_STDIO
     if a.channel == 'debug':
@@ -689,7 +711,9 @@ def cmd_check(a):
           % ('lm3s8962 BSP, ' if a.board == 'lm3s' else '',
              'PKG_AGENT_PROFILE_SMALL and none of its options, ' if a.profile == 'small' else '', a.channel, ', MCP server' if a.mcp_token else '',
              ', MCP client of %s' % a.mcp_servers if a.mcp_servers else '',
-             ', HTTPS (mbedTLS) to %s' % a.tls_url if a.tls_url else '', a.posix_stdio))
+             ', HTTPS (mbedTLS) to %s' % a.tls_url if a.tls_url else '', a.posix_stdio)
+          + (' + the C package\'s MQTT toolset on paho-mqtt (pipe mode), broker %s, and PKG_AGENT_DRIVER_AUDIO'
+             % a.mqtt_broker if a.mqtt_broker else ''))
 
 
 def main():
@@ -705,6 +729,8 @@ def main():
     b.add_argument('--webnet', default='')
     b.add_argument('--mbedtls', default='')
     b.add_argument('--user-ca', default='')
+    b.add_argument('--pahomqtt', default='')
+    b.add_argument('--upstream-agent', default='')
     b.add_argument('--board', choices=('a9', 'lm3s'), default='a9')
     for name in ('config', 'check'):
         c = sub.add_parser(name)
@@ -716,6 +742,7 @@ def main():
         c.add_argument('--mcp-token', default='')
         c.add_argument('--mcp-servers', default='')
         c.add_argument('--tls-url', default='')
+        c.add_argument('--mqtt-broker', default='')
         c.add_argument('--mbedtls-config', choices=('lean', 'package'), default='lean')
         c.add_argument('--board', choices=('a9', 'lm3s'), default='a9')
         c.add_argument('--name-max', default='', help='lm3s: RT_NAME_MAX instead of the BSP\'s')

@@ -47,9 +47,11 @@ def kind(section):
     return None
 
 
-def sizes(path):
-    """{group: {text, rodata, data, bss}}"""
-    out = {g: {'text': 0, 'rodata': 0, 'data': 0, 'bss': 0} for g, _ in GROUPS + PARTS + ((ALL, None),)}
+def sizes(path, extra=()):
+    """{group: {text, rodata, data, bss}}; `extra`: more (name,
+    match(section, object)) counted as PARTS are."""
+    parts = PARTS + tuple(extra)
+    out = {g: {'text': 0, 'rodata': 0, 'data': 0, 'bss': 0} for g, _ in GROUPS + parts + ((ALL, None),)}
     with open(path, errors='replace') as f:
         lines = f.read().splitlines()
     try:
@@ -81,7 +83,7 @@ def sizes(path):
             if match(obj):
                 out[g][k] += size
                 break
-        for g, match in PARTS:
+        for g, match in parts:
             if match(sec, obj):
                 out[g][k] += size
     return out

@@ -50,10 +50,30 @@
 #                  tests/qemu/lm3s.py applied to the work dir's copy; its
 #                  own RT-Thread copy, <work>/rtt-lm3s; the other firmware
 #                  options do not apply)
+#   QEMU_UPSTREAM_TOOLS=1  (--upstream-tools; issue 29) only the firmware
+#                  agent-upstream-tools: the CLI firmware with the newest C
+#                  package's MQTT toolset (src/tools/tool_mqtt/*.c, its
+#                  headers include/tools/tool_mqtt/*.h and its
+#                  src/tool_func.c, copied unchanged from UPSTREAM_AGENT_SRC
+#                  into the work dir's copy of the package), paho-mqtt
+#                  from PAHOMQTT_SRC (pipe mode) and PKG_AGENT_DRIVER_AUDIO
+#                  (link only), against Debian's mosquitto on 127.0.0.1
+#                  through one more guestfwd, 10.0.2.103:1883
+#                  (tests/qemu/upstream_tools.py). Without
+#                  UPSTREAM_AGENT_SRC and PAHOMQTT_SRC it prints one NOT
+#                  RUN line and exits 0.
+#   UPSTREAM_AGENT_SRC  a folder with the newest C package's files
+#                  (CXSforHPU/Agent 70b0981: src/tool_func.c,
+#                  src/tools/tool_mqtt/, include/tools/tool_mqtt/,
+#                  include/driver/audio/AgentAudio.h); never committed
+#   PAHOMQTT_SRC   the paho-mqtt package sources
+#                  (RT-Thread-packages/paho-mqtt; EPL-1.0/EDL-1.0, built,
+#                  never copied into this repo)
 # Options: --stdio on|off|both (as QEMU_STDIO), --skip-build, --webnet
 # (QEMU_WEBNET=on), --webnet-only (QEMU_WEBNET=only), --browser, --mcp
 # (QEMU_MCP=on), --mcp-only (QEMU_MCP=only), --tls (QEMU_TLS=on),
-# --tls-only (QEMU_TLS=only), --board a9|lm3s (QEMU_BOARD).
+# --tls-only (QEMU_TLS=only), --board a9|lm3s (QEMU_BOARD),
+# --upstream-tools (QEMU_UPSTREAM_TOOLS=1).
 #
 # Network: qemu's user networking only, restricted (restrict=on: the guest
 # reaches nothing but the one guestfwd), 10.0.2.100:80 forwarded to the
@@ -76,6 +96,7 @@ browser="${QEMU_BROWSER:-}"
 mcp="${QEMU_MCP:-off}"
 tls="${QEMU_TLS:-off}"
 board="${QEMU_BOARD:-a9}"
+upstream="${QEMU_UPSTREAM_TOOLS:-}"
 while [ $# -gt 0 ]; do
     case "$1" in
         --stdio) stdio="$2"; shift 2 ;;
@@ -88,7 +109,8 @@ while [ $# -gt 0 ]; do
         --tls) tls=on; shift ;;
         --tls-only) tls=only; shift ;;
         --board) board="$2"; shift 2 ;;
-        *) echo "usage: $0 [--board a9|lm3s] [--stdio on|off|both] [--skip-build] [--webnet|--webnet-only] [--browser] [--mcp|--mcp-only] [--tls|--tls-only]" >&2; exit 2 ;;
+        --upstream-tools) upstream=1; shift ;;
+        *) echo "usage: $0 [--board a9|lm3s] [--stdio on|off|both] [--skip-build] [--webnet|--webnet-only] [--browser] [--mcp|--mcp-only] [--tls|--tls-only] [--upstream-tools]" >&2; exit 2 ;;
     esac
 done
 case "$board" in a9|lm3s) ;; *) echo "QEMU_BOARD/--board must be a9 or lm3s" >&2; exit 2 ;; esac
@@ -107,6 +129,16 @@ case "$tls" in off|on|only) ;; *) echo "QEMU_TLS must be off, on or only" >&2; e
 # --mcp-only: the MCP firmware alone (the WebNet one too with --webnet).
 [ "$mcp" = only ] && [ "$webnet" = on ] && webnet=only
 [ -n "$browser" ] && [ "$webnet" = off ] && { echo "--browser/QEMU_BROWSER needs the WebNet firmware (--webnet or --webnet-only)" >&2; exit 2; }
+if [ -n "$upstream" ]; then
+    # The firmware with the C package's tool files, alone.
+    if [ "$board" != a9 ] || [ "$webnet" != off ] || [ "$mcp" != off ] || [ "$tls" != off ] || [ "$stdio" != on ]; then
+        echo "--upstream-tools builds its own firmware alone (A9 board, CLI channel): --board lm3s, --stdio, --webnet, --browser, --mcp and --tls do not apply" >&2; exit 2
+    fi
+    if [ -z "${UPSTREAM_AGENT_SRC:-}" ] || [ -z "${PAHOMQTT_SRC:-}" ] || [ -z "${RTT_ROOT:-}" ]; then
+        echo "upstream-tools check (tests/qemu/run.sh --upstream-tools) NOT RUN: it needs UPSTREAM_AGENT_SRC (the newest C package's files), PAHOMQTT_SRC (the paho-mqtt package) and RTT_ROOT, CJSON_SRC, WEBCLIENT_SRC as the real-firmware check (see tests/qemu/README.md)"
+        exit 0
+    fi
+fi
 
 if [ -z "${RTT_ROOT:-}" ]; then
     echo "real-firmware check (tests/qemu/run.sh) NOT RUN: RTT_ROOT is not set (needs an RT-Thread 5.x tree, CJSON_SRC and WEBCLIENT_SRC; see tests/qemu/README.md)"
@@ -119,6 +151,14 @@ fail() { echo "qemu check: FAIL: $*" >&2; exit 1; }
 if [ "$webnet" != off ]; then
     [ -n "${WEBNET_SRC:-}" ] && [ -f "$WEBNET_SRC/src/webnet.c" ] && [ -f "$WEBNET_SRC/module/wn_module_cgi.c" ] \
         || fail "WEBNET_SRC must name the WebNet package sources (has src/webnet.c, module/wn_module_cgi.c); got '${WEBNET_SRC:-}'"
+fi
+if [ -n "$upstream" ]; then
+    [ -f "$UPSTREAM_AGENT_SRC/src/tools/tool_mqtt/tool_mqtt.c" ] && [ -f "$UPSTREAM_AGENT_SRC/src/tool_func.c" ] \
+        && [ -f "$UPSTREAM_AGENT_SRC/include/tools/tool_mqtt/tool_mqtt.h" ] \
+        && [ -f "$UPSTREAM_AGENT_SRC/include/driver/audio/AgentAudio.h" ] \
+        || fail "UPSTREAM_AGENT_SRC must hold the newest C package's files (src/tool_func.c, src/tools/tool_mqtt/, include/tools/tool_mqtt/, include/driver/audio/AgentAudio.h); got '$UPSTREAM_AGENT_SRC'"
+    [ -f "$PAHOMQTT_SRC/MQTTClient-RT/paho_mqtt_pipe.c" ] && [ -f "$PAHOMQTT_SRC/SConscript" ] \
+        || fail "PAHOMQTT_SRC must name the paho-mqtt package sources (RT-Thread-packages/paho-mqtt: has SConscript, MQTTClient-RT/paho_mqtt_pipe.c); got '$PAHOMQTT_SRC'"
 fi
 if [ "$tls" != off ]; then
     [ -n "${MBEDTLS_SRC:-}" ] && [ -f "$MBEDTLS_SRC/ports/inc/tls_config.h" ] && [ -f "$MBEDTLS_SRC/SConscript" ] \
@@ -141,11 +181,20 @@ mcp_token=qemu-mcp-token-0001
 # answering with SSE, one with JSON bodies (tests/qemu/drive.py REMOTES says
 # the same).
 mcp_remote_url="http://10.0.2.101:8000/mcp http://10.0.2.102:8000/mcp"
+# PKG_AGENT_TOOL_MQTT_BROKER_URL of the upstream-tools firmware: the
+# guest-side address a guestfwd relays to mosquitto on 127.0.0.1
+# (tests/qemu/upstream_tools.py BROKER_URL says the same).
+mqtt_broker_url="tcp://10.0.2.103:1883"
 
 work="${QEMU_WORK:-$repo/target/qemu}"
-mkdir -p "$work/logs"
+# The upstream-tools firmware keeps its own logs (transcripts, server log,
+# figures.json), so that a run of it after the default one (tests/run-all)
+# leaves that one's in place.
+logs_name=logs
+[ -z "$upstream" ] || logs_name=logs-upstream-tools
+mkdir -p "$work/$logs_name"
 work="$(cd "$work" && pwd)"
-logs="$work/logs"
+logs="$work/$logs_name"
 src_rtt="$(cd "$RTT_ROOT" && pwd)"
 agent_src="$(cd "${AGENT_SRC:-$repo}" && pwd)"
 [ -f "$agent_src/SConscript" ] && [ -f "$agent_src/packages/Kconfig" ] || fail "AGENT_SRC=$agent_src is not this package (no SConscript, packages/Kconfig)"
@@ -154,6 +203,8 @@ agent_src="$(cd "${AGENT_SRC:-$repo}" && pwd)"
 . "$repo/tests/lib/deps.sh"
 apt_install qemu-system-arm scons gcc-arm-none-eabi rustc-web rust-web-src python3 python3-kconfiglib
 [ "$tls" = off ] || apt_install openssl
+# The broker and its clients (Debian's mosquitto; EPL-2.0/EDL-1.0).
+[ -z "$upstream" ] || apt_install mosquitto mosquitto-clients
 if [ "$mcp" != off ]; then
     # The official MCP Python SDK in target/mcp-venv (pinned, licences
     # checked), as the simulator's MCP test uses it.
@@ -195,6 +246,12 @@ build_bsp() { # name channel stdio [prebuilt-lib]
     # The same HTTPS firmware with the mbedtls package's own configuration
     # (PKG_AGENT_TLS_LEAN_MBEDTLS off): built for its flash only.
     [ "$name" = agent-tls-pkgcfg ] && extra+=(--mbedtls-config package)
+    # The C package's MQTT toolset and tool_func.c over the package's copy,
+    # paho-mqtt as a package of the BSP, the audio driver.
+    if [ "$name" = agent-upstream-tools ]; then
+        extra=(--mqtt-broker "$mqtt_broker_url")
+        bsp_extra=(--pahomqtt "$PAHOMQTT_SRC" --upstream-agent "$UPSTREAM_AGENT_SRC")
+    fi
     step "build $name: $channel channel, RT_USING_POSIX_STDIO $st${prebuilt:+, prebuilt Rust library}"
     "$py" "$here/layout.py" bsp "$rtt" "$name" "$agent_src" "$CJSON_SRC" "$WEBCLIENT_SRC" ${bsp_extra[@]+"${bsp_extra[@]}"} >/dev/null
     "$py" "$here/layout.py" config "$bsp" --channel "$channel" --posix-stdio "$st" --prebuilt "$prebuilt" ${extra[@]+"${extra[@]}"}
@@ -272,9 +329,10 @@ esac
 [ "$mcp" = only ] && cli_bsps=()
 [ "$tls" = only ] && cli_bsps=()
 [ "$board" = lm3s ] && cli_bsps=()
+[ -n "$upstream" ] && cli_bsps=()
 # The Debug firmware runs unless one firmware alone was asked for.
 debug=1
-[ "$webnet" = only ] || [ "$mcp" = only ] || [ "$tls" = only ] || [ "$board" = lm3s ] && debug=
+[ "$webnet" = only ] || [ "$mcp" = only ] || [ "$tls" = only ] || [ "$board" = lm3s ] || [ -n "$upstream" ] && debug=
 # The test PKI of the TLS firmwares (made once, kept: its root is built in).
 pki="$work/pki"
 if [ "$tls" != off ]; then
@@ -317,6 +375,8 @@ if [ -z "$skip_build" ] && [ "$board" = a9 ]; then
         build_bsp agent-tls-debug debug on
         build_bsp agent-tls-pkgcfg cli on
     fi
+    # The newest C package's MQTT toolset and audio driver (issue 29).
+    [ -z "$upstream" ] || build_bsp agent-upstream-tools cli on
 fi
 
 step "scripted server"
@@ -354,6 +414,9 @@ fi
 if [ "$tls" != off ]; then
     args+=(--tls "$rtt/bsp/agent-tls" --tls-debug "$rtt/bsp/agent-tls-debug" --pki "$pki"
            --tls-pkgcfg "$rtt/bsp/agent-tls-pkgcfg")
+fi
+if [ -n "$upstream" ]; then
+    args+=(--upstream-tools "$rtt/bsp/agent-upstream-tools" --upstream-src "$(cd "$UPSTREAM_AGENT_SRC" && pwd)")
 fi
 step "boot and drive (transcripts in $logs)"
 exec "$py" "$here/drive.py" --server "$server" --logs "$logs" "${args[@]}"

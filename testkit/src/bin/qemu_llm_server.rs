@@ -32,6 +32,16 @@
 //!   (`Remote result: <the tool message>`), so the console shows what the
 //!   remote server computed; a request without that tool gets a text
 //!   answer saying so;
+//! - `mqttsetup`, `mqttbye`: the C package's MQTT toolset
+//!   (`tests/qemu/run.sh --upstream-tools`): `mqttsetup` calls
+//!   `mqtt_subscribe` (t/in, filter mode), then `mqtt_publish` (t/out), then
+//!   `mqtt_rule` (t/in: temp > 30), one call per round, and answers with
+//!   the three results (`MQTT set up: <r1> | <r2> | <r3>`); `mqttbye` calls
+//!   `mqtt_disconnect` and answers `MQTT closed: <result>`; a request that
+//!   does not offer the tool gets a text answer saying so;
+//! - a last user message starting with `[MQTT message forwarded for
+//!   analysis]` (what the MQTT toolset injects through
+//!   `agent_inject_text`): the text answer [`MQTT_FORWARD_ANSWER`];
 //! - anything else: the arithmetic model (tool calls to add/mul/compare in
 //!   OpenAI's fragment shape, one round per nesting level).
 
@@ -116,6 +126,91 @@ fn remote(
         rc.logged[0],
         ScriptedResponse::tool_calls(&[("call_r1", rc.tool, rc.args)]),
     )
+}
+
+/// A scripted MQTT conversation: the keyword, the calls made one per round
+/// (tool name, arguments in OpenAI's fragment shape), the prefix of the
+/// answer that quotes their results, and the scenario names logged for a
+/// call, the answer and a request without the tool.
+struct MqttScript {
+    keyword: &'static str,
+    calls: &'static [(&'static str, &'static [&'static str])],
+    answer: &'static str,
+    logged: [&'static str; 3],
+}
+
+const MQTT_SCRIPTS: &[MqttScript] = &[
+    MqttScript {
+        keyword: "mqttsetup",
+        calls: &[
+            (
+                "mqtt_subscribe",
+                &[
+                    r#"{"action":"subscribe","#,
+                    r#""topic":"t/in","mode":"filter"}"#,
+                ],
+            ),
+            (
+                "mqtt_publish",
+                &[
+                    r#"{"topic":"t/out","#,
+                    r#""message":"hello from the board"}"#,
+                ],
+            ),
+            (
+                "mqtt_rule",
+                &[
+                    r#"{"action":"set","topic":"t/in","#,
+                    r#""field":"temp","op":">","value":30}"#,
+                ],
+            ),
+        ],
+        answer: "MQTT set up: ",
+        logged: ["mqttsetup-call", "mqttsetup-answer", "mqttsetup-missing"],
+    },
+    MqttScript {
+        keyword: "mqttbye",
+        calls: &[("mqtt_disconnect", &["{}"])],
+        answer: "MQTT closed: ",
+        logged: ["mqttbye-call", "mqttbye-answer", "mqttbye-missing"],
+    },
+];
+
+/// What the MQTT toolset puts first in the message it injects
+/// (`PKG_AGENT_TOOL_MQTT_INJECT_FMT` of the C package's `tool_mqtt.h`).
+const MQTT_FORWARD_PREFIX: &str = "[MQTT message forwarded for analysis]";
+
+/// The answer to an injected MQTT message.
+const MQTT_FORWARD_ANSWER: &str =
+    "MQTT watch: the scripted model read the forwarded message and answers on its own.";
+
+/// One scripted MQTT conversation (see the module docs).
+fn mqtt(
+    req: &RecordedRequest,
+    script: &MqttScript,
+    results: usize,
+) -> (&'static str, ScriptedResponse) {
+    let offered = offered_tools(&req.body);
+    if let Some((missing, _)) = script
+        .calls
+        .iter()
+        .find(|(tool, _)| !offered.iter().any(|t| t == tool))
+    {
+        let text = format!("{missing} was not offered (tools: {}).", offered.join(" "));
+        return (script.logged[2], ScriptedResponse::text(&[text.as_str()]));
+    }
+    if let Some((tool, args)) = script.calls.get(results) {
+        let id = format!("call_m{results}");
+        return (
+            script.logged[0],
+            ScriptedResponse::tool_calls(&[(id.as_str(), tool, args)]),
+        );
+    }
+    let quoted: Vec<String> = arith_model::conversation(&req.body)
+        .map(|(_, results)| results)
+        .unwrap_or_default();
+    let text = format!("{}{}", script.answer, quoted.join(" | "));
+    (script.logged[1], ScriptedResponse::text(&[text.as_str()]))
 }
 
 const HUGE_DEFAULT: usize = 128 * 1024;
@@ -216,6 +311,15 @@ fn respond(req: &RecordedRequest) -> (&'static str, ScriptedResponse) {
     }
     if let Some(rc) = REMOTE_CALLS.iter().find(|rc| user.contains(rc.keyword)) {
         return remote(req, rc, tools);
+    }
+    if user.starts_with(MQTT_FORWARD_PREFIX) {
+        return (
+            "mqtt-forward",
+            ScriptedResponse::text(&[MQTT_FORWARD_ANSWER]),
+        );
+    }
+    if let Some(script) = MQTT_SCRIPTS.iter().find(|s| user.contains(s.keyword)) {
+        return mqtt(req, script, tools);
     }
     ("arith", arith_model::respond(req))
 }
