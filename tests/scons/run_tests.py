@@ -579,6 +579,13 @@ def _kconfig(tmp):
         for s in KCONFIG_SELECTS + ['PKG_USING_WEBNET', 'WEBNET_USING_CGI', 'WEBCLIENT_USING_FILE_DOWMLOAD',
                                     'RT_USING_RUST', 'RT_USING_DFS', 'DFS_USING_POSIX']:
             f.write('config %s\n    bool\n' % s)
+        # The kernel's and other packages' symbols the newest C package's
+        # options read, settable here.
+        for s in ['PKG_USING_PAHOMQTT', 'PKG_USING_RT_VSNPRINTF_FULL', 'PKG_USING_WAVPLAYER',
+                  'PKG_WP_USING_RECORD', 'RT_USING_AUDIO', 'RT_USING_MSH', 'RT_KLIBC_USING_LIBC_VSNPRINTF',
+                  'RT_KLIBC_USING_VSNPRINTF_STANDARD', 'RT_KLIBC_USING_VSNPRINTF_DECIMAL_SPECIFIERS']:
+            f.write('config %s\n    bool "%s"\n' % (s, s))
+        f.write('config RT_VER_NUM\n    hex "RT_VER_NUM"\n    default 0x50300\n')
         f.write('source "%s"\n' % os.path.join(REPO, 'packages', 'Kconfig'))
     os.environ['CONFIG_'] = ''  # RT-Thread's rtconfig.h has no CONFIG_ prefix
     kconf = kconfiglib.Kconfig(top, warn_to_stderr=False)
@@ -678,10 +685,109 @@ def test_kconfig_options_and_defaults():
                 continue  # bools: absent when off
             if name == 'PKG_AGENT_CLI_STACK_SIZE':
                 continue  # only with the CLI channel (the WebNet one is chosen here)
+            if name.startswith('PKG_AGENT_TOOL_MQTT_'):
+                continue  # only with the MQTT toolset (test_kconfig_mqtt_toolset)
             check('#define %s ' % name in text, 'rtconfig.h defines %s' % name)
         for name in ('PKG_USING_AGENT', 'PKG_AGENT_WEBNET_CHANNEL', 'PKG_AGENT_WEB_TOKEN', 'PKG_AGENT_MULTIMODAL_ENABLE',
                      'PKG_AGENT_FILE_OP_THREAD_SIZE', 'PKG_AGENT_UPLOAD_URL', 'PKG_AGENT_DOWNLOAD_URL'):
             check(re.search(r'#define %s\b' % name, text), 'rtconfig.h defines %s' % name)
+    finally:
+        shutil.rmtree(tmp)
+
+
+# The newest C package's MQTT options (Agent.Kconfig of CXSforHPU/Agent
+# 6e057dc): name, default, range. Ours keep them but the broker's default.
+MQTT_INT_OPTIONS = {
+    'KEEPALIVE_SEC': (60, 10, 600), 'QOS': (1, 0, 2), 'BUF_SIZE': (1024, 256, 8192),
+    'MAX_SUB_TOPICS': (4, 1, 16), 'MAX_RULES': (4, 1, 16), 'TOPIC_MAX_LEN': (64, 16, 256),
+    'PAYLOAD_MAX_LEN': (256, 32, 1024), 'MAX_PUB_LEN': (256, 32, 1024), 'FIELD_MAX_LEN': (24, 8, 64),
+    'LAST_PAYLOAD_LEN': (96, 16, 256), 'HISTORY_DEPTH': (8, 1, 32), 'HISTORY_PAYLOAD_LEN': (128, 16, 512),
+    'RX_QUEUE_DEPTH': (16, 2, 64), 'POLL_DEPTH': (8, 1, 32), 'INJECT_MIN_INTERVAL_MS': (1000, 0, 60000),
+    'INJECT_BATCH_MAX': (5, 1, 16), 'BUSY_WAIT_MS': (180000, 0, 900000), 'ALERT_COOLDOWN_MS': (60000, 0, 3600000),
+    'LOCK_WAIT_MS': (1000, 1, 10000), 'CONNECT_WAIT_MS': (3000, 0, 60000), 'SUB_WAIT_MS': (3000, 0, 60000),
+    'RX_THREAD_STACK': (3072, 2048, 16384), 'RX_THREAD_PRIO': (15, 1, 31),
+}
+MQTT_STRING_OPTIONS = {
+    'BROKER_URL': '',  # the C package's was a public broker: ours names none
+    'CLIENT_ID': 'rt-thread-agent', 'USERNAME': '', 'PASSWORD': '',
+    'WILLMSG': 'Goodbye from RT-Thread Agent', 'PUB_TOPIC': 'agent/pub', 'SUB_TOPIC': 'agent/sub',
+}
+
+
+def test_kconfig_mqtt_toolset():
+    """The MQTT toolset's options under the C package's names, types,
+    defaults and ranges, hidden until it is enabled, which selects
+    paho-mqtt; the broker empty, and rtconfig.h says so (the glue's
+    agent_mqtt_broker_unset)."""
+    import kconfiglib
+    tmp = tempfile.mkdtemp(prefix='rtt-agent-kconfig-')
+    try:
+        kconf = _kconfig(tmp)
+        check(kconf.syms['PKG_USING_AGENT'].set_value(2), 'PKG_USING_AGENT can be enabled')
+        enable = kconf.syms['PKG_AGENT_TOOL_MQTT_ENABLE']
+        check(enable.str_value == 'n', 'the toolset is off by default')
+        check(kconf.syms['PKG_AGENT_TOOL_MQTT_BROKER_URL'].visibility == 0, 'its options hidden while off')
+        check(kconf.syms['PKG_USING_PAHOMQTT'].str_value == 'n', 'no paho-mqtt while off')
+        check(enable.set_value(2), 'the toolset can be enabled')
+        check(kconf.syms['PKG_USING_PAHOMQTT'].str_value == 'y', 'it selects paho-mqtt')
+        for name, (default, low, high) in MQTT_INT_OPTIONS.items():
+            sym = kconf.syms['PKG_AGENT_TOOL_MQTT_' + name]
+            check(sym.type == kconfiglib.INT and sym.str_value == str(default),
+                  '%s: int %s (got %s)' % (sym.name, default, sym.str_value))
+            ranges = [(int(a.str_value), int(b.str_value)) for a, b, _ in sym.ranges]
+            check(ranges == [(low, high)], '%s range %s..%s (got %r)' % (sym.name, low, high, ranges))
+        for name, default in MQTT_STRING_OPTIONS.items():
+            sym = kconf.syms['PKG_AGENT_TOOL_MQTT_' + name]
+            check(sym.type == kconfiglib.STRING and sym.str_value == default,
+                  '%s: string %r (got %r)' % (sym.name, default, sym.str_value))
+        check(kconf.syms['PKG_AGENT_TOOL_MQTT_DEFAULT_MODE_FILTER'].str_value == 'y', 'filter mode by default')
+        check(kconf.syms['PKG_AGENT_TOOL_MQTT_AUTO_SUB_DEFAULT'].str_value == 'y', 'default topic subscribed')
+        header = os.path.join(tmp, 'rtconfig.h')
+        kconf.write_autoconf(header)
+        text = open(header).read()
+        check('#define PKG_AGENT_TOOL_MQTT_ENABLE' in text and '#define PKG_AGENT_TOOL_MQTT_BROKER_URL ""' in text,
+              'rtconfig.h: the toolset with an empty broker')
+        glue = open(os.path.join(REPO, 'glue', 'agent_board_config.c')).read()
+        check('sizeof(PKG_AGENT_TOOL_MQTT_BROKER_URL) <= 1' in glue, 'the glue reads an empty broker as unset')
+        # The audio driver needs the shell and brings wavplayer.
+        audio = kconf.syms['PKG_AGENT_DRIVER_AUDIO']
+        check(audio.str_value == 'n' and audio.visibility == 0, 'audio off, and not offered without MSH')
+        check(kconf.syms['RT_USING_MSH'].set_value(2) and audio.set_value(2) and audio.str_value == 'y',
+              'audio with MSH')
+        for s in ('PKG_USING_WAVPLAYER', 'PKG_WP_USING_RECORD', 'RT_USING_AUDIO'):
+            check(kconf.syms[s].str_value == 'y', 'audio selects %s' % s)
+    finally:
+        shutil.rmtree(tmp)
+
+
+def test_kconfig_vsnprintf_source():
+    """Where a full rt_vsnprintf comes from, as the C package decides it:
+    the package only where the kernel defines none and the package exists
+    (RT-Thread before 5.2); a warning line where the kernel's is tiny."""
+    tmp = tempfile.mkdtemp(prefix='rtt-agent-kconfig-')
+    try:
+        kconf = _kconfig(tmp)
+        check(kconf.syms['PKG_USING_AGENT'].set_value(2), 'PKG_USING_AGENT can be enabled')
+        pkg = kconf.syms['PKG_USING_RT_VSNPRINTF_FULL']
+        libc = kconf.syms['RT_KLIBC_USING_LIBC_VSNPRINTF']
+        ver = kconf.syms['RT_VER_NUM']
+        check(kconf.syms['PKG_AGENT_VSNPRINTF_AUTO'].str_value == 'y', 'auto by default')
+        table = [  # (RT_VER_NUM, kernel defers to libc, package selected)
+            ('0x50300', False, False), ('0x50300', True, False),  # 5.3: the package does not exist
+            ('0x40100', False, False), ('0x40100', True, True),   # 4.1: kernel's, or the package
+            ('0x40004', False, True),                             # before 4.1: no klibc rt_vsnprintf
+        ]
+        for v, defer, want in table:
+            check(ver.set_value(v) and libc.set_value(2 if defer else 0), 'set %s' % v)
+            check((pkg.str_value == 'y') == want,
+                  'RT_VER_NUM %s, libc %s: package %s (got %s)' % (v, defer, want, pkg.str_value))
+        check(ver.set_value('0x50300') and libc.set_value(0), 'back to 5.3')
+        check(kconf.syms['PKG_AGENT_KLIBC_FULL_VSNPRINTF'].str_value == 'n', "5.3's tiny one has no %g")
+        for s in ('RT_KLIBC_USING_VSNPRINTF_STANDARD', 'RT_KLIBC_USING_VSNPRINTF_DECIMAL_SPECIFIERS'):
+            check(kconf.syms[s].set_value(2), s)
+        check(kconf.syms['PKG_AGENT_KLIBC_FULL_VSNPRINTF'].str_value == 'y', 'the standard one has')
+        check(kconf.syms['PKG_AGENT_VSNPRINTF_USE_KLIB'].set_value(2) and ver.set_value('0x40004')
+              and pkg.str_value == 'n', 'the kernel\'s only: never the package')
     finally:
         shutil.rmtree(tmp)
 
