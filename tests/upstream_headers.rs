@@ -22,6 +22,10 @@
 //! 3. Layouts and values: one program per header set prints the `sizeof`,
 //!    `_Alignof` and `offsetof` of every struct, member, enum and typedef and
 //!    the value of every enum constant; the outputs must be equal.
+//!
+//!    Types and layouts are compared twice: as the host compiles, and with
+//!    `-fshort-enums` (bare-metal ARM gcc's default), where an enum is no
+//!    longer the same type as `unsigned int`.
 //! 4. Macros: the same definition, or the same expansion.
 //!
 //! Upstream's MQTT toolset headers are not compared (`NOT_COMPARED`: the
@@ -87,8 +91,9 @@ const ALLOWED: &[Allowed] = &[Allowed {
     kind: "macro",
     name: "CLI_THREAD_STACK_SIZE",
     when_defined: "PKG_AGENT_CLI_STACK_SIZE",
-    why: "our Kconfig has an option for the CLI thread's stack and the macro follows it when the board \
-          sets it; without it ours is upstream's 4096",
+    why: "our Kconfig has an option for the CLI thread's stack (PKG_AGENT_CLI_STACK_SIZE: 4096 by default, \
+          upstream's value; 2048 with PKG_AGENT_PROFILE_SMALL) and the macro says the stack the thread \
+          really gets; without the option ours is upstream's 4096",
 }];
 
 /// Every .h under `dir`, sorted.
@@ -573,6 +578,26 @@ fn ident(s: &str) -> String {
         .collect()
 }
 
+/// The ABIs the types and layouts are compared in (both on the host).
+struct Abi {
+    flags: &'static [&'static str],
+    /// Appended to what is reported.
+    tag: &'static str,
+}
+
+const ABIS: &[Abi] = &[
+    Abi {
+        flags: &[],
+        tag: "",
+    },
+    // gcc's default on bare-metal ARM (arm-none-eabi): an enum as small as
+    // its values allow.
+    Abi {
+        flags: &["-fshort-enums"],
+        tag: " [-fshort-enums]",
+    },
+];
+
 /// One type probe: a prototype whose parameter has the type compared.
 struct Probe {
     kind: &'static str,
@@ -755,27 +780,32 @@ fn compare_config(
         redecl.push('\n');
     }
     std::fs::write(dir.join("redeclared.c"), &redecl).unwrap();
-    let (_, _, err) = gcc(
-        dir,
-        ours,
-        &["-fsyntax-only", "-Wall", "-Wextra", "redeclared.c"],
-    );
+    // Twice: as the host compiles, and with the short enums of gcc's
+    // bare-metal ARM targets, where an enum is no longer compatible with
+    // `unsigned int` (gcc 12 takes one for the other otherwise).
     let mut failed: BTreeMap<usize, Vec<String>> = BTreeMap::new(); // item -> messages
     let mut unattributed = Vec::new();
-    for l in err.lines() {
-        let Some((_, msg)) = l
-            .split_once(": error: ")
-            .or_else(|| l.split_once(": warning: "))
-        else {
-            continue;
-        };
-        let line = l
-            .strip_prefix("redeclared.c:")
-            .and_then(|r| r.split(':').next())
-            .and_then(|n| n.parse::<usize>().ok());
-        match line.and_then(|n| at_line.get(&n)) {
-            Some(item) => failed.entry(*item).or_default().push(msg.to_string()),
-            None => unattributed.push(l.to_string()),
+    for abi in ABIS {
+        let mut args = vec!["-fsyntax-only", "-Wall", "-Wextra"];
+        args.extend_from_slice(abi.flags);
+        args.push("redeclared.c");
+        let (_, _, err) = gcc(dir, ours, &args);
+        for l in err.lines() {
+            let Some((_, msg)) = l
+                .split_once(": error: ")
+                .or_else(|| l.split_once(": warning: "))
+            else {
+                continue;
+            };
+            let line = l
+                .strip_prefix("redeclared.c:")
+                .and_then(|r| r.split(':').next())
+                .and_then(|n| n.parse::<usize>().ok());
+            let msg = format!("{msg}{}", abi.tag);
+            match line.and_then(|n| at_line.get(&n)) {
+                Some(item) => failed.entry(*item).or_default().push(msg),
+                None => unattributed.push(format!("{l}{}", abi.tag)),
+            }
         }
     }
     if !unattributed.is_empty() {
@@ -854,52 +884,68 @@ fn compare_config(
         s.push_str("    return 0;\n}\n");
         s
     };
-    let run =
-        |set: &HeaderSet, name: &str, src: String| -> Result<BTreeMap<String, String>, String> {
-            std::fs::write(dir.join(format!("{name}.c")), src).unwrap();
-            let c_file = format!("{name}.c");
-            let (ok, _, err) = gcc(dir, set, &[&c_file, "-o", name]);
-            if !ok {
-                return Err(err);
-            }
-            let out = Command::new(dir.join(name)).output().unwrap();
-            assert!(out.status.success(), "{name} failed");
-            Ok(String::from_utf8_lossy(&out.stdout)
-                .lines()
-                .filter_map(|l| l.split_once(" = "))
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect())
-        };
-    let u_values = run(upstream, "upstream_values", program(&up_headers)).unwrap_or_else(|e| {
-        panic!(
-            "[{}] the layout program does not build:\n{e}",
-            upstream.label
-        )
-    });
-    match run(ours, "ours_values", program(&our_headers)) {
-        Err(e) => report.mismatch(
-            config,
-            "layout",
-            "(all)",
-            format!(
-                "the layout program does not build against ours: {}",
-                e.lines()
-                    .filter(|l| l.contains("error"))
-                    .take(5)
-                    .collect::<Vec<_>>()
-                    .join(" | ")
+    let run = |set: &HeaderSet,
+               name: &str,
+               flags: &[&str],
+               src: String|
+     -> Result<BTreeMap<String, String>, String> {
+        std::fs::write(dir.join(format!("{name}.c")), src).unwrap();
+        let c_file = format!("{name}.c");
+        let mut args: Vec<&str> = flags.to_vec();
+        args.extend([c_file.as_str(), "-o", name]);
+        let (ok, _, err) = gcc(dir, set, &args);
+        if !ok {
+            return Err(err);
+        }
+        let out = Command::new(dir.join(name)).output().unwrap();
+        assert!(out.status.success(), "{name} failed");
+        Ok(String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| l.split_once(" = "))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect())
+    };
+    for abi in ABIS {
+        let u_values = run(upstream, "upstream_values", abi.flags, program(&up_headers))
+            .unwrap_or_else(|e| {
+                panic!(
+                    "[{}] the layout program does not build:\n{e}",
+                    upstream.label
+                )
+            });
+        match run(ours, "ours_values", abi.flags, program(&our_headers)) {
+            Err(e) => report.mismatch(
+                config,
+                "layout",
+                &format!("(all){}", abi.tag),
+                format!(
+                    "the layout program does not build against ours: {}",
+                    e.lines()
+                        .filter(|l| l.contains("error"))
+                        .take(5)
+                        .collect::<Vec<_>>()
+                        .join(" | ")
+                ),
             ),
-        ),
-        Ok(o_values) => {
-            for (fact, v) in &u_values {
-                report
-                    .compared
-                    .entry("layout fact")
-                    .or_default()
-                    .insert(fact.clone());
-                let ov = o_values.get(fact).map_or("?", |s| s.as_str());
-                if ov != v {
-                    report.mismatch(config, "layout", fact, format!("upstream {v}, ours {ov}"));
+            Ok(o_values) => {
+                for (fact, v) in &u_values {
+                    let fact = format!("{fact}{}", abi.tag);
+                    report
+                        .compared
+                        .entry("layout fact")
+                        .or_default()
+                        .insert(fact.clone());
+                    let ov = o_values
+                        .get(&fact[..fact.len() - abi.tag.len()])
+                        .map_or("?", |s| s.as_str());
+                    if ov != v {
+                        report.mismatch(
+                            config,
+                            "layout",
+                            &fact,
+                            format!("upstream {v}, ours {ov}"),
+                        );
+                    }
                 }
             }
         }
@@ -1153,19 +1199,81 @@ fn negative_control() {
     );
     assert!(same.compared.get("function").map_or(0, |s| s.len()) >= 50);
 
-    // (file, from, to, the report line that must appear)
+    // (file, from, to, the start of the report line that must appear)
     let cases: &[(&str, &str, &str, &str)] = &[
-        ("utils.h", "rt_err_t agent_inject_text(const char *text);", "", "function agent_inject_text: missing"),
-        ("MessageHub.h", "Messages_t messages_create(int max_size);", "Messages_t messages_create(long max_size);", "function messages_create: a different type"),
-        ("MessageHub.h", "    int max_size;", "    long max_size;", "layout offsetof(struct Messages, current_size): upstream 12, ours 16"),
-        ("MessageHub.h", "    TYPE_IMAGE,", "    TYPE_IMAGE = 7,", "layout (long long)(TYPE_VIDEO): upstream 3, ours 8"),
-        ("MessageHub.h", "rt_err_t (*put_message)(struct MessageHub *self, Messages_t message, rt_mailbox_t mb);", "rt_err_t (*put_message)(struct MessageHub *self, Messages_t message, rt_mq_t mb);", "member struct MessageHub.put_message: a different type"),
-        ("MessageHub.h", "#define MESSAGE_HUB_INPUT_MAILBOX_SIZE  10", "#define MESSAGE_HUB_INPUT_MAILBOX_SIZE  11", "macro MESSAGE_HUB_INPUT_MAILBOX_SIZE: upstream `10`"),
-        ("AgentAudio.h", "#define REC_CHANNELS 2\n", "", "macro REC_CHANNELS: missing"),
-        ("CLI.h", "extern AgentChannelOps agent_cli_ops;", "extern const AgentChannelOps agent_cli_ops;", "object agent_cli_ops: a different type"),
-        ("tool_base.h", "} AgentToolList, AgentToolNode, *AgentToolNode_t;", "} AgentToolList, AgentToolNode, **AgentToolNode_t;", "typedef AgentToolNode_t: a different type"),
-        ("AgentAudio.h", "    AGENT_WAV_RESUME\n", "", "enum constant AGENT_WAV_RESUME: missing"),
-        ("context.h", "    rt_err_t (*clear_message)(struct Context *self);\n", "", "member struct Context.clear_message: missing"),
+        (
+            "utils.h",
+            "rt_err_t agent_inject_text(const char *text);",
+            "",
+            "function agent_inject_text: missing",
+        ),
+        (
+            "MessageHub.h",
+            "Messages_t messages_create(int max_size);",
+            "Messages_t messages_create(long max_size);",
+            "function messages_create: a different type",
+        ),
+        // an enum for its underlying integer: told apart with short enums
+        (
+            "MessageHub.h",
+            "MessageType messages_get_type_idx(",
+            "unsigned int messages_get_type_idx(",
+            "function messages_get_type_idx: a different type",
+        ),
+        (
+            "MessageHub.h",
+            "    int max_size;",
+            "    long max_size;",
+            "layout offsetof(struct Messages, current_size): upstream 12, ours 16",
+        ),
+        (
+            "MessageHub.h",
+            "    TYPE_IMAGE,",
+            "    TYPE_IMAGE = 7,",
+            "layout (long long)(TYPE_VIDEO): upstream 3, ours 8",
+        ),
+        (
+            "MessageHub.h",
+            "rt_err_t (*put_message)(struct MessageHub *self, Messages_t message, rt_mailbox_t mb);",
+            "rt_err_t (*put_message)(struct MessageHub *self, Messages_t message, rt_mq_t mb);",
+            "member struct MessageHub.put_message: a different type",
+        ),
+        (
+            "MessageHub.h",
+            "#define MESSAGE_HUB_INPUT_MAILBOX_SIZE  10",
+            "#define MESSAGE_HUB_INPUT_MAILBOX_SIZE  11",
+            "macro MESSAGE_HUB_INPUT_MAILBOX_SIZE: upstream `10`",
+        ),
+        (
+            "AgentAudio.h",
+            "#define REC_CHANNELS 2\n",
+            "",
+            "macro REC_CHANNELS: missing",
+        ),
+        (
+            "AgentAudio.h",
+            "    AGENT_WAV_RESUME\n",
+            "",
+            "enum constant AGENT_WAV_RESUME: missing",
+        ),
+        (
+            "CLI.h",
+            "extern AgentChannelOps agent_cli_ops;",
+            "extern const AgentChannelOps agent_cli_ops;",
+            "object agent_cli_ops: a different type",
+        ),
+        (
+            "tool_base.h",
+            "} AgentToolList, AgentToolNode, *AgentToolNode_t;",
+            "} AgentToolList, AgentToolNode, **AgentToolNode_t;",
+            "typedef AgentToolNode_t: a different type",
+        ),
+        (
+            "context.h",
+            "    rt_err_t (*clear_message)(struct Context *self);\n",
+            "",
+            "member struct Context.clear_message: missing",
+        ),
     ];
     let edits: Vec<(&str, &str, &str)> = cases.iter().map(|(f, a, b, _)| (*f, *a, *b)).collect();
     let doctored = doctored_copy("doctored", &edits);
