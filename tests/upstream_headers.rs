@@ -3,7 +3,8 @@
 //! every function, object, type and macro upstream's headers declare must
 //! be declared by ours, the same.
 //!
-//! Both header sets are compiled by gcc on the host against the host port's
+//! Both header sets are compiled by gcc (`UPSTREAM_HEADERS_CC` names another
+//! gcc; `-aux-info` is gcc's) on the host against the host port's
 //! RT-Thread headers (`host/include`) and Debian's cJSON, in every
 //! configuration their conditionals can select (below), and compared:
 //!
@@ -16,9 +17,10 @@
 //!    visible, ours must make visible through our `x.h`.
 //! 2. Types of functions, objects, struct members and typedefs: gcc's
 //!    `-aux-info` writes every prototype in its own normalized C; upstream's
-//!    (and upstream's `__typeof__` of each object, member and typedef, as the
-//!    parameter of a probe prototype) are redeclared after our headers, where
-//!    a different type is gcc's "conflicting types" error.
+//!    (and probe prototypes whose parameter is a pointer to the type of each
+//!    object and member, `__typeof__`, or to what each typedef names) are
+//!    redeclared after our headers and our probes, where a different type is
+//!    gcc's "conflicting types" error.
 //! 3. Layouts and values: one program per header set prints the `sizeof`,
 //!    `_Alignof` and `offsetof` of every struct, member, enum and typedef and
 //!    the value of every enum constant; the outputs must be equal.
@@ -305,8 +307,9 @@ fn configs(options: &BTreeSet<String>) -> Vec<Config> {
     out
 }
 
+/// gcc: `-aux-info` is gcc's (UPSTREAM_HEADERS_CC names another gcc).
 fn compiler() -> String {
-    std::env::var("CC").unwrap_or_else(|_| "gcc".into())
+    std::env::var("UPSTREAM_HEADERS_CC").unwrap_or_else(|_| "gcc".into())
 }
 
 /// Where Debian/Ubuntu (libcjson-dev) or a source install put cJSON.h.
