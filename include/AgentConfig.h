@@ -16,6 +16,20 @@ extern "C" {
 #define AGENT_CFG_MODEL_MAX   128
 #define AGENT_CFG_API_URL_MAX 128
 
+/* The build's endpoint as menuconfig wrote it to rtconfig.h, under the C
+ * package's names: what get_dynamic_agent_*() below return until
+ * agent_config_set() (or the agent_config command) sets other values at
+ * run time. All three empty without PKG_AGENT_API_KEY. */
+#ifdef PKG_AGENT_API_KEY
+#define API_KEY   PKG_AGENT_API_KEY
+#define API_URL   PKG_AGENT_API_URL
+#define API_MODEL PKG_AGENT_MODEL_NAME
+#else
+#define API_KEY   ""
+#define API_URL   ""
+#define API_MODEL ""
+#endif
+
 typedef struct agent_runtime_config
 {
     char api_key[AGENT_CFG_API_KEY_MAX];

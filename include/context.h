@@ -37,7 +37,6 @@ typedef struct Context
 char *get_role_string(RoleType type);
 Context_t agent_context_create(void);
 void agent_context_destroy(Context_t context);
-char *get_system_prompt(void);
 
 #ifdef __cplusplus
 }

@@ -16,7 +16,8 @@
 #include "AgentDebugChannel.h"
 #define AGENT_CHANNEL_OPS (&agent_debug_ops)
 #else
-#define AGENT_CHANNEL_OPS RT_NULL
+/* No channel: a null pointer of the same type as the others. */
+#define AGENT_CHANNEL_OPS ((AgentChannelOps *)RT_NULL)
 #endif
 
 #endif /* __AGENT_CHANNELS_H__ */
