@@ -232,11 +232,12 @@ impl Lines {
     fn snapshot(&self) -> Vec<String> {
         self.0.lock().unwrap().clone()
     }
-    /// Wait (up to `limit`) for a line containing `text`.
-    fn wait_for(&self, text: &str, limit: Duration) -> bool {
+    /// Wait (up to `limit`) for a line containing `text` among those from
+    /// the `from`-th on.
+    fn wait_for(&self, from: usize, text: &str, limit: Duration) -> bool {
         let end = Instant::now() + limit;
         while Instant::now() < end {
-            if self.snapshot().iter().any(|l| l.contains(text)) {
+            if self.snapshot().iter().skip(from).any(|l| l.contains(text)) {
                 return true;
             }
             std::thread::sleep(Duration::from_millis(20));
@@ -459,18 +460,15 @@ fn scenario_at_the_broker(runner: &[String], exe: &Path, port: u16, broker_log: 
         .expect("start mosquitto_sub");
     let sub_thread = sub_out.collect(sub.stdout.take().unwrap());
     let sub = Reaped(sub);
-    let end = Instant::now() + Duration::from_secs(10);
-    while !broker_log.snapshot()[log_from..]
-        .iter()
-        .any(|l| l.contains("Received SUBSCRIBE from test-observer"))
-    {
-        assert!(
-            Instant::now() < end,
-            "mosquitto_sub did not subscribe:\n{}",
-            broker_log.snapshot().join("\n")
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    assert!(
+        broker_log.wait_for(
+            log_from,
+            "Received SUBSCRIBE from test-observer",
+            Duration::from_secs(10)
+        ),
+        "mosquitto_sub did not subscribe:\n{}",
+        broker_log.snapshot().join("\n")
+    );
 
     let call =
         |id: &str, name: &str, args: &str| ScriptedResponse::tool_calls(&[(id, name, &[args])]);
