@@ -15,6 +15,7 @@
  * the test publishes to t/in now. It ends with "N passed, M failed".
  */
 #include <rtthread.h>
+#include <rt_host.h>
 #include <stdio.h>
 #include <string.h>
 #include "AgentLoop.h"
@@ -143,6 +144,19 @@ static void with_broker(const char *model_url)
     CHECK(s_suppressed_total == 1);
     CHECK(s_alert_total == 1);
     CHECK(s_rx_dropped == 0);
+
+    /* The toolset's MSH command (its cmd.c; MSH_CMD_EXPORT registers it
+     * through the host's finsh.h) shows the same state. */
+    static char status[4096];
+    rt_host_console_capture(RT_TRUE);
+    int rc = rt_host_msh_exec("mqtt_tool status");
+    rt_host_console_take(status, sizeof(status));
+    rt_host_console_capture(RT_FALSE);
+    printf("@@ mqtt_tool status -> %d\n%s\n", rc, status);
+    CHECK(rc == 0);
+    CHECK(strstr(status, "client: started=1 connected=1 broker=" MQTT_SERVER_URI " client_id=rt-thread-agent"));
+    CHECK(strstr(status, "topic=t/in want=1 mode=filter registered=1 subscribed=1 rx=2 injected=1 suppressed=1"));
+    CHECK(strstr(status, "topic=t/in temp (json path) > 30 triggered_now=1 alert_count=1"));
 
     /* The model disconnects: the rx thread stops, paho's worker sends
      * DISCONNECT and frees its buffers, semaphore and pipe, and ends. */
