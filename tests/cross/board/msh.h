@@ -2,4 +2,5 @@
 #ifndef __M_SHELL__
 #define __M_SHELL__
 #include <rtthread.h>
+int msh_exec(char *cmd, rt_size_t length);
 #endif

@@ -7,6 +7,7 @@
 #define RT_CONFIG_H__
 
 #define RT_NAME_MAX 8
+#define RT_THREAD_PRIORITY_MAX 32
 #define RT_ALIGN_SIZE 8
 #define RT_TICK_PER_SECOND 1000
 #define RT_USING_HEAP
