@@ -197,20 +197,25 @@ fn c_runtime_api_through_a_real_turn() {
     use std::time::Duration;
     // Two runs (plain, then under valgrind when installed), each two turns:
     // a delayed tool call of the C test's `probe`, then the answer; then a
-    // second message queued meanwhile, answered after a delay.
-    let mut script = Vec::new();
-    for _ in 0..2 {
-        script.push(
-            ScriptedResponse::tool_calls(&[("call_1", "probe", &["{}"])])
-                .first_byte_after(Duration::from_millis(300)),
-        );
-        script.push(ScriptedResponse::text(&["state ", "checked"]));
-        // The second message, answered after a delay: the moment between
-        // the two turns must not read idle.
-        script
-            .push(ScriptedResponse::text(&["again"]).first_byte_after(Duration::from_millis(200)));
-    }
-    let server = LlmServer::start(script).unwrap();
+    // second message queued meanwhile, answered after a delay. The model
+    // answers by what it is asked (not from a queue), so a retried request
+    // or a second run reads the same script.
+    let server = LlmServer::with_model(|req| {
+        let msgs = rtt_agent_testkit::agent::messages_of(req);
+        match msgs.last() {
+            Some(m) if m.role == "tool" => ScriptedResponse::text(&["state ", "checked"]),
+            Some(m) if m.content == "what is your state?" => {
+                ScriptedResponse::tool_calls(&[("call_1", "probe", &["{}"])])
+                    .first_byte_after(Duration::from_millis(300))
+            }
+            // The moment between the two turns must not read idle.
+            Some(m) if m.content == "and again?" => {
+                ScriptedResponse::text(&["again"]).first_byte_after(Duration::from_millis(200))
+            }
+            _ => ScriptedResponse::text(&["unexpected"]),
+        }
+    })
+    .unwrap();
     let exe = host_cc("test_runtime", &["tests/c/test_runtime.c"], &[]);
     run_with(&exe, &[&server.url()]);
     // The injected text reached the model as the user's next message, after
