@@ -65,7 +65,7 @@ fn thread_entry_cfg() {
 
 /// The optional parts (cargo features) and the menuconfig option of each,
 /// as the SConscript maps them (its FEATURE_OPTIONS).
-const PARTS: [(&str, &str); 15] = [
+const PARTS: [(&str, &str); 17] = [
     ("channel-cli", "PKG_AGENT_CLI_CHANNEL"),
     ("cli-history", "PKG_AGENT_CLI_HISTORY"),
     ("channel-debug", "PKG_AGENT_DEBUG_CHANNEL"),
@@ -81,6 +81,8 @@ const PARTS: [(&str, &str); 15] = [
     ("mcp-server", "PKG_AGENT_MCP_SERVER"),
     ("mcp-client", "PKG_AGENT_MCP_CLIENT"),
     ("tls", "PKG_AGENT_TLS_MBEDTLS"),
+    ("tool-options", "PKG_AGENT_TOOL_OPTIONS"),
+    ("notes", "PKG_AGENT_NOTES"),
 ];
 
 fn has_feature(name: &str) -> bool {

@@ -202,6 +202,10 @@ int agent_mcp_peer(int fd, unsigned char *addr);
 const char *agent_glue_state_file(void);
 int agent_glue_state_read(const char *path, char *buf, int size);
 int agent_glue_state_write(const char *path, const char *data, int len);
+int agent_glue_file_set_aside(const char *path);
+/* The notes file (PKG_AGENT_NOTES): its path ("" : none) and bound. */
+const char *agent_glue_notes_file(void);
+int agent_glue_notes_max(void);
 
 #endif /* RTT_AGENT_GLUE_H */
 

@@ -137,6 +137,41 @@ const char *agent_glue_state_file(void)
 }
 #endif
 
+/*
+ * The notes file (PKG_AGENT_NOTES; src/runtime/notes.rs): its path and
+ * bound. It is read and written with the state file's functions below.
+ * On the host the simulator's file is RTT_AGENT_NOTES_FILE.
+ */
+#ifndef PKG_AGENT_NOTES_MAX
+#define PKG_AGENT_NOTES_MAX 2048
+#endif
+int agent_glue_notes_max(void)
+{
+    return PKG_AGENT_NOTES_MAX;
+}
+#if defined(__linux__) && (defined(AGENT_ALL_PARTS) || defined(AGENT_HOST_PARTS))
+const char *agent_glue_notes_file(void)
+{
+    const char *path = getenv("RTT_AGENT_NOTES_FILE");
+    return path ? path : "";
+}
+#else
+#ifndef PKG_AGENT_NOTES_FILE
+#define PKG_AGENT_NOTES_FILE ""
+#endif
+#if defined(PKG_AGENT_NOTES) && !defined(DFS_USING_POSIX)
+#error "PKG_AGENT_NOTES keeps its file on DFS: enable RT_USING_DFS with its POSIX file API (DFS_USING_POSIX)"
+#endif
+const char *agent_glue_notes_file(void)
+{
+#ifdef AGENT_STATE_IO
+    return PKG_AGENT_NOTES_FILE;
+#else
+    return "";
+#endif
+}
+#endif
+
 #ifdef AGENT_STATE_IO
 #include <fcntl.h>
 #include <stdio.h>
@@ -214,7 +249,27 @@ int agent_glue_state_write(const char *path, const char *data, int len)
     }
     return 0;
 }
+int agent_glue_file_set_aside(const char *path)
+{
+    char bad[128];
+    size_t len;
+    if (path == RT_NULL)
+        return -1;
+    len = strlen(path);
+    if (len + 5 > sizeof(bad))
+        return -1;
+    memcpy(bad, path, len);
+    memcpy(bad + len, ".bad", 5);
+    unlink(bad); /* elm-fat: the target must not exist */
+    return rename(path, bad) == 0 ? 0 : -1;
+}
 #else
+int agent_glue_file_set_aside(const char *path)
+{
+    (void)path;
+    return -1;
+}
+
 int agent_glue_state_read(const char *path, char *buf, int size)
 {
     (void)path;

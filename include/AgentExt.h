@@ -1,6 +1,7 @@
 /*
  * AgentExt.h - additions of this package over the C Agent package's API
- * (its headers are unchanged). Implemented in Rust (src/ffi/config.rs).
+ * (its headers are unchanged). Implemented in Rust (src/ffi/config.rs,
+ * src/ffi/tools.rs).
  *
  * Network tokens: the WebNet channel's (PKG_AGENT_WEB_TOKEN: the web chat
  * and its settings) and the MCP server's (PKG_AGENT_MCP_TOKEN: the bearer
@@ -36,6 +37,56 @@ int agent_token_set(int which, const char *token);
 /* 1 when `which` needs a token now, 0 when none is set, -1 when that part
  * is not built. The token itself is never returned. */
 int agent_token_is_set(int which);
+
+#ifdef PKG_AGENT_TOOL_OPTIONS
+#include "tool_base.h"
+
+/*
+ * A tool's options (PKG_AGENT_TOOL_OPTIONS), given to append_tool_ex.
+ * All zero is a tool as append_tool makes it.
+ */
+typedef struct agent_tool_options
+{
+    /* Milliseconds a call may take; 0: none of its own. A remote (MCP)
+     * tool's request ends there, and its call is answered with an error
+     * the model reads. A C tool cannot be stopped: it reads what is left
+     * with agent_tool_deadline_ms() and should return in time (running
+     * past it is logged). */
+    rt_uint32_t timeout_ms;
+    /* Remote tools: times a failed call is sent again, with back-off
+     * (PKG_AGENT_RETRY_BASE_MS, doubled each time), within the timeout.
+     * Only for tools that may safely run twice. */
+    rt_uint8_t retries;
+    /* 1: a successful result is the answer the user gets; the model is
+     * not asked again in that turn. A failed call goes to the model. */
+    rt_uint8_t direct;
+    rt_uint8_t reserved[2];
+} agent_tool_options_t;
+
+/*
+ * append_tool with `options` (NULL: none), kept for the tool's function
+ * name. Ownership as append_tool: `tool_obj` is taken, also on failure;
+ * `options` is copied. RT_EOK, or RT_ERROR (out of memory, or refused).
+ */
+rt_err_t append_tool_ex(cJSON *tool_obj, void (*execute_func)(cJSON *param, struct AgentToolList *node),
+                        const agent_tool_options_t *options);
+
+/*
+ * The options of the tool named `name`, for tools the board does not
+ * register itself: a remote MCP tool ("m<N>_<name>", PKG_AGENT_MCP_CLIENT).
+ * Kept (copied) until set again, across the agent's restarts; NULL
+ * `options`: none. RT_EOK, RT_ERROR (out of memory), -RT_EINVAL (NULL or
+ * empty name).
+ */
+rt_err_t agent_tool_set_options(const char *name, const agent_tool_options_t *options);
+
+/*
+ * For a tool while it runs: the milliseconds left before its timeout (0
+ * once it has passed); -1 (RT_WAITING_FOREVER) when it has no timeout or
+ * no tool runs.
+ */
+rt_int32_t agent_tool_deadline_ms(void);
+#endif /* PKG_AGENT_TOOL_OPTIONS */
 
 #ifdef __cplusplus
 }

@@ -4,7 +4,7 @@
 //! only with it, so that the tests build with any set of parts.
 
 /// Every optional part of the library (its Cargo.toml).
-const PARTS: [&str; 15] = [
+const PARTS: [&str; 17] = [
     "channel-cli",
     "cli-history",
     "channel-debug",
@@ -20,6 +20,8 @@ const PARTS: [&str; 15] = [
     "mcp-server",
     "mcp-client",
     "tls",
+    "tool-options",
+    "notes",
 ];
 
 fn main() {

@@ -96,6 +96,15 @@ fn layout_facts() -> Vec<(String, usize)> {
     off!("AgentToolList", AgentToolList, ret);
     off!("AgentToolList", AgentToolList, execute_func);
     off!("AgentToolList", AgentToolList, next);
+    #[cfg(feature = "tool-options")]
+    {
+        use rtt_agent::runtime::tool_options::AgentToolOptions;
+        size!("agent_tool_options_t", AgentToolOptions);
+        off!("agent_tool_options_t", AgentToolOptions, timeout_ms);
+        off!("agent_tool_options_t", AgentToolOptions, retries);
+        off!("agent_tool_options_t", AgentToolOptions, direct);
+        off!("agent_tool_options_t", AgentToolOptions, reserved);
+    }
     size!("RoleType", RoleType);
     off!("agent_runtime_config_t", agent_runtime_config_t, api_key);
     off!("agent_runtime_config_t", agent_runtime_config_t, model_name);
@@ -191,6 +200,7 @@ const HEADERS: &str = r#"
 #include "AgentChannels.h"
 #include "AgentDebugChannel.h"
 #include "AgentWebChannel.h"
+#include "AgentExt.h"
 #include "agent_glue.h"
 #include <string.h>
 /* The host port's own functions are checked against host/include too. */

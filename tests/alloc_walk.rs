@@ -14,6 +14,9 @@
 //! - `walk_loop_conversation`: one user message through the Debug channel,
 //!   answered by the agent loop in three rounds (parallel tool calls, the
 //!   C tools, then the text);
+//! - `walk_direct_output`: `append_tool_ex` of a direct-output tool while
+//!   the loop runs, and one message whose call it answers (its text the
+//!   reply, or the model's after the direct path ran out of memory);
 //! - `walk_init_and_cleanup`: `init_agent()` then `cleanup_agent()`;
 //! - `walk_main_loop_entry_and_cleanup`: `main_loop_entry()` then
 //!   `cleanup_agent_entry()` (the loop thread's start and stop);
@@ -481,6 +484,97 @@ fn walk_loop_conversation() {
         );
         set_reply_timeout_ms(None);
         assert!(summary.allocations > 100, "{summary:?}");
+    });
+}
+
+/// A direct-output tool (`append_tool_ex`): its answer is the reply.
+#[cfg(feature = "tool-options")]
+unsafe extern "C" fn direct_state(_args: *mut cJSON, node: *mut rtt_agent::runtime::tools::AgentToolList) {
+    use rtt_agent::abi::messages::{messages_append, messages_create, messages_destroy};
+    // SAFETY: the node handed to the tool, its result replaced as the tool
+    // guide does it (a set that could not be made is left NULL).
+    unsafe {
+        messages_destroy((*node).ret.messages);
+        let m = messages_create(1);
+        let ok = !m.is_null() && messages_append(m, TYPE_TEXT, c"LED on".as_ptr()) == 0;
+        (*node).ret.messages = m;
+        (*node).ret.ret = if ok { 0 } else { 1 };
+    }
+}
+
+/// The model for the direct-output walk: `direct_state` is called; after a
+/// tool result (the direct path failed for want of memory) it says what
+/// it read.
+#[cfg(feature = "tool-options")]
+fn direct_model(req: &RecordedRequest) -> ScriptedResponse {
+    let msgs = messages_of(req);
+    match msgs.last() {
+        Some(m) if m.role == "tool" => ScriptedResponse::text(&["model read: ", &m.content]),
+        _ => ScriptedResponse::tool_calls(&[("d1", "direct_state", &["{}"])]),
+    }
+}
+
+/// `append_tool_ex` of a direct-output tool while the loop runs, then one
+/// message whose tool call it answers: the tool's text is the reply, or
+/// the model's, or an error.
+#[cfg(all(feature = "channel-debug", feature = "tool-options"))]
+#[test]
+fn walk_direct_output() {
+    use rtt_agent::ffi::tools::append_tool_ex;
+    use rtt_agent::runtime::tool_options::AgentToolOptions;
+    in_child_process("walk_direct_output", CHILD_LIMIT, || {
+        let server = Arc::new(server_with(direct_model));
+        set_reply_timeout_ms(Some(15_000));
+        let srv = server.clone();
+        let summary = walk(
+            "(b) a direct-output tool registered with append_tool_ex and called",
+            2,
+            BOTH,
+            Duration::from_secs(45),
+            move |armed| {
+                let agent = Agent::start(
+                    &srv,
+                    Overrides {
+                        retry_base_ms: Some(1),
+                        ..Overrides::default()
+                    },
+                );
+                let options = AgentToolOptions {
+                    timeout_ms: 1000,
+                    retries: 0,
+                    direct: 1,
+                    reserved: [0; 2],
+                };
+                let def = c"{\"type\":\"function\",\"function\":{\"name\":\"direct_state\",\"description\":\"state\",\"parameters\":{\"type\":\"object\",\"properties\":{}}}}";
+                let mut reply = FixedText::default();
+                let (registered, sent) = armed.run(|| {
+                    // SAFETY: a NUL-terminated text; the tree (or NULL) is
+                    // handed over to append_tool_ex.
+                    let tree = unsafe { cJSON_Parse(def.as_ptr()) };
+                    // SAFETY: `tree` NULL or a detached tree, handed over;
+                    // `options` lives across the call, which copies it.
+                    let rc = unsafe { append_tool_ex(tree, Some(direct_state), &options) };
+                    (rc, send_message(TYPE_TEXT, b"state?\0", &mut |r| reply.set(r)))
+                });
+                drop(agent);
+                let text = reply.text();
+                match sent {
+                    Ok(()) if reply.calls != 1 => Err(format!("{} replies", reply.calls)),
+                    Ok(()) if text == "LED on" && registered == 0 => Ok("answered".into()),
+                    Ok(()) if text.starts_with("model read: ") => {
+                        Ok(format!("model reply: {}", short(&text, 90)))
+                    }
+                    Ok(()) if text.starts_with("error:") => {
+                        Ok(format!("error reply: {}", short(&text, 90)))
+                    }
+                    Ok(()) => Err(format!("an unexpected reply: {text:?} (append_tool_ex: {registered})")),
+                    Err(why @ "out of memory") => Ok(format!("error return: {why}")),
+                    Err(why) => Err(format!("no reply: {why}")),
+                }
+            },
+        );
+        set_reply_timeout_ms(None);
+        assert!(summary.allocations > 50, "{summary:?}");
     });
 }
 

@@ -6,7 +6,7 @@
 //! sees the same parts as the tests.
 
 /// Every optional part, in build.rs's order, and whether this build has it.
-const PARTS: [(&str, bool); 15] = [
+const PARTS: [(&str, bool); 17] = [
     ("channel-cli", cfg!(feature = "channel-cli")),
     ("cli-history", cfg!(feature = "cli-history")),
     ("channel-debug", cfg!(feature = "channel-debug")),
@@ -22,6 +22,8 @@ const PARTS: [(&str, bool); 15] = [
     ("mcp-server", cfg!(feature = "mcp-server")),
     ("mcp-client", cfg!(feature = "mcp-client")),
     ("tls", cfg!(feature = "tls")),
+    ("tool-options", cfg!(feature = "tool-options")),
+    ("notes", cfg!(feature = "notes")),
 ];
 
 #[test]

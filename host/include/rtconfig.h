@@ -61,6 +61,8 @@
 /* The MCP client is built (all-parts) with no server configured: tests add
  * theirs at run time. */
 #define PKG_AGENT_MCP_CLIENT
+#define PKG_AGENT_TOOL_OPTIONS
+#define PKG_AGENT_NOTES
 #endif
 #define PKG_AGENT_MCP_SERVERS ""
 #define PKG_AGENT_MULTIMODAL_DISABLE

@@ -49,6 +49,9 @@ pub trait Conversation<A: Answer> {
     /// Add the model's answer as the assistant's message; false without
     /// memory.
     fn record_answer(&mut self, answer: &A) -> bool;
+    /// Add `text` as the assistant's message (direct-output tools' results
+    /// answered for it); false without memory.
+    fn record_text(&mut self, text: &[u8]) -> bool;
 }
 
 /// The model.
@@ -74,6 +77,9 @@ pub trait Tools<A: Answer, V: Conversation<A>> {
     /// the exchange to the conversation. `None`: the text holds no call;
     /// `Some(false)`: a result could not be added.
     fn answer_text_calls(&mut self, conversation: &mut V, answer: &A) -> Option<bool>;
+    /// The results of the round's direct-output tools, which answer the
+    /// user instead of the model; `None` when no such tool succeeded.
+    fn direct_answer(&mut self) -> Option<&[u8]>;
 }
 
 /// What a turn asks of the one who runs it, between rounds.
@@ -89,6 +95,16 @@ pub struct TurnSettings {
     pub max_rounds: usize,
     /// How the tools are offered.
     pub mode: ToolMode,
+}
+
+/// What answers the user at the end of a turn.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Reply<A> {
+    /// The model's answer (non-empty text).
+    Model(A),
+    /// The results of direct-output tools ([`Tools::direct_answer`]): the
+    /// model was not asked again.
+    Tools,
 }
 
 /// Why a turn ended without the model's answer.
@@ -110,14 +126,15 @@ pub enum TurnError<F> {
 }
 
 /// Run the rounds for the message just added to `conversation`: the
-/// model's answer (non-empty text), or why there is none.
+/// model's answer (non-empty text) or the direct-output tools' results,
+/// or why there is none.
 pub fn run<A, V, C, T, E>(
     settings: TurnSettings,
     conversation: &mut V,
     chat: &mut C,
     tools: &mut T,
     events: &E,
-) -> Result<A, TurnError<C::Failure>>
+) -> Result<Reply<A>, TurnError<C::Failure>>
 where
     A: Answer,
     V: Conversation<A>,
@@ -139,7 +156,10 @@ where
         let round_start = conversation.len();
         if settings.mode == ToolMode::Text && answer.call_count() == 0 {
             match tools.answer_text_calls(conversation, &answer) {
-                Some(true) => continue,
+                Some(true) => match direct_reply(conversation, tools) {
+                    Some(reply) => return Ok(reply),
+                    None => continue,
+                },
                 Some(false) => {
                     conversation.truncate(round_start);
                     return Err(TurnError::ResultNotRecorded);
@@ -156,7 +176,7 @@ where
             return if answer.text().is_empty() {
                 Err(TurnError::EmptyAnswer)
             } else {
-                Ok(answer)
+                Ok(Reply::Model(answer))
             };
         }
         if !recorded {
@@ -170,8 +190,25 @@ where
             conversation.truncate(round_start);
             return Err(TurnError::ResultNotRecorded);
         }
+        if let Some(reply) = direct_reply(conversation, tools) {
+            return Ok(reply);
+        }
     }
     Err(TurnError::RoundLimit(rounds))
+}
+
+/// After a round whose results are all recorded: when direct-output tools
+/// answered, their results are the reply, recorded as the assistant's
+/// answer (a reply that could not be recorded is still the reply).
+fn direct_reply<A, V, T>(conversation: &mut V, tools: &mut T) -> Option<Reply<A>>
+where
+    A: Answer,
+    V: Conversation<A>,
+    T: Tools<A, V>,
+{
+    let text = tools.direct_answer()?;
+    conversation.record_text(text);
+    Some(Reply::Tools)
 }
 
 #[cfg(test)]
@@ -244,6 +281,10 @@ mod tests {
             };
             self.push(line)
         }
+        fn record_text(&mut self, text: &[u8]) -> bool {
+            let line = alloc::format!("assistant: {}", String::from_utf8_lossy(text));
+            self.push(line)
+        }
     }
 
     /// The model: scripted answers, and what each request saw.
@@ -270,23 +311,40 @@ mod tests {
     }
 
     /// Tools that answer with their name; text calls are `TEXTCALL name`.
+    /// A tool named `direct*` is a direct-output tool.
     struct Board {
         ran: Vec<String>,
+        direct: String,
+    }
+
+    impl Board {
+        fn ran(&mut self, name: &str) {
+            self.ran.push(name.to_string());
+            if name.starts_with("direct") {
+                if !self.direct.is_empty() {
+                    self.direct.push('\n');
+                }
+                self.direct.push_str(name);
+            }
+        }
     }
 
     impl Tools<Said, Lines> for Board {
         fn answer_call(&mut self, conversation: &mut Lines, answer: &Said, index: usize) -> bool {
             let name = answer.calls[index].clone();
-            self.ran.push(name.clone());
+            self.ran(&name);
             conversation.push(alloc::format!("tool {name}: ok"))
         }
         fn answer_text_calls(&mut self, conversation: &mut Lines, answer: &Said) -> Option<bool> {
             let name = answer.text.strip_prefix("TEXTCALL ")?;
-            self.ran.push(name.to_string());
+            self.ran(name);
             Some(
                 conversation.push(alloc::format!("assistant: {}", answer.text))
                     && conversation.push(alloc::format!("user: result of {name}")),
             )
+        }
+        fn direct_answer(&mut self) -> Option<&[u8]> {
+            Some(self.direct.as_bytes()).filter(|d| !d.is_empty())
         }
     }
 
@@ -299,7 +357,7 @@ mod tests {
 
     /// What one turn did.
     struct Ran {
-        got: Result<Said, TurnError<&'static str>>,
+        got: Result<Reply<Said>, TurnError<&'static str>>,
         /// The conversation after it.
         lines: Vec<String>,
         /// What each request saw: messages, mode.
@@ -334,7 +392,10 @@ mod tests {
             answers: answers.into(),
             asked: vec![],
         };
-        let mut tools = Board { ran: vec![] };
+        let mut tools = Board {
+            ran: vec![],
+            direct: String::new(),
+        };
         let settings = TurnSettings { max_rounds, mode };
         let got = run(
             settings,
@@ -356,7 +417,7 @@ mod tests {
     #[test]
     fn a_text_answer_ends_the_turn_and_is_recorded() {
         let ran = turn(5, Native, 10, vec![Ok(text("hello"))]);
-        assert_eq!(ran.got, Ok(text("hello")));
+        assert_eq!(ran.got, Ok(Reply::Model(text("hello"))));
         assert_eq!(ran.lines, ["user: hi", "assistant: hello"]);
         assert_eq!(ran.asked, [(1, Native)]);
     }
@@ -369,7 +430,7 @@ mod tests {
             10,
             vec![Ok(calls(&["a", "b"])), Ok(text("done"))],
         );
-        assert_eq!(ran.got, Ok(text("done")));
+        assert_eq!(ran.got, Ok(Reply::Model(text("done"))));
         assert_eq!(ran.tools, ["a", "b"]);
         assert_eq!(
             ran.lines,
@@ -418,13 +479,13 @@ mod tests {
         assert!(ran.tools.is_empty());
         // A final answer without room is still the answer.
         let ran = turn(5, Native, 0, vec![Ok(text("hello"))]);
-        assert_eq!(ran.got, Ok(text("hello")));
+        assert_eq!(ran.got, Ok(Reply::Model(text("hello"))));
     }
 
     #[test]
     fn text_mode_runs_written_calls_and_asks_again() {
         let ran = turn(5, Text, 10, vec![Ok(text("TEXTCALL a")), Ok(text("done"))]);
-        assert_eq!(ran.got, Ok(text("done")));
+        assert_eq!(ran.got, Ok(Reply::Model(text("done"))));
         assert_eq!(ran.tools, ["a"]);
         assert_eq!(
             ran.lines,
@@ -450,12 +511,48 @@ mod tests {
             10,
             vec![Ok(text("CALL a")), Ok(text("done"))],
         );
-        assert_eq!(ran.got, Ok(text("done")));
+        assert_eq!(ran.got, Ok(Reply::Model(text("done"))));
         assert_eq!(ran.tools, ["a"]);
         assert_eq!(ran.lines[1], "assistant calls a");
         // In native mode the same text is the answer.
         let ran = turn(5, Native, 10, vec![Ok(text("CALL a"))]);
-        assert_eq!(ran.got, Ok(text("CALL a")));
+        assert_eq!(ran.got, Ok(Reply::Model(text("CALL a"))));
         assert!(ran.tools.is_empty());
+    }
+
+    #[test]
+    fn a_direct_output_result_is_the_reply_and_the_model_is_not_asked_again() {
+        let ran = turn(
+            5,
+            Native,
+            10,
+            vec![Ok(calls(&["a", "direct_status"])), Ok(text("never asked"))],
+        );
+        assert_eq!(ran.got, Ok(Reply::Tools));
+        assert_eq!(ran.tools, ["a", "direct_status"]);
+        // Every call ran and was recorded, then the reply as the answer.
+        assert_eq!(
+            ran.lines,
+            [
+                "user: hi",
+                "assistant calls a,direct_status",
+                "tool a: ok",
+                "tool direct_status: ok",
+                "assistant: direct_status"
+            ]
+        );
+        assert_eq!(ran.asked, [(1, Native)]);
+        // In text mode too.
+        let ran = turn(5, Text, 10, vec![Ok(text("TEXTCALL direct_x"))]);
+        assert_eq!(ran.got, Ok(Reply::Tools));
+        assert_eq!(ran.lines.last().map(String::as_str), Some("assistant: direct_x"));
+        assert_eq!(ran.asked.len(), 1);
+        // A round taken out for want of memory is not answered directly.
+        let ran = turn(5, Native, 2, vec![Ok(calls(&["direct_a", "direct_b"]))]);
+        assert_eq!(ran.got, Err(TurnError::ResultNotRecorded));
+        // Without room for the reply's record, it is still the reply.
+        let ran = turn(5, Native, 2, vec![Ok(calls(&["direct_a"]))]);
+        assert_eq!(ran.got, Ok(Reply::Tools));
+        assert_eq!(ran.lines.len(), 3);
     }
 }

@@ -28,7 +28,7 @@ pub use super::turn::StreamHooks;
 use super::turn::{LoopConversation, LoopTools, ModelChat};
 use super::utils::{print_reasoning, print_tool_call};
 use crate::abi::messages::{messages_destroy, Messages_t};
-use crate::agent::turn::{self, Answer, TurnError, TurnEvents, TurnSettings};
+use crate::agent::turn::{self, Answer, Reply, TurnError, TurnEvents, TurnSettings};
 use crate::base::text_buf::TextBuf;
 use crate::ffi_fn;
 use crate::rtt::atomic::{AtomicBool, AtomicPtr, AtomicU8, Ordering};
@@ -409,6 +409,8 @@ fn build_agent(loop_thread: rt_thread_t) -> bool {
     CONVERSATION_RESET.store(false, Ordering::SeqCst);
     // SAFETY: C function of the package (the user-editable tool_func.c).
     unsafe { init_tools() };
+    #[cfg(feature = "notes")]
+    super::notes::register_tools();
     #[cfg(feature = "mcp-client")]
     crate::runtime::mcp_client::start();
     let hub = message_hub_create();
@@ -452,6 +454,12 @@ fn build_agent(loop_thread: rt_thread_t) -> bool {
         drop(agent);
         return fail();
     }
+    // The summary note kept in the notes file comes back.
+    #[cfg(all(feature = "notes", feature = "memory-summary"))]
+    // SAFETY: non-NULL (checked above): the context just made, this thread's.
+    unsafe {
+        super::memory::restore_note(context)
+    };
     // SAFETY: non-NULL (checked above): the hub just made, live.
     super::hub::watch_input(unsafe { (*hub).input_mailbox });
     // SAFETY: Starting, with the gate closed: no other thread reaches `agent`
@@ -940,7 +948,8 @@ unsafe extern "C" fn print_context_streaming(text: *const c_char) {
 
 /// The chat()/tool rounds for the message just appended to `ctx`
 /// (`crate::agent::turn`); the text for the user goes into `reply`. True
-/// when that is the model's answer, false for an error.
+/// when that is the model's answer (which the channel may have shown as it
+/// streamed), false for an error or direct-output tools' results.
 ///
 /// # Safety
 /// On the loop thread only (it owns the tool registry), with `ctx` its live
@@ -962,9 +971,14 @@ unsafe fn run_rounds(ctx: Context_t, hooks: &StreamHooks, reply: &mut TextBuf) -
         &mut tools,
         &LoopEvents,
     ) {
-        Ok(answer) => {
+        Ok(Reply::Model(answer)) => {
             reply.push(answer.text());
             true
+        }
+        // Not streamed: the channel shows it as any reply.
+        Ok(Reply::Tools) => {
+            reply.push(tools.direct_text());
+            false
         }
         Err(why) => {
             describe_turn_error(reply, &why);

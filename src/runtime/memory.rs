@@ -332,5 +332,49 @@ pub unsafe fn fold_and_trim(ctx: Context_t, keep: c_int) -> bool {
         }
     }
     crate::log_i!("memory: ", n as u32, " messages folded into the note");
+    #[cfg(feature = "notes")]
+    // SAFETY: `new_note` is now a live element of the array.
+    super::notes::save_summary(unsafe { content(new_note) }.get(NOTE_HEAD.len()..).unwrap_or_default());
     true
+}
+
+/// Put the summary note kept in the notes file (`PKG_AGENT_NOTES`) back
+/// after the system prompt of a new context (nothing when there is none,
+/// the option is off, or there is no memory for it).
+///
+/// # Safety
+/// `ctx` is a live context of the calling thread.
+#[cfg(feature = "notes")]
+pub unsafe fn restore_note(ctx: Context_t) {
+    if !enabled() {
+        return;
+    }
+    let saved = super::notes::saved_summary();
+    if saved.is_empty() {
+        return;
+    }
+    let mut text = TextBuf::new();
+    text.push(NOTE_HEAD.as_bytes()).push(&saved).push(b"\0");
+    drop(saved);
+    if text.oom {
+        return;
+    }
+    // SAFETY: `ctx` is live (contract); the text ends with a NUL.
+    unsafe {
+        let array = (*ctx).message;
+        if array.is_null() {
+            return;
+        }
+        let note = message(c"system", &text.bytes);
+        if note.is_null() {
+            return;
+        }
+        let (start, old) = head(array);
+        if !old.is_null() {
+            cJSON_Delete(note);
+            return;
+        }
+        json::insert_at(array, start, note);
+    }
+    crate::log_i!("memory: the summary note is back from the notes file");
 }

@@ -24,8 +24,12 @@ pub mod mcp_client;
 pub mod memory;
 #[cfg(feature = "multimodal")]
 pub mod multimodal;
+#[cfg(feature = "notes")]
+pub mod notes;
 pub mod prompt;
 pub mod settings;
+#[cfg(feature = "tool-options")]
+pub mod tool_options;
 pub mod tool_run;
 pub mod tools;
 #[cfg(feature = "tools-text")]

@@ -72,6 +72,63 @@ pub(crate) struct Ran {
     pub status: rt_err_t,
 }
 
+/// A tool's options while it runs (`PKG_AGENT_TOOL_OPTIONS`): its timeout
+/// is the running call's deadline, read by remote tools and by C tools
+/// (`agent_tool_deadline_ms`); one that runs past it is logged, since the
+/// loop cannot stop C code.
+struct CallScope {
+    #[cfg(feature = "tool-options")]
+    scope: super::tool_options::CallScope,
+    #[cfg(feature = "tool-options")]
+    node: AgentToolNode_t,
+    #[cfg(feature = "tool-options")]
+    timeout_ms: u32,
+}
+
+impl CallScope {
+    /// # Safety
+    /// `node` is a live node of the registry, read under the tool lock,
+    /// alive until the scope drops.
+    #[cfg(feature = "tool-options")]
+    unsafe fn of(node: AgentToolNode_t) -> CallScope {
+        // SAFETY: as this function's contract says.
+        let name = unsafe { tools::function_name((*node).tool_obj) }.map_or(&b""[..], |n| n.to_bytes());
+        let options = super::tool_options::of(name);
+        CallScope {
+            scope: super::tool_options::CallScope::enter(&options),
+            node,
+            timeout_ms: options.timeout_ms,
+        }
+    }
+    #[cfg(not(feature = "tool-options"))]
+    unsafe fn of(_node: AgentToolNode_t) -> CallScope {
+        CallScope {}
+    }
+}
+
+#[cfg(feature = "tool-options")]
+impl Drop for CallScope {
+    fn drop(&mut self) {
+        let took = self.scope.elapsed_ms();
+        if self.timeout_ms != 0 && took > self.timeout_ms {
+            // SAFETY: the node is live until the scope drops (`of`).
+            let name = unsafe { tools::function_name((*self.node).tool_obj) }
+                .map_or(&b""[..], |n| n.to_bytes());
+            let mut a = [0u8; 20];
+            let mut b = [0u8; 20];
+            crate::log_w!(
+                "the tool ",
+                name,
+                " ran ",
+                crate::base::text::decimal(u64::from(took), &mut a),
+                " ms, past its timeout of ",
+                crate::base::text::decimal(u64::from(self.timeout_ms), &mut b),
+                " ms"
+            );
+        }
+    }
+}
+
 /// The tool registry under the tool lock, held until dropped.
 pub(crate) struct ToolSet {
     _held: ToolsGuard,
@@ -122,6 +179,9 @@ impl ToolSet {
     /// # Safety
     /// `node` came from this set; `args` is a live cJSON object.
     pub(crate) unsafe fn execute(&self, node: AgentToolNode_t, args: *mut cJSON) -> Ran {
+        // The tool's timeout and retries hold while it runs.
+        // SAFETY: the node is live and ours under the lock (contract).
+        let _scope = unsafe { CallScope::of(node) };
         // SAFETY: the node is live and ours under the lock (contract).
         match unsafe { Tool::of(node) } {
             // SAFETY: the tool's own function with a live arguments object
@@ -139,6 +199,50 @@ impl ToolSet {
             status: ret.ret,
         }
     }
+}
+
+#[cfg(feature = "tool-options")]
+/// `append_tool_ex` (AgentExt.h): [`append_tool`](super::tools::append_tool)
+/// with `options` (NULL: none) kept for the tool's name. Ownership: as
+/// `append_tool`, `tool_obj` is taken, also on failure; `options` is
+/// borrowed and copied. Returns `RT_EOK`, or `RT_ERROR` (no memory, or
+/// `append_tool` refused) with no options left behind.
+///
+/// # Safety
+/// `tool_obj` is NULL or a detached tree handed over; `options` NULL or
+/// valid for reading.
+pub unsafe fn append_tool_ex(
+    tool_obj: *mut crate::cjson::sys::cJSON,
+    execute_func: Option<super::tools::ExecuteFn>,
+    options: *const super::tool_options::AgentToolOptions,
+) -> crate::rtt::rt_err_t {
+    use super::tool_options::{set, unset, AgentToolOptions};
+    use crate::base::fallible::copy_of;
+    use crate::rtt::rt_error;
+    // SAFETY: NULL or valid for reading (contract); copied.
+    let options = unsafe { options.as_ref() }.copied().unwrap_or_default();
+    // SAFETY: `tool_obj` is NULL or a live tree (contract), read only.
+    let name = unsafe { super::tools::function_name(tool_obj) }.map_or(&b""[..], |n| n.to_bytes());
+    // The name outlives `tool_obj`, which a refusing `append_tool` frees.
+    let Ok(name) = copy_of(name) else {
+        crate::log_w!("append_tool_ex: out of memory");
+        // SAFETY: handed over (contract), not used again.
+        unsafe { crate::cjson::sys::cJSON_Delete(tool_obj) };
+        return rt_error();
+    };
+    let keep = options != AgentToolOptions::default() && !name.is_empty();
+    if keep && !set(&name, options, true) {
+        crate::log_w!("append_tool_ex: out of memory");
+        // SAFETY: handed over (contract), not used again.
+        unsafe { crate::cjson::sys::cJSON_Delete(tool_obj) };
+        return rt_error();
+    }
+    // SAFETY: forwarded (the caller's contract is append_tool's).
+    let rc = unsafe { super::tools::append_tool(tool_obj, execute_func) };
+    if rc != rt_eok() && keep {
+        unset(&name);
+    }
+    rc
 }
 
 /// Why `args` do not fit the parameters `node`'s tool registered, if they
@@ -417,10 +521,13 @@ unsafe fn run_found(
             // The tool's own text, success or error (the guide tells
             // tools to explain failures this way).
             result = ran.result;
+            // SAFETY: non-NULL: the node's NUL-terminated text.
+            let said = unsafe { CStr::from_ptr(own_text) }.to_bytes();
             if let Some(key) = key {
-                // SAFETY: non-NULL: the node's NUL-terminated text.
-                let said = unsafe { CStr::from_ptr(own_text) }.to_bytes();
                 remember(name, key, said);
+            }
+            if ran.status == rt_eok() {
+                answer_directly(name, said);
             }
         } else if ran.status == rt_eok() {
             text.push_str("error: the tool \"")
@@ -440,6 +547,19 @@ unsafe fn run_found(
     }
     result
 }
+
+/// A successful result of a direct-output tool is the turn's answer
+/// (`PKG_AGENT_TOOL_OPTIONS`); without memory to keep it, it goes to the
+/// model as any result.
+#[cfg(feature = "tool-options")]
+fn answer_directly(name: &[u8], result: &[u8]) {
+    use super::tool_options;
+    if tool_options::of(name).is_direct() && !tool_options::add_direct(result) {
+        crate::log_w!("no memory to answer with the result of ", name, ": the model gets it");
+    }
+}
+#[cfg(not(feature = "tool-options"))]
+fn answer_directly(_name: &[u8], _result: &[u8]) {}
 
 /// Calls already run in the current turn (one user message's rounds): a
 /// repeated identical call (same tool, same arguments) is not run again;
@@ -496,6 +616,8 @@ impl Drop for Turn {
 fn forget_calls() {
     // Freed outside the lock.
     drop(with_earlier(core::mem::take));
+    #[cfg(feature = "tool-options")]
+    drop(super::tool_options::take_direct());
 }
 
 /// The earlier result of the same call in this turn, to `out`; whether

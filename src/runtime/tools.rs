@@ -446,6 +446,8 @@ pub fn agent_tool_list_destroy() {
     }
     // A request writing the array finishes first.
     let _registry = lock_registry();
+    #[cfg(feature = "tool-options")]
+    super::tool_options::forget_registry();
     let head = HEAD.swap(ptr::null_mut(), Ordering::AcqRel);
     let array = TOOLS_ARRAY.swap(ptr::null_mut(), Ordering::AcqRel);
     if head.is_null() {

@@ -131,6 +131,30 @@ impl Conversation<Response> for LoopConversation {
                 .map_or(-1, |f| f(ctx, answer.resp))
         }) == rt_eok()
     }
+
+    fn record_text(&mut self, text: &[u8]) -> bool {
+        // The context copies a response's text: lend it one that holds
+        // only `text`, NUL-terminated.
+        let Ok(mut owned) = crate::base::fallible::copy_of(text) else {
+            return false;
+        };
+        if crate::base::fallible::push(&mut owned, 0).is_err() {
+            return false;
+        }
+        let mut answer = ChatResponse {
+            reasoning: ptr::null_mut(),
+            context: owned.as_mut_ptr() as *mut core::ffi::c_char,
+            tool_call: ptr::null_mut(),
+        };
+        let ctx = self.0;
+        // SAFETY: the context is live; its method only reads the borrowed
+        // response, whose text is NUL-terminated and outlives the call.
+        (unsafe {
+            (*ctx)
+                .append_assistant_message
+                .map_or(-1, |f| f(ctx, &mut answer))
+        }) == rt_eok()
+    }
 }
 
 /// The model, through `chat()`.
@@ -208,6 +232,8 @@ impl Chat<Response, LoopConversation> for ModelChat<'_> {
 /// them, for repeated identical calls, until it ends).
 pub(crate) struct LoopTools<'h> {
     hooks: &'h StreamHooks,
+    /// The direct-output tools' results, once a round has them.
+    direct: alloc::vec::Vec<u8>,
     _turn: super::tool_run::Turn,
 }
 
@@ -216,8 +242,14 @@ impl<'h> LoopTools<'h> {
     pub(crate) fn begin(hooks: &'h StreamHooks) -> Self {
         LoopTools {
             hooks,
+            direct: alloc::vec::Vec::new(),
             _turn: super::tool_run::Turn::begin(),
         }
+    }
+
+    /// The reply the direct-output tools gave (empty: none).
+    pub(crate) fn direct_text(&self) -> &[u8] {
+        &self.direct
     }
 }
 
@@ -246,6 +278,21 @@ impl Tools<Response, LoopConversation> for LoopTools<'_> {
         // is live.
         unsafe { answer_text_calls(conversation.0, answer.resp, self.hooks) }
     }
+
+    fn direct_answer(&mut self) -> Option<&[u8]> {
+        self.direct = take_direct();
+        Some(&self.direct[..]).filter(|d| !d.is_empty())
+    }
+}
+
+/// The direct-output tools' results of the round (`PKG_AGENT_TOOL_OPTIONS`).
+#[cfg(feature = "tool-options")]
+fn take_direct() -> alloc::vec::Vec<u8> {
+    super::tool_options::take_direct()
+}
+#[cfg(not(feature = "tool-options"))]
+fn take_direct() -> alloc::vec::Vec<u8> {
+    alloc::vec::Vec::new()
 }
 
 /// Run one tool call and append its `tool` message: the tool's text, or an

@@ -10,11 +10,14 @@
 //! - `mcp_http`, `mcp_session`: the MCP server's HTTP framing and sessions;
 //! - `text_calls`: tool calls written as text by models without function
 //!   calling; `tool_args`: a call's arguments against the tool's schema;
-//! - [`line_editor`]: the CLI channel's line editing.
+//! - [`line_editor`]: the CLI channel's line editing;
+//! - `notes`: the notes file the agent keeps across reboots.
 
 pub mod chat;
 pub mod deadline;
 pub mod line_editor;
+#[cfg(feature = "notes")]
+pub mod notes;
 #[cfg(feature = "mcp-server")]
 pub mod mcp_http;
 #[cfg(feature = "mcp-server")]

@@ -480,6 +480,10 @@ FULL_DEFINES = ['-DAGENT_ALL_PARTS', '-DPKG_AGENT_DRIVER_AUDIO', '-DRT_USING_MSH
 # The old C package's feature set: the CLI channel, no Debug channel, no extra
 # MSH commands, no line history (the default menuconfig choices).
 OLD_FEATURES = ['channel-cli']
+# Optional abilities beyond the C package (docs/agent-abilities.md): each is
+# built on its own over the old feature set, and its flash over that set is
+# reported (Cortex-M4F only: the other targets would repeat the figure).
+ABILITIES = [('tool-options', 'PKG_AGENT_TOOL_OPTIONS'), ('notes', 'PKG_AGENT_NOTES')]
 # Symbols of the parts the old feature set leaves out: none may be in its image.
 LEFT_OUT = re.compile(r'^(agent_send_message|agent_debug_\w+|agent_config|agent_status|__fsym_agent_(send_message|config|'
                       r'status)\w*)$|channels..debug|ffi..commands|history_step')
@@ -550,6 +554,19 @@ def old_areas_and_top(target, prefix):
     return attribute(prefix, os.path.join(workdir, 'framework.elf'), c_names, harness, set(funcs) | set(data))
 
 
+def ability_costs(target, prefix, cflags, old_sizes):
+    """Flash of each ability on its own over the old feature set: (feature, option, flash, more)."""
+    old = framework_flash(old_sizes)
+    costs = []
+    for feature, option in ABILITIES:
+        sizes, defined = variant_image(target, prefix, cflags, 'old-' + feature, OLD_FEATURES + [feature])
+        check_no_panic(target, 'old feature set with %s' % feature, prefix, defined)
+        flash = framework_flash(sizes)
+        costs.append((feature, option, flash, flash - old))
+        log('   old feature set + %s: %d bytes of flash (+%d)' % (feature, flash, flash - old))
+    return costs
+
+
 # PKG_AGENT_PANIC_ABORT: the SConscript's extra RUSTFLAGS.
 PANIC_ABORT_FLAGS = ['-Zunstable-options', '-C', 'panic=immediate-abort']
 
@@ -603,6 +620,7 @@ def check_target(target, board, prefix, cflags, results, api_names):
     log('== %s (%s)' % (target, board))
     old_sizes, old_areas, old_top = old_feature_set(target, prefix, cflags)
     panic_abort = panic_abort_figure(target, prefix, cflags) if target == COEXIST_TARGET else None
+    abilities = ability_costs(target, prefix, cflags, old_sizes) if target == COEXIST_TARGET else None
     libdir = cargo_build(target, os.path.join(REPO, 'Cargo.toml'), ['-Z', 'emit-stack-sizes'],
                          features=FULL_FEATURES)
     lib = board_lib(prefix, libdir, workdir)
@@ -699,7 +717,7 @@ def check_target(target, board, prefix, cflags, results, api_names):
                         undefined=undef, areas=areas, top=top, old_sizes=old_sizes, old_top=old_top,
                         old_areas=old_areas,
                         tool_helpers=tool_helpers, thread_stacks=thread_stacks,
-                        panic_abort=panic_abort))
+                        panic_abort=panic_abort, abilities=abilities))
     log('   ok: linked, %d undefined symbols all allowed; %.0f s' % (len(undef), time.time() - t0))
 
 
@@ -890,6 +908,13 @@ def report(results, coexist_ok, built=()):
             lines += ['', 'With `PKG_AGENT_PANIC_ABORT` (a panic stops the CPU without a message: core built with',
                       '`-Cpanic=immediate-abort`, no core::fmt in the image), every part, %s: **%d** bytes.'
                       % (r['target'], r['panic_abort'])]
+    for r in results:
+        if r.get('abilities'):
+            lines += ['', 'Each option on its own: the old feature set with one optional ability beyond the C package',
+                      '(docs/agent-abilities.md), %s; off, the old feature set is the figure above:' % r['target'], '',
+                      '| option | cargo feature | flash | more than the old feature set |', '|---|---|---:|---:|']
+            for feature, option, flash, more in r['abilities']:
+                lines.append('| `%s` | `%s` | %d | %+d |' % (option, feature, flash, more))
     lines += ['', 'Flash by area (sizes of the image\'s symbols; inlined code counts where it was inlined;',
               'string constants without a symbol are in no area, so the sum is below the table above):', '']
     names = [a for a, _ in AREAS] + ['C glue and tools', 'other']

@@ -260,9 +260,15 @@ fn exchange_once(
     if method == b"tools/call" {
         // Sent once: after a failed read the server may have run the tool
         // already (a motor, a relay), and a retry that succeeded would
-        // report one run where there were two.
+        // report one run where there were two; unless the tool's options
+        // ask for retries (its owner knows it can run twice).
         settings.retries = 0;
     }
+    let tool_timeout = if method == b"tools/call" {
+        limit_call(&mut settings)
+    } else {
+        None
+    };
     let mut said = ServerMessage::new();
     // SAFETY: the arguments tree `rpc` may borrow is the caller's, alive and
     // unmodified for the call.
@@ -270,6 +276,15 @@ fn exchange_once(
     if let Err(failed) = sent {
         error.clear();
         failed.describe(&said, error, &|e, out| reply.describe(e, out));
+        if let (Failure::Deadline { .. }, Some(ms)) = (failed.failure, tool_timeout) {
+            // The tool's own timeout ended it, not the option the text names.
+            let mut digits = [0u8; 20];
+            error.set(&[
+                b"no answer within the tool's timeout of ",
+                crate::base::text::decimal(u64::from(ms), &mut digits),
+                b" ms",
+            ]);
+        }
         if failed.failure == Failure::Status(404) && !server.session.is_empty() {
             return Err(Failed::SessionGone);
         }
@@ -315,6 +330,23 @@ fn exchange_once(
         }
     }
     Ok(answer)
+}
+
+/// A tool's own timeout and retries (`PKG_AGENT_TOOL_OPTIONS`): the call's
+/// whole request, retries and back-off included, ends at its timeout. The
+/// timeout (ms) when it is the request's deadline.
+#[cfg(feature = "tool-options")]
+fn limit_call(settings: &mut Settings<'_>) -> Option<u32> {
+    let limits = crate::runtime::tool_options::current();
+    settings.retries = u32::from(limits.retries);
+    let left = limits.left_ms.filter(|&left| left < settings.request_timeout_ms)?;
+    settings.request_timeout_ms = left;
+    settings.timeout_ms = settings.timeout_ms.min(left);
+    crate::runtime::tool_options::timeout_ms()
+}
+#[cfg(not(feature = "tool-options"))]
+fn limit_call(_settings: &mut Settings<'_>) -> Option<u32> {
+    None
 }
 
 /// `initialize` and `notifications/initialized`.

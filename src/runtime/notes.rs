@@ -1,0 +1,369 @@
+//! Notes on the board's file system (`PKG_AGENT_NOTES`): the tools
+//! `remember(key, text)`, `recall(query)` and `forget(key)` the model calls,
+//! and the conversation's summary note (`PKG_AGENT_SUMMARY`), kept in one
+//! bounded file (`PKG_AGENT_NOTES_FILE`, at most `PKG_AGENT_NOTES_MAX`
+//! bytes; the format is `crate::wire::notes`).
+//!
+//! Nothing is cached: each call reads the file, changes it and writes it
+//! whole to a temporary file that is then renamed over it (the glue's
+//! `agent_glue_state_write`), so a power cut leaves the old file or the
+//! new one. A file that is not a notes file, or was damaged, is renamed to
+//! `<file>.bad` with a log line, and a fresh one is started.
+
+use crate::abi::messages::{message_of, messages_destroy};
+use crate::base::text_buf::TextBuf;
+use crate::cjson::json;
+use crate::cjson::sys::*;
+use crate::rtt::sleep_lock::SleepLock;
+use crate::rtt::{rt_eok, rt_error};
+use crate::wire::notes::{self, Corrupt, Notes, Refused};
+use alloc::vec::Vec;
+use core::ffi::{c_char, c_int, CStr};
+
+use super::tools::AgentToolList;
+
+extern "C" {
+    /// PKG_AGENT_NOTES_FILE ("" : no notes); on the host
+    /// RTT_AGENT_NOTES_FILE from the environment.
+    fn agent_glue_notes_file() -> *const c_char;
+    /// PKG_AGENT_NOTES_MAX.
+    fn agent_glue_notes_max() -> c_int;
+    fn agent_glue_state_read(path: *const c_char, buf: *mut c_char, size: c_int) -> c_int;
+    fn agent_glue_state_write(path: *const c_char, data: *const c_char, len: c_int) -> c_int;
+    /// Rename `path` to `<path>.bad` (an older one is replaced); 0 on success.
+    fn agent_glue_file_set_aside(path: *const c_char) -> c_int;
+}
+
+/// One reader or writer of the file at a time (the loop's tools, the
+/// summary after a reply, the MCP server's tool calls).
+static FILE_LOCK: SleepLock = SleepLock::new();
+
+/// The notes file's path, if notes are kept.
+fn path() -> Option<&'static CStr> {
+    // SAFETY: the glue returns a static NUL-terminated string (or one from
+    // the environment, which lives as long as the process).
+    let p = unsafe { agent_glue_notes_file() };
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: non-NULL, NUL-terminated (above).
+    let p = unsafe { CStr::from_ptr(p) };
+    (!p.is_empty()).then_some(p)
+}
+
+/// The file's bound in bytes.
+fn max_bytes() -> usize {
+    // SAFETY: a plain getter of the glue.
+    (unsafe { agent_glue_notes_max() }).clamp(128, 1 << 20) as usize
+}
+
+/// Why the notes could not be read or written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Failed {
+    NoMemory,
+    NotWritten,
+}
+
+/// The notes as the file holds them: none when it does not exist yet; a
+/// damaged or foreign file is set aside (logged) and none are returned.
+fn load(path: &CStr) -> Result<Notes, Failed> {
+    let max = max_bytes();
+    let mut buf: Vec<u8> = Vec::new();
+    // One byte more than the bound: a longer file is not ours to cut.
+    buf.try_reserve_exact(max + 1).map_err(|_| Failed::NoMemory)?;
+    // SAFETY: `buf` has room for `max + 1` bytes; the glue writes at most
+    // that many and returns the count (or -1: no such file).
+    let n = unsafe {
+        agent_glue_state_read(
+            path.as_ptr(),
+            buf.as_mut_ptr() as *mut c_char,
+            (max + 1) as c_int,
+        )
+    };
+    if n < 0 {
+        return Ok(Notes::default());
+    }
+    // SAFETY: the glue wrote `n` (at most `max + 1`) initialised bytes.
+    unsafe { buf.set_len((n as usize).min(max + 1)) };
+    let parsed = if buf.len() > max {
+        Err(None)
+    } else {
+        notes::parse(&buf).map_err(Some)
+    };
+    drop(buf);
+    match parsed {
+        Ok(notes) => Ok(notes),
+        Err(Some(Corrupt::NoMemory)) => Err(Failed::NoMemory),
+        Err(why) => {
+            let why = why.map_or("longer than PKG_AGENT_NOTES_MAX", Corrupt::text);
+            // SAFETY: `path` is NUL-terminated.
+            let aside = unsafe { agent_glue_file_set_aside(path.as_ptr()) } == 0;
+            crate::log_w!(
+                "notes: ",
+                path.to_bytes(),
+                ": ",
+                why,
+                if aside {
+                    "; set aside as .bad, a new file is started"
+                } else {
+                    "; it could not be set aside: a new file replaces it"
+                }
+            );
+            Ok(Notes::default())
+        }
+    }
+}
+
+/// Write `notes` as the whole file (temporary file, then rename).
+fn store(path: &CStr, notes: &Notes) -> Result<(), Failed> {
+    let mut bytes = Vec::new();
+    notes::write(notes, &mut bytes).map_err(|_| Failed::NoMemory)?;
+    // SAFETY: `bytes` holds `len` initialised bytes, read by the glue only
+    // during the call.
+    let rc = unsafe {
+        agent_glue_state_write(
+            path.as_ptr(),
+            bytes.as_ptr() as *const c_char,
+            bytes.len().min(c_int::MAX as usize) as c_int,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        crate::log_w!("notes: ", path.to_bytes(), ": could not be written");
+        Err(Failed::NotWritten)
+    }
+}
+
+/// Read the file, change it with `f`, write it back when `f` says so.
+fn change<R>(f: impl FnOnce(&mut Notes) -> (R, bool)) -> Result<R, Failed> {
+    let path = path().ok_or(Failed::NotWritten)?;
+    let _held = FILE_LOCK.lock();
+    let mut notes = load(path)?;
+    let (result, changed) = f(&mut notes);
+    if changed {
+        store(path, &notes)?;
+    }
+    Ok(result)
+}
+
+fn failed_text(text: &mut TextBuf, failed: Failed) {
+    text.push_str(match failed {
+        Failed::NoMemory => "error: no memory on the device for the notes",
+        Failed::NotWritten => "error: the notes file could not be written",
+    });
+}
+
+/// A string argument of a tool call (`None`: missing or not a string).
+unsafe fn arg<'a>(args: *mut cJSON, name: &CStr) -> Option<&'a [u8]> {
+    // SAFETY: `args` is NULL or the call's live object (the caller's
+    // contract); the string lives as long as it.
+    unsafe { json::get_str(args, name) }.map(CStr::to_bytes)
+}
+
+/// `remember(key, text)`.
+fn remember(key: &[u8], text: &[u8], out: &mut TextBuf) -> bool {
+    let max = max_bytes();
+    match change(|n| {
+        let r = notes::remember(n, key, text, max);
+        let ok = r.is_ok();
+        (r, ok)
+    }) {
+        Ok(Ok(removed)) => {
+            out.push_str("remembered \"").push(key).push_str("\"");
+            if removed > 0 {
+                out.push_str("; ")
+                    .push_num(removed)
+                    .push_str(" oldest note(s) removed for room");
+            }
+            true
+        }
+        Ok(Err(Refused::Key)) => {
+            out.push_str("error: the key must be 1 to 64 bytes");
+            false
+        }
+        Ok(Err(Refused::TooLong)) => {
+            out.push_str("error: the note is too long (the notes file holds at most ")
+                .push_num(max)
+                .push_str(" bytes)");
+            false
+        }
+        Ok(Err(Refused::NoMemory)) => {
+            failed_text(out, Failed::NoMemory);
+            false
+        }
+        Err(failed) => {
+            failed_text(out, failed);
+            false
+        }
+    }
+}
+
+/// `recall(query)`: the matching notes, newest first, one per line.
+fn recall(query: &[u8], out: &mut TextBuf) -> bool {
+    let found = change(|n| {
+        let mut any = false;
+        for note in notes::recall(n, query) {
+            if any {
+                out.push(b"\n");
+            }
+            out.push(&note.key).push(b": ").push(&note.text);
+            any = true;
+        }
+        (any, false)
+    });
+    match found {
+        Ok(true) => true,
+        Ok(false) => {
+            out.push_str("no note matches \"").push(query).push_str("\"");
+            true
+        }
+        Err(failed) => {
+            failed_text(out, failed);
+            false
+        }
+    }
+}
+
+/// `forget(key)`.
+fn forget(key: &[u8], out: &mut TextBuf) -> bool {
+    match change(|n| {
+        let gone = notes::forget(n, key);
+        (gone, gone)
+    }) {
+        Ok(true) => {
+            out.push_str("forgot \"").push(key).push_str("\"");
+            true
+        }
+        Ok(false) => {
+            out.push_str("error: there is no note named \"").push(key).push_str("\"");
+            false
+        }
+        Err(failed) => {
+            failed_text(out, failed);
+            false
+        }
+    }
+}
+
+/// Give `node` the tool's result, as a C tool does.
+///
+/// # Safety
+/// `node` is the live node the tool was called with.
+unsafe fn answer(node: *mut AgentToolList, text: TextBuf, ok: bool) {
+    let messages = message_of(text);
+    // SAFETY: the node's old result is its own; the new set is handed over.
+    unsafe {
+        messages_destroy((*node).ret.messages);
+        (*node).ret.messages = messages;
+        (*node).ret.ret = if ok && !messages.is_null() {
+            rt_eok()
+        } else {
+            rt_error()
+        };
+    }
+}
+
+/// Which of the three tools a call is.
+#[derive(Clone, Copy)]
+enum Which {
+    Remember,
+    Recall,
+    Forget,
+}
+
+/// # Safety
+/// As every tool function: `args` NULL or a live object, `node` a live node.
+unsafe fn run(which: Which, args: *mut cJSON, node: *mut AgentToolList) {
+    let mut out = TextBuf::new();
+    // SAFETY: as this function's contract says.
+    let (key, text, query) = unsafe {
+        (
+            arg(args, c"key"),
+            arg(args, c"text"),
+            arg(args, c"query"),
+        )
+    };
+    let ok = match (which, key, text) {
+        (Which::Remember, Some(key), Some(text)) => remember(key, text, &mut out),
+        (Which::Remember, _, _) => {
+            out.push_str("error: remember needs \"key\" and \"text\" (strings)");
+            false
+        }
+        (Which::Recall, _, _) => recall(query.unwrap_or(b""), &mut out),
+        (Which::Forget, Some(key), _) => forget(key, &mut out),
+        (Which::Forget, None, _) => {
+            out.push_str("error: forget needs \"key\" (a string)");
+            false
+        }
+    };
+    // SAFETY: the node the tool was called with.
+    unsafe { answer(node, out, ok) };
+}
+
+unsafe extern "C" fn tool_remember(args: *mut cJSON, node: *mut AgentToolList) {
+    crate::ffi_fn!(failure = (), nonnull(node), {
+        // SAFETY: the tool's arguments and node, as the loop passes them.
+        unsafe { run(Which::Remember, args, node) }
+    })
+}
+
+unsafe extern "C" fn tool_recall(args: *mut cJSON, node: *mut AgentToolList) {
+    crate::ffi_fn!(failure = (), nonnull(node), {
+        // SAFETY: the tool's arguments and node, as the loop passes them.
+        unsafe { run(Which::Recall, args, node) }
+    })
+}
+
+unsafe extern "C" fn tool_forget(args: *mut cJSON, node: *mut AgentToolList) {
+    crate::ffi_fn!(failure = (), nonnull(node), {
+        // SAFETY: the tool's arguments and node, as the loop passes them.
+        unsafe { run(Which::Forget, args, node) }
+    })
+}
+
+const REMEMBER: &CStr = c"{\"type\":\"function\",\"function\":{\"name\":\"remember\",\"description\":\"Keep a note across reboots under a short key (the same key replaces it). When the notes are full, the oldest go.\",\"parameters\":{\"type\":\"object\",\"properties\":{\"key\":{\"type\":\"string\",\"description\":\"a short name, at most 64 bytes\"},\"text\":{\"type\":\"string\"}},\"required\":[\"key\",\"text\"]}}}";
+const RECALL: &CStr = c"{\"type\":\"function\",\"function\":{\"name\":\"recall\",\"description\":\"Find the notes whose key or text contains the query (empty: all), newest first.\",\"parameters\":{\"type\":\"object\",\"properties\":{\"query\":{\"type\":\"string\"}},\"required\":[\"query\"]}}}";
+const FORGET: &CStr = c"{\"type\":\"function\",\"function\":{\"name\":\"forget\",\"description\":\"Remove the note with this key.\",\"parameters\":{\"type\":\"object\",\"properties\":{\"key\":{\"type\":\"string\"}},\"required\":[\"key\"]}}}";
+
+/// Register the three tools (at the agent's start, after the board's own),
+/// when a notes file is set. The file is checked once here, so a damaged
+/// one is set aside (and logged) at start.
+pub fn register_tools() {
+    let Some(path) = path() else {
+        return;
+    };
+    {
+        let _held = FILE_LOCK.lock();
+        if load(path) == Err(Failed::NoMemory) {
+            crate::log_w!("notes: no memory to read ", path.to_bytes());
+        }
+    }
+    let tools: [(&CStr, super::tools::ExecuteFn); 3] = [
+        (REMEMBER, tool_remember),
+        (RECALL, tool_recall),
+        (FORGET, tool_forget),
+    ];
+    for (definition, f) in tools {
+        // SAFETY: a NUL-terminated constant; the tree (or NULL) is handed
+        // to append_tool, which takes it also on failure.
+        let rc = unsafe { super::tools::append_tool(cJSON_Parse(definition.as_ptr()), Some(f)) };
+        if rc != rt_eok() {
+            crate::log_w!("notes: a tool could not be registered (no memory)");
+        }
+    }
+}
+
+/// The summary note kept in the file (empty: none), for the start.
+pub fn saved_summary() -> Vec<u8> {
+    change(|n| (core::mem::take(&mut n.summary), false)).unwrap_or_default()
+}
+
+/// Keep `summary` as the file's summary note (the oldest notes give way).
+pub fn save_summary(summary: &[u8]) {
+    let max = max_bytes();
+    let _ = change(|n| {
+        let ok = notes::set_summary(n, summary, max).is_ok();
+        ((), ok)
+    });
+}
