@@ -233,6 +233,7 @@ impl Chat<Response, LoopConversation> for ModelChat<'_> {
 pub(crate) struct LoopTools<'h> {
     hooks: &'h StreamHooks,
     /// The direct-output tools' results, once a round has them.
+    #[cfg(feature = "tool-options")]
     direct: alloc::vec::Vec<u8>,
     _turn: super::tool_run::Turn,
 }
@@ -242,6 +243,7 @@ impl<'h> LoopTools<'h> {
     pub(crate) fn begin(hooks: &'h StreamHooks) -> Self {
         LoopTools {
             hooks,
+            #[cfg(feature = "tool-options")]
             direct: alloc::vec::Vec::new(),
             _turn: super::tool_run::Turn::begin(),
         }
@@ -249,7 +251,10 @@ impl<'h> LoopTools<'h> {
 
     /// The reply the direct-output tools gave (empty: none).
     pub(crate) fn direct_text(&self) -> &[u8] {
-        &self.direct
+        #[cfg(feature = "tool-options")]
+        return &self.direct;
+        #[cfg(not(feature = "tool-options"))]
+        b""
     }
 }
 
@@ -279,20 +284,18 @@ impl Tools<Response, LoopConversation> for LoopTools<'_> {
         unsafe { answer_text_calls(conversation.0, answer.resp, self.hooks) }
     }
 
+    /// The round's direct-output results (`PKG_AGENT_TOOL_OPTIONS`;
+    /// without it there are none, and the turn's direct path is left out
+    /// of the image).
     fn direct_answer(&mut self) -> Option<&[u8]> {
-        self.direct = take_direct();
-        Some(&self.direct[..]).filter(|d| !d.is_empty())
+        #[cfg(feature = "tool-options")]
+        {
+            self.direct = super::tool_options::take_direct();
+            Some(&self.direct[..]).filter(|d| !d.is_empty())
+        }
+        #[cfg(not(feature = "tool-options"))]
+        None
     }
-}
-
-/// The direct-output tools' results of the round (`PKG_AGENT_TOOL_OPTIONS`).
-#[cfg(feature = "tool-options")]
-fn take_direct() -> alloc::vec::Vec<u8> {
-    super::tool_options::take_direct()
-}
-#[cfg(not(feature = "tool-options"))]
-fn take_direct() -> alloc::vec::Vec<u8> {
-    alloc::vec::Vec::new()
 }
 
 /// Run one tool call and append its `tool` message: the tool's text, or an

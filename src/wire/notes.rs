@@ -18,6 +18,7 @@
 //! the same path, a card written elsewhere, a flipped bit.
 
 use crate::base::fallible::{extend, push, OutOfMemory};
+use crate::base::text::strip_prefix;
 use alloc::vec::Vec;
 
 const HEAD: &[u8] = b"rtt-agent notes 1\n";
@@ -212,41 +213,42 @@ pub fn parse_with(head: &[u8], bytes: &[u8]) -> Result<Notes, Corrupt> {
     if bytes.is_empty() {
         return Ok(notes);
     }
-    let Some(body) = bytes.strip_prefix(head) else {
+    if strip_prefix(bytes, head).is_none() {
         return Err(Corrupt::NotOurs);
-    };
+    }
     let mut at = head.len();
-    for line in body.split_inclusive(|&b| b == b'\n') {
-        let Some(line) = line.strip_suffix(b"\n") else {
+    // Line by line (core's line splitting keeps panic paths).
+    while let Some(rest) = bytes.get(at..).filter(|r| !r.is_empty()) {
+        let Some(len) = rest.iter().position(|&b| b == b'\n') else {
             return Err(Corrupt::Cut);
         };
-        if let Some(check) = line.strip_prefix(b"end\t") {
+        let line = rest.get(..len).unwrap_or_default();
+        let next = at + len + 1;
+        if let Some(check) = strip_prefix(line, b"end\t") {
             let want = hex8(check_value(bytes.get(..at).unwrap_or_default()));
-            let rest = bytes.get(at + line.len() + 1..).unwrap_or_default();
             return if check != want {
                 Err(Corrupt::BadCheck)
-            } else if !rest.is_empty() {
+            } else if next != bytes.len() {
                 Err(Corrupt::BadLine)
             } else {
                 Ok(notes)
             };
         }
-        if let Some(summary) = line.strip_prefix(b"s\t") {
+        if let Some(summary) = strip_prefix(line, b"s\t") {
             notes.summary = unescape(summary)?;
-        } else if let Some(note) = line.strip_prefix(b"n\t") {
-            let mut fields = note.splitn(2, |&b| b == b'\t');
-            let (Some(key), Some(text)) = (fields.next(), fields.next()) else {
+        } else if let Some(note) = strip_prefix(line, b"n\t") {
+            let Some(tab) = note.iter().position(|&b| b == b'\t') else {
                 return Err(Corrupt::BadLine);
             };
             let note = Note {
-                key: unescape(key)?,
-                text: unescape(text)?,
+                key: unescape(note.get(..tab).unwrap_or_default())?,
+                text: unescape(note.get(tab + 1..).unwrap_or_default())?,
             };
             push(&mut notes.notes, note).map_err(|_| Corrupt::NoMemory)?;
         } else {
             return Err(Corrupt::BadLine);
         }
-        at += line.len() + 1;
+        at = next;
     }
     Err(Corrupt::Cut)
 }
@@ -305,10 +307,10 @@ pub fn forget(notes: &mut Notes, key: &[u8]) -> bool {
 
 /// Whether `hay` contains `needle`, ignoring ASCII case (empty: yes).
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
-    needle.is_empty()
-        || hay
-            .windows(needle.len())
-            .any(|w| w.eq_ignore_ascii_case(needle))
+    (0..=hay.len().saturating_sub(needle.len())).any(|at| {
+        hay.get(at..at + needle.len())
+            .is_some_and(|w| w.eq_ignore_ascii_case(needle))
+    })
 }
 
 /// The notes whose key or text contains `query` (ignoring ASCII case; an
