@@ -65,7 +65,7 @@ fn thread_entry_cfg() {
 
 /// The optional parts (cargo features) and the menuconfig option of each,
 /// as the SConscript maps them (its FEATURE_OPTIONS).
-const PARTS: [(&str, &str); 17] = [
+const PARTS: [(&str, &str); 18] = [
     ("channel-cli", "PKG_AGENT_CLI_CHANNEL"),
     ("cli-history", "PKG_AGENT_CLI_HISTORY"),
     ("channel-debug", "PKG_AGENT_DEBUG_CHANNEL"),
@@ -83,6 +83,7 @@ const PARTS: [(&str, &str); 17] = [
     ("tls", "PKG_AGENT_TLS_MBEDTLS"),
     ("tool-options", "PKG_AGENT_TOOL_OPTIONS"),
     ("notes", "PKG_AGENT_NOTES"),
+    ("schedule", "PKG_AGENT_SCHEDULE"),
 ];
 
 fn has_feature(name: &str) -> bool {

@@ -15,6 +15,7 @@
 int agent_send_message(int argc, char **argv);
 int agent_config(int argc, char **argv);
 int agent_status(int argc, char **argv);
+int agent_schedule(int argc, char **argv);
 
 const struct AgentChannelOps *agent_glue_channel_ops(void)
 {
@@ -33,5 +34,8 @@ MSH_CMD_EXPORT(agent_send_message, agent_send_message <type 0 text/1 audio/2 ima
 #if defined(PKG_AGENT_MSH_EXTRAS) || defined(AGENT_ALL_PARTS)
 MSH_CMD_EXPORT(agent_config, agent_config [key|model|url <value>]: show or set the LLM endpoint);
 MSH_CMD_EXPORT(agent_status, show the agent loop state and heap use);
+#endif
+#if defined(PKG_AGENT_SCHEDULE) || defined(AGENT_ALL_PARTS)
+MSH_CMD_EXPORT(agent_schedule, agent_schedule add <when> <prompt> | list | del <id>: prompts run on a schedule);
 #endif
 #endif

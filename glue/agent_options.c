@@ -172,6 +172,61 @@ const char *agent_glue_notes_file(void)
 }
 #endif
 
+/*
+ * The schedule file (PKG_AGENT_SCHEDULE; src/runtime/schedule.rs), kept
+ * like the notes; on the host RTT_AGENT_SCHEDULE_FILE.
+ */
+#if defined(__linux__) && (defined(AGENT_ALL_PARTS) || defined(AGENT_HOST_PARTS))
+const char *agent_glue_schedule_file(void)
+{
+    const char *path = getenv("RTT_AGENT_SCHEDULE_FILE");
+    return path ? path : "";
+}
+#else
+#ifndef PKG_AGENT_SCHEDULE_FILE
+#define PKG_AGENT_SCHEDULE_FILE ""
+#endif
+#if defined(PKG_AGENT_SCHEDULE) && !defined(DFS_USING_POSIX)
+#error "PKG_AGENT_SCHEDULE keeps its entries on DFS: enable RT_USING_DFS with its POSIX file API (DFS_USING_POSIX)"
+#endif
+const char *agent_glue_schedule_file(void)
+{
+#ifdef AGENT_STATE_IO
+    return PKG_AGENT_SCHEDULE_FILE;
+#else
+    return "";
+#endif
+}
+#endif
+
+/*
+ * The local time for cron entries: minute, hour, day of month (1-31),
+ * month (1-12), weekday (0 Sunday); 0, or -1 when the board has no clock
+ * or it is not set (before 2024: an RTC that never was).
+ */
+#if defined(__linux__) || defined(RT_USING_RTC)
+#include <time.h>
+int agent_glue_local_time(int *out)
+{
+    time_t now = time(RT_NULL);
+    struct tm tm;
+    if (out == RT_NULL || now < (time_t)1704067200 || localtime_r(&now, &tm) == RT_NULL)
+        return -1;
+    out[0] = tm.tm_min;
+    out[1] = tm.tm_hour;
+    out[2] = tm.tm_mday;
+    out[3] = tm.tm_mon + 1;
+    out[4] = tm.tm_wday;
+    return 0;
+}
+#else
+int agent_glue_local_time(int *out)
+{
+    (void)out;
+    return -1;
+}
+#endif
+
 #ifdef AGENT_STATE_IO
 #include <fcntl.h>
 #include <stdio.h>

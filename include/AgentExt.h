@@ -11,6 +11,8 @@
 #ifndef __AGENT_EXT_H__
 #define __AGENT_EXT_H__
 
+#include <rtthread.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -87,6 +89,29 @@ rt_err_t agent_tool_set_options(const char *name, const agent_tool_options_t *op
  */
 rt_int32_t agent_tool_deadline_ms(void);
 #endif /* PKG_AGENT_TOOL_OPTIONS */
+
+#ifdef PKG_AGENT_SCHEDULE
+/*
+ * Scheduled prompts (PKG_AGENT_SCHEDULE; the MSH command agent_schedule).
+ * A due prompt enters the running agent as a user message; its reply goes
+ * out as every reply does, to the log, and to the sink below. While one
+ * run of an entry waits or is answered, its next due runs are counted as
+ * missed, not queued. Entries are kept in PKG_AGENT_SCHEDULE_FILE.
+ */
+
+/* `when`: "every <N>s|m|h" or five cron fields ("*\/15 9-17 * * 1-5",
+ * only when the board's clock is set); both strings are copied. Returns
+ * the entry's number (from 1), or -RT_EINVAL (not valid), -RT_EFULL (8
+ * entries), -RT_ENOMEM, -RT_ERROR (no schedule file, or not written). */
+int agent_schedule_add(const char *when, const char *prompt);
+
+/* RT_EOK, -RT_EINVAL (no such entry), -RT_ERROR (file not written). */
+rt_err_t agent_schedule_del(int id);
+
+/* Also hand each scheduled reply to sink(id, reply), on the agent loop's
+ * thread (reply borrowed for the call); NULL: none. */
+void agent_schedule_set_sink(void (*sink)(int id, const char *reply));
+#endif /* PKG_AGENT_SCHEDULE */
 
 #ifdef __cplusplus
 }

@@ -4,7 +4,7 @@
 //! only with it, so that the tests build with any set of parts.
 
 /// Every optional part of the library (its Cargo.toml).
-const PARTS: [&str; 17] = [
+const PARTS: [&str; 18] = [
     "channel-cli",
     "cli-history",
     "channel-debug",
@@ -22,6 +22,7 @@ const PARTS: [&str; 17] = [
     "tls",
     "tool-options",
     "notes",
+    "schedule",
 ];
 
 fn main() {

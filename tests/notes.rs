@@ -116,7 +116,7 @@ fn notes_on_the_file_system() {
     console::rt_host_console_capture(0);
     assert!(
         log.contains(&format!(
-            "notes: {}: not a notes file; set aside as .bad, a new file is started",
+            "notes: {}: not the agent's (its first line differs); set aside as .bad, a new file is started",
             path.display()
         )),
         "{log}"

@@ -289,6 +289,7 @@ fn take_unasked(hub: MessageHub_t, ticks: rt_int32_t) -> bool {
     if reply.is_null() {
         return false;
     }
+    crate::runtime::unasked::take_reply(reply);
     show_reply(reply);
     true
 }
@@ -350,7 +351,14 @@ fn ask(session: &Session, line: &[u8]) {
         if reply.is_null() {
             continue;
         }
+        let unasked = crate::runtime::unasked::take_reply(reply);
         show_reply(reply);
+        if unasked {
+            // An injected or scheduled message's reply came first: shown,
+            // and this line's is still to come.
+            console_print(b"agent> ");
+            continue;
+        }
         return;
     }
 }

@@ -198,7 +198,10 @@ impl Exchange {
             if stale.is_null() {
                 break;
             }
-            tickets.taken += 1;
+            // A reply to a message no channel sent is nobody's ticket.
+            if !crate::runtime::unasked::take_reply(stale) {
+                tickets.taken += 1;
+            }
             // SAFETY: a received message, owned here, not used again.
             unsafe { messages_destroy(stale) };
         }
@@ -252,6 +255,13 @@ impl Exchange {
                     return Err(SendError::Stopped);
                 }
                 waiting.tick();
+                continue;
+            }
+            if crate::runtime::unasked::take_reply(reply) {
+                // The reply to an injected or scheduled message: not a
+                // sender's (the log has it).
+                // SAFETY: `reply` is non-NULL and owned here; not used again.
+                unsafe { messages_destroy(reply) };
                 continue;
             }
             let number = tickets.taken;

@@ -82,6 +82,8 @@ pub mod messages;
 pub mod multimodal;
 pub mod prompt;
 pub mod runtime;
+#[cfg(feature = "schedule")]
+pub mod schedule;
 #[cfg(feature = "tls")]
 pub mod tls;
 pub mod tools;

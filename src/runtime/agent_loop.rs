@@ -489,6 +489,8 @@ fn build_agent(loop_thread: rt_thread_t) -> bool {
     }
     #[cfg(feature = "mcp-server")]
     crate::runtime::mcp::server::start();
+    #[cfg(feature = "schedule")]
+    super::schedule::start(put_user_message);
     true
 }
 
@@ -497,6 +499,9 @@ fn build_agent(loop_thread: rt_thread_t) -> bool {
 /// gate, wait for its users, free everything, clean the tools up.
 fn tear_down_agent() {
     CHANNEL_IS_OURS.store(false, Ordering::Release);
+    // No scheduled prompt is put on a hub that is going.
+    #[cfg(feature = "schedule")]
+    super::schedule::stop();
     // First: its tool calls go through the gate and use the registry.
     #[cfg(feature = "mcp-server")]
     crate::runtime::mcp::server::stop();
@@ -517,6 +522,8 @@ fn tear_down_agent() {
     // reference into `agent` (see `AgentCell`); this thread is its writer.
     let agent = unsafe { (*AGENT.agent.get()).take() };
     drop(agent);
+    // The hub went with what was queued on it: their marks go too.
+    super::unasked::forget_all();
     #[cfg(feature = "mcp-client")]
     crate::runtime::mcp_client::stop();
     // SAFETY: C function of the package.
@@ -794,6 +801,11 @@ pub fn cleanup_agent_entry() -> c_int {
 unsafe fn handle_user_message(agent: &Agent, msg: Messages_t) {
     let ctx = agent.context;
     let mut reply = TextBuf::new();
+    // A scheduled prompt's reply also goes to the log and the sink.
+    #[cfg(feature = "schedule")]
+    let scheduled = super::schedule::take_tag(msg);
+    // No channel sent it: its reply is marked, so none takes it for its own.
+    let unasked = super::unasked::take_input(msg);
     // Is the reply the model's answer (which a console channel may have
     // printed as it streamed)? Anything else (an error, even after part of
     // an answer was streamed) must still be shown.
@@ -860,7 +872,14 @@ unsafe fn handle_user_message(agent: &Agent, msg: Messages_t) {
             };
         }
     }
+    #[cfg(feature = "schedule")]
+    if let Some(id) = scheduled {
+        super::schedule::replied(id, &reply.bytes);
+    }
     let mut out = crate::abi::messages::message_of(reply);
+    if unasked && !out.is_null() {
+        super::unasked::mark_reply(out);
+    }
     let mut shared = agent.shared.lock();
     if let Some(shared) = shared.as_mut() {
         shared.last_reply_streamed &= is_answer && !out.is_null();

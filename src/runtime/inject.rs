@@ -43,10 +43,18 @@ pub unsafe fn inject_text(text: *const c_char) -> rt_err_t {
         crate::log_w!("no memory for an injected message; dropped");
         return refused;
     }
+    // Its reply is nobody's on the channels (`super::unasked`).
+    if !super::unasked::mark_input(msg) {
+        // SAFETY: made above, owned here, not used again.
+        unsafe { messages_destroy(msg) };
+        crate::log_w!("no memory for an injected message; dropped");
+        return refused;
+    }
     // SAFETY: `msg` is a live set owned here; on `Ok` the loop owns it.
     match unsafe { agent_loop::put_user_message(msg) } {
         Ok(()) => rt_eok(),
         Err(msg) => {
+            super::unasked::unmark_input(msg);
             // SAFETY: given back, so still owned here; not used again.
             unsafe { messages_destroy(msg) };
             crate::log_w!(

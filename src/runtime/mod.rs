@@ -24,14 +24,19 @@ pub mod mcp_client;
 pub mod memory;
 #[cfg(feature = "multimodal")]
 pub mod multimodal;
+#[cfg(any(feature = "notes", feature = "schedule"))]
+pub mod kept_file;
 #[cfg(feature = "notes")]
 pub mod notes;
+#[cfg(feature = "schedule")]
+pub mod schedule;
 pub mod prompt;
 pub mod settings;
 #[cfg(feature = "tool-options")]
 pub mod tool_options;
 pub mod tool_run;
 pub mod tools;
+pub mod unasked;
 #[cfg(feature = "tools-text")]
 pub mod tools_text;
 pub mod turn;

@@ -15,8 +15,9 @@ use crate::base::text_buf::TextBuf;
 use crate::cjson::json;
 use crate::cjson::sys::*;
 use crate::rtt::sleep_lock::SleepLock;
+use super::kept_file::{self, Failed};
 use crate::rtt::{rt_eok, rt_error};
-use crate::wire::notes::{self, Corrupt, Notes, Refused};
+use crate::wire::notes::{self, Notes, Refused};
 use alloc::vec::Vec;
 use core::ffi::{c_char, c_int, CStr};
 
@@ -28,10 +29,6 @@ extern "C" {
     fn agent_glue_notes_file() -> *const c_char;
     /// PKG_AGENT_NOTES_MAX.
     fn agent_glue_notes_max() -> c_int;
-    fn agent_glue_state_read(path: *const c_char, buf: *mut c_char, size: c_int) -> c_int;
-    fn agent_glue_state_write(path: *const c_char, data: *const c_char, len: c_int) -> c_int;
-    /// Rename `path` to `<path>.bad` (an older one is replaced); 0 on success.
-    fn agent_glue_file_set_aside(path: *const c_char) -> c_int;
 }
 
 /// One reader or writer of the file at a time (the loop's tools, the
@@ -42,13 +39,7 @@ static FILE_LOCK: SleepLock = SleepLock::new();
 fn path() -> Option<&'static CStr> {
     // SAFETY: the glue returns a static NUL-terminated string (or one from
     // the environment, which lives as long as the process).
-    let p = unsafe { agent_glue_notes_file() };
-    if p.is_null() {
-        return None;
-    }
-    // SAFETY: non-NULL, NUL-terminated (above).
-    let p = unsafe { CStr::from_ptr(p) };
-    (!p.is_empty()).then_some(p)
+    unsafe { kept_file::path(agent_glue_notes_file()) }
 }
 
 /// The file's bound in bytes.
@@ -57,82 +48,12 @@ fn max_bytes() -> usize {
     (unsafe { agent_glue_notes_max() }).clamp(128, 1 << 20) as usize
 }
 
-/// Why the notes could not be read or written.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Failed {
-    NoMemory,
-    NotWritten,
-}
-
-/// The notes as the file holds them: none when it does not exist yet; a
-/// damaged or foreign file is set aside (logged) and none are returned.
 fn load(path: &CStr) -> Result<Notes, Failed> {
-    let max = max_bytes();
-    let mut buf: Vec<u8> = Vec::new();
-    // One byte more than the bound: a longer file is not ours to cut.
-    buf.try_reserve_exact(max + 1).map_err(|_| Failed::NoMemory)?;
-    // SAFETY: `buf` has room for `max + 1` bytes; the glue writes at most
-    // that many and returns the count (or -1: no such file).
-    let n = unsafe {
-        agent_glue_state_read(
-            path.as_ptr(),
-            buf.as_mut_ptr() as *mut c_char,
-            (max + 1) as c_int,
-        )
-    };
-    if n < 0 {
-        return Ok(Notes::default());
-    }
-    // SAFETY: the glue wrote `n` (at most `max + 1`) initialised bytes.
-    unsafe { buf.set_len((n as usize).min(max + 1)) };
-    let parsed = if buf.len() > max {
-        Err(None)
-    } else {
-        notes::parse(&buf).map_err(Some)
-    };
-    drop(buf);
-    match parsed {
-        Ok(notes) => Ok(notes),
-        Err(Some(Corrupt::NoMemory)) => Err(Failed::NoMemory),
-        Err(why) => {
-            let why = why.map_or("longer than PKG_AGENT_NOTES_MAX", Corrupt::text);
-            // SAFETY: `path` is NUL-terminated.
-            let aside = unsafe { agent_glue_file_set_aside(path.as_ptr()) } == 0;
-            crate::log_w!(
-                "notes: ",
-                path.to_bytes(),
-                ": ",
-                why,
-                if aside {
-                    "; set aside as .bad, a new file is started"
-                } else {
-                    "; it could not be set aside: a new file replaces it"
-                }
-            );
-            Ok(Notes::default())
-        }
-    }
+    kept_file::load(path, notes::HEAD, max_bytes(), "PKG_AGENT_NOTES_MAX", "notes: ")
 }
 
-/// Write `notes` as the whole file (temporary file, then rename).
 fn store(path: &CStr, notes: &Notes) -> Result<(), Failed> {
-    let mut bytes = Vec::new();
-    notes::write(notes, &mut bytes).map_err(|_| Failed::NoMemory)?;
-    // SAFETY: `bytes` holds `len` initialised bytes, read by the glue only
-    // during the call.
-    let rc = unsafe {
-        agent_glue_state_write(
-            path.as_ptr(),
-            bytes.as_ptr() as *const c_char,
-            bytes.len().min(c_int::MAX as usize) as c_int,
-        )
-    };
-    if rc == 0 {
-        Ok(())
-    } else {
-        crate::log_w!("notes: ", path.to_bytes(), ": could not be written");
-        Err(Failed::NotWritten)
-    }
+    kept_file::store(path, notes::HEAD, notes, "notes: ")
 }
 
 /// Read the file, change it with `f`, write it back when `f` says so.

@@ -11,13 +11,16 @@
 //! - `text_calls`: tool calls written as text by models without function
 //!   calling; `tool_args`: a call's arguments against the tool's schema;
 //! - [`line_editor`]: the CLI channel's line editing;
-//! - `notes`: the notes file the agent keeps across reboots.
+//! - `notes`: the notes file the agent keeps across reboots (and the
+//!   schedule file's form); `schedule`: when a scheduled prompt is due.
 
 pub mod chat;
 pub mod deadline;
 pub mod line_editor;
-#[cfg(feature = "notes")]
+#[cfg(any(feature = "notes", feature = "schedule"))]
 pub mod notes;
+#[cfg(feature = "schedule")]
+pub mod schedule;
 #[cfg(feature = "mcp-server")]
 pub mod mcp_http;
 #[cfg(feature = "mcp-server")]

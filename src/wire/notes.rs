@@ -21,7 +21,8 @@ use crate::base::fallible::{extend, push, OutOfMemory};
 use crate::base::text::strip_prefix;
 use alloc::vec::Vec;
 
-const HEAD: &[u8] = b"rtt-agent notes 1\n";
+/// The notes file's head line.
+pub const HEAD: &[u8] = b"rtt-agent notes 1\n";
 /// The head line of the schedule file (`PKG_AGENT_SCHEDULE`), which is
 /// written in the same form: a line per entry, its key the entry's id and
 /// when, its text the prompt.
@@ -65,7 +66,7 @@ impl Corrupt {
     /// The reason, for a log line.
     pub fn text(self) -> &'static str {
         match self {
-            Corrupt::NotOurs => "not a notes file",
+            Corrupt::NotOurs => "not the agent's (its first line differs)",
             Corrupt::BadLine => "a line is damaged",
             Corrupt::Cut => "the file is cut short",
             Corrupt::BadCheck => "its check value differs (changed or damaged)",

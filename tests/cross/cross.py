@@ -483,7 +483,8 @@ OLD_FEATURES = ['channel-cli']
 # Optional abilities beyond the C package (docs/agent-abilities.md): each is
 # built on its own over the old feature set, and its flash over that set is
 # reported (Cortex-M4F only: the other targets would repeat the figure).
-ABILITIES = [('tool-options', 'PKG_AGENT_TOOL_OPTIONS'), ('notes', 'PKG_AGENT_NOTES')]
+ABILITIES = [('tool-options', 'PKG_AGENT_TOOL_OPTIONS'), ('notes', 'PKG_AGENT_NOTES'),
+             ('schedule', 'PKG_AGENT_SCHEDULE')]
 # Symbols of the parts the old feature set leaves out: none may be in its image.
 LEFT_OUT = re.compile(r'^(agent_send_message|agent_debug_\w+|agent_config|agent_status|__fsym_agent_(send_message|config|'
                       r'status)\w*)$|channels..debug|ffi..commands|history_step')
