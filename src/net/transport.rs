@@ -516,7 +516,7 @@ fn log_failure(
     for piece in then {
         piece.write_to(&mut line);
     }
-    line.finish();
+    line.end();
 }
 
 /// The failure of a request whose deadline passed.
