@@ -453,6 +453,12 @@ unsafe fn send_dyn(
                 retryable,
                 retry_after_ms,
             } => {
+                if let Failure::Status(_) = failure {
+                    // The status and what the server said, logged here and
+                    // not where the answer was read: the line's buffer is
+                    // then not on the stack on top of the attempt's frame.
+                    log_failure(Level::Error, b"", failure, said, None, &[]);
+                }
                 if !retryable || attempt >= settings.retries || sink.delivered() {
                     return fail(failure);
                 }
@@ -1097,12 +1103,10 @@ unsafe fn http_error(
         }
         None => said.set(trim(body.split_last().map_or(&[][..], |(_, text)| text))),
     }
-    let failure = Failure::Status(status);
-    log_failure(Level::Error, b"", failure, said, None, &[]);
     // SAFETY: `session` is a live session with a response head (contract).
     let retry_after_ms = unsafe { server_wait_ms(session) };
     Attempt::Failed {
-        failure,
+        failure: Failure::Status(status),
         retryable: retryable_status(status),
         retry_after_ms,
     }
