@@ -340,6 +340,68 @@ pub(crate) fn network(o: &Overrides) -> Network {
     }
 }
 
+/// A request's transport settings and its stream parser, before anything
+/// is sent.
+struct Prepared<'c> {
+    settings: Settings<'c>,
+    parser: Parser,
+}
+
+/// The settings of a request to `url` and its parser, from the overrides
+/// as they are now.
+///
+/// Not inlined: the overrides' snapshot and the parser's first state (made
+/// apart, then moved in) are on the stack only here, not under the request,
+/// when the answer is parsed on top of [`chat_with_error`]'s frame. The
+/// result is written straight into the caller's frame.
+#[inline(never)]
+fn prepare<'c>(
+    url: &'c core::ffi::CStr,
+    api_key: &'c core::ffi::CStr,
+    on_reasoning: TextCallback,
+    on_context: TextCallback,
+) -> Prepared<'c> {
+    let cfg = board();
+    let chosen = super::settings::snapshot();
+    let net = network(&chosen.chat);
+    let format = super::settings::format_for(url, &chosen);
+    let caps = Caps {
+        max_content: chosen.chat.max_content.unwrap_or(cap(cfg.max_content_len)),
+        max_reasoning: chosen
+            .chat
+            .max_reasoning
+            .unwrap_or(cap(cfg.max_reasoning_len)),
+        max_tool_args: chosen
+            .chat
+            .max_tool_args
+            .unwrap_or(cap(cfg.max_tool_arg_len)),
+        max_token: chosen.chat.max_token.unwrap_or(cap(cfg.stream_line_bufsz)),
+        max_tool_calls: MAX_TOOL_CALLS,
+    };
+    Prepared {
+        settings: Settings {
+            url,
+            api_key,
+            timeout_ms: net.timeout_ms,
+            retries: net.retries,
+            retry_base_ms: net.retry_base_ms,
+            read_buffer: net.read_buffer,
+            request_timeout_ms: net.request_timeout_ms,
+            format,
+        },
+        parser: Parser {
+            stream: ChatStream::with_format(caps, format),
+            caps,
+            format,
+            callbacks: Callbacks {
+                on_reasoning,
+                on_context,
+                delivered: false,
+            },
+        },
+    }
+}
+
 /// [`chat`], with the failure's text in `error` ("" after a success) and
 /// the calls too long to run in `long_calls`.
 ///
@@ -371,18 +433,8 @@ pub(crate) unsafe fn chat_with_error(
         crate::log_e!("chat: ", error.as_str());
         return ptr::null_mut();
     }
-    let chosen = super::settings::snapshot();
-    let net = network(&chosen.chat);
-    let settings = Settings {
-        url,
-        api_key: config.api_key(),
-        timeout_ms: net.timeout_ms,
-        retries: net.retries,
-        retry_base_ms: net.retry_base_ms,
-        read_buffer: net.read_buffer,
-        request_timeout_ms: net.request_timeout_ms,
-        format: super::settings::format_for(url, &chosen),
-    };
+    let mut prepared = prepare(url, config.api_key(), on_reasoning, on_context);
+    let settings = &prepared.settings;
     let req = ChatRequest {
         model: config.model(),
         messages,
@@ -393,29 +445,7 @@ pub(crate) unsafe fn chat_with_error(
             cfg.max_tokens as i64
         },
     };
-    let caps = Caps {
-        max_content: chosen.chat.max_content.unwrap_or(cap(cfg.max_content_len)),
-        max_reasoning: chosen
-            .chat
-            .max_reasoning
-            .unwrap_or(cap(cfg.max_reasoning_len)),
-        max_tool_args: chosen
-            .chat
-            .max_tool_args
-            .unwrap_or(cap(cfg.max_tool_arg_len)),
-        max_token: chosen.chat.max_token.unwrap_or(cap(cfg.stream_line_bufsz)),
-        max_tool_calls: MAX_TOOL_CALLS,
-    };
-    let mut parser = Parser {
-        stream: ChatStream::with_format(caps, settings.format),
-        caps,
-        format: settings.format,
-        callbacks: Callbacks {
-            on_reasoning,
-            on_context,
-            delivered: false,
-        },
-    };
+    let parser = &mut prepared.parser;
     let req = ToolsFrozen(req);
     let mut said = ServerMessage::new();
     // SAFETY: `req` holds `messages` and `tools`, NULL or valid cJSON trees
@@ -423,7 +453,7 @@ pub(crate) unsafe fn chat_with_error(
     // modifies `messages` meanwhile, and the registry's tools array changes
     // only under the registry lock, which the transport holds while it
     // counts and writes the body (`RequestBody::freeze`).
-    if let Err(failed) = unsafe { transport::send(&settings, &req, &mut parser, &mut said) } {
+    if let Err(failed) = unsafe { transport::send(settings, &req, parser, &mut said) } {
         error.clear();
         failed.describe(&said, error, &|e, out| parser.describe(e, out));
         crate::log_e!("chat failed: ", error.as_str());
