@@ -467,37 +467,70 @@ unsafe fn send_dyn(
                     .saturating_mul(1u32 << attempt.min(16))
                     .min(MAX_BACKOFF_MS);
                 let wait = retry_after_ms.unwrap_or(backoff);
-                let warn = |then: &[Piece<'_>]| {
-                    let before = b"request failed (";
-                    log_failure(Level::Warning, before, failure, said, Some(&*sink), then);
-                };
                 if wait >= deadline.remaining_ms(now()) {
-                    warn(&[
-                        Piece::from("); no retry: waiting "),
-                        Piece::from(wait),
-                        Piece::from(" ms would pass the request's deadline"),
-                    ]);
+                    warn_retry(failure, said, &*sink, None, wait);
                     return Err(NetError {
                         failure,
                         stream: None,
                         retry_past_deadline: true,
                     });
                 }
-                warn(&[
-                    Piece::from("); retry "),
-                    Piece::from(attempt + 1),
-                    Piece::from(" of "),
-                    Piece::from(settings.retries),
-                    Piece::from(" in "),
-                    Piece::from(wait),
-                    Piece::from(" ms"),
-                ]);
+                let next = (attempt + 1, settings.retries);
+                warn_retry(failure, said, &*sink, Some(next), wait);
                 if !sleep_unless_cancelled(wait) {
                     return fail(Failure::Cancelled);
                 }
                 attempt += 1;
             }
         }
+    }
+}
+
+/// Log a failed attempt and what comes next: retry `n` of `m` (`next`) in
+/// `wait` ms, or, without `next`, no retry since waiting would pass the
+/// request's deadline.
+///
+/// Not inlined: the line's pieces are on the stack only while it is
+/// logged, not in the retry loop's frame, under which every attempt runs.
+#[inline(never)]
+fn warn_retry(
+    failure: Failure,
+    said: &ServerMessage,
+    sink: &dyn DynSink,
+    next: Option<(u32, u32)>,
+    wait: u32,
+) {
+    let before = b"request failed (";
+    let sink = Some(sink);
+    match next {
+        None => log_failure(
+            Level::Warning,
+            before,
+            failure,
+            said,
+            sink,
+            &[
+                Piece::from("); no retry: waiting "),
+                Piece::from(wait),
+                Piece::from(" ms would pass the request's deadline"),
+            ],
+        ),
+        Some((n, m)) => log_failure(
+            Level::Warning,
+            before,
+            failure,
+            said,
+            sink,
+            &[
+                Piece::from("); retry "),
+                Piece::from(n),
+                Piece::from(" of "),
+                Piece::from(m),
+                Piece::from(" in "),
+                Piece::from(wait),
+                Piece::from(" ms"),
+            ],
+        ),
     }
 }
 
