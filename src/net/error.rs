@@ -8,6 +8,7 @@
 
 use super::tls_watch::TlsFailure;
 use crate::base::json_writer::WriteError;
+use alloc::vec::Vec;
 use core::ffi::c_int;
 
 /// Why one request failed.
@@ -237,28 +238,32 @@ pub const SERVER_MESSAGE_MAX: usize = ERROR_TEXT_MAX - 12;
 /// What a server said in an error answer (its JSON `error.message`, or the
 /// body's text), cut to [`SERVER_MESSAGE_MAX`] bytes: the caller of a
 /// request keeps it, the transport fills it in.
+///
+/// The text is on the heap, taken only when an error status arrives: the
+/// value itself is a few words on the stack of every request, under which
+/// the whole answer is parsed. Without memory for it nothing is kept, as
+/// when the error body could not be read.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ServerMessage {
-    buf: [u8; SERVER_MESSAGE_MAX],
-    len: usize,
+    text: Vec<u8>,
 }
 
 impl ServerMessage {
     pub const fn new() -> Self {
-        ServerMessage {
-            buf: [0; SERVER_MESSAGE_MAX],
-            len: 0,
-        }
+        ServerMessage { text: Vec::new() }
     }
     /// Keep `said` (cut to fit).
     pub fn set(&mut self, said: &[u8]) {
-        self.len = crate::base::text::copy_prefix(&mut self.buf, said);
+        let said = said.get(..SERVER_MESSAGE_MAX).unwrap_or(said);
+        // The earlier text goes first: one copy at a time.
+        self.text = Vec::new();
+        self.text = crate::base::fallible::copy_of(said).unwrap_or_default();
     }
     pub fn as_bytes(&self) -> &[u8] {
-        self.buf.get(..self.len).unwrap_or_default()
+        &self.text
     }
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.text.is_empty()
     }
 }
 

@@ -453,6 +453,12 @@ unsafe fn send_dyn(
                 retryable,
                 retry_after_ms,
             } => {
+                if let Failure::Status(_) = failure {
+                    // The status and what the server said, logged here and
+                    // not where the answer was read: the line's buffer is
+                    // then not on the stack on top of the attempt's frame.
+                    log_failure(Level::Error, b"", failure, said, None, &[]);
+                }
                 if !retryable || attempt >= settings.retries || sink.delivered() {
                     return fail(failure);
                 }
@@ -461,37 +467,70 @@ unsafe fn send_dyn(
                     .saturating_mul(1u32 << attempt.min(16))
                     .min(MAX_BACKOFF_MS);
                 let wait = retry_after_ms.unwrap_or(backoff);
-                let warn = |then: &[Piece<'_>]| {
-                    let before = b"request failed (";
-                    log_failure(Level::Warning, before, failure, said, Some(&*sink), then);
-                };
                 if wait >= deadline.remaining_ms(now()) {
-                    warn(&[
-                        Piece::from("); no retry: waiting "),
-                        Piece::from(wait),
-                        Piece::from(" ms would pass the request's deadline"),
-                    ]);
+                    warn_retry(failure, said, &*sink, None, wait);
                     return Err(NetError {
                         failure,
                         stream: None,
                         retry_past_deadline: true,
                     });
                 }
-                warn(&[
-                    Piece::from("); retry "),
-                    Piece::from(attempt + 1),
-                    Piece::from(" of "),
-                    Piece::from(settings.retries),
-                    Piece::from(" in "),
-                    Piece::from(wait),
-                    Piece::from(" ms"),
-                ]);
+                let next = (attempt + 1, settings.retries);
+                warn_retry(failure, said, &*sink, Some(next), wait);
                 if !sleep_unless_cancelled(wait) {
                     return fail(Failure::Cancelled);
                 }
                 attempt += 1;
             }
         }
+    }
+}
+
+/// Log a failed attempt and what comes next: retry `n` of `m` (`next`) in
+/// `wait` ms, or, without `next`, no retry since waiting would pass the
+/// request's deadline.
+///
+/// Not inlined: the line's pieces are on the stack only while it is
+/// logged, not in the retry loop's frame, under which every attempt runs.
+#[inline(never)]
+fn warn_retry(
+    failure: Failure,
+    said: &ServerMessage,
+    sink: &dyn DynSink,
+    next: Option<(u32, u32)>,
+    wait: u32,
+) {
+    let before = b"request failed (";
+    let sink = Some(sink);
+    match next {
+        None => log_failure(
+            Level::Warning,
+            before,
+            failure,
+            said,
+            sink,
+            &[
+                Piece::from("); no retry: waiting "),
+                Piece::from(wait),
+                Piece::from(" ms would pass the request's deadline"),
+            ],
+        ),
+        Some((n, m)) => log_failure(
+            Level::Warning,
+            before,
+            failure,
+            said,
+            sink,
+            &[
+                Piece::from("); retry "),
+                Piece::from(n),
+                Piece::from(" of "),
+                Piece::from(m),
+                Piece::from(" in "),
+                Piece::from(wait),
+                Piece::from(" ms"),
+            ],
+        ),
     }
 }
 
@@ -516,7 +555,7 @@ fn log_failure(
     for piece in then {
         piece.write_to(&mut line);
     }
-    line.finish();
+    line.end();
 }
 
 /// The failure of a request whose deadline passed.
@@ -702,8 +741,8 @@ impl Io<'_> {
 /// Whatever `req` borrows stays alive during the call, and unmodified while
 /// its freeze is held (see [`RequestBody::write`]).
 ///
-/// Not inlined: its buffers (the body writer's, the length's digits) must
-/// not stay on the stack under the retry loop's log line.
+/// Not inlined: what it keeps on the stack must not stay there under the
+/// retry loop's log line.
 #[inline(never)]
 unsafe fn attempt_once(
     settings: &Settings<'_>,
@@ -712,158 +751,11 @@ unsafe fn attempt_once(
     deadline: &Deadline,
     said: &mut ServerMessage,
 ) -> Attempt {
-    // Counted and written under one hold, so the Content-Length sent is the
-    // length written (issue 27: a tool appended between the two made torn
-    // requests); counted again for a retry, as the tools may have changed.
-    let frozen = req.freeze();
-    // SAFETY: what `req` borrows is alive, and unmodified while `frozen` is
-    // held (our contract).
-    let length = match unsafe { body_length(settings.format, req) } {
-        Ok(n) => n,
-        Err(e) => return failed(Failure::NotWritten(e), false),
+    // SAFETY: our caller's guarantee on what `req` borrows, passed on.
+    let (session, mut io) = match unsafe { send_request(settings, req, deadline) } {
+        Ok(sent) => sent,
+        Err(failed) => return failed,
     };
-    let hz = tick_rate();
-    let Some(session) = Session::create(HEADER_BUFSZ) else {
-        return failed(Failure::NoSession, false);
-    };
-
-    let mut len_buf = [0u8; 21];
-    let len_text = crate::base::text::decimal_cstr(length as u64, &mut len_buf);
-    // SAFETY: `session.raw()` is a live session; each format is a NUL-terminated
-    // literal whose one `%s` (if any) gets a NUL-terminated string.
-    let mut ok = unsafe {
-        webclient_header_fields_add(
-            session.raw(),
-            c"Content-Type: application/json\r\n".as_ptr(),
-        ) >= 0
-            && webclient_header_fields_add(session.raw(), req.accept(settings.format).as_ptr()) >= 0
-            && webclient_header_fields_add(
-                session.raw(),
-                c"Content-Length: %s\r\n".as_ptr(),
-                len_text.as_ptr(),
-            ) >= 0
-    };
-    #[cfg(feature = "provider-anthropic")]
-    if settings.format == Format::Anthropic {
-        // SAFETY: a live session, literal formats with one `%s` each, and
-        // NUL-terminated arguments (`&CStr`s).
-        ok = ok
-            && unsafe {
-                webclient_header_fields_add(
-                    session.raw(),
-                    c"anthropic-version: %s\r\n".as_ptr(),
-                    crate::wire::chat::anthropic::API_VERSION.as_ptr(),
-                ) >= 0
-                    && (settings.api_key.is_empty()
-                        || webclient_header_fields_add(
-                            session.raw(),
-                            c"x-api-key: %s\r\n".as_ptr(),
-                            settings.api_key.as_ptr(),
-                        ) >= 0)
-            };
-    }
-    if ok && !settings.api_key.is_empty() && uses_bearer(settings.format) {
-        // SAFETY: a live session, a literal format with one `%s`, and the key
-        // is a `&CStr`, so NUL-terminated.
-        ok = unsafe {
-            webclient_header_fields_add(
-                session.raw(),
-                c"Authorization: Bearer %s\r\n".as_ptr(),
-                settings.api_key.as_ptr(),
-            )
-        } >= 0;
-    }
-    ok = ok
-        && req.extra_headers(&mut |name: &CStr, value: &CStr| {
-            // SAFETY: a live session, a literal format with two `%s`, and two
-            // `&CStr`s, so NUL-terminated.
-            unsafe {
-                webclient_header_fields_add(
-                    session.raw(),
-                    c"%s: %s\r\n".as_ptr(),
-                    name.as_ptr(),
-                    value.as_ptr(),
-                ) >= 0
-            }
-        });
-    if !ok {
-        return failed(Failure::HeadersFull, false);
-    }
-
-    let connect_at = now();
-    // SAFETY: a live session and a NUL-terminated URL; NULL data of length 0
-    // makes webclient_post send the head only.
-    let rc = unsafe { webclient_post(session.raw(), settings.url.as_ptr(), core::ptr::null(), 0) };
-    if rc < 0 {
-        let tls = super::tls_watch::take();
-        if super::cancel::cancelled() || matches!(tls, Some((TlsFailure::Cancelled, _))) {
-            return failed(Failure::Cancelled, false);
-        }
-        if matches!(tls, Some((TlsFailure::Deadline, _))) || deadline.expired(now()) {
-            let failure = Failure::Deadline {
-                ms: deadline.ms(),
-                handshake: tls.is_some(),
-            };
-            return failed(failure, false);
-        }
-        if let Some((why, code)) = tls {
-            return failed(Failure::Tls { why, code }, why.retryable());
-        }
-        if rc == -WEBCLIENT_NOBUFFER {
-            return failed(Failure::HeadTooLong, false);
-        }
-        if is_https(settings.url)
-            && rc == -WEBCLIENT_CONNECT_FAILED
-            && !waited_out(connect_at, CONNECT_TIMEOUT_S, hz)
-        {
-            // Not the URL: some providers take the key as a query parameter.
-            return failed(Failure::TlsRefused, false);
-        }
-        return failed(Failure::Unreachable, true);
-    }
-    if deadline.expired(now()) {
-        return failed(deadline_passed(deadline), false);
-    }
-    let mut io = Io {
-        session: session.raw(),
-        deadline,
-        per_read_ms: settings.timeout_ms,
-        hz,
-        chunked: false,
-        socket_s: 0,
-        capped: false,
-        idle: 0,
-        last_read_waited_out: false,
-        last_read_capped: false,
-    };
-    // Only now: webclient_set_timeout sets the options of the session's
-    // socket, which exists once webclient_post has connected; called before,
-    // it changes nothing and webclient's 6 s default stays.
-    io.set_timeout(settings.timeout_ms);
-    let mut writer = SessionWriter {
-        session: session.raw(),
-        buf: [0; 512],
-        len: 0,
-        deadline,
-        late: false,
-    };
-    let format = settings.format;
-    // SAFETY: the trees in `req` stay alive, and unmodified while `frozen`
-    // is held (our contract).
-    if let Err(e) = unsafe { req.write(format, &mut writer) }.and_then(|_| writer.flush()) {
-        if super::cancel::cancelled() {
-            return failed(Failure::Cancelled, false);
-        }
-        if writer.late || deadline.expired(now()) {
-            return failed(deadline_passed(deadline), false);
-        }
-        return match e {
-            WriteError::Sink => failed(Failure::SendFailed, true),
-            other => failed(Failure::NotWritten(other), false),
-        };
-    }
-    // Sent: the tools may change now.
-    drop(frozen);
     // The head: the first byte may take the read timeout, or what is left.
     let seconds = io.set_timeout(settings.timeout_ms);
     let asked_at = now();
@@ -938,6 +830,177 @@ unsafe fn attempt_once(
         }
         return failed(Failure::Stream, sink.retryable());
     }
+}
+
+/// The first half of an attempt: connect, send the head, write the body;
+/// the session and its reads' state, or the attempt's failure.
+///
+/// # Safety
+/// As [`attempt_once`].
+///
+/// Not inlined: the body writer's 512-byte buffer and the length's digits
+/// are on the stack only while the request goes out, not while the answer
+/// is read, when the sink's parser and the caller's callbacks run on top.
+#[inline(never)]
+unsafe fn send_request<'d>(
+    settings: &Settings<'_>,
+    req: &dyn RequestBody,
+    deadline: &'d Deadline,
+) -> Result<(Session, Io<'d>), Attempt> {
+    let fail = |failure, retryable| Err(failed(failure, retryable));
+    // Counted and written under one hold, so the Content-Length sent is the
+    // length written (issue 27: a tool appended between the two made torn
+    // requests); counted again for a retry, as the tools may have changed.
+    let frozen = req.freeze();
+    // SAFETY: what `req` borrows is alive, and unmodified while `frozen` is
+    // held (our contract).
+    let length = match unsafe { body_length(settings.format, req) } {
+        Ok(n) => n,
+        Err(e) => return fail(Failure::NotWritten(e), false),
+    };
+    let hz = tick_rate();
+    let Some(session) = Session::create(HEADER_BUFSZ) else {
+        return fail(Failure::NoSession, false);
+    };
+
+    let mut len_buf = [0u8; 21];
+    let len_text = crate::base::text::decimal_cstr(length as u64, &mut len_buf);
+    // SAFETY: `session.raw()` is a live session; each format is a NUL-terminated
+    // literal whose one `%s` (if any) gets a NUL-terminated string.
+    let mut ok = unsafe {
+        webclient_header_fields_add(
+            session.raw(),
+            c"Content-Type: application/json\r\n".as_ptr(),
+        ) >= 0
+            && webclient_header_fields_add(session.raw(), req.accept(settings.format).as_ptr()) >= 0
+            && webclient_header_fields_add(
+                session.raw(),
+                c"Content-Length: %s\r\n".as_ptr(),
+                len_text.as_ptr(),
+            ) >= 0
+    };
+    #[cfg(feature = "provider-anthropic")]
+    if settings.format == Format::Anthropic {
+        // SAFETY: a live session, literal formats with one `%s` each, and
+        // NUL-terminated arguments (`&CStr`s).
+        ok = ok
+            && unsafe {
+                webclient_header_fields_add(
+                    session.raw(),
+                    c"anthropic-version: %s\r\n".as_ptr(),
+                    crate::wire::chat::anthropic::API_VERSION.as_ptr(),
+                ) >= 0
+                    && (settings.api_key.is_empty()
+                        || webclient_header_fields_add(
+                            session.raw(),
+                            c"x-api-key: %s\r\n".as_ptr(),
+                            settings.api_key.as_ptr(),
+                        ) >= 0)
+            };
+    }
+    if ok && !settings.api_key.is_empty() && uses_bearer(settings.format) {
+        // SAFETY: a live session, a literal format with one `%s`, and the key
+        // is a `&CStr`, so NUL-terminated.
+        ok = unsafe {
+            webclient_header_fields_add(
+                session.raw(),
+                c"Authorization: Bearer %s\r\n".as_ptr(),
+                settings.api_key.as_ptr(),
+            )
+        } >= 0;
+    }
+    ok = ok
+        && req.extra_headers(&mut |name: &CStr, value: &CStr| {
+            // SAFETY: a live session, a literal format with two `%s`, and two
+            // `&CStr`s, so NUL-terminated.
+            unsafe {
+                webclient_header_fields_add(
+                    session.raw(),
+                    c"%s: %s\r\n".as_ptr(),
+                    name.as_ptr(),
+                    value.as_ptr(),
+                ) >= 0
+            }
+        });
+    if !ok {
+        return fail(Failure::HeadersFull, false);
+    }
+
+    let connect_at = now();
+    // SAFETY: a live session and a NUL-terminated URL; NULL data of length 0
+    // makes webclient_post send the head only.
+    let rc = unsafe { webclient_post(session.raw(), settings.url.as_ptr(), core::ptr::null(), 0) };
+    if rc < 0 {
+        let tls = super::tls_watch::take();
+        if super::cancel::cancelled() || matches!(tls, Some((TlsFailure::Cancelled, _))) {
+            return fail(Failure::Cancelled, false);
+        }
+        if matches!(tls, Some((TlsFailure::Deadline, _))) || deadline.expired(now()) {
+            let failure = Failure::Deadline {
+                ms: deadline.ms(),
+                handshake: tls.is_some(),
+            };
+            return fail(failure, false);
+        }
+        if let Some((why, code)) = tls {
+            return fail(Failure::Tls { why, code }, why.retryable());
+        }
+        if rc == -WEBCLIENT_NOBUFFER {
+            return fail(Failure::HeadTooLong, false);
+        }
+        if is_https(settings.url)
+            && rc == -WEBCLIENT_CONNECT_FAILED
+            && !waited_out(connect_at, CONNECT_TIMEOUT_S, hz)
+        {
+            // Not the URL: some providers take the key as a query parameter.
+            return fail(Failure::TlsRefused, false);
+        }
+        return fail(Failure::Unreachable, true);
+    }
+    if deadline.expired(now()) {
+        return fail(deadline_passed(deadline), false);
+    }
+    let mut io = Io {
+        session: session.raw(),
+        deadline,
+        per_read_ms: settings.timeout_ms,
+        hz,
+        chunked: false,
+        socket_s: 0,
+        capped: false,
+        idle: 0,
+        last_read_waited_out: false,
+        last_read_capped: false,
+    };
+    // Only now: webclient_set_timeout sets the options of the session's
+    // socket, which exists once webclient_post has connected; called before,
+    // it changes nothing and webclient's 6 s default stays.
+    io.set_timeout(settings.timeout_ms);
+    let mut writer = SessionWriter {
+        session: session.raw(),
+        buf: [0; 512],
+        len: 0,
+        deadline,
+        late: false,
+    };
+    let format = settings.format;
+    // SAFETY: the trees in `req` stay alive, and unmodified while `frozen`
+    // is held (our contract).
+    if let Err(e) = unsafe { req.write(format, &mut writer) }.and_then(|_| writer.flush()) {
+        if super::cancel::cancelled() {
+            return fail(Failure::Cancelled, false);
+        }
+        if writer.late || deadline.expired(now()) {
+            return fail(deadline_passed(deadline), false);
+        }
+        return match e {
+            WriteError::Sink => fail(Failure::SendFailed, true),
+            other => fail(Failure::NotWritten(other), false),
+        };
+    }
+    // Sent: the tools may change now.
+    drop(frozen);
+    Ok((session, io))
 }
 
 /// The `Accept` header line for `format`'s stream.
@@ -1073,12 +1136,10 @@ unsafe fn http_error(
         }
         None => said.set(trim(body.split_last().map_or(&[][..], |(_, text)| text))),
     }
-    let failure = Failure::Status(status);
-    log_failure(Level::Error, b"", failure, said, None, &[]);
     // SAFETY: `session` is a live session with a response head (contract).
     let retry_after_ms = unsafe { server_wait_ms(session) };
     Attempt::Failed {
-        failure,
+        failure: Failure::Status(status),
         retryable: retryable_status(status),
         retry_after_ms,
     }

@@ -130,6 +130,14 @@ impl LineWriter {
 
     /// Send what is left (an empty line when nothing was written at all).
     pub fn finish(mut self) {
+        self.end();
+    }
+
+    /// [`LineWriter::finish`] through a borrow: a writer moved into
+    /// `finish` is first copied to another slot of the caller's frame, so
+    /// its buffer would sit twice on the stack of whoever logs. Nothing is
+    /// written to the writer after this.
+    pub fn end(&mut self) {
         if self.len > 0 || !self.sent {
             self.send(self.len);
         }
@@ -208,7 +216,7 @@ pub fn log_line(level: Level, pieces: &[Piece<'_>]) {
     for p in pieces {
         p.write_to(&mut line);
     }
-    line.finish();
+    line.end();
 }
 
 /// Log `parts` as one line (split into pieces as needed).
@@ -217,7 +225,7 @@ pub fn log_parts(level: Level, parts: &[&[u8]]) {
     for p in parts {
         line.write_bytes(p);
     }
-    line.finish();
+    line.end();
 }
 
 /// `log_e!("text ", value, " more")`: the pieces (strings, byte strings, C

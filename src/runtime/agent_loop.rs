@@ -403,6 +403,95 @@ fn log_memory(what: &str) {
 /// tools, hub, context, spare reply, lock; then open the gate and start the
 /// channel. On failure nothing is left allocated. Logs `[mem] agent started`.
 fn build_agent(loop_thread: rt_thread_t) -> bool {
+    /// The rest of the start, once the tools are registered: hub, context,
+    /// spare reply, lock, gate, channel.
+    ///
+    /// Not inlined: its locals are not on the stack while the MCP client's
+    /// start below exchanges with its servers.
+    #[inline(never)]
+    fn assemble(loop_thread: rt_thread_t) -> bool {
+        let hub = message_hub_create();
+        let context = super::context::agent_context_create();
+        let spare_reply = crate::abi::messages::out_of_memory_message();
+        let shared = Shared {
+            spare_reply,
+            stream: &LOG_HOOKS,
+            last_reply_streamed: false,
+            #[cfg(feature = "msh-extras")]
+            answered: 0,
+        };
+        let fail = || {
+            crate::log_e!("init_agent: out of memory");
+            #[cfg(feature = "mcp-client")]
+            crate::runtime::mcp_client::stop();
+            // SAFETY: C function of the package.
+            unsafe { agent_tools_cleanup() };
+            false
+        };
+        let shared = match Locked::create(ObjectName::short(c"AgentSt"), shared) {
+            Ok(shared) => shared,
+            Err(shared) => {
+                // SAFETY: each is NULL or was just made here and never shared.
+                unsafe {
+                    message_hub_destroy(hub);
+                    super::context::agent_context_destroy(context);
+                    messages_destroy(shared.spare_reply);
+                }
+                return fail();
+            }
+        };
+        // From here the agent's drop frees whatever was made.
+        let agent = Agent {
+            hub,
+            context,
+            loop_thread,
+            shared,
+        };
+        if hub.is_null() || context.is_null() || spare_reply.is_null() {
+            drop(agent);
+            return fail();
+        }
+        // The summary note kept in the notes file comes back.
+        #[cfg(all(feature = "notes", feature = "memory-summary"))]
+        // SAFETY: non-NULL (checked above): the context just made, this
+        // thread's.
+        unsafe {
+            super::memory::restore_note(context)
+        };
+        // SAFETY: non-NULL (checked above): the hub just made, live.
+        super::hub::watch_input(unsafe { (*hub).input_mailbox });
+        // SAFETY: Starting, with the gate closed: no other thread reaches `agent`
+        // (see `AgentCell`).
+        unsafe { *AGENT.agent.get() = Some(agent) };
+        AGENT.gate.open();
+        // As the C package's init_agent: the file-operation thread (down_load
+        // and C code posting to its queues) runs with the agent.
+        #[cfg(feature = "multimodal")]
+        if super::multimodal::mode() != super::multimodal::Mode::Off
+            && super::multimodal::agent_file_op_init().is_null()
+        {
+            crate::log_w!("init_agent: the file-operation thread did not start (no memory)");
+        }
+        // SAFETY: the glue's logging only; no arguments.
+        #[cfg(feature = "tls")]
+        unsafe {
+            crate::rtt::webclient::agent_tls_report()
+        };
+        log_memory("agent started");
+        if let Some(init) = channel_ops().and_then(|ops| ops.init) {
+            // SAFETY: the channel's own init with the live hub and context; the
+            // channel is reset before either is freed.
+            if unsafe { init(hub, context) } != 0 {
+                crate::log_w!("init_agent: the channel did not start");
+            }
+        }
+        #[cfg(feature = "mcp-server")]
+        crate::runtime::mcp::server::start();
+        #[cfg(feature = "schedule")]
+        super::schedule::start(put_user_message);
+        true
+    }
+
     CHANNEL_IS_OURS.store(false, Ordering::Release);
     super::tools::set_owner(Some(thread::current()));
     #[cfg(feature = "channel-webnet")]
@@ -413,85 +502,7 @@ fn build_agent(loop_thread: rt_thread_t) -> bool {
     super::notes::register_tools();
     #[cfg(feature = "mcp-client")]
     crate::runtime::mcp_client::start();
-    let hub = message_hub_create();
-    let context = super::context::agent_context_create();
-    let spare_reply = crate::abi::messages::out_of_memory_message();
-    let shared = Shared {
-        spare_reply,
-        stream: &LOG_HOOKS,
-        last_reply_streamed: false,
-        #[cfg(feature = "msh-extras")]
-        answered: 0,
-    };
-    let fail = || {
-        crate::log_e!("init_agent: out of memory");
-        #[cfg(feature = "mcp-client")]
-        crate::runtime::mcp_client::stop();
-        // SAFETY: C function of the package.
-        unsafe { agent_tools_cleanup() };
-        false
-    };
-    let shared = match Locked::create(ObjectName::short(c"AgentSt"), shared) {
-        Ok(shared) => shared,
-        Err(shared) => {
-            // SAFETY: each is NULL or was just made here and never shared.
-            unsafe {
-                message_hub_destroy(hub);
-                super::context::agent_context_destroy(context);
-                messages_destroy(shared.spare_reply);
-            }
-            return fail();
-        }
-    };
-    // From here the agent's drop frees whatever was made.
-    let agent = Agent {
-        hub,
-        context,
-        loop_thread,
-        shared,
-    };
-    if hub.is_null() || context.is_null() || spare_reply.is_null() {
-        drop(agent);
-        return fail();
-    }
-    // The summary note kept in the notes file comes back.
-    #[cfg(all(feature = "notes", feature = "memory-summary"))]
-    // SAFETY: non-NULL (checked above): the context just made, this thread's.
-    unsafe {
-        super::memory::restore_note(context)
-    };
-    // SAFETY: non-NULL (checked above): the hub just made, live.
-    super::hub::watch_input(unsafe { (*hub).input_mailbox });
-    // SAFETY: Starting, with the gate closed: no other thread reaches `agent`
-    // (see `AgentCell`).
-    unsafe { *AGENT.agent.get() = Some(agent) };
-    AGENT.gate.open();
-    // As the C package's init_agent: the file-operation thread (down_load
-    // and C code posting to its queues) runs with the agent.
-    #[cfg(feature = "multimodal")]
-    if super::multimodal::mode() != super::multimodal::Mode::Off
-        && super::multimodal::agent_file_op_init().is_null()
-    {
-        crate::log_w!("init_agent: the file-operation thread did not start (no memory)");
-    }
-    // SAFETY: the glue's logging only; no arguments.
-    #[cfg(feature = "tls")]
-    unsafe {
-        crate::rtt::webclient::agent_tls_report()
-    };
-    log_memory("agent started");
-    if let Some(init) = channel_ops().and_then(|ops| ops.init) {
-        // SAFETY: the channel's own init with the live hub and context; the
-        // channel is reset before either is freed.
-        if unsafe { init(hub, context) } != 0 {
-            crate::log_w!("init_agent: the channel did not start");
-        }
-    }
-    #[cfg(feature = "mcp-server")]
-    crate::runtime::mcp::server::start();
-    #[cfg(feature = "schedule")]
-    super::schedule::start(put_user_message);
-    true
+    assemble(loop_thread)
 }
 
 /// Tear the agent down on the calling thread, which won the move to

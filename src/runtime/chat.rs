@@ -32,7 +32,7 @@ pub unsafe fn chat_response_free(resp: ChatResponse_t) {
 }
 
 use crate::cjson::json;
-use crate::net::error::{ErrorText, ServerMessage, TextOut, ERROR_TEXT_MAX};
+use crate::net::error::{ErrorText, NetError, ServerMessage, TextOut, ERROR_TEXT_MAX};
 use crate::net::transport::{self, Flow, ResponseSink, Settings};
 use crate::rtt::strdup::rt_strdup_parts;
 use crate::rtt::{board, cap};
@@ -185,18 +185,27 @@ struct Parser {
 
 impl ResponseSink for Parser {
     type Error = StreamError;
+    // Not inlined (nor is `end`): the parser's locals stay in its own
+    // frame, not in the transport's attempt, under which the request is
+    // also written.
+    #[inline(never)]
     fn body(&mut self, bytes: &[u8]) -> Result<Flow, StreamError> {
         match self.stream.feed(bytes, &mut self.callbacks)? {
             Progress::More => Ok(Flow::More),
             Progress::Done => Ok(Flow::Done),
         }
     }
+    #[inline(never)]
     fn end(&mut self) -> Result<(), StreamError> {
         self.stream.finish(&mut self.callbacks)
     }
     fn delivered(&self) -> bool {
         self.callbacks.delivered
     }
+    // Not inlined: the new stream is made apart and then moved in, and that
+    // copy must not sit in the frame of the retry loop, under which every
+    // attempt runs.
+    #[inline(never)]
     fn restart(&mut self) {
         self.stream = ChatStream::with_format(self.caps, self.format);
     }
@@ -340,6 +349,68 @@ pub(crate) fn network(o: &Overrides) -> Network {
     }
 }
 
+/// A request's transport settings and its stream parser, before anything
+/// is sent.
+struct Prepared<'c> {
+    settings: Settings<'c>,
+    parser: Parser,
+}
+
+/// The settings of a request to `url` and its parser, from the overrides
+/// as they are now.
+///
+/// Not inlined: the overrides' snapshot and the parser's first state (made
+/// apart, then moved in) are on the stack only here, not under the request,
+/// when the answer is parsed on top of [`chat_with_error`]'s frame. The
+/// result is written straight into the caller's frame.
+#[inline(never)]
+fn prepare<'c>(
+    url: &'c core::ffi::CStr,
+    api_key: &'c core::ffi::CStr,
+    on_reasoning: TextCallback,
+    on_context: TextCallback,
+) -> Prepared<'c> {
+    let cfg = board();
+    let chosen = super::settings::snapshot();
+    let net = network(&chosen.chat);
+    let format = super::settings::format_for(url, &chosen);
+    let caps = Caps {
+        max_content: chosen.chat.max_content.unwrap_or(cap(cfg.max_content_len)),
+        max_reasoning: chosen
+            .chat
+            .max_reasoning
+            .unwrap_or(cap(cfg.max_reasoning_len)),
+        max_tool_args: chosen
+            .chat
+            .max_tool_args
+            .unwrap_or(cap(cfg.max_tool_arg_len)),
+        max_token: chosen.chat.max_token.unwrap_or(cap(cfg.stream_line_bufsz)),
+        max_tool_calls: MAX_TOOL_CALLS,
+    };
+    Prepared {
+        settings: Settings {
+            url,
+            api_key,
+            timeout_ms: net.timeout_ms,
+            retries: net.retries,
+            retry_base_ms: net.retry_base_ms,
+            read_buffer: net.read_buffer,
+            request_timeout_ms: net.request_timeout_ms,
+            format,
+        },
+        parser: Parser {
+            stream: ChatStream::with_format(caps, format),
+            caps,
+            format,
+            callbacks: Callbacks {
+                on_reasoning,
+                on_context,
+                delivered: false,
+            },
+        },
+    }
+}
+
 /// [`chat`], with the failure's text in `error` ("" after a success) and
 /// the calls too long to run in `long_calls`.
 ///
@@ -371,18 +442,8 @@ pub(crate) unsafe fn chat_with_error(
         crate::log_e!("chat: ", error.as_str());
         return ptr::null_mut();
     }
-    let chosen = super::settings::snapshot();
-    let net = network(&chosen.chat);
-    let settings = Settings {
-        url,
-        api_key: config.api_key(),
-        timeout_ms: net.timeout_ms,
-        retries: net.retries,
-        retry_base_ms: net.retry_base_ms,
-        read_buffer: net.read_buffer,
-        request_timeout_ms: net.request_timeout_ms,
-        format: super::settings::format_for(url, &chosen),
-    };
+    let mut prepared = prepare(url, config.api_key(), on_reasoning, on_context);
+    let settings = &prepared.settings;
     let req = ChatRequest {
         model: config.model(),
         messages,
@@ -393,29 +454,7 @@ pub(crate) unsafe fn chat_with_error(
             cfg.max_tokens as i64
         },
     };
-    let caps = Caps {
-        max_content: chosen.chat.max_content.unwrap_or(cap(cfg.max_content_len)),
-        max_reasoning: chosen
-            .chat
-            .max_reasoning
-            .unwrap_or(cap(cfg.max_reasoning_len)),
-        max_tool_args: chosen
-            .chat
-            .max_tool_args
-            .unwrap_or(cap(cfg.max_tool_arg_len)),
-        max_token: chosen.chat.max_token.unwrap_or(cap(cfg.stream_line_bufsz)),
-        max_tool_calls: MAX_TOOL_CALLS,
-    };
-    let mut parser = Parser {
-        stream: ChatStream::with_format(caps, settings.format),
-        caps,
-        format: settings.format,
-        callbacks: Callbacks {
-            on_reasoning,
-            on_context,
-            delivered: false,
-        },
-    };
+    let parser = &mut prepared.parser;
     let req = ToolsFrozen(req);
     let mut said = ServerMessage::new();
     // SAFETY: `req` holds `messages` and `tools`, NULL or valid cJSON trees
@@ -423,15 +462,51 @@ pub(crate) unsafe fn chat_with_error(
     // modifies `messages` meanwhile, and the registry's tools array changes
     // only under the registry lock, which the transport holds while it
     // counts and writes the body (`RequestBody::freeze`).
-    if let Err(failed) = unsafe { transport::send(&settings, &req, &mut parser, &mut said) } {
-        error.clear();
-        failed.describe(&said, error, &|e, out| parser.describe(e, out));
-        crate::log_e!("chat failed: ", error.as_str());
+    if let Err(failed) = unsafe { transport::send(settings, &req, parser, &mut said) } {
+        report_failure(&failed, &said, parser, error);
         return ptr::null_mut();
     }
+    // SAFETY: the stream is finished; `on_tool_call` is the caller's.
+    unsafe { respond(&parser.stream, on_context, on_tool_call, error, long_calls) }
+}
+
+/// A failed request: its text into `error`, and the log line.
+///
+/// Not inlined, as [`respond`]: its temporaries are not in
+/// [`chat_with_error`]'s frame, under which the answer is parsed.
+#[inline(never)]
+fn report_failure(
+    failed: &NetError<StreamError>,
+    said: &ServerMessage,
+    parser: &Parser,
+    error: &mut ErrorText,
+) {
+    error.clear();
+    failed.describe(said, error, &|e, out| parser.describe(e, out));
+    crate::log_e!("chat failed: ", error.as_str());
+}
+
+/// The response of a finished stream, handed to `on_tool_call` call by
+/// call; the failure's text in `error` and the calls too long to run in
+/// `long_calls`.
+///
+/// # Safety
+/// `on_tool_call` is NULL or a C function taking a NUL-terminated string
+/// it only borrows.
+///
+/// Not inlined: its temporaries are not in [`chat_with_error`]'s frame,
+/// under which the answer is parsed.
+#[inline(never)]
+unsafe fn respond(
+    stream: &ChatStream,
+    on_context: TextCallback,
+    on_tool_call: TextCallback,
+    error: &mut ErrorText,
+    long_calls: &mut LongCalls,
+) -> ChatResponse_t {
     // SAFETY: `build_response` only reads the finished stream and allocates.
-    let resp = unsafe { build_response(&parser.stream) };
-    *long_calls = LongCalls::of(&parser.stream);
+    let resp = unsafe { build_response(stream) };
+    *long_calls = LongCalls::of(stream);
     if resp.is_null() {
         error.set(&[b"out of memory while building the response"]);
         crate::log_e!("chat failed: ", error.as_str());
@@ -439,7 +514,7 @@ pub(crate) unsafe fn chat_with_error(
     }
     // The answer's text streamed as it came: the note that it was cut goes
     // the same way, so that whoever shows the stream shows the note too.
-    if parser.stream.content_truncated() {
+    if stream.content_truncated() {
         call_in_pieces(on_context, CUT_NOTE);
     }
     if let Some(cb) = on_tool_call {
@@ -450,7 +525,8 @@ pub(crate) unsafe fn chat_with_error(
             let text = unsafe { cJSON_PrintUnformatted(call) };
             if !text.is_null() {
                 // SAFETY: `cb` is the caller's `on_tool_call`, a C function
-                // taking a NUL-terminated string it only borrows; `text` is one.
+                // taking a NUL-terminated string it only borrows (this
+                // function's contract); `text` is one.
                 unsafe { cb(text) };
                 // SAFETY: `text` came from `cJSON_PrintUnformatted`, is owned
                 // here and is freed once with cJSON's allocator.

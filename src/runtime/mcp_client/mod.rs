@@ -163,6 +163,10 @@ fn warn_about(url: &Url, what: &[u8], detail: &[u8], tail: &[u8]) {
 }
 
 /// The settings of a request to `url`: the chat client's.
+///
+/// Not inlined: the overrides' snapshot it reads is on the stack only here,
+/// not in the frame of the request, under which the answer is read.
+#[inline(never)]
 fn settings(url: &CStr) -> Settings<'_> {
     let net = crate::runtime::chat::network(&crate::runtime::settings::snapshot().chat);
     Settings {
@@ -245,7 +249,7 @@ fn exchange_once(
     } else {
         None
     };
-    let url = server.url;
+    let url = &server.url;
     let mut host = [0u8; 130];
     let rpc = Rpc {
         id,
@@ -549,21 +553,30 @@ unsafe fn register_page(
     true
 }
 
-/// Handshake with server `index` and register its tools; false (its tools
-/// left out, the reason logged) when it failed.
-fn connect(state: &mut State, index: usize, url: Url) {
-    let mut error = ErrorText::new();
-    if crate::base::fallible::push(
-        &mut state.servers,
+/// Add a server at `url` to `servers`; false without memory.
+///
+/// Not inlined: the server is made on the stack before it moves to the
+/// heap, and that copy is not kept in [`connect`]'s frame, under which the
+/// handshake and the tool lists are exchanged.
+#[inline(never)]
+fn add_server(servers: &mut Vec<Server>, url: &Url) -> bool {
+    crate::base::fallible::push(
+        servers,
         Server {
-            url,
+            url: *url,
             session: Vec::new(),
             protocol: None,
             next_id: 1,
         },
     )
-    .is_err()
-    {
+    .is_ok()
+}
+
+/// Handshake with server `index` and register its tools; false (its tools
+/// left out, the reason logged) when it failed.
+fn connect(state: &mut State, index: usize, url: &Url) {
+    let mut error = ErrorText::new();
+    if !add_server(&mut state.servers, url) {
         crate::log_e!("mcp: no memory for the server ", url.as_bytes());
         return;
     }
@@ -576,7 +589,7 @@ fn connect(state: &mut State, index: usize, url: Url) {
     let first_tool = state.tools.len();
     if handshake(server, &mut error).is_err() {
         warn_about(
-            &url,
+            url,
             b": its tools are left out (initialize failed: ",
             error.as_str().as_bytes(),
             b")",
@@ -595,7 +608,7 @@ fn connect(state: &mut State, index: usize, url: Url) {
             Ok(a) => a,
             Err(_) => {
                 warn_about(
-                    &url,
+                    url,
                     b": tools/list failed (",
                     error.as_str().as_bytes(),
                     b"); its tools from there on are left out",
@@ -604,7 +617,7 @@ fn connect(state: &mut State, index: usize, url: Url) {
             }
         };
         // SAFETY: `answer.as_ptr()` is a live answer owned by `answer`.
-        if !unsafe { register_page(&mut state.tools, index, slot, &url, answer.as_ptr()) } {
+        if !unsafe { register_page(&mut state.tools, index, slot, url, answer.as_ptr()) } {
             break;
         }
         // SAFETY: as above.
@@ -619,7 +632,7 @@ fn connect(state: &mut State, index: usize, url: Url) {
             }
             Some(n) if !n.is_empty() => {
                 warn_about(
-                    &url,
+                    url,
                     b": a tools/list cursor over 256 bytes; the later pages are left out",
                     b"",
                     b"",
@@ -630,7 +643,7 @@ fn connect(state: &mut State, index: usize, url: Url) {
         }
         if page + 1 == MAX_PAGES {
             warn_about(
-                &url,
+                url,
                 b": more than 8 tools/list pages; the later ones are left out",
                 b"",
                 b"",
@@ -666,7 +679,7 @@ pub fn start() {
                 );
                 continue;
             }
-            connect(state, i, url);
+            connect(state, i, &url);
         }
     });
     if done.is_none() {
