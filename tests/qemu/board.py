@@ -33,14 +33,17 @@ class Timeout(Exception):
 
 class Board:
     def __init__(self, bsp, relay_cmd, transcript, host_port=None, guest_port=80, guestfwds=(),
-                 machine='vexpress-a9'):
+                 machine='vexpress-a9', sd=None):
         """relay_cmd: the program QEMU runs per guest connection to
         GUEST_SERVER:80 (it connects to the scripted server on 127.0.0.1).
         host_port: forward 127.0.0.1:host_port on the host to the board's
         guest_port (80: its WebNet; 8000: its MCP server), and nothing
         else. guestfwds: more (guest address, guest port, relay command)
         forwards, each relay connecting to a server on 127.0.0.1 (the MCP
-        client's remote server). machine: vexpress-a9 or lm3s6965evb."""
+        client's remote server). machine: vexpress-a9 or lm3s6965evb.
+        sd: an sdcard.SdImage to boot with as the board's SD card (A9
+        only; the BSP mounts it at "/"); it is marked attached until
+        close(), and its host-side helpers refuse to touch it meanwhile."""
         if machine not in ('vexpress-a9', 'lm3s6965evb'):
             raise ValueError('unknown machine %r' % machine)
         self.machine = machine
@@ -69,7 +72,12 @@ class Board:
             self.cmd = ['qemu-system-arm', '-M', 'vexpress-a9', '-smp', 'cpus=1', '-m', '128M',
                         '-kernel', image, '-display', 'none', '-monitor', 'none', '-serial', 'stdio',
                         '-netdev', netdev, '-net', 'nic,netdev=n0,model=lan9118']
+            if sd is not None:
+                # The PL181 (drv_sdio.c) with this raw image as its card.
+                self.cmd += ['-drive', 'if=sd,format=raw,file=%s' % sd.path]
         else:
+            if sd is not None:
+                raise ValueError('the lm3s firmware has DFS off: no SD card')
             # 256 KB flash, 64 KB SRAM: the machine fixes both. Its
             # Ethernet controller (stellaris_enet) on the same restricted
             # user networking.
@@ -78,8 +86,14 @@ class Board:
                         '-netdev', netdev, '-net', 'nic,netdev=n0,model=stellaris']
         self.log = open(transcript, 'w', encoding='utf-8', errors='replace')
         self.log.write('$ %s\n' % ' '.join(self.cmd))
+        self.sd = sd
+        if sd is not None:
+            if sd.attached is not None and sd.attached.proc.poll() is None:
+                raise ValueError('%s is already open in another QEMU' % sd.path)
         self.proc = subprocess.Popen(self.cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, start_new_session=True)
+        if sd is not None:
+            sd.attached = self
         self.buf = ''   # everything received
         self.pos = 0    # how far expect() has consumed
 
@@ -197,4 +211,8 @@ class Board:
             except subprocess.TimeoutExpired:
                 os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait(5)
+        # QEMU has exited (its raw image writes went to the file as the
+        # guest made them): the host may read and change the image now.
+        if self.sd is not None and self.sd.attached is self:
+            self.sd.attached = None
         self.log.close()

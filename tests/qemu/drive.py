@@ -20,6 +20,7 @@ sys.dont_write_bytecode = True  # nothing written into the repo
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from board import GUEST_SERVER, PROMPT, PROMPT_NO_DFS, Board, Timeout  # noqa: E402
 import mapsize  # noqa: E402
+import sdcard  # noqa: E402
 import tls_front  # noqa: E402
 import upstream_tools  # noqa: E402
 
@@ -293,13 +294,21 @@ class Run:
             return False
 
     # -- board ---------------------------------------------------------------
-    def boot(self, bsp, name, host_port=None, guest_port=80, guestfwds=(), machine='vexpress-a9'):
+    def boot(self, bsp, name, host_port=None, guest_port=80, guestfwds=(), machine='vexpress-a9', sd=None):
+        """Start QEMU and wait for the shell and a DHCP address; returns
+        `free`. sd: an sdcard.SdImage as the board's SD card (the BSP must
+        say it mounted it at "/"; self.sd_mount says how). The seconds from
+        QEMU's start to the shell prompt are in self.boot_secs; reboot()
+        boots the same again."""
         if self.board:
             self.board.close()
         self.boots += 1
+        self.last_boot = (bsp, name, dict(host_port=host_port, guest_port=guest_port, guestfwds=guestfwds,
+                                          machine=machine, sd=sd))
         transcript = os.path.join(self.args.logs, 'serial-%s-%d.txt' % (name, self.boots))
+        t0 = time.monotonic()
         self.board = Board(bsp, self.server.relay, transcript, host_port=host_port, guest_port=guest_port,
-                           guestfwds=guestfwds, machine=machine)
+                           guestfwds=guestfwds, machine=machine, sd=sd)
         self.transcript = transcript
         b = self.board
         if machine == 'lm3s6965evb':
@@ -312,6 +321,9 @@ class Run:
         b.quiet(0.5)
         b.send('\r')
         b.expect(re.escape(b.prompt), 10, 'the shell prompt after boot')
+        self.boot_secs = time.monotonic() - t0
+        if sd is not None:
+            self.sd_mount = self.sd_mounted(b.since(0))
         if machine == 'lm3s6965evb':
             # No command shows the address there: without netdev there is
             # no `ifconfig`, and lwIP's list_if is a finsh (C-style shell)
@@ -328,6 +340,50 @@ class Run:
                 raise Fail('no DHCP address from qemu user networking within 40 s')
             b.quiet(2)
         return b.free()
+
+    def reboot(self):
+        """Stop QEMU and boot the same firmware again with the same
+        options and the same SD image (what the board wrote to its card
+        is still there); returns `free`."""
+        bsp, name, kw = self.last_boot
+        self.stop()
+        return self.boot(bsp, name, **kw)
+
+    def stop(self):
+        """Stop QEMU: its SD image may then be read and changed from the
+        host (sdcard.SdImage's helpers refuse while QEMU runs)."""
+        if self.board:
+            self.board.close()
+            self.board = None
+
+    # -- SD card (tests/qemu/sdcard.py) -------------------------------------
+    def sd_image(self, name, mib=sdcard.DEFAULT_MIB):
+        """A new, empty FAT image <--sd-dir>/<name>.img, made afresh on
+        each call (each run starts from an empty card)."""
+        return sdcard.SdImage(os.path.join(self.args.sd_dir, name + '.img'), mib).create()
+
+    @staticmethod
+    def sd_mounted(boot_text):
+        """How the BSP's applications/mnt.c left the card, from the boot
+        text: ('mounted' or 'formatted', tick of its line); a Fail when it
+        mounted nothing."""
+        text = re.sub(r'\x1b\[[0-9;]*m', '', boot_text)
+        m = re.search(r'\[(\d+)\] I/FileSystem: file system initialization done', text)
+        if m:
+            return 'mounted', int(m.group(1))
+        m = re.search(r"\[(\d+)\] I/FileSystem: \[sd\] File System on SD \('sd'\) initialized", text)
+        if m:
+            return 'formatted', int(m.group(1))
+        lines = [ln.strip() for ln in text.splitlines() if re.search(r'FileSystem|SDIO|DFS', ln)]
+        raise Fail('the BSP did not mount the SD card at "/": %s' % (' | '.join(lines) or 'no FileSystem line'))
+
+    def sd_cat(self, path):
+        """`cat PATH` on the board: what it printed (msh's cat ends with a
+        newline of its own), or None when it could not open it."""
+        out = self.board.run('cat %s' % path)
+        if re.search(r'Open %s failed' % re.escape(path), out):
+            return None
+        return out[1:-1] if out.startswith('\n') and out.endswith('\n') else out.strip('\n')
 
     def shell_alive(self, what):
         """Enter at the shell must give a prompt (bounded)."""
@@ -2574,6 +2630,132 @@ class Run:
         b.close()
         self.board = None
 
+    # -- an SD card that survives a reboot (--persist) -----------------------
+    def persist(self, bsp):
+        """The board's SD card across boots, with no library feature: a
+        reference boot without a card, then a fresh FAT image: the board
+        writes a file, is rebooted (QEMU stopped and started on the same
+        image) and reads it back; the host reads it from the image, replaces
+        it and writes another file, the board reads the new bytes and
+        writes a file into the host's directory; the host makes the file
+        unreadable (first cluster 0), the board opens it, reads nothing,
+        keeps its shell, and replaces it. What the board's own mkdir made is
+        a figure (a regular file with this BSP's -DO_DIRECTORY=0)."""
+        fw = os.path.basename(bsp.rstrip('/')) + '-sd'
+        state = {}
+
+        def reference():
+            self.boot(bsp, fw + '-nocard')
+            state['nocard'] = self.boot_secs
+            text = re.sub(r'\x1b\[[0-9;]*m', '', self.board.since(0))
+            said = [ln.strip() for ln in text.splitlines() if 'FileSystem' in ln][-1:]
+            self.stop()
+            self.figures.append(('%s: boot to the shell prompt, no SD card' % fw, '%.1f s' % state['nocard']))
+            return 'prompt after %.1f s; %s' % (state['nocard'], ' '.join(said) or 'no FileSystem line')
+
+        def fresh():
+            img = state['img'] = self.sd_image('persist')
+            self.boot(bsp, fw, sd=img)
+            how, tick = self.sd_mount
+            if how != 'mounted':
+                raise Fail('the fresh FAT image was %s by the board, not mounted as it was' % how)
+            # (No `ls`: with this BSP's -DO_DIRECTORY=0 DFS opens no
+            # directory; `cat` of a missing file says "Open ... failed".)
+            if self.sd_cat('/f.txt') is not None:
+                raise Fail('`cat /f.txt` on a fresh card found a file')
+            self.figures.append(('%s: boot to the shell prompt, fresh %d MiB FAT image' % (fw, img.mib),
+                                 '%.1f s (mounted at tick %d)' % (self.boot_secs, tick)))
+            return 'prompt after %.1f s (%+.1f s against no card); "/" mounted at tick %d' % (
+                self.boot_secs, self.boot_secs - state['nocard'], tick)
+
+        def write():
+            self.board.run('echo hello /f.txt')
+            got = self.sd_cat('/f.txt')
+            if got != 'hello':
+                raise Fail('`cat /f.txt` after `echo hello /f.txt` printed %r' % got)
+            return '`echo hello /f.txt`, `cat /f.txt`: hello'
+
+        def reboot():
+            self.reboot()
+            got = self.sd_cat('/f.txt')
+            self.figures.append(('%s: reboot (QEMU stopped and started on the same image) to the prompt' % fw,
+                                 '%.1f s' % self.boot_secs))
+            if got != 'hello':
+                raise Fail('after the reboot `cat /f.txt` printed %r' % got)
+            return 'prompt after %.1f s; `cat /f.txt`: hello' % self.boot_secs
+
+        def host_reads():
+            self.stop()
+            img = state['img']
+            got = img.read('/f.txt')
+            if got != b'hello':
+                raise Fail('the image holds %r as /f.txt (names on the card: %s)' % (got, img.listdir('/')))
+            return 'the image\'s /f.txt: %r; on the card: %s' % (got, ', '.join(img.listdir('/')))
+
+        def host_replaces():
+            img = state['img']
+            img.write('/f.txt', b'replaced by the host 0123')
+            img.write('/agent/notes', b'note 1: written by the host\n')
+            self.boot(bsp, fw, sd=img)
+            got = self.sd_cat('/f.txt')
+            if got != 'replaced by the host 0123':
+                raise Fail('`cat /f.txt` printed %r, not the bytes the host wrote' % got)
+            notes = self.sd_cat('/agent/notes')
+            if notes is None or notes.strip() != 'note 1: written by the host':
+                raise Fail('`cat /agent/notes` printed %r' % notes)
+            # A new file in the directory the host made, and the board's
+            # own mkdir (looked at from the host in the next step).
+            self.board.run('echo board /agent/board.txt')
+            mine = self.sd_cat('/agent/board.txt')
+            if mine != 'board':
+                raise Fail('`echo board /agent/board.txt` then `cat` printed %r (a file in a directory the host '
+                           'made)' % mine)
+            self.board.run('mkdir /made-by-board')
+            return ('`cat /f.txt`: %r; `cat /agent/notes`: %r; `echo board /agent/board.txt` read back'
+                    % (got, notes.strip()))
+
+        def unreadable():
+            self.stop()
+            img = state['img']
+            first, size = img.make_unreadable('/f.txt')
+            made = img.kind('/made-by-board')
+            self.boot(bsp, fw, sd=img)
+            b = self.board
+            got = self.sd_cat('/f.txt')
+            if got is None:
+                raise Fail('`cat /f.txt` could not open the file (its entry should still be there)')
+            if got != '':
+                raise Fail('`cat /f.txt` printed %r: the read should have failed' % got)
+            self.shell_alive('after `cat` of the unreadable file')
+            b.run('rm /f.txt')
+            b.run('echo again /f.txt')
+            again = self.sd_cat('/f.txt')
+            if again != 'again':
+                raise Fail('after `rm` and `echo again /f.txt`, `cat /f.txt` printed %r' % again)
+            self.stop()
+            host = img.read('/f.txt')
+            if host != b'again':
+                raise Fail('the image holds %r as /f.txt after the board replaced it' % host)
+            self.figures.append(('%s: `mkdir /made-by-board` on the board made' % fw,
+                                 {'dir': 'a directory', 'file': 'a regular file (the BSP\'s -DO_DIRECTORY=0)',
+                                  None: 'nothing'}[made]))
+            return ('first cluster %d -> 0 (size %d kept): `cat /f.txt` opened it, read nothing, the shell '
+                    'stayed; `rm`, `echo again`: the board and the image read "again"; the board\'s mkdir made %s'
+                    % (first, size, made or 'nothing'))
+
+        for name, fn in (('boot without an SD card (reference)', reference),
+                         ('fresh FAT image: "/" mounted from the card', fresh),
+                         ('the board writes /f.txt and reads it', write),
+                         ('reboot on the same image: /f.txt still there', reboot),
+                         ('board stopped: the host reads /f.txt from the image', host_reads),
+                         ('the host replaces /f.txt and writes /agent/notes: the board reads them', host_replaces),
+                         ('a file made unreadable between boots', unreadable)):
+            if not self.attempt(fw, name, fn):
+                self.stop()
+                self.record(fw, 'the rest of the SD steps', 'SKIP', 'not run: "%s" failed' % name)
+                return
+        self.stop()
+
     def close(self):
         if getattr(self, 'front', None):
             self.front.close()
@@ -2821,9 +3003,13 @@ def main():
     p.add_argument('--upstream-tools', default='', help='the firmware with the C package\'s MQTT toolset, '
                    'paho-mqtt and PKG_AGENT_DRIVER_AUDIO (tests/qemu/upstream_tools.py)')
     p.add_argument('--upstream-src', default='', help='UPSTREAM_AGENT_SRC: the C package\'s files it was built with')
+    p.add_argument('--persist', default='', help='an A9 CLI firmware\'s BSP for the SD card steps (a FAT image '
+                   'that survives a reboot; tests/qemu/sdcard.py)')
+    p.add_argument('--sd-dir', default='', help='where the SD images are made (default: <logs>/../sd)')
     p.add_argument('--shots', default=os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
         os.path.abspath(__file__)))), 'target'), help='where the browser test saves its screenshot')
     a = p.parse_args()
+    a.sd_dir = a.sd_dir or os.path.join(os.path.dirname(os.path.abspath(a.logs)), 'sd')
     # QEMU runs in its own session (a Ctrl-C at the terminal must not reach
     # it half-way): on SIGTERM/SIGHUP too, unwind so that `finally` below
     # kills it and stops the server.
@@ -2850,6 +3036,8 @@ def main():
             run.tls(a.tls, a.tls_debug, a.pki)
         for bsp in a.lm3s:
             run.lm3s(bsp)
+        if a.persist:
+            run.persist(a.persist)
         if a.upstream_tools:
             upstream_tools.drive(run, a.upstream_tools, a.upstream_src,
                                  {'Fail': Fail, 'Timeout': Timeout, 'CHAT_PROMPT': CHAT_PROMPT, 'QUESTION': QUESTION,

@@ -513,6 +513,15 @@ def overrides(a):
         'RT_USING_NETDEV': 'y',
         'RT_USING_ULOG': 'y',
         'ULOG_LINE_BUF_SIZE': '512',
+        # The SD card path (tests/qemu/sdcard.py, `run.sh --persist`): DFS
+        # with elm-chan's FAT and the MMC/SD stack, under which the BSP's
+        # drv_sdio.c drives QEMU's PL181 and applications/mnt.c mounts "sd"
+        # at "/" (formatting it first when it holds no file system). The
+        # stock .config has all three on already: named here so that
+        # `layout.py check` fails if a Kconfig change ever drops one.
+        'RT_USING_DFS': 'y',
+        'RT_USING_DFS_ELMFAT': 'y',
+        'RT_USING_SDIO': 'y',
         'RT_KLIBC_USING_VSNPRINTF_STANDARD': 'y',
         'RT_USING_POSIX_STDIO': 'y' if a.posix_stdio == 'on' else None,
         'PKG_USING_CJSON': 'y',

@@ -69,11 +69,24 @@
 #   PAHOMQTT_SRC   the paho-mqtt package sources
 #                  (RT-Thread-packages/paho-mqtt; EPL-1.0/EDL-1.0, built,
 #                  never copied into this repo)
+#   QEMU_PERSIST   off (default), on (also the SD card steps on agent-cli:
+#                  a FAT image made per run in <work>/sd/ with dosfstools,
+#                  the board booted with it as its SD card, which the BSP
+#                  mounts at "/", rebooted on the same image, the image
+#                  read and changed from the host with mtools between
+#                  boots; tests/qemu/sdcard.py), or only (just those steps)
+#   QEMU_PERSIST   off (default), on (also the SD card steps on agent-cli:
+#                  a FAT image made per run in <work>/sd/ with dosfstools,
+#                  the board booted with it as its SD card, which the BSP
+#                  mounts at "/", rebooted on the same image, the image
+#                  read and changed from the host with mtools between
+#                  boots; tests/qemu/sdcard.py), or only (just those steps)
 # Options: --stdio on|off|both (as QEMU_STDIO), --skip-build, --webnet
 # (QEMU_WEBNET=on), --webnet-only (QEMU_WEBNET=only), --browser, --mcp
 # (QEMU_MCP=on), --mcp-only (QEMU_MCP=only), --tls (QEMU_TLS=on),
 # --tls-only (QEMU_TLS=only), --board a9|lm3s (QEMU_BOARD),
-# --upstream-tools (QEMU_UPSTREAM_TOOLS=1).
+# --upstream-tools (QEMU_UPSTREAM_TOOLS=1), --persist (QEMU_PERSIST=on),
+# --persist-only (QEMU_PERSIST=only).
 #
 # Network: qemu's user networking only, restricted (restrict=on: the guest
 # reaches nothing but the one guestfwd), 10.0.2.100:80 forwarded to the
@@ -97,6 +110,7 @@ mcp="${QEMU_MCP:-off}"
 tls="${QEMU_TLS:-off}"
 board="${QEMU_BOARD:-a9}"
 upstream="${QEMU_UPSTREAM_TOOLS:-}"
+persist="${QEMU_PERSIST:-off}"
 while [ $# -gt 0 ]; do
     case "$1" in
         --stdio) stdio="$2"; shift 2 ;;
@@ -110,7 +124,9 @@ while [ $# -gt 0 ]; do
         --tls-only) tls=only; shift ;;
         --board) board="$2"; shift 2 ;;
         --upstream-tools) upstream=1; shift ;;
-        *) echo "usage: $0 [--board a9|lm3s] [--stdio on|off|both] [--skip-build] [--webnet|--webnet-only] [--browser] [--mcp|--mcp-only] [--tls|--tls-only] [--upstream-tools]" >&2; exit 2 ;;
+        --persist) persist=on; shift ;;
+        --persist-only) persist=only; shift ;;
+        *) echo "usage: $0 [--board a9|lm3s] [--stdio on|off|both] [--skip-build] [--webnet|--webnet-only] [--browser] [--mcp|--mcp-only] [--tls|--tls-only] [--upstream-tools] [--persist|--persist-only]" >&2; exit 2 ;;
     esac
 done
 case "$board" in a9|lm3s) ;; *) echo "QEMU_BOARD/--board must be a9 or lm3s" >&2; exit 2 ;; esac
@@ -121,6 +137,14 @@ case "$stdio" in on|off|both) ;; *) echo "QEMU_STDIO/--stdio must be on, off or 
 case "$webnet" in off|on|only) ;; *) echo "QEMU_WEBNET must be off, on or only" >&2; exit 2 ;; esac
 case "$mcp" in off|on|only) ;; *) echo "QEMU_MCP must be off, on or only" >&2; exit 2 ;; esac
 case "$tls" in off|on|only) ;; *) echo "QEMU_TLS must be off, on or only" >&2; exit 2 ;; esac
+case "$persist" in off|on|only) ;; *) echo "QEMU_PERSIST must be off, on or only" >&2; exit 2 ;; esac
+if [ "$persist" != off ] && { [ "$board" != a9 ] || [ -n "$upstream" ]; }; then
+    echo "--persist/--persist-only are A9 steps: --board lm3s and --upstream-tools do not apply" >&2; exit 2
+fi
+# --persist-only: the SD card steps alone (use --persist to add them to
+# other firmwares).
+[ "$persist" = only ] && { [ "$mcp" != off ] || [ "$webnet" != off ] || [ "$tls" != off ] || [ "$stdio" != on ]; } \
+    && { echo "--persist-only runs the SD card steps alone: --stdio, --webnet, --mcp and --tls do not apply (use --persist with them)" >&2; exit 2; }
 [ "$mcp" = only ] && [ "$webnet" = only ] && { echo "--mcp-only and --webnet-only exclude each other" >&2; exit 2; }
 [ "$tls" = only ] && { [ "$mcp" = only ] || [ "$webnet" = only ]; } && { echo "--tls-only excludes --mcp-only and --webnet-only" >&2; exit 2; }
 # --tls-only: the TLS firmwares alone (with --mcp or --webnet, those too).
@@ -205,6 +229,9 @@ apt_install qemu-system-arm scons gcc-arm-none-eabi rustc-web rust-web-src pytho
 [ "$tls" = off ] || apt_install openssl
 # The broker and its clients (Debian's mosquitto; EPL-2.0/EDL-1.0).
 [ -z "$upstream" ] || apt_install mosquitto mosquitto-clients
+# The SD images: mkfs.vfat (dosfstools) makes them, mtools reads and
+# changes them between boots (no root, no loop device).
+[ "$persist" = off ] || apt_install dosfstools mtools
 if [ "$mcp" != off ]; then
     # The official MCP Python SDK in target/mcp-venv (pinned, licences
     # checked), as the simulator's MCP test uses it.
@@ -330,9 +357,10 @@ esac
 [ "$tls" = only ] && cli_bsps=()
 [ "$board" = lm3s ] && cli_bsps=()
 [ -n "$upstream" ] && cli_bsps=()
+[ "$persist" = only ] && cli_bsps=()
 # The Debug firmware runs unless one firmware alone was asked for.
 debug=1
-[ "$webnet" = only ] || [ "$mcp" = only ] || [ "$tls" = only ] || [ "$board" = lm3s ] || [ -n "$upstream" ] && debug=
+[ "$webnet" = only ] || [ "$mcp" = only ] || [ "$tls" = only ] || [ "$persist" = only ] || [ "$board" = lm3s ] || [ -n "$upstream" ] && debug=
 # The test PKI of the TLS firmwares (made once, kept: its root is built in).
 pki="$work/pki"
 if [ "$tls" != off ]; then
@@ -353,6 +381,11 @@ if [ -z "$skip_build" ] && [ "$board" = a9 ]; then
             build_bsp "$b" cli "$st" "$(ls "$rtt/bsp/$first"/build/rtt_agent/*/release/librtt_agent.a | head -1)"
         fi
     done
+    # The SD card steps run on agent-cli (built here when the CLI
+    # firmwares above do not include it; linking their library if any).
+    if [ "$persist" != off ] && [[ " ${cli_bsps[*]-} " != *" agent-cli "* ]]; then
+        build_bsp agent-cli cli on ${first:+"$(ls "$rtt/bsp/$first"/build/rtt_agent/*/release/librtt_agent.a | head -1)"}
+    fi
     # The Debug channel is a menuconfig choice, and the SConscript builds the
     # library with the chosen channel only (cargo feature channel-debug), so
     # this firmware builds its own. (The second CLI firmware above links the
@@ -415,6 +448,7 @@ if [ "$tls" != off ]; then
     args+=(--tls "$rtt/bsp/agent-tls" --tls-debug "$rtt/bsp/agent-tls-debug" --pki "$pki"
            --tls-pkgcfg "$rtt/bsp/agent-tls-pkgcfg")
 fi
+[ "$persist" = off ] || args+=(--persist "$rtt/bsp/agent-cli" --sd-dir "$work/sd")
 if [ -n "$upstream" ]; then
     args+=(--upstream-tools "$rtt/bsp/agent-upstream-tools" --upstream-src "$(cd "$UPSTREAM_AGENT_SRC" && pwd)")
 fi
