@@ -65,7 +65,7 @@ fn thread_entry_cfg() {
 
 /// The optional parts (cargo features) and the menuconfig option of each,
 /// as the SConscript maps them (its FEATURE_OPTIONS).
-const PARTS: [(&str, &str); 18] = [
+const PARTS: [(&str, &str); 19] = [
     ("channel-cli", "PKG_AGENT_CLI_CHANNEL"),
     ("cli-history", "PKG_AGENT_CLI_HISTORY"),
     ("channel-debug", "PKG_AGENT_DEBUG_CHANNEL"),
@@ -84,6 +84,7 @@ const PARTS: [(&str, &str); 18] = [
     ("tool-options", "PKG_AGENT_TOOL_OPTIONS"),
     ("notes", "PKG_AGENT_NOTES"),
     ("schedule", "PKG_AGENT_SCHEDULE"),
+    ("sub-agents", "PKG_AGENT_SUBAGENTS"),
 ];
 
 fn has_feature(name: &str) -> bool {

@@ -69,6 +69,12 @@
 #ifndef PKG_AGENT_LOOP_STACK_SIZE
 #define PKG_AGENT_LOOP_STACK_SIZE AGENT_SMALL_OR(4096, 10240)
 #endif
+/* A sub-agent's turn runs inside the tool call of the loop's turn: about
+ * 1.5 KB more of the loop's stack than a turn alone (tests/cross/run.sh's
+ * report: the loop thread's deepest chain through a sub-agent). */
+#if defined(PKG_AGENT_SUBAGENTS) && PKG_AGENT_LOOP_STACK_SIZE < 6144
+#warning "PKG_AGENT_SUBAGENTS: a sub-agent runs on the loop's stack; PKG_AGENT_LOOP_STACK_SIZE below 6144 may overflow"
+#endif
 #ifndef PKG_AGENT_LOOP_PRIORITY
 #define PKG_AGENT_LOOP_PRIORITY 20
 #endif

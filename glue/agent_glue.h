@@ -209,6 +209,8 @@ int agent_glue_notes_max(void);
 /* The schedule file (PKG_AGENT_SCHEDULE) and the local time for its cron
  * entries (out: minute, hour, day, month 1-12, weekday; -1: no clock). */
 const char *agent_glue_schedule_file(void);
+/* The sub-agent profiles file (PKG_AGENT_SUBAGENTS; "" : none). */
+const char *agent_glue_profiles_file(void);
 int agent_glue_local_time(int *out);
 
 #endif /* RTT_AGENT_GLUE_H */

@@ -200,6 +200,30 @@ const char *agent_glue_schedule_file(void)
 #endif
 
 /*
+ * The sub-agent profiles file (PKG_AGENT_SUBAGENTS; src/runtime/subagent.rs),
+ * read at the agent's start; on the host RTT_AGENT_PROFILES_FILE.
+ */
+#if defined(__linux__) && (defined(AGENT_ALL_PARTS) || defined(AGENT_HOST_PARTS))
+const char *agent_glue_profiles_file(void)
+{
+    const char *path = getenv("RTT_AGENT_PROFILES_FILE");
+    return path ? path : "";
+}
+#else
+#ifndef PKG_AGENT_PROFILES_FILE
+#define PKG_AGENT_PROFILES_FILE ""
+#endif
+const char *agent_glue_profiles_file(void)
+{
+#ifdef AGENT_STATE_IO
+    return PKG_AGENT_PROFILES_FILE;
+#else
+    return "";
+#endif
+}
+#endif
+
+/*
  * The local time for cron entries: minute, hour, day of month (1-31),
  * month (1-12), weekday (0 Sunday); 0, or -1 when the board has no clock
  * or it is not set (before 2024: an RTC that never was).

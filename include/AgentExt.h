@@ -113,6 +113,34 @@ rt_err_t agent_schedule_del(int id);
 void agent_schedule_set_sink(void (*sink)(int id, const char *reply));
 #endif /* PKG_AGENT_SCHEDULE */
 
+#ifdef PKG_AGENT_SUBAGENTS
+/*
+ * Sub-agents (PKG_AGENT_SUBAGENTS): each profile is offered to the model as
+ * a tool named after it, with one parameter, "task". The call runs a second
+ * agent (its own system prompt, endpoint, model, and the tools listed) and
+ * returns only its final answer. A sub-agent has no sub-agents; its
+ * conversation is freed when it returns. Profiles also come from
+ * PKG_AGENT_PROFILES_FILE.
+ */
+typedef struct agent_profile
+{
+    const char *name;          /* the tool's name: 1-64 of A-Z a-z 0-9 _ - */
+    const char *description;   /* what it is for (the tool's description) */
+    const char *system_prompt; /* required */
+    const char *api_url;       /* NULL or "": the agent's */
+    const char *api_key;       /* NULL or "": the agent's, only for the agent's URL */
+    const char *model;         /* NULL or "": the agent's */
+    const char *tools;         /* tool names, comma-separated; NULL or "": none */
+} agent_profile_t;
+
+/* Add or replace a profile (every string copied); offered from the agent's
+ * next start. RT_EOK, -RT_EINVAL (a bad name, no system prompt), -RT_ENOMEM. */
+rt_err_t agent_profile_add(const agent_profile_t *profile);
+
+/* Remove a profile (from the next start): RT_EOK, or -RT_EINVAL. */
+rt_err_t agent_profile_del(const char *name);
+#endif /* PKG_AGENT_SUBAGENTS */
+
 #ifdef __cplusplus
 }
 #endif

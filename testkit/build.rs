@@ -4,7 +4,7 @@
 //! only with it, so that the tests build with any set of parts.
 
 /// Every optional part of the library (its Cargo.toml).
-const PARTS: [&str; 18] = [
+const PARTS: [&str; 19] = [
     "channel-cli",
     "cli-history",
     "channel-debug",
@@ -23,6 +23,7 @@ const PARTS: [&str; 18] = [
     "tool-options",
     "notes",
     "schedule",
+    "sub-agents",
 ];
 
 fn main() {

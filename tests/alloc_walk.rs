@@ -17,6 +17,9 @@
 //! - `walk_direct_output`: `append_tool_ex` of a direct-output tool while
 //!   the loop runs, and one message whose call it answers (its text the
 //!   reply, or the model's after the direct path ran out of memory);
+//! - `walk_notes`, `walk_sub_agent`, `walk_schedule`: the notes' start and a
+//!   remember call; a sub-agent's run as a tool; the schedule's start with
+//!   one entry and add/list/del;
 //! - `walk_init_and_cleanup`: `init_agent()` then `cleanup_agent()`;
 //! - `walk_main_loop_entry_and_cleanup`: `main_loop_entry()` then
 //!   `cleanup_agent_entry()` (the loop thread's start and stop);
@@ -489,7 +492,10 @@ fn walk_loop_conversation() {
 
 /// A direct-output tool (`append_tool_ex`): its answer is the reply.
 #[cfg(feature = "tool-options")]
-unsafe extern "C" fn direct_state(_args: *mut cJSON, node: *mut rtt_agent::runtime::tools::AgentToolList) {
+unsafe extern "C" fn direct_state(
+    _args: *mut cJSON,
+    node: *mut rtt_agent::runtime::tools::AgentToolList,
+) {
     use rtt_agent::abi::messages::{messages_append, messages_create, messages_destroy};
     // SAFETY: the node handed to the tool, its result replaced as the tool
     // guide does it (a set that could not be made is left NULL).
@@ -554,7 +560,10 @@ fn walk_direct_output() {
                     // SAFETY: `tree` NULL or a detached tree, handed over;
                     // `options` lives across the call, which copies it.
                     let rc = unsafe { append_tool_ex(tree, Some(direct_state), &options) };
-                    (rc, send_message(TYPE_TEXT, b"state?\0", &mut |r| reply.set(r)))
+                    (
+                        rc,
+                        send_message(TYPE_TEXT, b"state?\0", &mut |r| reply.set(r)),
+                    )
                 });
                 drop(agent);
                 let text = reply.text();
@@ -567,7 +576,9 @@ fn walk_direct_output() {
                     Ok(()) if text.starts_with("error:") => {
                         Ok(format!("error reply: {}", short(&text, 90)))
                     }
-                    Ok(()) => Err(format!("an unexpected reply: {text:?} (append_tool_ex: {registered})")),
+                    Ok(()) => Err(format!(
+                        "an unexpected reply: {text:?} (append_tool_ex: {registered})"
+                    )),
                     Err(why @ "out of memory") => Ok(format!("error return: {why}")),
                     Err(why) => Err(format!("no reply: {why}")),
                 }
@@ -575,6 +586,206 @@ fn walk_direct_output() {
         );
         set_reply_timeout_ms(None);
         assert!(summary.allocations > 50, "{summary:?}");
+    });
+}
+
+/// The model for the notes and sub-agent walks: "remember" calls
+/// remember(k, v); "calc" calls the sub-agent `calc`; the sub-agent (its
+/// system prompt first) answers "sub: 5"; after a tool result: `model
+/// read: <it>`.
+#[cfg(any(feature = "notes", feature = "sub-agents"))]
+fn abilities_model(req: &RecordedRequest) -> ScriptedResponse {
+    let msgs = messages_of(req);
+    if msgs.first().is_some_and(|m| m.content == "You are calc.") {
+        return ScriptedResponse::text(&["sub: 5"]);
+    }
+    match msgs.last() {
+        Some(m) if m.role == "tool" => ScriptedResponse::text(&["model read: ", &m.content]),
+        Some(m) if m.content == "calc" => {
+            ScriptedResponse::tool_calls(&[("s1", "calc", &[r#"{"task":"2+3"}"#])])
+        }
+        _ => ScriptedResponse::tool_calls(&[("n1", "remember", &[r#"{"key":"k","text":"v"}"#])]),
+    }
+}
+
+/// One question through the Debug channel under `armed`, judged: the
+/// expected reply is "answered"; a model's reply after a failed tool, an
+/// error reply or an out-of-memory return are the other allowed ends.
+#[cfg(all(
+    feature = "channel-debug",
+    any(feature = "notes", feature = "sub-agents")
+))]
+fn ask_walked(
+    armed: &mut rtt_agent_testkit::alloc_walk::Armed,
+    question: &[u8],
+    answer: &str,
+    before: impl FnOnce(),
+) -> Result<String, String> {
+    let mut reply = FixedText::default();
+    let sent = armed.run(|| {
+        before();
+        send_message(TYPE_TEXT, question, &mut |r| reply.set(r))
+    });
+    let text = reply.text();
+    match sent {
+        Ok(()) if reply.calls != 1 => Err(format!("{} replies", reply.calls)),
+        Ok(()) if text == answer => Ok("answered".into()),
+        Ok(()) if text.starts_with("model read: ") => {
+            Ok(format!("model reply: {}", short(&text, 90)))
+        }
+        Ok(()) if text.starts_with("error:") => Ok(format!("error reply: {}", short(&text, 90))),
+        Ok(()) => Err(format!("an unexpected reply: {text:?}")),
+        Err(why @ "out of memory") => Ok(format!("error return: {why}")),
+        Err(why) => Err(format!("no reply: {why}")),
+    }
+}
+
+/// The notes: the agent's start reads the file and registers the tools;
+/// one message whose remember call writes it.
+#[cfg(all(feature = "channel-debug", feature = "notes"))]
+#[test]
+fn walk_notes() {
+    in_child_process("walk_notes", CHILD_LIMIT, || {
+        let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("walk-notes");
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("notes.txt");
+        // SAFETY: set before any agent thread runs, in this child alone.
+        unsafe { std::env::set_var("RTT_AGENT_NOTES_FILE", &file) };
+        let server = Arc::new(server_with(abilities_model));
+        set_reply_timeout_ms(Some(15_000));
+        let srv = server.clone();
+        let summary = walk(
+            "(g) notes: the start reads the file, a remember call writes it",
+            2,
+            BOTH,
+            Duration::from_secs(45),
+            move |armed| {
+                let _ = std::fs::remove_file(&file);
+                let agent = Agent::start(
+                    &srv,
+                    Overrides {
+                        retry_base_ms: Some(1),
+                        ..Overrides::default()
+                    },
+                );
+                let got = ask_walked(armed, b"remember\0", "model read: remembered \"k\"", || {});
+                drop(agent);
+                got
+            },
+        );
+        set_reply_timeout_ms(None);
+        assert!(summary.allocations > 50, "{summary:?}");
+    });
+}
+
+/// A sub-agent: its profile declared under the walk, then one message whose
+/// call runs it (its own context, its request, its answer).
+#[cfg(all(feature = "channel-debug", feature = "sub-agents"))]
+#[test]
+fn walk_sub_agent() {
+    use rtt_agent::ffi::subagent::{agent_profile_add, agent_profile_del, AgentProfile};
+    in_child_process("walk_sub_agent", CHILD_LIMIT, || {
+        let server = Arc::new(server_with(abilities_model));
+        set_reply_timeout_ms(Some(15_000));
+        let srv = server.clone();
+        let profile = AgentProfile {
+            name: c"calc".as_ptr(),
+            description: c"adds".as_ptr(),
+            system_prompt: c"You are calc.".as_ptr(),
+            api_url: std::ptr::null(),
+            api_key: std::ptr::null(),
+            model: std::ptr::null(),
+            tools: c"add".as_ptr(),
+        };
+        // SAFETY: a valid profile of static strings (copied).
+        assert_eq!(unsafe { agent_profile_add(&profile) }, 0);
+        let summary = walk(
+            "(g) a sub-agent run as a tool (its context, request and answer)",
+            2,
+            BOTH,
+            Duration::from_secs(45),
+            move |armed| {
+                let agent = Agent::start(
+                    &srv,
+                    Overrides {
+                        retry_base_ms: Some(1),
+                        ..Overrides::default()
+                    },
+                );
+                let got = ask_walked(armed, b"calc\0", "model read: sub: 5", || {});
+                drop(agent);
+                got
+            },
+        );
+        // SAFETY: a NUL-terminated name.
+        unsafe { agent_profile_del(c"calc".as_ptr()) };
+        set_reply_timeout_ms(None);
+        assert!(summary.allocations > 50, "{summary:?}");
+    });
+}
+
+/// The schedule: the start reads a file of one entry and starts its thread;
+/// agent_schedule add, list and del (the file written each time).
+#[cfg(feature = "schedule")]
+#[test]
+fn walk_schedule() {
+    use rtt_agent::ffi::schedule::{agent_schedule_add, agent_schedule_del};
+    in_child_process("walk_schedule", CHILD_LIMIT, || {
+        let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("walk-schedule");
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("sched.txt");
+        // SAFETY: set before any agent thread runs, in this child alone.
+        unsafe { std::env::set_var("RTT_AGENT_SCHEDULE_FILE", &file) };
+        let server = Arc::new(server_with(arith_model::respond));
+        let _server = server;
+        let summary = walk(
+            "(g) schedule: start with one entry, add, list, del",
+            2,
+            BOTH,
+            Duration::from_secs(30),
+            move |armed| {
+                let entries = rtt_agent::wire::notes::Notes {
+                    summary: b"2".to_vec(),
+                    notes: vec![rtt_agent::wire::notes::Note {
+                        key: b"1 every 24h".to_vec(),
+                        text: b"later".to_vec(),
+                    }],
+                };
+                let mut bytes = Vec::new();
+                rtt_agent::wire::notes::write_with(
+                    rtt_agent::wire::notes::SCHEDULE_HEAD,
+                    &entries,
+                    &mut bytes,
+                )
+                .unwrap();
+                std::fs::write(&file, bytes).unwrap();
+                set_channel(start_channel());
+                let (started, added, deleted) = armed.run(|| {
+                    let started = main_loop_entry();
+                    // SAFETY: NUL-terminated strings, copied.
+                    let added = unsafe {
+                        agent_schedule_add(c"every 24h".as_ptr(), c"much later".as_ptr())
+                    };
+                    let mut out = rtt_agent::base::text_buf::TextBuf::new();
+                    rtt_agent::runtime::schedule::list(&mut out);
+                    drop(out);
+                    let deleted = if added > 0 {
+                        agent_schedule_del(added)
+                    } else {
+                        0
+                    };
+                    cleanup_agent_entry();
+                    (started, added, deleted)
+                });
+                match (started, added, deleted) {
+                    (0, 2, 0) => Ok("answered".into()),
+                    (0, a, _) if a < 0 => Ok(format!("add refused: {a}")),
+                    (0, _, d) => Ok(format!("del refused: {d}")),
+                    (s, _, _) => Ok(format!("main_loop_entry {s}")),
+                }
+            },
+        );
+        assert!(summary.allocations > 30, "{summary:?}");
     });
 }
 

@@ -7,8 +7,8 @@
 
 use rtt_agent::host::console;
 use rtt_agent::runtime::chat::Overrides;
-use rtt_agent::runtime::memory::{set_summary_max_len, NOTE_HEAD};
 use rtt_agent::runtime::mcp_client::servers;
+use rtt_agent::runtime::memory::{set_summary_max_len, NOTE_HEAD};
 use rtt_agent_testkit::agent::*;
 use rtt_agent_testkit::llm_server::*;
 use std::path::PathBuf;
@@ -18,7 +18,10 @@ use std::path::PathBuf;
 /// anything else is answered "ok <n>" (n: the user messages it saw).
 fn model(req: &RecordedRequest) -> ScriptedResponse {
     let msgs = messages_of(req);
-    if msgs.first().is_some_and(|m| m.content.starts_with("You keep the memory")) {
+    if msgs
+        .first()
+        .is_some_and(|m| m.content.starts_with("You keep the memory"))
+    {
         return ScriptedResponse::text(&["the user set up the lab wifi"]);
     }
     let last = msgs.last().cloned().unwrap();
@@ -70,12 +73,21 @@ fn notes_on_the_file_system() {
 
     // Written in one run...
     let agent = Agent::start(&llm, Overrides::default());
-    assert_eq!(agent.ask("remember wifi lab-ssid"), "Result: remembered \"wifi\"");
-    assert_eq!(agent.ask("remember led pin-13"), "Result: remembered \"led\"");
+    assert_eq!(
+        agent.ask("remember wifi lab-ssid"),
+        "Result: remembered \"wifi\""
+    );
+    assert_eq!(
+        agent.ask("remember led pin-13"),
+        "Result: remembered \"led\""
+    );
     drop(agent);
     assert_eq!(settled_used(), baseline, "heap not back after the notes");
     let written = std::fs::read_to_string(&path).unwrap();
-    assert!(written.starts_with("rtt-agent notes 1\nn\twifi\tlab-ssid\nn\tled\tpin-13\nend\t"), "{written}");
+    assert!(
+        written.starts_with("rtt-agent notes 1\nn\twifi\tlab-ssid\nn\tled\tpin-13\nend\t"),
+        "{written}"
+    );
     assert!(!PathBuf::from(format!("{}.tmp", path.display())).exists());
     drop(written);
 
@@ -92,7 +104,10 @@ fn notes_on_the_file_system() {
     // The bound (PKG_AGENT_NOTES_MAX, 2048 here): the oldest give way.
     let long = "x".repeat(600);
     for k in ["a", "b", "c"] {
-        assert_eq!(agent.ask(&format!("remember {k} {long}")), format!("Result: remembered \"{k}\""));
+        assert_eq!(
+            agent.ask(&format!("remember {k} {long}")),
+            format!("Result: remembered \"{k}\"")
+        );
     }
     assert_eq!(
         agent.ask(&format!("remember d {long}")),
@@ -100,9 +115,9 @@ fn notes_on_the_file_system() {
     );
     assert!(std::fs::metadata(&path).unwrap().len() <= 2048);
     let too_long = "y".repeat(2100);
-    assert!(agent
-        .ask(&format!("remember big {too_long}"))
-        .starts_with("Result: error: the note is too long (the notes file holds at most 2048 bytes)"));
+    assert!(agent.ask(&format!("remember big {too_long}")).starts_with(
+        "Result: error: the note is too long (the notes file holds at most 2048 bytes)"
+    ));
     drop(agent);
     // The test's own texts count in the heap figures too.
     drop((long, too_long));
@@ -123,7 +138,10 @@ fn notes_on_the_file_system() {
     );
     assert_eq!(std::fs::read_to_string(&bad).unwrap(), "not the agent's\n");
     assert_eq!(agent.ask("recall"), "Result: no note matches \"\"");
-    assert_eq!(agent.ask("remember door 4711"), "Result: remembered \"door\"");
+    assert_eq!(
+        agent.ask("remember door 4711"),
+        "Result: remembered \"door\""
+    );
     drop(agent);
     drop(log);
 
@@ -136,11 +154,18 @@ fn notes_on_the_file_system() {
     let agent = Agent::start(&llm, Overrides::default());
     let log = console::take_captured();
     console::rt_host_console_capture(0);
-    assert!(log.contains("its check value differs (changed or damaged); set aside"), "{log}");
+    assert!(
+        log.contains("its check value differs (changed or damaged); set aside"),
+        "{log}"
+    );
     assert_eq!(agent.ask("recall door"), "Result: no note matches \"door\"");
     drop(agent);
     drop((log, bytes));
-    assert_eq!(settled_used(), baseline, "heap not back after the damaged files");
+    assert_eq!(
+        settled_used(),
+        baseline,
+        "heap not back after the damaged files"
+    );
 
     // The summary note of trimmed turns is kept with the notes and is back
     // after a restart.
@@ -152,7 +177,10 @@ fn notes_on_the_file_system() {
     settle();
     drop(agent);
     let written = std::fs::read_to_string(&path).unwrap();
-    assert!(written.contains("\ns\tthe user set up the lab wifi\n"), "{written}");
+    assert!(
+        written.contains("\ns\tthe user set up the lab wifi\n"),
+        "{written}"
+    );
     drop(written);
     let agent = Agent::start(&llm, Overrides::default());
     let before = llm.requests().len();

@@ -6,7 +6,7 @@
 //! sees the same parts as the tests.
 
 /// Every optional part, in build.rs's order, and whether this build has it.
-const PARTS: [(&str, bool); 18] = [
+const PARTS: [(&str, bool); 19] = [
     ("channel-cli", cfg!(feature = "channel-cli")),
     ("cli-history", cfg!(feature = "cli-history")),
     ("channel-debug", cfg!(feature = "channel-debug")),
@@ -25,6 +25,7 @@ const PARTS: [(&str, bool); 18] = [
     ("tool-options", cfg!(feature = "tool-options")),
     ("notes", cfg!(feature = "notes")),
     ("schedule", cfg!(feature = "schedule")),
+    ("sub-agents", cfg!(feature = "sub-agents")),
 ];
 
 #[test]

@@ -6,7 +6,9 @@
 //! restart; the heap is back after cleanup.
 #![cfg(feature = "schedule")]
 
-use rtt_agent::ffi::schedule::{agent_schedule, agent_schedule_add, agent_schedule_del, agent_schedule_set_sink};
+use rtt_agent::ffi::schedule::{
+    agent_schedule, agent_schedule_add, agent_schedule_del, agent_schedule_set_sink,
+};
 use rtt_agent::host::console;
 use rtt_agent::runtime::chat::Overrides;
 use rtt_agent::runtime::mcp_client::servers;
@@ -23,7 +25,9 @@ static SUNK: Mutex<Vec<(i32, String)>> = Mutex::new(Vec::new());
 
 unsafe extern "C" fn sink(id: c_int, reply: *const c_char) {
     // SAFETY: the library hands a NUL-terminated reply for the call.
-    let text = unsafe { CStr::from_ptr(reply) }.to_string_lossy().into_owned();
+    let text = unsafe { CStr::from_ptr(reply) }
+        .to_string_lossy()
+        .into_owned();
     SUNK.lock().unwrap().push((id, text));
 }
 
@@ -94,20 +98,38 @@ fn steps(llm: &LlmServer, file: &PathBuf) {
     let agent = Agent::start(llm, Overrides::default());
     // Refused: a bad when, no prompt.
     let (rc, out) = msh(&["add", "every", "2x", "hello"]);
-    assert_eq!((rc, out.as_str()), (-1, "agent_schedule: every needs <N>s, <N>m or <N>h (N at least 1, at most 24 days)\n"));
+    assert_eq!(
+        (rc, out.as_str()),
+        (
+            -1,
+            "agent_schedule: every needs <N>s, <N>m or <N>h (N at least 1, at most 24 days)\n"
+        )
+    );
     let (rc, out) = msh(&["add", "every", "2s"]);
     assert_eq!((rc, out.as_str()), (-1, "agent_schedule: no prompt\n"));
     let (rc, out) = msh(&["add", "61 * * * *", "x"]);
-    assert_eq!((rc, out.as_str()), (-1, "agent_schedule: the cron minute field (0-59) is not valid\n"));
+    assert_eq!(
+        (rc, out.as_str()),
+        (
+            -1,
+            "agent_schedule: the cron minute field (0-59) is not valid\n"
+        )
+    );
     // every 1s, by the command (the prompt in quotes, as typed).
     let (rc, out) = msh(&["add", "every", "1s", "\"what is 2+3?\""]);
     assert_eq!((rc, out.as_str()), (0, "scheduled #1\n"));
     // Replies come, to the sink and the log.
     console::rt_host_console_capture(1);
-    wait_until("two scheduled replies", Duration::from_secs(5), || sunk().len() >= 2);
+    wait_until("two scheduled replies", Duration::from_secs(5), || {
+        sunk().len() >= 2
+    });
     let log = console::take_captured();
     console::rt_host_console_capture(0);
-    assert!(sunk().iter().all(|(id, r)| *id == 1 && r == "5"), "{:?}", sunk());
+    assert!(
+        sunk().iter().all(|(id, r)| *id == 1 && r == "5"),
+        "{:?}",
+        sunk()
+    );
     assert!(log.contains("schedule #1: 5"), "{log}");
     // A question of the channel's gets its own answer, not a scheduled one.
     for i in 0..5 {
@@ -142,7 +164,10 @@ fn steps(llm: &LlmServer, file: &PathBuf) {
         !rtt_agent::runtime::agent_loop::is_busy()
     });
     let asked = llm.requests().len() - before;
-    assert!((2..=3).contains(&asked), "{asked} requests in 6.3 s at 2.5 s each: {listed}");
+    assert!(
+        (2..=3).contains(&asked),
+        "{asked} requests in 6.3 s at 2.5 s each: {listed}"
+    );
     let missed: usize = listed
         .split("missed ")
         .nth(1)
@@ -150,7 +175,10 @@ fn steps(llm: &LlmServer, file: &PathBuf) {
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("{listed}"));
     assert!(missed >= 2, "{listed}");
-    assert!(listed.starts_with("#2 every 1s: what is 2+3? (runs "), "{listed}");
+    assert!(
+        listed.starts_with("#2 every 1s: what is 2+3? (runs "),
+        "{listed}"
+    );
     SLOW_MS.store(0, Ordering::SeqCst);
 
     // Kept across a restart: the entry is in the file and runs again.
@@ -164,10 +192,15 @@ fn steps(llm: &LlmServer, file: &PathBuf) {
     drop(kept);
     SUNK.lock().unwrap().clear();
     let agent = Agent::start(llm, Overrides::default());
-    wait_until("a reply after the restart", Duration::from_secs(5), || !sunk().is_empty());
+    wait_until("a reply after the restart", Duration::from_secs(5), || {
+        !sunk().is_empty()
+    });
     assert_eq!(sunk()[0], (3, "5".to_string()));
     let (_, listed) = msh(&["list"]);
-    assert!(listed.contains("#4 */5 9-17 * * 1-5: standup notes?"), "{listed}");
+    assert!(
+        listed.contains("#4 */5 9-17 * * 1-5: standup notes?"),
+        "{listed}"
+    );
     assert_eq!(msh(&["del", "3"]).0, 0);
     assert_eq!(msh(&["del", "4"]).0, 0);
     drop(agent);

@@ -82,7 +82,12 @@ fn model(req: &RecordedRequest) -> ScriptedResponse {
     if last.role == "tool" {
         return ScriptedResponse::text(&["Result: ", &last.content]);
     }
-    let tool = last.content.split_whitespace().next().unwrap_or("none").to_string();
+    let tool = last
+        .content
+        .split_whitespace()
+        .next()
+        .unwrap_or("none")
+        .to_string();
     ScriptedResponse::tool_calls(&[("call_1", &tool, &["{}"])])
 }
 
@@ -95,7 +100,11 @@ fn options(timeout_ms: u32, retries: u8, direct: bool) -> AgentToolOptions {
     }
 }
 
-fn register(name: &str, f: unsafe extern "C" fn(*mut cJSON, *mut AgentToolList), o: Option<AgentToolOptions>) {
+fn register(
+    name: &str,
+    f: unsafe extern "C" fn(*mut cJSON, *mut AgentToolList),
+    o: Option<AgentToolOptions>,
+) {
     let p = o.as_ref().map_or(std::ptr::null(), |o| o as *const _);
     // SAFETY: a fresh definition handed over; `p` NULL or a live value.
     assert_eq!(unsafe { append_tool_ex(definition(name), Some(f), p) }, 0);
@@ -125,14 +134,22 @@ fn direct_output_and_deadlines() {
     // Direct output: the tool's text is the reply, and the model is asked once.
     let before = llm.requests().len();
     assert_eq!(agent.ask("board_state please"), "LED on, 23.5 C");
-    assert_eq!(llm.requests().len(), before + 1, "the model was asked again");
+    assert_eq!(
+        llm.requests().len(),
+        before + 1,
+        "the model was asked again"
+    );
     // The next request carries it as the assistant's answer.
     let before = llm.requests().len();
     assert_eq!(agent.ask("plain_sensor"), "Result: plain read");
     let msgs = messages_of(&llm.requests()[before]);
     let n = msgs.len();
     assert_eq!(
-        (msgs[n - 3].role.as_str(), msgs[n - 2].role.as_str(), msgs[n - 2].content.as_str()),
+        (
+            msgs[n - 3].role.as_str(),
+            msgs[n - 2].role.as_str(),
+            msgs[n - 2].content.as_str()
+        ),
         ("tool", "assistant", "LED on, 23.5 C"),
         "{msgs:?}"
     );
@@ -155,7 +172,11 @@ fn direct_output_and_deadlines() {
     assert_eq!(agent_tool_deadline_ms(), -1);
 
     drop(agent);
-    assert_eq!(settled_used(), baseline, "heap not back after the tools with options");
+    assert_eq!(
+        settled_used(),
+        baseline,
+        "heap not back after the tools with options"
+    );
     let log = console::take_captured();
     console::rt_host_console_capture(0);
     assert!(log.contains("the tool slow_sensor ran 3"), "{log}");
@@ -176,10 +197,15 @@ fn remote_server(req: &RecordedRequest) -> ScriptedResponse {
         .unwrap_or("0")
         .to_string();
     let result = |r: &str| {
-        ScriptedResponse::json(200, &format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{r}}}"#))
+        ScriptedResponse::json(
+            200,
+            &format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{r}}}"#),
+        )
     };
     if body.contains(r#""method":"initialize""#) {
-        return result(r#"{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"scripted","version":"1"}}"#);
+        return result(
+            r#"{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"scripted","version":"1"}}"#,
+        );
     }
     if body.contains(r#""method":"notifications/"#) {
         return ScriptedResponse::raw(202, "application/json", "");
@@ -238,7 +264,10 @@ fn remote_timeout_and_retries() {
     // Without retries a failed call is sent once (it may have run)...
     REMOTE_CALLS.store(0, Ordering::SeqCst);
     let reply = agent.ask("m1_flaky");
-    assert!(reply.contains("could not be called") && reply.contains("500"), "{reply}");
+    assert!(
+        reply.contains("could not be called") && reply.contains("500"),
+        "{reply}"
+    );
     assert_eq!(REMOTE_CALLS.load(Ordering::SeqCst), 1);
     drop(agent);
 

@@ -545,7 +545,10 @@ mod tests {
         // In text mode too.
         let ran = turn(5, Text, 10, vec![Ok(text("TEXTCALL direct_x"))]);
         assert_eq!(ran.got, Ok(Reply::Tools));
-        assert_eq!(ran.lines.last().map(String::as_str), Some("assistant: direct_x"));
+        assert_eq!(
+            ran.lines.last().map(String::as_str),
+            Some("assistant: direct_x")
+        );
         assert_eq!(ran.asked.len(), 1);
         // A round taken out for want of memory is not answered directly.
         let ran = turn(5, Native, 2, vec![Ok(calls(&["direct_a", "direct_b"]))]);

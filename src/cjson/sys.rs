@@ -64,6 +64,7 @@ extern "C" {
     pub fn cJSON_AddItemToArray(array: *mut cJSON, item: *mut cJSON);
     pub fn cJSON_AddItemToObject(object: *mut cJSON, string: *const c_char, item: *mut cJSON);
     pub fn cJSON_DeleteItemFromArray(array: *mut cJSON, which: c_int);
+    pub fn cJSON_Duplicate(item: *const cJSON, recurse: cJSON_bool) -> *mut cJSON;
     pub fn cJSON_DetachItemFromObjectCaseSensitive(
         object: *mut cJSON,
         string: *const c_char,

@@ -84,6 +84,8 @@ pub mod prompt;
 pub mod runtime;
 #[cfg(feature = "schedule")]
 pub mod schedule;
+#[cfg(feature = "sub-agents")]
+pub mod subagent;
 #[cfg(feature = "tls")]
 pub mod tls;
 pub mod tools;

@@ -26,7 +26,11 @@ pub unsafe extern "C" fn agent_schedule_add(when: *const c_char, prompt: *const 
         // SAFETY: non-NULL, so NUL-terminated (the caller's promise).
         let (when, prompt) = unsafe { (CStr::from_ptr(when), CStr::from_ptr(prompt)) };
         let mut words: alloc::vec::Vec<&[u8]> = alloc::vec::Vec::new();
-        for w in when.to_bytes().split(|&b| b == b' ').filter(|w| !w.is_empty()) {
+        for w in when
+            .to_bytes()
+            .split(|&b| b == b' ')
+            .filter(|w| !w.is_empty())
+        {
             if crate::base::fallible::push(&mut words, w).is_err() {
                 return -(rt_enomem() as c_int);
             }

@@ -500,6 +500,8 @@ fn build_agent(loop_thread: rt_thread_t) -> bool {
     unsafe { init_tools() };
     #[cfg(feature = "notes")]
     super::notes::register_tools();
+    #[cfg(feature = "sub-agents")]
+    super::subagent::register_tools();
     #[cfg(feature = "mcp-client")]
     crate::runtime::mcp_client::start();
     assemble(loop_thread)
@@ -535,6 +537,8 @@ fn tear_down_agent() {
     drop(agent);
     // The hub went with what was queued on it: their marks go too.
     super::unasked::forget_all();
+    #[cfg(feature = "sub-agents")]
+    super::subagent::forget();
     #[cfg(feature = "mcp-client")]
     crate::runtime::mcp_client::stop();
     // SAFETY: C function of the package.

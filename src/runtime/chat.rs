@@ -427,6 +427,49 @@ pub(crate) unsafe fn chat_with_error(
     error: &mut ErrorText,
     long_calls: &mut LongCalls,
 ) -> ChatResponse_t {
+    // SAFETY: forwarded (this function's contract is that one's).
+    unsafe {
+        chat_to(
+            None,
+            messages,
+            tools,
+            max_tokens,
+            on_reasoning,
+            on_tool_call,
+            on_context,
+            error,
+            long_calls,
+        )
+    }
+}
+
+/// Where a request goes when it is not the agent's configured endpoint (a
+/// sub-agent's profile). An empty field is the agent's; the agent's key
+/// goes only to the agent's URL.
+pub(crate) struct Endpoint<'a> {
+    pub url: &'a core::ffi::CStr,
+    pub api_key: &'a core::ffi::CStr,
+    pub model: &'a core::ffi::CStr,
+    /// A deadline shorter than the request's own (milliseconds).
+    pub request_timeout_ms: Option<u32>,
+}
+
+/// [`chat_with_error`] to `endpoint` (`None`: the agent's).
+///
+/// # Safety
+/// As `chat`: the trees are valid cJSON, borrowed for the call.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn chat_to(
+    endpoint: Option<&Endpoint<'_>>,
+    messages: *mut cJSON,
+    tools: *mut cJSON,
+    max_tokens: core::ffi::c_int,
+    on_reasoning: TextCallback,
+    on_tool_call: TextCallback,
+    on_context: TextCallback,
+    error: &mut ErrorText,
+    long_calls: &mut LongCalls,
+) -> ChatResponse_t {
     let cfg = board();
     error.clear();
     // One copy for the whole request: agent_config_set meanwhile changes the
@@ -436,16 +479,44 @@ pub(crate) unsafe fn chat_with_error(
         crate::log_e!("chat: ", error.as_str());
         return ptr::null_mut();
     };
-    let url = config.url();
+    let (url, api_key, model) = match endpoint {
+        None => (config.url(), config.api_key(), config.model()),
+        Some(e) => {
+            let own_url = !e.url.is_empty() && e.url != config.url();
+            let key = if !e.api_key.is_empty() {
+                e.api_key
+            } else if own_url {
+                c""
+            } else {
+                config.api_key()
+            };
+            let url = if e.url.is_empty() {
+                config.url()
+            } else {
+                e.url
+            };
+            let model = if e.model.is_empty() {
+                config.model()
+            } else {
+                e.model
+            };
+            (url, key, model)
+        }
+    };
     if url.is_empty() {
         error.set(&[b"no API URL configured (PKG_AGENT_API_URL or agent_config url)"]);
         crate::log_e!("chat: ", error.as_str());
         return ptr::null_mut();
     }
-    let mut prepared = prepare(url, config.api_key(), on_reasoning, on_context);
+    let mut prepared = prepare(url, api_key, on_reasoning, on_context);
+    if let Some(ms) = endpoint.and_then(|e| e.request_timeout_ms) {
+        let s = &mut prepared.settings;
+        s.request_timeout_ms = s.request_timeout_ms.min(ms.max(1));
+        s.timeout_ms = s.timeout_ms.min(ms.max(1));
+    }
     let settings = &prepared.settings;
     let req = ChatRequest {
-        model: config.model(),
+        model,
         messages,
         tools,
         max_tokens: if max_tokens > 0 {

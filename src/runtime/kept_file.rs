@@ -50,7 +50,8 @@ pub fn load(
 ) -> Result<Notes, Failed> {
     let mut buf: Vec<u8> = Vec::new();
     // One byte more than the bound: a longer file is not ours to cut.
-    buf.try_reserve_exact(max + 1).map_err(|_| Failed::NoMemory)?;
+    buf.try_reserve_exact(max + 1)
+        .map_err(|_| Failed::NoMemory)?;
     // SAFETY: `buf` has room for `max + 1` bytes; the glue writes at most
     // that many and returns the count (or -1: no such file).
     let n = unsafe {

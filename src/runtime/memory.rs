@@ -334,7 +334,11 @@ pub unsafe fn fold_and_trim(ctx: Context_t, keep: c_int) -> bool {
     crate::log_i!("memory: ", n as u32, " messages folded into the note");
     #[cfg(feature = "notes")]
     // SAFETY: `new_note` is now a live element of the array.
-    super::notes::save_summary(unsafe { content(new_note) }.get(NOTE_HEAD.len()..).unwrap_or_default());
+    super::notes::save_summary(
+        unsafe { content(new_note) }
+            .get(NOTE_HEAD.len()..)
+            .unwrap_or_default(),
+    );
     true
 }
 

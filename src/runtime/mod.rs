@@ -16,6 +16,8 @@ pub mod config;
 pub mod context;
 pub mod hub;
 pub mod inject;
+#[cfg(any(feature = "notes", feature = "schedule", feature = "sub-agents"))]
+pub mod kept_file;
 #[cfg(feature = "mcp-server")]
 pub mod mcp;
 #[cfg(feature = "mcp-client")]
@@ -24,20 +26,20 @@ pub mod mcp_client;
 pub mod memory;
 #[cfg(feature = "multimodal")]
 pub mod multimodal;
-#[cfg(any(feature = "notes", feature = "schedule"))]
-pub mod kept_file;
 #[cfg(feature = "notes")]
 pub mod notes;
+pub mod prompt;
 #[cfg(feature = "schedule")]
 pub mod schedule;
-pub mod prompt;
 pub mod settings;
+#[cfg(feature = "sub-agents")]
+pub mod subagent;
 #[cfg(feature = "tool-options")]
 pub mod tool_options;
 pub mod tool_run;
 pub mod tools;
-pub mod unasked;
 #[cfg(feature = "tools-text")]
 pub mod tools_text;
 pub mod turn;
+pub mod unasked;
 pub mod utils;

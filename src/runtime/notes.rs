@@ -10,12 +10,12 @@
 //! new one. A file that is not a notes file, or was damaged, is renamed to
 //! `<file>.bad` with a log line, and a fresh one is started.
 
+use super::kept_file::{self, Failed};
 use crate::abi::messages::{message_of, messages_destroy};
 use crate::base::text_buf::TextBuf;
 use crate::cjson::json;
 use crate::cjson::sys::*;
 use crate::rtt::sleep_lock::SleepLock;
-use super::kept_file::{self, Failed};
 use crate::rtt::{rt_eok, rt_error};
 use crate::wire::notes::{self, Notes, Refused};
 use alloc::vec::Vec;
@@ -49,7 +49,13 @@ fn max_bytes() -> usize {
 }
 
 fn load(path: &CStr) -> Result<Notes, Failed> {
-    kept_file::load(path, notes::HEAD, max_bytes(), "PKG_AGENT_NOTES_MAX", "notes: ")
+    kept_file::load(
+        path,
+        notes::HEAD,
+        max_bytes(),
+        "PKG_AGENT_NOTES_MAX",
+        "notes: ",
+    )
 }
 
 fn store(path: &CStr, notes: &Notes) -> Result<(), Failed> {
@@ -136,7 +142,9 @@ fn recall(query: &[u8], out: &mut TextBuf) -> bool {
     match found {
         Ok(true) => true,
         Ok(false) => {
-            out.push_str("no note matches \"").push(query).push_str("\"");
+            out.push_str("no note matches \"")
+                .push(query)
+                .push_str("\"");
             true
         }
         Err(failed) => {
@@ -157,7 +165,9 @@ fn forget(key: &[u8], out: &mut TextBuf) -> bool {
             true
         }
         Ok(false) => {
-            out.push_str("error: there is no note named \"").push(key).push_str("\"");
+            out.push_str("error: there is no note named \"")
+                .push(key)
+                .push_str("\"");
             false
         }
         Err(failed) => {
@@ -198,13 +208,8 @@ enum Which {
 unsafe fn run(which: Which, args: *mut cJSON, node: *mut AgentToolList) {
     let mut out = TextBuf::new();
     // SAFETY: as this function's contract says.
-    let (key, text, query) = unsafe {
-        (
-            arg(args, c"key"),
-            arg(args, c"text"),
-            arg(args, c"query"),
-        )
-    };
+    let (key, text, query) =
+        unsafe { (arg(args, c"key"), arg(args, c"text"), arg(args, c"query")) };
     let ok = match (which, key, text) {
         (Which::Remember, Some(key), Some(text)) => remember(key, text, &mut out),
         (Which::Remember, _, _) => {

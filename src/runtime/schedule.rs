@@ -14,6 +14,7 @@
 //! one run per entry waits.
 
 use super::kept_file::{self, Failed};
+use crate::abi::messages::Messages_t;
 use crate::base::fallible::{copy_of, extend, push};
 use crate::base::text_buf::TextBuf;
 use crate::rtt::atomic::{AtomicBool, AtomicPtr, Ordering};
@@ -22,7 +23,6 @@ use crate::rtt::name::ObjectName;
 use crate::rtt::sleep_lock::SleepLock;
 use crate::rtt::thread;
 use crate::wire::deadline::ms_to_ticks;
-use crate::abi::messages::Messages_t;
 use crate::wire::notes::{self, Note, Notes};
 use crate::wire::schedule::{self as when, BadWhen, Tm, When};
 use alloc::vec::Vec;
@@ -134,13 +134,21 @@ fn parse_entry(note: &Note) -> Option<(u32, When)> {
     let space = key.iter().position(|&b| b == b' ')?;
     let id = crate::base::text::parse_decimal(key.get(..space)?, 6)? as u32;
     let rest = key.get(space + 1..)?;
-    let words: Vec<&[u8]> = rest.split(|&b| b == b' ').filter(|w| !w.is_empty()).collect();
-    let (when, used) = when::parse(&words).ok()?;
-    (used == words.len() || used == 1).then_some((id, when))
+    // "every 5s" or five cron fields: no more than five words.
+    let (words, n) = when::words_of(rest);
+    let words = words.get(..n)?;
+    let (when, used) = when::parse(words).ok()?;
+    (used == n).then_some((id, when))
 }
 
 fn load(path: &CStr) -> Result<Notes, Failed> {
-    kept_file::load(path, notes::SCHEDULE_HEAD, FILE_MAX, "the schedule's bound", WHAT)
+    kept_file::load(
+        path,
+        notes::SCHEDULE_HEAD,
+        FILE_MAX,
+        "the schedule's bound",
+        WHAT,
+    )
 }
 
 /// Why an entry was not added.
@@ -223,8 +231,11 @@ pub fn add(words: &[&[u8]]) -> Result<u32, AddError> {
         .fold(kept_next.max(1), u32::max);
     let mut next = [0u8; 20];
     file.summary.clear();
-    extend(&mut file.summary, crate::base::text::decimal(u64::from(id) + 1, &mut next))
-        .map_err(|_| AddError::NoMemory)?;
+    extend(
+        &mut file.summary,
+        crate::base::text::decimal(u64::from(id) + 1, &mut next),
+    )
+    .map_err(|_| AddError::NoMemory)?;
     let mut digits = [0u8; 20];
     let mut full_key = copy_of(crate::base::text::decimal(u64::from(id), &mut digits))
         .map_err(|_| AddError::NoMemory)?;
@@ -243,7 +254,11 @@ pub fn add(words: &[&[u8]]) -> Result<u32, AddError> {
     if RUNNING.load(Ordering::SeqCst) {
         let entry = fresh(id, parsed, entry_prompt);
         if with_table(|entries, _| push(entries, entry)).is_err() {
-            crate::log_w!("schedule: no memory to run entry #", id, " before the agent's next start");
+            crate::log_w!(
+                "schedule: no memory to run entry #",
+                id,
+                " before the agent's next start"
+            );
         }
     }
     Ok(id)
@@ -285,7 +300,8 @@ pub fn del(id: u32) -> Result<bool, Failed> {
     let _held = FILE_LOCK.lock();
     let mut file = load(path)?;
     let before = file.notes.len();
-    file.notes.retain(|n| parse_entry(n).is_none_or(|(i, _)| i != id));
+    file.notes
+        .retain(|n| parse_entry(n).is_none_or(|(i, _)| i != id));
     let found = file.notes.len() != before;
     if found {
         kept_file::store(path, notes::SCHEDULE_HEAD, &file, WHAT)?;
@@ -326,7 +342,10 @@ pub fn list(out: &mut TextBuf) {
                 .find(|e| e.id == id)
                 .map(|e| (e.runs, e.missed))
         });
-        out.push_str("#").push(&note.key).push_str(": ").push(&note.text);
+        out.push_str("#")
+            .push(&note.key)
+            .push_str(": ")
+            .push(&note.text);
         if let Some((runs, missed)) = stats {
             out.push_str(" (runs ")
                 .push_num(runs as usize)
@@ -383,7 +402,11 @@ pub fn start(put: Put) {
     let mut entries = Vec::new();
     for note in &file.notes {
         let Some((id, parsed)) = parse_entry(note) else {
-            crate::log_w!("schedule: an entry of ", path.to_bytes(), " is not understood; skipped");
+            crate::log_w!(
+                "schedule: an entry of ",
+                path.to_bytes(),
+                " is not understood; skipped"
+            );
             continue;
         };
         let Ok(prompt) = copy_of(&note.text) else {
@@ -580,7 +603,11 @@ fn put(id: u32, prompt: &[u8]) -> bool {
             with_table(|_, tags| tags.retain(|&(m, _)| m != msg as usize));
             // SAFETY: given back, so still ours.
             unsafe { messages_destroy(msg) };
-            crate::log_w!("schedule: #", id, ": the agent's mailbox is full; counted as missed");
+            crate::log_w!(
+                "schedule: #",
+                id,
+                ": the agent's mailbox is full; counted as missed"
+            );
             false
         }
     }
@@ -619,7 +646,10 @@ pub fn replied(id: u32, reply: &[u8]) {
     // and borrowed for the call.
     unsafe {
         let f: Sink = core::mem::transmute::<*mut core::ffi::c_void, Sink>(sink);
-        f(id.min(i32::MAX as u32) as c_int, text.bytes.as_ptr() as *const c_char);
+        f(
+            id.min(i32::MAX as u32) as c_int,
+            text.bytes.as_ptr() as *const c_char,
+        );
     }
 }
 
@@ -641,11 +671,15 @@ pub unsafe fn command(argc: c_int, argv: *mut *mut c_char) -> c_int {
     let rc = match words.get(1..) {
         Some([cmd, rest @ ..]) if *cmd == b"add" => match add(rest) {
             Ok(id) => {
-                out.push_str("scheduled #").push_num(id as usize).push_str("\n");
+                out.push_str("scheduled #")
+                    .push_num(id as usize)
+                    .push_str("\n");
                 0
             }
             Err(e) => {
-                out.push_str("agent_schedule: ").push_str(e.text()).push_str("\n");
+                out.push_str("agent_schedule: ")
+                    .push_str(e.text())
+                    .push_str("\n");
                 -1
             }
         },
@@ -660,7 +694,9 @@ pub unsafe fn command(argc: c_int, argv: *mut *mut c_char) -> c_int {
                     0
                 }
                 Some(Ok(false)) => {
-                    out.push_str("agent_schedule: no entry #").push(id).push_str("\n");
+                    out.push_str("agent_schedule: no entry #")
+                        .push(id)
+                        .push_str("\n");
                     -1
                 }
                 Some(Err(_)) => {

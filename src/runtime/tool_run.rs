@@ -92,7 +92,8 @@ impl CallScope {
     #[cfg(feature = "tool-options")]
     unsafe fn of(node: AgentToolNode_t) -> CallScope {
         // SAFETY: as this function's contract says.
-        let name = unsafe { tools::function_name((*node).tool_obj) }.map_or(&b""[..], |n| n.to_bytes());
+        let name =
+            unsafe { tools::function_name((*node).tool_obj) }.map_or(&b""[..], |n| n.to_bytes());
         let options = super::tool_options::of(name);
         CallScope {
             scope: super::tool_options::CallScope::enter(&options),
@@ -554,8 +555,15 @@ unsafe fn run_found(
 #[cfg(feature = "tool-options")]
 fn answer_directly(name: &[u8], result: &[u8]) {
     use super::tool_options;
+    if in_nested_turn() {
+        return;
+    }
     if tool_options::of(name).is_direct() && !tool_options::add_direct(result) {
-        crate::log_w!("no memory to answer with the result of ", name, ": the model gets it");
+        crate::log_w!(
+            "no memory to answer with the result of ",
+            name,
+            ": the model gets it"
+        );
     }
 }
 #[cfg(not(feature = "tool-options"))]
@@ -597,20 +605,48 @@ fn with_earlier<R>(f: impl FnOnce(&mut alloc::vec::Vec<EarlierCall>) -> R) -> R 
 pub(crate) const REPEATED_NOTE: &str = "note: this exact call (same tool, same arguments) already ran in this turn, so it was not run again; use its result, which was: ";
 
 /// One turn's memory of its calls: forgotten when the turn begins and when
-/// it ends (dropped).
-pub(crate) struct Turn(());
+/// it ends (dropped); the flag is false for a nested turn, which keeps the
+/// outer one's.
+pub(crate) struct Turn(bool);
 
 impl Turn {
     pub(crate) fn begin() -> Turn {
         forget_calls();
-        Turn(())
+        Turn(true)
+    }
+
+    /// A turn inside a call of another (a sub-agent's): the outer turn's
+    /// memory of calls and its direct answers stay; no direct answer is
+    /// taken from the calls made inside.
+    #[cfg(feature = "sub-agents")]
+    pub(crate) fn nested() -> Turn {
+        NESTED.fetch_add(1, core::sync::atomic::Ordering::SeqCst);
+        Turn(false)
     }
 }
 
 impl Drop for Turn {
     fn drop(&mut self) {
-        forget_calls();
+        if self.0 {
+            forget_calls();
+        } else {
+            #[cfg(feature = "sub-agents")]
+            NESTED.fetch_sub(1, core::sync::atomic::Ordering::SeqCst);
+        }
     }
+}
+
+/// Nested turns now running (sub-agents'): their calls give no direct
+/// answer.
+#[cfg(feature = "sub-agents")]
+static NESTED: crate::rtt::atomic::AtomicUsize = crate::rtt::atomic::AtomicUsize::new(0);
+
+/// Whether a nested turn runs now.
+pub(crate) fn in_nested_turn() -> bool {
+    #[cfg(feature = "sub-agents")]
+    return NESTED.load(core::sync::atomic::Ordering::SeqCst) > 0;
+    #[cfg(not(feature = "sub-agents"))]
+    false
 }
 
 fn forget_calls() {

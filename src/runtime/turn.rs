@@ -4,7 +4,7 @@
 //! the turn goes (reasoning, answer fragments, calls, results) goes to the
 //! loop's stream hooks.
 
-use super::chat::{chat_response_free, chat_with_error, ChatResponse, ChatResponse_t, LongCalls};
+use super::chat::{chat_response_free, chat_to, ChatResponse, ChatResponse_t, LongCalls};
 use super::context::Context_t;
 use super::tools::get_agent_tools;
 use crate::abi::hooks::TextHook;
@@ -161,11 +161,44 @@ impl Conversation<Response> for LoopConversation {
 pub(crate) struct ModelChat<'h> {
     hooks: &'h StreamHooks,
     max_tokens: c_int,
+    /// A sub-agent's own endpoint and tools (`None`: the agent's).
+    #[cfg(feature = "sub-agents")]
+    own: Option<(&'h super::chat::Endpoint<'h>, *mut cJSON)>,
 }
 
 impl<'h> ModelChat<'h> {
     pub(crate) fn new(hooks: &'h StreamHooks, max_tokens: c_int) -> Self {
-        ModelChat { hooks, max_tokens }
+        ModelChat {
+            hooks,
+            max_tokens,
+            #[cfg(feature = "sub-agents")]
+            own: None,
+        }
+    }
+
+    /// A sub-agent's model: its `endpoint`, offered `tools` (NULL: none;
+    /// a live array that outlives the value).
+    #[cfg(feature = "sub-agents")]
+    pub(crate) fn with_own(
+        hooks: &'h StreamHooks,
+        max_tokens: c_int,
+        endpoint: &'h super::chat::Endpoint<'h>,
+        tools: *mut cJSON,
+    ) -> Self {
+        ModelChat {
+            hooks,
+            max_tokens,
+            own: Some((endpoint, tools)),
+        }
+    }
+
+    /// The tools a native request offers, and where it goes.
+    fn target(&self) -> (*mut cJSON, Option<&super::chat::Endpoint<'h>>) {
+        #[cfg(feature = "sub-agents")]
+        if let Some((endpoint, tools)) = self.own {
+            return (tools, Some(endpoint));
+        }
+        (get_agent_tools(), None)
     }
 }
 
@@ -183,19 +216,21 @@ impl Chat<Response, LoopConversation> for ModelChat<'_> {
         // In text mode the request has no tools, and the answer's calls are
         // kept from the channel; with the native fallback, an answer that is
         // exactly one call is.
+        let (native_tools, endpoint) = self.target();
         let (tools, on_context) = match mode {
             ToolMode::Text => (ptr::null_mut(), filtered_context(hooks.on_context, false)),
             ToolMode::NativeWithTextFallback => {
-                (get_agent_tools(), filtered_context(hooks.on_context, true))
+                (native_tools, filtered_context(hooks.on_context, true))
             }
-            ToolMode::Native => (get_agent_tools(), hooks.on_context),
+            ToolMode::Native => (native_tools, hooks.on_context),
         };
         // SAFETY: the context is live (`LoopConversation::new`) and its
         // array and the registry's tools array (NULL or live, this
         // thread's) are not modified during the call, which only borrows
         // them.
         let resp = unsafe {
-            chat_with_error(
+            chat_to(
+                endpoint,
                 (*conversation.0).message,
                 tools,
                 self.max_tokens,
@@ -228,10 +263,18 @@ impl Chat<Response, LoopConversation> for ModelChat<'_> {
     }
 }
 
+/// Which tools a sub-agent may call, by name.
+#[cfg(feature = "sub-agents")]
+pub(crate) type Allowed<'a> = dyn Fn(&[u8]) -> bool + 'a;
+
 /// The tool registry, answering the calls of one turn (which remembers
 /// them, for repeated identical calls, until it ends).
 pub(crate) struct LoopTools<'h> {
     hooks: &'h StreamHooks,
+    /// A sub-agent's: the tools it may call (a call of another is answered
+    /// with an error, not run).
+    #[cfg(feature = "sub-agents")]
+    allowed: Option<&'h Allowed<'h>>,
     /// The direct-output tools' results, once a round has them.
     #[cfg(feature = "tool-options")]
     direct: alloc::vec::Vec<u8>,
@@ -243,9 +286,24 @@ impl<'h> LoopTools<'h> {
     pub(crate) fn begin(hooks: &'h StreamHooks) -> Self {
         LoopTools {
             hooks,
+            #[cfg(feature = "sub-agents")]
+            allowed: None,
             #[cfg(feature = "tool-options")]
             direct: alloc::vec::Vec::new(),
             _turn: super::tool_run::Turn::begin(),
+        }
+    }
+
+    /// A sub-agent's tools: only those `allowed` says; the turn it runs in
+    /// keeps its memory of calls (a sub-agent is a call of that turn).
+    #[cfg(feature = "sub-agents")]
+    pub(crate) fn nested(hooks: &'h StreamHooks, allowed: &'h Allowed<'h>) -> Self {
+        LoopTools {
+            hooks,
+            allowed: Some(allowed),
+            #[cfg(feature = "tool-options")]
+            direct: alloc::vec::Vec::new(),
+            _turn: super::tool_run::Turn::nested(),
         }
     }
 
@@ -269,6 +327,16 @@ impl Tools<Response, LoopConversation> for LoopTools<'_> {
             return false;
         };
         let too_long = answer.long_calls.contains(index);
+        #[cfg(feature = "sub-agents")]
+        if let Some(allowed) = self.allowed {
+            // SAFETY: `call` is a live element of the response.
+            let name = unsafe { json::get_str(json::get(call, c"function"), c"name") }
+                .map_or(&b""[..], CStr::to_bytes);
+            if !allowed(name) {
+                // SAFETY: as below.
+                return unsafe { refuse_tool_call(conversation.0, call, name) };
+            }
+        }
         // SAFETY: on the loop thread with the context live; `call` is a live
         // element of the response, which outlives this call.
         unsafe { answer_tool_call(conversation.0, call, too_long, self.hooks.on_tool_result) }
@@ -326,6 +394,32 @@ unsafe fn answer_tool_call(
     if !appended {
         crate::log_e!("no memory for a tool result");
     }
+    appended
+}
+
+/// Answer a sub-agent's call of a tool it was not given with an error the
+/// model can act on; whether the answer was recorded.
+///
+/// # Safety
+/// `ctx` is a live context of this thread; `call` a live tool call.
+#[cfg(feature = "sub-agents")]
+unsafe fn refuse_tool_call(ctx: Context_t, call: *mut cJSON, name: &[u8]) -> bool {
+    let mut text = crate::base::text_buf::TextBuf::new();
+    text.push_str("error: the tool \"")
+        .push(name)
+        .push_str("\" is not one this agent may use; the tool was not run");
+    let own = crate::abi::messages::message_of(text);
+    // SAFETY: `call` is live (contract).
+    let id = unsafe { json::get_str(call, c"id") }.unwrap_or(c"");
+    // SAFETY: `ctx` is live (contract).
+    let appended = match unsafe { (*ctx).append_tool_message } {
+        // SAFETY: the context's method with that context; `id` is
+        // NUL-terminated and `own` a live set, both borrowed.
+        Some(f) if !own.is_null() => (unsafe { f(ctx, id.as_ptr(), own) }) == rt_eok(),
+        _ => false,
+    };
+    // SAFETY: made above, owned here.
+    unsafe { crate::abi::messages::messages_destroy(own) };
     appended
 }
 

@@ -12,20 +12,23 @@
 //!   calling; `tool_args`: a call's arguments against the tool's schema;
 //! - [`line_editor`]: the CLI channel's line editing;
 //! - `notes`: the notes file the agent keeps across reboots (and the
-//!   schedule file's form); `schedule`: when a scheduled prompt is due.
+//!   schedule file's form); `schedule`: when a scheduled prompt is due;
+//!   `profiles`: the sub-agent profiles file.
 
 pub mod chat;
 pub mod deadline;
 pub mod line_editor;
-#[cfg(any(feature = "notes", feature = "schedule"))]
-pub mod notes;
-#[cfg(feature = "schedule")]
-pub mod schedule;
 #[cfg(feature = "mcp-server")]
 pub mod mcp_http;
 #[cfg(feature = "mcp-server")]
 pub mod mcp_session;
+#[cfg(any(feature = "notes", feature = "schedule", feature = "sub-agents"))]
+pub mod notes;
+#[cfg(feature = "sub-agents")]
+pub mod profiles;
 pub mod retry;
+#[cfg(feature = "schedule")]
+pub mod schedule;
 pub mod stream;
 #[cfg(feature = "tools-text")]
 pub mod text_calls;

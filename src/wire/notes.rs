@@ -104,7 +104,10 @@ fn hex8(v: u32) -> [u8; 8] {
     let mut out = [0u8; 8];
     for (i, slot) in out.iter_mut().enumerate() {
         let shift = 28 - 4 * i as u32;
-        *slot = digits.get(((v >> shift) & 0xf) as usize).copied().unwrap_or(b'0');
+        *slot = digits
+            .get(((v >> shift) & 0xf) as usize)
+            .copied()
+            .unwrap_or(b'0');
     }
     out
 }
@@ -137,7 +140,8 @@ fn put_escaped(out: &mut Vec<u8>, field: &[u8]) -> Result<(), OutOfMemory> {
 
 fn unescape(field: &[u8]) -> Result<Vec<u8>, Corrupt> {
     let mut out = Vec::new();
-    out.try_reserve(field.len()).map_err(|_| Corrupt::NoMemory)?;
+    out.try_reserve(field.len())
+        .map_err(|_| Corrupt::NoMemory)?;
     let mut bytes = field.iter();
     while let Some(&b) = bytes.next() {
         let b = if b == b'\\' {
@@ -183,7 +187,8 @@ pub fn write(notes: &Notes, out: &mut Vec<u8>) -> Result<(), OutOfMemory> {
 /// [`write`] with another head line (another file of the same form).
 pub fn write_with(head: &[u8], notes: &Notes, out: &mut Vec<u8>) -> Result<(), OutOfMemory> {
     let start = out.len();
-    out.try_reserve(encoded_len_with(head, notes)).map_err(|_| OutOfMemory)?;
+    out.try_reserve(encoded_len_with(head, notes))
+        .map_err(|_| OutOfMemory)?;
     extend(out, head)?;
     if !notes.summary.is_empty() {
         extend(out, b"s\t")?;
@@ -364,7 +369,9 @@ mod tests {
             notes: vec![note("wifi", "ssid lab\tch 6"), note("led", "pin 13\r\n")],
         };
         let file = bytes(&notes);
-        assert!(file.starts_with(b"rtt-agent notes 1\ns\tuser likes tea\\nand\\\\cats\nn\twifi\tssid lab\\tch 6\n"));
+        assert!(file.starts_with(
+            b"rtt-agent notes 1\ns\tuser likes tea\\nand\\\\cats\nn\twifi\tssid lab\\tch 6\n"
+        ));
         assert_eq!(parse(&file), Ok(notes));
         // Empty: a new file. Only the head and end lines: no notes.
         assert_eq!(parse(b""), Ok(Notes::default()));
@@ -383,12 +390,26 @@ mod tests {
             (b"\x00\x01\x02", Corrupt::NotOurs),
             (&good[..good.len() - 1], Corrupt::Cut),
             (&good[..good.len() - 14], Corrupt::Cut),
-            (b"rtt-agent notes 1\nx\tstrange\nend\t00000000\n", Corrupt::BadLine),
-            (b"rtt-agent notes 1\nn\tno-text\nend\t00000000\n", Corrupt::BadLine),
-            (b"rtt-agent notes 1\nn\tk\tbad \\q escape\nend\t00000000\n", Corrupt::BadLine),
+            (
+                b"rtt-agent notes 1\nx\tstrange\nend\t00000000\n",
+                Corrupt::BadLine,
+            ),
+            (
+                b"rtt-agent notes 1\nn\tno-text\nend\t00000000\n",
+                Corrupt::BadLine,
+            ),
+            (
+                b"rtt-agent notes 1\nn\tk\tbad \\q escape\nend\t00000000\n",
+                Corrupt::BadLine,
+            ),
         ];
         for (input, want) in table {
-            assert_eq!(parse(input), Err(*want), "{:?}", core::str::from_utf8(input));
+            assert_eq!(
+                parse(input),
+                Err(*want),
+                "{:?}",
+                core::str::from_utf8(input)
+            );
         }
         // One changed byte: the check value differs.
         let mut flipped = good.clone();
@@ -418,20 +439,36 @@ mod tests {
         // The same key replaces the note and makes it the newest.
         let first = notes.notes[0].key.clone();
         remember(&mut notes, &first, b"new", max).unwrap();
-        assert_eq!(notes.notes.last().unwrap(), &Note { key: first.clone(), text: b"new".to_vec() });
+        assert_eq!(
+            notes.notes.last().unwrap(),
+            &Note {
+                key: first.clone(),
+                text: b"new".to_vec()
+            }
+        );
         assert_eq!(notes.notes.iter().filter(|n| n.key == first).count(), 1);
         // Too long alone, or a bad key: refused, nothing changed.
         let before = notes.clone();
-        assert_eq!(remember(&mut notes, b"k", &[b'x'; 200], max), Err(Refused::TooLong));
+        assert_eq!(
+            remember(&mut notes, b"k", &[b'x'; 200], max),
+            Err(Refused::TooLong)
+        );
         assert_eq!(remember(&mut notes, b"", b"x", max), Err(Refused::Key));
-        assert_eq!(remember(&mut notes, &[b'k'; 65], b"x", max), Err(Refused::Key));
+        assert_eq!(
+            remember(&mut notes, &[b'k'; 65], b"x", max),
+            Err(Refused::Key)
+        );
         assert_eq!(notes, before);
     }
 
     #[test]
     fn recall_finds_by_key_or_text_newest_first_and_forget_removes() {
         let mut notes = Notes::default();
-        for (k, t) in [("wifi", "SSID lab"), ("led", "pin 13"), ("Lab door", "code 42")] {
+        for (k, t) in [
+            ("wifi", "SSID lab"),
+            ("led", "pin 13"),
+            ("Lab door", "code 42"),
+        ] {
             remember(&mut notes, k.as_bytes(), t.as_bytes(), 1000).unwrap();
         }
         let found: Vec<&[u8]> = recall(&notes, b"lab").map(|n| &n.key[..]).collect();
@@ -448,7 +485,10 @@ mod tests {
         let mut notes = Notes::default();
         remember(&mut notes, b"a", b"one", 200).unwrap();
         set_summary(&mut notes, b"we talked about the LED", 200).unwrap();
-        assert_eq!(parse(&bytes(&notes)).unwrap().summary, b"we talked about the LED");
+        assert_eq!(
+            parse(&bytes(&notes)).unwrap().summary,
+            b"we talked about the LED"
+        );
         // A long summary pushes the notes out, then is cut to fit.
         set_summary(&mut notes, &[b's'; 300], 200).unwrap();
         assert!(notes.notes.is_empty());

@@ -127,6 +127,20 @@ fn field(text: &[u8], lo: u32, hi: u32, n: u8) -> Result<u64, BadWhen> {
     Ok(set)
 }
 
+/// The first five space-separated words of `text`, and how many it has
+/// (counted on past five).
+pub fn words_of(text: &[u8]) -> ([&[u8]; 5], usize) {
+    let mut words: [&[u8]; 5] = [b""; 5];
+    let mut n = 0;
+    for w in text.split(|&b| b == b' ').filter(|w| !w.is_empty()) {
+        if let Some(slot) = words.get_mut(n) {
+            *slot = w;
+        }
+        n += 1;
+    }
+    (words, n)
+}
+
 /// Parse `<when>` from the first words of `words`: the When and how many
 /// words it took.
 pub fn parse(words: &[&[u8]]) -> Result<(When, usize), BadWhen> {
@@ -137,14 +151,9 @@ pub fn parse(words: &[&[u8]]) -> Result<(When, usize), BadWhen> {
     }
     // Five words, or one word holding the five (quoted at the shell).
     let mut fields: [&[u8]; 5] = [b""; 5];
-    let split: alloc::vec::Vec<&[u8]> = first
-        .split(|&b| b == b' ')
-        .filter(|w| !w.is_empty())
-        .collect();
-    let used = if split.len() == 5 {
-        for (slot, w) in fields.iter_mut().zip(split) {
-            *slot = w;
-        }
+    let (inside, n) = words_of(first);
+    let used = if n == 5 {
+        fields = inside;
         1
     } else {
         if words.len() < 5 {

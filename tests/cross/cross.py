@@ -484,7 +484,7 @@ OLD_FEATURES = ['channel-cli']
 # built on its own over the old feature set, and its flash over that set is
 # reported (Cortex-M4F only: the other targets would repeat the figure).
 ABILITIES = [('tool-options', 'PKG_AGENT_TOOL_OPTIONS'), ('notes', 'PKG_AGENT_NOTES'),
-             ('schedule', 'PKG_AGENT_SCHEDULE')]
+             ('schedule', 'PKG_AGENT_SCHEDULE'), ('sub-agents', 'PKG_AGENT_SUBAGENTS')]
 # Symbols of the parts the old feature set leaves out: none may be in its image.
 LEFT_OUT = re.compile(r'^(agent_send_message|agent_debug_\w+|agent_config|agent_status|__fsym_agent_(send_message|config|'
                       r'status)\w*)$|channels..debug|ffi..commands|history_step')
@@ -586,6 +586,8 @@ def panic_abort_figure(target, prefix, cflags):
 
 
 # Thread entry functions (mangled-name suffix) and the stack each thread gets by default.
+# The library's tool functions, reached through a node's execute pointer.
+RUST_TOOLS = re.compile(r'(5notes\d+tool_(remember|recall|forget)|8subagent\d+subagent_tool)')
 THREAD_ENTRIES = [('agent_loop11loop_thread', 'agent loop thread (PKG_AGENT_LOOP_STACK_SIZE, 6144 by default)'),
                   ('cli10cli_thread', 'CLI channel thread'),
                   ('agent_web_cgi', 'WebNet channel\'s handlers, on WebNet\'s thread (WEBNET_THREAD_STACKSIZE, 4096 by default)'),
@@ -677,11 +679,16 @@ def check_target(target, board, prefix, cflags, results, api_names):
     tool_funcs = set()
     for su in glob.glob(os.path.join(objdir, 'src_*.su')):
         tool_funcs.update(l.split('\t')[0].rsplit(':', 1)[-1] for l in open(su))
+    # The library's own tools (Rust functions in a node, called the same way):
+    # the notes' and the sub-agents' (whose run is a whole turn of its own).
+    rust_tools = set(f for f in graph if RUST_TOOLS.search(f))
     for f, (callees, indirect) in graph.items():
         # The tool's execute function, called through its node: the loop's and
-        # the MCP server's calls.
-        if indirect and ('agent_loop' in f or '3mcp3rpc' in f):
+        # the MCP server's calls, and a sub-agent's (which never calls a
+        # sub-agent: depth 1).
+        if indirect and ('agent_loop' in f or '3mcp3rpc' in f or 'subagent' in f):
             callees.update(t for t in tool_funcs if t in graph)
+            callees.update(t for t in rust_tools if not ('subagent' in f and 'subagent' in t))
     entries = {}
     for name, label in THREAD_ENTRIES:
         found = [f for f in graph if f.endswith(name)]

@@ -343,7 +343,9 @@ fn exchange_once(
 fn limit_call(settings: &mut Settings<'_>) -> Option<u32> {
     let limits = crate::runtime::tool_options::current();
     settings.retries = u32::from(limits.retries);
-    let left = limits.left_ms.filter(|&left| left < settings.request_timeout_ms)?;
+    let left = limits
+        .left_ms
+        .filter(|&left| left < settings.request_timeout_ms)?;
     settings.request_timeout_ms = left;
     settings.timeout_ms = settings.timeout_ms.min(left);
     crate::runtime::tool_options::timeout_ms()
