@@ -617,6 +617,16 @@ def test_kconfig_options_and_defaults():
         for s in ('PKG_AGENT_CLI_HISTORY', 'PKG_AGENT_MSH_EXTRAS'):
             check(kconf.syms[s].str_value == 'n', '%s off by default' % s)
             check(kconf.syms[s].set_value(2), '%s selectable' % s)
+        # The abilities beyond the C package (docs/agent-abilities.md): off by
+        # default; the notes and the schedule keep files, so they need DFS.
+        for s in ('PKG_AGENT_TOOL_OPTIONS', 'PKG_AGENT_NOTES', 'PKG_AGENT_SCHEDULE', 'PKG_AGENT_SUBAGENTS'):
+            check(kconf.syms[s].str_value == 'n', '%s off by default' % s)
+        for s in ('PKG_AGENT_TOOL_OPTIONS', 'PKG_AGENT_SUBAGENTS'):
+            check(kconf.syms[s].set_value(2), '%s selectable' % s)
+        for s in ('PKG_AGENT_NOTES', 'PKG_AGENT_SCHEDULE'):
+            check('RT_USING_DFS' in kconfiglib.expr_str(kconf.syms[s].direct_dep), '%s depends on RT_USING_DFS' % s)
+        for name in ('PKG_AGENT_NOTES_FILE', 'PKG_AGENT_NOTES_MAX', 'PKG_AGENT_SCHEDULE_FILE', 'PKG_AGENT_PROFILES_FILE'):
+            check(name in kconf.syms, '%s exists' % name)
         # A fix the C package lacked, on by default, and it can be turned off.
         check(kconf.syms['PKG_AGENT_CHECK_TOOL_ARGS'].str_value == 'y', 'tool arguments checked by default')
         check(kconf.syms['PKG_AGENT_CHECK_TOOL_ARGS'].set_value(0), 'the check can be turned off')
@@ -681,7 +691,7 @@ def test_kconfig_options_and_defaults():
         import re
         for name in sorted(set(re.findall(r'\b(PKG_AGENT_[A-Z_]+)\b', glue))):
             if name in ('PKG_AGENT_DROP_REASONING', 'PKG_AGENT_MULTIMODAL_INLINE', 'PKG_AGENT_MULTIMODAL_UPLOAD',
-                        'PKG_AGENT_MULTIMODAL_ENABLE', 'PKG_AGENT_PROFILE_SMALL'):
+                        'PKG_AGENT_MULTIMODAL_ENABLE', 'PKG_AGENT_PROFILE_SMALL', 'PKG_AGENT_SUBAGENTS'):
                 continue  # bools: absent when off
             if name == 'PKG_AGENT_CLI_STACK_SIZE':
                 continue  # only with the CLI channel (the WebNet one is chosen here)
