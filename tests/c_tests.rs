@@ -233,6 +233,53 @@ fn c_runtime_api_through_a_real_turn() {
     assert_eq!(last_user(2).as_deref(), Some("and again?"));
 }
 
+/// AgentExt.h's abilities from C (tests/c/test_abilities.c): a direct-output
+/// tool and a tool's deadline through the real loop, the schedule's C API
+/// with its sink, profiles and options by name; plain, then under valgrind.
+#[cfg(all(feature = "tool-options", feature = "schedule", feature = "sub-agents"))]
+#[test]
+fn c_abilities_through_the_real_loop() {
+    use rtt_agent_testkit::llm_server::{LlmServer, ScriptedResponse};
+    let server = LlmServer::with_model(|req| {
+        let msgs = rtt_agent_testkit::agent::messages_of(req);
+        match msgs.last() {
+            Some(m) if m.role == "tool" => ScriptedResponse::text(&["Result: ", &m.content]),
+            Some(m) if m.content == "state?" => {
+                ScriptedResponse::tool_calls(&[("c1", "board_state", &["{}"])])
+            }
+            Some(m) if m.content == "timed?" => {
+                ScriptedResponse::tool_calls(&[("c2", "timed", &["{}"])])
+            }
+            Some(m) if m.content == "tick?" => ScriptedResponse::text(&["tock"]),
+            _ => ScriptedResponse::text(&["unexpected"]),
+        }
+    })
+    .unwrap();
+    let dir = root().join("target/c-tests/abilities");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("sched.txt");
+    let _ = std::fs::remove_file(&file);
+    // SAFETY: read only by the C test's process, which inherits it.
+    unsafe { std::env::set_var("RTT_AGENT_SCHEDULE_FILE", &file) };
+    let exe = host_cc("test_abilities", &["tests/c/test_abilities.c"], &[]);
+    run_with(&exe, &[&server.url()]);
+    // The direct answer took one request: the "state?" question was asked
+    // once per run, and no request carried its tool's result.
+    let requests = server.requests();
+    let carried = requests
+        .iter()
+        .filter(|r| {
+            let msgs = rtt_agent_testkit::agent::messages_of(r);
+            msgs.last()
+                .is_some_and(|m| m.role == "tool" && m.content == "LED on, 23.5 C")
+        })
+        .count();
+    assert_eq!(
+        carried, 0,
+        "the model was asked with the direct tool's result"
+    );
+}
+
 #[test]
 fn c_multimodal_file_operations() {
     use rtt_agent_testkit::file_server::FileServer;
