@@ -221,13 +221,7 @@ fn c_runtime_api_through_a_real_turn() {
     // The injected text reached the model as the user's next message, after
     // the turn it waited behind (each run: tool round, answer, injected).
     let requests = server.requests();
-    let last_user = |i: usize| {
-        let msgs = rtt_agent_testkit::agent::messages_of(&requests[i]);
-        msgs.iter()
-            .rev()
-            .find(|m| m.role == "user")
-            .map(|m| m.content.clone())
-    };
+    let last_user = |i: usize| rtt_agent_testkit::agent::last_user_message(&requests[i]);
     assert!(requests.len() >= 3, "{} requests", requests.len());
     assert_eq!(last_user(0).as_deref(), Some("what is your state?"));
     assert_eq!(last_user(2).as_deref(), Some("and again?"));

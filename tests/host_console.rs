@@ -356,13 +356,7 @@ fn an_injected_message_is_answered_between_questions(screen: &mut Screen) {
     // The prompt comes after this question's answer, not before it.
     screen.wait_for("you> ", Duration::from_secs(5));
     let requests = server.requests();
-    let last_user = |i: usize| {
-        let msgs = rtt_agent_testkit::agent::messages_of(&requests[i]);
-        msgs.iter()
-            .rev()
-            .find(|m| m.role == "user")
-            .map(|m| m.content.clone())
-    };
+    let last_user = |i: usize| rtt_agent_testkit::agent::last_user_message(&requests[i]);
     assert_eq!(last_user(0).as_deref(), Some("temp=42"));
     assert_eq!(last_user(1).as_deref(), Some("my question?"));
     console::input(b"\x04");

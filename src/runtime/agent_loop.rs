@@ -919,7 +919,7 @@ unsafe fn handle_user_message(agent: &Agent, msg: Messages_t) {
     drop(shared);
     // SAFETY: the hub is live while the agent is (this function's
     // contract); `out` is NULL or a set owned here, handed over.
-    unsafe { deliver(agent.hub, out) };
+    unsafe { deliver(agent.hub, out, unasked) };
     if !ctx.is_null() && appended && summary_on() {
         let keep = board().message_trim.clamp(0, c_int::MAX as isize) as c_int;
         // SAFETY: `ctx` is this thread's live context (non-NULL: appended).
@@ -946,13 +946,29 @@ unsafe fn fold_and_trim(ctx: Context_t, keep: c_int) {
 unsafe fn fold_and_trim(_ctx: Context_t, _keep: c_int) {}
 
 /// Put `reply` on the output mailbox, waiting (up to the reply timeout) while
-/// it is full rather than dropping it, unless the agent is stopping.
+/// it is full rather than dropping it, unless the agent is stopping. The
+/// reply to a message no channel sent (`unasked`: a scheduled or injected
+/// one) does not wait: nobody may be reading, and the loop must not stop
+/// for it; it was logged.
 ///
 /// # Safety
 /// `hub` is a live hub; `reply` is NULL or a live set, handed over.
-unsafe fn deliver(hub: MessageHub_t, reply: Messages_t) {
+unsafe fn deliver(hub: MessageHub_t, reply: Messages_t, unasked: bool) {
     if reply.is_null() {
         crate::log_e!("no reply could be made (out of memory)");
+        return;
+    }
+    if unasked {
+        // SAFETY: `hub` is live (contract), so is its `output_mailbox`;
+        // `reply` is a live set owned here.
+        if unsafe { message_hub_put(hub, reply, (*hub).output_mailbox) } != rt_eok() {
+            super::unasked::take_reply(reply);
+            crate::log_d!(
+                "the output mailbox is full: an unasked reply was not queued (it was logged)"
+            );
+            // SAFETY: not delivered, so still owned here; not used again.
+            unsafe { messages_destroy(reply) };
+        }
         return;
     }
     let patience = board().reply_timeout_ms.clamp(1, 600_000) as u32;

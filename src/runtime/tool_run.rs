@@ -81,9 +81,16 @@ struct CallScope {
     scope: super::tool_options::CallScope,
     #[cfg(feature = "tool-options")]
     node: AgentToolNode_t,
+    /// 0 when nothing is to be said of its time: no timeout, or a remote
+    /// tool, whose request the timeout itself ends.
     #[cfg(feature = "tool-options")]
     timeout_ms: u32,
 }
+
+/// A tool that ends within this much past its timeout is not reported: a
+/// sub-agent's last request ends at the timeout, a few ticks after it.
+#[cfg(feature = "tool-options")]
+const PAST_TIMEOUT_GRACE_MS: u32 = 50;
 
 impl CallScope {
     /// # Safety
@@ -95,10 +102,15 @@ impl CallScope {
         let name =
             unsafe { tools::function_name((*node).tool_obj) }.map_or(&b""[..], |n| n.to_bytes());
         let options = super::tool_options::of(name);
+        #[cfg(feature = "mcp-client")]
+        // SAFETY: as above.
+        let remote = matches!(unsafe { Tool::of(node) }, Some(Tool::Remote));
+        #[cfg(not(feature = "mcp-client"))]
+        let remote = false;
         CallScope {
             scope: super::tool_options::CallScope::enter(&options),
             node,
-            timeout_ms: options.timeout_ms,
+            timeout_ms: if remote { 0 } else { options.timeout_ms },
         }
     }
     #[cfg(not(feature = "tool-options"))]
@@ -111,7 +123,7 @@ impl CallScope {
 impl Drop for CallScope {
     fn drop(&mut self) {
         let took = self.scope.elapsed_ms();
-        if self.timeout_ms != 0 && took > self.timeout_ms {
+        if self.timeout_ms != 0 && took > self.timeout_ms.saturating_add(PAST_TIMEOUT_GRACE_MS) {
             // SAFETY: the node is live until the scope drops (`of`).
             let name = unsafe { tools::function_name((*self.node).tool_obj) }
                 .map_or(&b""[..], |n| n.to_bytes());

@@ -219,6 +219,15 @@ pub fn messages_of(req: &RecordedRequest) -> Vec<Msg> {
     out
 }
 
+/// The last user message of a recorded chat request (what it asked).
+pub fn last_user_message(req: &RecordedRequest) -> Option<String> {
+    messages_of(req)
+        .iter()
+        .rev()
+        .find(|m| m.role == "user")
+        .map(|m| m.content.clone())
+}
+
 pub fn roles(msgs: &[Msg]) -> Vec<&str> {
     msgs.iter().map(|m| m.role.as_str()).collect()
 }
