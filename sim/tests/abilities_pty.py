@@ -218,7 +218,7 @@ ok("busy %.1f s: runs %d, missed %d, %d replies in %.1f s" % (busy, runs, missed
 # 1 (del). No reply after the entry is deleted (one already on its way
 # may still come).
 sim.shell(b"agent_schedule del 1", b"deleted #1")
-sim.idle(1.5)
+sim.idle(2.5)
 after_del = replies(sim)
 sim.idle(5)
 if replies(sim) != after_del:
