@@ -601,3 +601,24 @@ fn answer_now(req: &RecordedRequest, text_calls: bool) -> ScriptedResponse {
     };
     text_response(wire, &answer, "All operations are done: give the result.")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::ability_call;
+
+    #[test]
+    fn abilities_asked_for() {
+        assert_eq!(
+            ability_call("remember wifi: lab ssid"),
+            Some(("remember", r#"{"key":"wifi","text":"lab ssid"}"#.to_string()))
+        );
+        assert_eq!(ability_call("remember wifi"), None);
+        assert_eq!(ability_call("Recall"), Some(("recall", r#"{"query":""}"#.to_string())));
+        assert_eq!(ability_call("recall wifi"), Some(("recall", r#"{"query":"wifi"}"#.to_string())));
+        assert_eq!(ability_call("forget led"), Some(("forget", r#"{"key":"led"}"#.to_string())));
+        assert_eq!(ability_call("show me the board state"), Some(("board_state", "{}".to_string())));
+        assert_eq!(ability_call("please call m1_slow"), Some(("m1_slow", "{}".to_string())));
+        assert_eq!(ability_call("what is (2+3)*4?"), None);
+        assert_eq!(ability_call("compare 17 and 21"), None);
+    }
+}
