@@ -30,16 +30,41 @@
 //! a board): tokens set with `agent_config web-token|mcp-token` are kept
 //! there across restarts.
 //!
+//! With `--abilities` the optional parts of `docs/agent-abilities.md` have
+//! something to work on: after each start of the agent the simulator
+//! registers a tool of its own, `board_state`, with direct output
+//! (`append_tool_ex`: its text is the reply, the model is not asked again),
+//! and before the first start it serves a small scripted MCP server on
+//! 127.0.0.1 with one tool, `slow` (it answers after 5 s), added as the
+//! agent's remote server 1; its tool `m1_slow` gets a timeout of 1000 ms
+//! (`agent_tool_set_options`), so a call of it ends with an error result
+//! and the turn goes on. The built-in model calls `board_state` for a
+//! message naming "board state" and `m1_slow` for one naming it.
+//!
+//! `RTT_AGENT_NOTES_FILE=<path>` is the notes file of the model's
+//! `remember`, `recall` and `forget` (PKG_AGENT_NOTES_FILE on a board; the
+//! built-in model calls them for `remember <key> <text>`, `recall [<query>]`
+//! and `forget <key>`); `RTT_AGENT_SCHEDULE_FILE=<path>` the file of
+//! `agent_schedule`'s entries (PKG_AGENT_SCHEDULE_FILE).
+//!
 //! Commands at `msh />`: every MSH command the firmware exports
 //! (`main_loop_entry`, `cleanup_agent_entry`, `init_tools`,
-//! `agent_send_message`, `agent_config`, `agent_status`), plus `help`, `free`
+//! `agent_send_message`, `agent_config`, `agent_status`, `agent_schedule`),
+//! plus `help`, `free`
 //! and `exit`.
 
+use rtt_agent::abi::messages::TYPE_TEXT;
+use rtt_agent::cjson::sys::{cJSON, cJSON_Parse};
+use rtt_agent::ffi::messages::{messages_append, messages_create, messages_destroy};
+use rtt_agent::ffi::tools::{agent_tool_set_options, append_tool_ex};
 use rtt_agent::host::{console, heap, shell};
 use rtt_agent::runtime::agent_loop;
 use rtt_agent::runtime::config::agent_config_set;
+use rtt_agent::runtime::tool_options::AgentToolOptions;
+use rtt_agent::runtime::tools::AgentToolList;
 use rtt_agent::wire::line_editor::{Event, LineEditor};
-use rtt_agent_testkit::{arith_model, llm_server::LlmServer};
+use rtt_agent_testkit::arith_model;
+use rtt_agent_testkit::llm_server::{LlmServer, RecordedRequest, ScriptedResponse};
 use std::ffi::CString;
 
 const PROMPT: &[u8] = b"msh />";
@@ -162,8 +187,137 @@ extern "C" {
     fn rt_host_webnet_bound_port() -> i32;
 }
 
+/// `board_state` (with `--abilities`): the simulated board's state, a tool
+/// with direct output.
+///
+/// # Safety
+/// Called by the agent loop as a C tool: `node` is its live node.
+unsafe extern "C" fn board_state(_args: *mut cJSON, node: *mut AgentToolList) {
+    if node.is_null() {
+        return;
+    }
+    let text = c"LED on, 23.5 C, fan off (simulated board)";
+    // SAFETY: the node handed to the tool; its previous result is its own
+    // to free; the text is NUL-terminated and copied.
+    unsafe {
+        messages_destroy((*node).ret.messages);
+        (*node).ret.messages = std::ptr::null_mut();
+        let m = messages_create(1);
+        if m.is_null() || messages_append(m, TYPE_TEXT, text.as_ptr()) != 0 {
+            messages_destroy(m);
+            (*node).ret.ret = 1;
+            return;
+        }
+        (*node).ret.messages = m;
+        (*node).ret.ret = 0;
+    }
+}
+
+/// Register `board_state` with direct output: after each start of the
+/// agent (its tools are the registry's, freed at cleanup).
+fn register_board_state() {
+    let def = c"{\"type\":\"function\",\"function\":{\"name\":\"board_state\",\"description\":\"The board's LED, temperature and fan, as the user's answer\",\"parameters\":{\"type\":\"object\",\"properties\":{}}}}";
+    let options = AgentToolOptions {
+        timeout_ms: 0,
+        retries: 0,
+        direct: 1,
+        reserved: [0; 2],
+    };
+    // SAFETY: a NUL-terminated definition; the parsed tree is handed to
+    // append_tool_ex (which takes it, also on failure); `options` is a live
+    // value it copies.
+    let rc = unsafe {
+        let tree = cJSON_Parse(def.as_ptr());
+        append_tool_ex(tree, Some(board_state), &options)
+    };
+    if rc != 0 {
+        say("abilities: board_state could not be registered\r\n");
+    }
+}
+
+/// The remote MCP server of `--abilities`: `initialize`, `tools/list` (one
+/// tool, `slow`) and `tools/call`, answered after 5 s.
+fn remote_mcp(req: &RecordedRequest) -> ScriptedResponse {
+    let body = req.body_text();
+    let id = body
+        .split(r#""id":"#)
+        .nth(1)
+        .and_then(|rest| rest.split([',', '}']).next())
+        .unwrap_or("0")
+        .to_string();
+    let result = |r: &str| {
+        ScriptedResponse::json(200, &format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{r}}}"#))
+    };
+    if body.contains(r#""method":"initialize""#) {
+        return result(r#"{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"rtt-agent-sim remote","version":"1"}}"#);
+    }
+    if body.contains(r#""method":"notifications/"#) {
+        return ScriptedResponse::raw(202, "application/json", "");
+    }
+    if body.contains(r#""method":"tools/list""#) {
+        return result(
+            r#"{"tools":[{"name":"slow","description":"A slow remote sensor: answers after 5 s","inputSchema":{"type":"object","properties":{}}}]}"#,
+        );
+    }
+    result(r#"{"content":[{"type":"text","text":"slow sensor read"}]}"#)
+        .delay(std::time::Duration::from_secs(5))
+}
+
+/// `--abilities`, before the agent's first start: the remote MCP server,
+/// added as server 1, its tool's timeout. The server must live as long as
+/// the session.
+fn abilities() -> Option<LlmServer> {
+    heap::exclude_this_thread(true);
+    let server = LlmServer::with_model(remote_mcp);
+    heap::exclude_this_thread(false);
+    let server = match server {
+        Ok(server) => server,
+        Err(e) => {
+            say(&format!("abilities: cannot start the remote MCP server: {e}\r\n"));
+            return None;
+        }
+    };
+    let url = format!("http://{}/mcp", server.addr());
+    if rtt_agent::runtime::mcp_client::servers::add(url.as_bytes()).is_err() {
+        say("abilities: the remote MCP server could not be added\r\n");
+    }
+    let options = AgentToolOptions {
+        timeout_ms: REMOTE_TIMEOUT_MS,
+        retries: 0,
+        direct: 0,
+        reserved: [0; 2],
+    };
+    // SAFETY: a NUL-terminated name and a live value, both copied.
+    if unsafe { agent_tool_set_options(c"m1_slow".as_ptr(), &options) } != 0 {
+        say("abilities: the options of m1_slow could not be set\r\n");
+    }
+    say(&format!(
+        "abilities: board_state (direct output); remote MCP server {url} with m1_slow (timeout {REMOTE_TIMEOUT_MS} ms)\r\n"
+    ));
+    for (var, what) in [("RTT_AGENT_NOTES_FILE", "notes file"), ("RTT_AGENT_SCHEDULE_FILE", "schedule file")] {
+        match std::env::var(var) {
+            Ok(path) => say(&format!("abilities: {what} {path}\r\n")),
+            Err(_) => say(&format!("abilities: no {what} (set {var})\r\n")),
+        }
+    }
+    Some(server)
+}
+
+/// The timeout of the remote tool `m1_slow` (`--abilities`).
+const REMOTE_TIMEOUT_MS: u32 = 1000;
+
+/// Start the agent (`main_loop_entry`), then, with `--abilities`, register
+/// the simulator's own tool if this started it.
+fn start_agent(abilities: bool, start: impl FnOnce()) {
+    let was_running = agent_loop::is_running();
+    start();
+    if abilities && !was_running && agent_loop::is_running() {
+        register_board_state();
+    }
+}
+
 /// `--web[=PORT]`, `--web-token TOKEN`, `--web-open-chat`, `--mcp[=PORT]`,
-/// `--mcp-token TOKEN`, `--mcp-anonymous`.
+/// `--mcp-token TOKEN`, `--mcp-anonymous`, `--abilities`.
 struct Options {
     web_port: Option<i32>,
     web_token: Option<CString>,
@@ -171,6 +325,7 @@ struct Options {
     mcp_port: Option<u16>,
     mcp_token: Option<CString>,
     mcp_anonymous: bool,
+    abilities: bool,
 }
 
 fn options() -> Options {
@@ -181,6 +336,7 @@ fn options() -> Options {
         mcp_port: None,
         mcp_token: None,
         mcp_anonymous: false,
+        abilities: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -206,9 +362,11 @@ fn options() -> Options {
             o.web_open_chat = true;
         } else if a == "--mcp-anonymous" {
             o.mcp_anonymous = true;
+        } else if a == "--abilities" {
+            o.abilities = true;
         } else {
             eprintln!(
-                "usage: rtt-agent-sim [--web[=PORT]] [--web-token TOKEN] [--web-open-chat] [--mcp[=PORT]] [--mcp-token TOKEN] [--mcp-anonymous]"
+                "usage: rtt-agent-sim [--web[=PORT]] [--web-token TOKEN] [--web-open-chat] [--mcp[=PORT]] [--mcp-token TOKEN] [--mcp-anonymous] [--abilities]"
             );
             std::process::exit(2);
         }
@@ -221,6 +379,7 @@ fn main() {
     let _raw = RawTerminal::enter();
     say("\r\n \\ | /\r\n- RT -     Thread Operating System (rtt-agent host simulator)\r\n / | \\\r\n");
     let _server = configure();
+    let _remote = if opts.abilities { abilities() } else { None };
     if let Some(port) = opts.mcp_port {
         use rtt_agent::runtime::mcp::server;
         server::set_overrides(server::Overrides {
@@ -240,7 +399,9 @@ fn main() {
         // SAFETY: before webnet_init, as WebNet requires.
         unsafe { webnet_set_port(port) };
         agent_loop::set_channel(std::ptr::addr_of!(web::agent_webnet_ops));
-        agent_loop::main_loop_entry();
+        start_agent(opts.abilities, || {
+            agent_loop::main_loop_entry();
+        });
         // SAFETY: a plain getter of the host port.
         let bound = unsafe { rt_host_webnet_bound_port() };
         say(&format!(
@@ -249,7 +410,9 @@ fn main() {
     } else {
         agent_loop::set_channel(std::ptr::addr_of!(rtt_agent::channels::cli::agent_cli_ops));
         if opts.mcp_port.is_some() {
-            agent_loop::main_loop_entry();
+            start_agent(opts.abilities, || {
+                agent_loop::main_loop_entry();
+            });
         }
     }
     if opts.mcp_port.is_some() {
@@ -285,7 +448,15 @@ fn main() {
                     "help" => help(),
                     "free" => free(),
                     _ => {
-                        if shell::exec(&line).is_none() {
+                        let mut found = true;
+                        let starts = line.split_whitespace().next() == Some("main_loop_entry");
+                        let mut run = || found = shell::exec(&line).is_some();
+                        if starts {
+                            start_agent(opts.abilities, run);
+                        } else {
+                            run();
+                        }
+                        if !found {
                             say(&format!(
                                 "{}: command not found.\r\n",
                                 line.split_whitespace().next().unwrap_or("")

@@ -1,6 +1,7 @@
 //! The host simulator driven through a pseudo-terminal (sim/tests/sim_pty.py):
 //! the prompt, the agent answering with tool calls, line editing, history,
-//! Ctrl-D, cleanup and exit; with the built-in model in each wire format.
+//! Ctrl-D, cleanup and exit; with the built-in model in each wire format;
+//! with `--abilities`, the optional parts (sim/tests/abilities_pty.py).
 
 use std::process::Command;
 
@@ -37,4 +38,24 @@ fn simulator_with_anthropic_messages() {
 #[test]
 fn simulator_with_ollama_native_chat() {
     run_pty(Some("ollama"));
+}
+
+/// `--abilities` (sim/tests/abilities_pty.py): scheduled prompts (replies
+/// in the log and the chat, no pile-up while the loop is busy, `del` stops
+/// them), notes across a restart of the simulator, a direct-output tool's
+/// result as the reply, a remote MCP tool past its timeout.
+#[test]
+fn simulator_abilities_through_a_pty() {
+    let exe = env!("CARGO_BIN_EXE_rtt-agent-sim");
+    let out = Command::new("python3")
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/abilities_pty.py"))
+        .arg(exe)
+        .output()
+        .expect("python3 runs sim/tests/abilities_pty.py");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains(" passed, 0 failed"),
+        "{stdout}\n{stderr}"
+    );
 }

@@ -9,6 +9,14 @@
 //! the conversation, and answers in text once one number is left. Anything
 //! else gets a text answer explaining what it can do. Answers stream in
 //! small fragments, with `reasoning_content` first, in OpenAI's shape.
+//!
+//! Beyond arithmetic, when the request offers the tool: `remember <key>
+//! <text>`, `recall [<query>]` and `forget <key>` call the notes' tools, a
+//! message naming `board state` calls `board_state` (the simulator's
+//! direct-output tool) and one naming `m1_slow` calls that remote MCP tool;
+//! after the tool's result the answer is `Result: <the result>`
+//! ([`ability_call`]). A question that starts with `slowly` is answered
+//! after [`SLOW_ANSWER`], each round.
 
 use crate::llm_server::*;
 use rtt_agent::cjson::sys::*;
@@ -319,7 +327,27 @@ fn text_response(wire: Wire, text: &str, reasoning: &str) -> ScriptedResponse {
 
 static CALL_COUNTER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(1);
 
+/// A tool's name and arguments (JSON text) for one arithmetic operation.
+fn op_call(op: char, a: f64, b: f64) -> (&'static str, String) {
+    let (name, b) = match op {
+        '+' => ("add", b),
+        '-' => ("add", -b),
+        '*' => ("mul", b),
+        _ => ("compare", b),
+    };
+    (
+        name,
+        format!(r#"{{"a": {}, "b": {}}}"#, fmt_num(a), fmt_num(b)),
+    )
+}
+
 fn tool_response(wire: Wire, ops: &[(char, f64, f64)], reasoning: &str) -> ScriptedResponse {
+    let calls: Vec<(&str, String)> = ops.iter().map(|&(op, a, b)| op_call(op, a, b)).collect();
+    calls_response(wire, &calls, reasoning)
+}
+
+/// Native tool calls of `calls` (name, arguments), in the wire's format.
+fn calls_response(wire: Wire, calls: &[(&str, String)], reasoning: &str) -> ScriptedResponse {
     let mut events = vec![sse_event(&chunk_json(
         &format!(
             r#"{{"role":"assistant","reasoning_content":{}}}"#,
@@ -327,32 +355,23 @@ fn tool_response(wire: Wire, ops: &[(char, f64, f64)], reasoning: &str) -> Scrip
         ),
         None,
     ))];
-    let calls: Vec<(String, &str, String)> = ops
+    let calls: Vec<(String, &str, String)> = calls
         .iter()
-        .map(|&(op, a, b)| {
-            let (name, b) = match op {
-                '+' => ("add", b),
-                '-' => ("add", -b),
-                '*' => ("mul", b),
-                _ => ("compare", b),
-            };
+        .map(|(name, args)| {
             let n = CALL_COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            (
-                format!("call_{n}"),
-                name,
-                format!(r#"{{"a": {}, "b": {}}}"#, fmt_num(a), fmt_num(b)),
-            )
+            (format!("call_{n}"), *name, args.clone())
         })
         .collect();
     // Arguments arrive in three fragments, as real servers split them.
     let pieces: Vec<Vec<String>> = calls
         .iter()
         .map(|(_, _, args)| {
-            let third = args.len() / 3;
+            let chars: Vec<char> = args.chars().collect();
+            let third = chars.len() / 3;
             vec![
-                args[..third].to_string(),
-                args[third..2 * third].to_string(),
-                args[2 * third..].to_string(),
+                chars[..third].iter().collect(),
+                chars[third..2 * third].iter().collect(),
+                chars[2 * third..].iter().collect(),
             ]
         })
         .collect();
@@ -391,20 +410,10 @@ fn tool_response(wire: Wire, ops: &[(char, f64, f64)], reasoning: &str) -> Scrip
 /// The calls of a model without function calling: `<tool_call>` lines in
 /// the answer's text (the agent's `PKG_AGENT_TOOLS_TEXT` format), streamed in
 /// small pieces that cut the markers.
-fn text_call_response(ops: &[(char, f64, f64)]) -> ScriptedResponse {
+fn text_call_response(calls: &[(&str, String)]) -> ScriptedResponse {
     let mut text = String::from("Let me use the tools.\n");
-    for &(op, a, b) in ops {
-        let (name, b) = match op {
-            '+' => ("add", b),
-            '-' => ("add", -b),
-            '*' => ("mul", b),
-            _ => ("compare", b),
-        };
-        text += &format!(
-            "<tool_call>{{\"name\": \"{name}\", \"arguments\": {{\"a\": {}, \"b\": {}}}}}</tool_call>\n",
-            fmt_num(a),
-            fmt_num(b)
-        );
+    for (name, args) in calls {
+        text += &format!("<tool_call>{{\"name\": \"{name}\", \"arguments\": {args}}}</tool_call>\n");
     }
     let bytes: Vec<char> = text.chars().collect();
     let pieces: Vec<String> = bytes.chunks(7).map(|c| c.iter().collect()).collect();
@@ -438,7 +447,77 @@ pub fn respond(req: &RecordedRequest) -> ScriptedResponse {
     answer(req, false)
 }
 
+/// How long the model waits before it answers a question that starts with
+/// `slowly` (each request of its turn): a busy loop, seen from outside.
+pub const SLOW_ANSWER: std::time::Duration = std::time::Duration::from_millis(2500);
+
+/// A request for one of the tools beyond arithmetic, when the user's
+/// message asks for it: (tool, arguments as JSON text).
+///
+/// - `remember <key> <text>`: the notes' `remember` (a `:` after the key is
+///   dropped);
+/// - `recall [<query>]`: `recall` (no query: all notes);
+/// - `forget <key>`: `forget`;
+/// - a message naming `board state` (or `board_state`): the simulator's
+///   direct-output tool `board_state`;
+/// - a message naming `m1_slow`: the remote MCP tool of that name.
+pub fn ability_call(text: &str) -> Option<(&'static str, String)> {
+    let t = text.trim();
+    let lower = t.to_ascii_lowercase();
+    let (first, rest) = match t.split_once(char::is_whitespace) {
+        Some((f, r)) => (f.to_ascii_lowercase(), r.trim()),
+        None => (lower.clone(), ""),
+    };
+    match first.as_str() {
+        "remember" => {
+            let (key, note) = rest.split_once(char::is_whitespace)?;
+            let key = key.trim_end_matches(':');
+            let note = note.trim();
+            if key.is_empty() || note.is_empty() {
+                return None;
+            }
+            return Some((
+                "remember",
+                format!(r#"{{"key":{},"text":{}}}"#, json_string(key), json_string(note)),
+            ));
+        }
+        "recall" => return Some(("recall", format!(r#"{{"query":{}}}"#, json_string(rest)))),
+        "forget" if !rest.is_empty() => {
+            return Some(("forget", format!(r#"{{"key":{}}}"#, json_string(rest))))
+        }
+        _ => {}
+    }
+    if lower.contains("board state") || lower.contains("board_state") {
+        return Some(("board_state", "{}".to_string()));
+    }
+    if lower.contains("m1_slow") {
+        return Some(("m1_slow", "{}".to_string()));
+    }
+    None
+}
+
+/// Whether the request offers the tool `name` (native calls: in `tools`;
+/// tools as text: named anywhere in the request).
+fn offers(body: &[u8], name: &str, text_calls: bool) -> bool {
+    let body = String::from_utf8_lossy(body);
+    if text_calls {
+        return body.contains(name);
+    }
+    body.contains(&format!(r#""name":"{name}""#))
+}
+
 fn answer(req: &RecordedRequest, text_calls: bool) -> ScriptedResponse {
+    let response = answer_now(req, text_calls);
+    let slow = conversation(&req.body)
+        .is_some_and(|(q, _)| q.trim_start().to_ascii_lowercase().starts_with("slowly"));
+    if slow {
+        response.first_byte_after(SLOW_ANSWER)
+    } else {
+        response
+    }
+}
+
+fn answer_now(req: &RecordedRequest, text_calls: bool) -> ScriptedResponse {
     let wire = Wire::of_path(&req.path);
     let Some((question_text, results)) = conversation(&req.body) else {
         return ScriptedResponse::error(
@@ -448,6 +527,24 @@ fn answer(req: &RecordedRequest, text_calls: bool) -> ScriptedResponse {
             None,
         );
     };
+    // A tool beyond arithmetic, when offered: called, then its result is
+    // the answer.
+    if let Some((tool, args)) = ability_call(&question_text) {
+        if offers(&req.body, tool, text_calls) {
+            if let Some(result) = results.last() {
+                return text_response(
+                    wire,
+                    &format!("Result: {result}"),
+                    "The tool answered: pass its result on.",
+                );
+            }
+            let calls = [(tool, args)];
+            if text_calls {
+                return text_call_response(&calls);
+            }
+            return calls_response(wire, &calls, &format!("The user asks for the {tool} tool."));
+        }
+    }
     let Some(mut expr) = question(&question_text) else {
         return text_response(
             wire,
@@ -479,7 +576,9 @@ fn answer(req: &RecordedRequest, text_calls: bool) -> ScriptedResponse {
         }
         if used + ops.len() > values.len() {
             if text_calls {
-                return text_call_response(&ops);
+                let calls: Vec<(&str, String)> =
+                    ops.iter().map(|&(op, a, b)| op_call(op, a, b)).collect();
+                return text_call_response(&calls);
             }
             return tool_response(
                 wire,
@@ -501,4 +600,25 @@ fn answer(req: &RecordedRequest, text_calls: bool) -> ScriptedResponse {
         _ => "I could not work that out.".to_string(),
     };
     text_response(wire, &answer, "All operations are done: give the result.")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ability_call;
+
+    #[test]
+    fn abilities_asked_for() {
+        assert_eq!(
+            ability_call("remember wifi: lab ssid"),
+            Some(("remember", r#"{"key":"wifi","text":"lab ssid"}"#.to_string()))
+        );
+        assert_eq!(ability_call("remember wifi"), None);
+        assert_eq!(ability_call("Recall"), Some(("recall", r#"{"query":""}"#.to_string())));
+        assert_eq!(ability_call("recall wifi"), Some(("recall", r#"{"query":"wifi"}"#.to_string())));
+        assert_eq!(ability_call("forget led"), Some(("forget", r#"{"key":"led"}"#.to_string())));
+        assert_eq!(ability_call("show me the board state"), Some(("board_state", "{}".to_string())));
+        assert_eq!(ability_call("please call m1_slow"), Some(("m1_slow", "{}".to_string())));
+        assert_eq!(ability_call("what is (2+3)*4?"), None);
+        assert_eq!(ability_call("compare 17 and 21"), None);
+    }
 }
