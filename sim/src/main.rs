@@ -37,6 +37,8 @@
 //! and before the first start it serves a small scripted MCP server on
 //! 127.0.0.1 with one tool, `slow` (it answers after 5 s), added as the
 //! agent's remote server 1; its tool `m1_slow` gets a timeout of 1000 ms
+//! (a sub-agent profile, `mathematician`, with the add and mul tools, runs
+//! on the same built-in model)
 //! (`agent_tool_set_options`), so a call of it ends with an error result
 //! and the turn goes on. The built-in model calls `board_state` for a
 //! message naming "board state" and `m1_slow` for one naming it.
@@ -246,10 +248,15 @@ fn remote_mcp(req: &RecordedRequest) -> ScriptedResponse {
         .unwrap_or("0")
         .to_string();
     let result = |r: &str| {
-        ScriptedResponse::json(200, &format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{r}}}"#))
+        ScriptedResponse::json(
+            200,
+            &format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{r}}}"#),
+        )
     };
     if body.contains(r#""method":"initialize""#) {
-        return result(r#"{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"rtt-agent-sim remote","version":"1"}}"#);
+        return result(
+            r#"{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"rtt-agent-sim remote","version":"1"}}"#,
+        );
     }
     if body.contains(r#""method":"notifications/"#) {
         return ScriptedResponse::raw(202, "application/json", "");
@@ -273,7 +280,9 @@ fn abilities() -> Option<LlmServer> {
     let server = match server {
         Ok(server) => server,
         Err(e) => {
-            say(&format!("abilities: cannot start the remote MCP server: {e}\r\n"));
+            say(&format!(
+                "abilities: cannot start the remote MCP server: {e}\r\n"
+            ));
             return None;
         }
     };
@@ -291,10 +300,28 @@ fn abilities() -> Option<LlmServer> {
     if unsafe { agent_tool_set_options(c"m1_slow".as_ptr(), &options) } != 0 {
         say("abilities: the options of m1_slow could not be set\r\n");
     }
+    // A sub-agent on the same built-in model: its own system prompt and the
+    // arithmetic tools only.
+    let profile = rtt_agent::ffi::subagent::AgentProfile {
+        name: c"mathematician".as_ptr(),
+        description: c"Works out arithmetic step by step with the add and mul tools.".as_ptr(),
+        system_prompt: c"You are the mathematician sub-agent.".as_ptr(),
+        api_url: std::ptr::null(),
+        api_key: std::ptr::null(),
+        model: std::ptr::null(),
+        tools: c"add, mul".as_ptr(),
+    };
+    // SAFETY: a profile of static NUL-terminated strings, copied.
+    if unsafe { rtt_agent::ffi::subagent::agent_profile_add(&profile) } != 0 {
+        say("abilities: the sub-agent profile could not be added\r\n");
+    }
     say(&format!(
-        "abilities: board_state (direct output); remote MCP server {url} with m1_slow (timeout {REMOTE_TIMEOUT_MS} ms)\r\n"
+        "abilities: board_state (direct output); remote MCP server {url} with m1_slow (timeout {REMOTE_TIMEOUT_MS} ms); sub-agent mathematician (add, mul)\r\n"
     ));
-    for (var, what) in [("RTT_AGENT_NOTES_FILE", "notes file"), ("RTT_AGENT_SCHEDULE_FILE", "schedule file")] {
+    for (var, what) in [
+        ("RTT_AGENT_NOTES_FILE", "notes file"),
+        ("RTT_AGENT_SCHEDULE_FILE", "schedule file"),
+    ] {
         match std::env::var(var) {
             Ok(path) => say(&format!("abilities: {what} {path}\r\n")),
             Err(_) => say(&format!("abilities: no {what} (set {var})\r\n")),

@@ -151,6 +151,7 @@ def listed(sim):
 # ---- the first run
 sim = Sim()
 sim.wait(b"abilities: board_state (direct output); remote MCP server http://127.0.0.1:")
+sim.wait(b"sub-agent mathematician (add, mul)")
 sim.wait(b"msh />")
 sim.shell(b"agent_schedule list", b"no scheduled prompts")
 sim.shell(b'agent_schedule add every 2s "what is 2+3?"', b"scheduled #1")
@@ -176,6 +177,14 @@ if b"Result: LED on" in sim.seen[at:]:
 if b'"name":"board_state"' not in sim.seen[at:]:
     fail("board_state was not called", sim.seen)
 ok("board_state's result is the reply")
+
+# 5. A sub-agent answers through its own profile: the main model calls it,
+# it works with add and mul, and the main model gets only its answer.
+at = sim.ask(b"ask the mathematician what is (2+3)*4?", [b"Result: The result is 20."])
+for want in (b'"name":"mathematician"', b"sub-agent mathematician: started", b"sub-agent mathematician: answered"):
+    if want not in sim.seen[at:]:
+        fail("%r not seen for the sub-agent" % want, sim.seen)
+ok("the sub-agent answered through its own profile")
 
 # 2 (first half). remember, written to the notes file.
 sim.ask(b"remember wifi lab-ssid", [b'Result: remembered "wifi"'])

@@ -48,7 +48,10 @@ fn simulator_with_ollama_native_chat() {
 fn simulator_abilities_through_a_pty() {
     let exe = env!("CARGO_BIN_EXE_rtt-agent-sim");
     let out = Command::new("python3")
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/abilities_pty.py"))
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/abilities_pty.py"
+        ))
         .arg(exe)
         .output()
         .expect("python3 runs sim/tests/abilities_pty.py");

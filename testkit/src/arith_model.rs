@@ -413,7 +413,8 @@ fn calls_response(wire: Wire, calls: &[(&str, String)], reasoning: &str) -> Scri
 fn text_call_response(calls: &[(&str, String)]) -> ScriptedResponse {
     let mut text = String::from("Let me use the tools.\n");
     for (name, args) in calls {
-        text += &format!("<tool_call>{{\"name\": \"{name}\", \"arguments\": {args}}}</tool_call>\n");
+        text +=
+            &format!("<tool_call>{{\"name\": \"{name}\", \"arguments\": {args}}}</tool_call>\n");
     }
     let bytes: Vec<char> = text.chars().collect();
     let pieces: Vec<String> = bytes.chunks(7).map(|c| c.iter().collect()).collect();
@@ -460,7 +461,10 @@ pub const SLOW_ANSWER: std::time::Duration = std::time::Duration::from_millis(25
 /// - `forget <key>`: `forget`;
 /// - a message naming `board state` (or `board_state`): the simulator's
 ///   direct-output tool `board_state`;
-/// - a message naming `m1_slow`: the remote MCP tool of that name.
+/// - a message naming `m1_slow`: the remote MCP tool of that name;
+/// - a message naming `mathematician`: that sub-agent, with the message as
+///   its task (the sub-agent, offered only add and mul, then works the
+///   arithmetic out as any question).
 pub fn ability_call(text: &str) -> Option<(&'static str, String)> {
     let t = text.trim();
     let lower = t.to_ascii_lowercase();
@@ -478,7 +482,11 @@ pub fn ability_call(text: &str) -> Option<(&'static str, String)> {
             }
             return Some((
                 "remember",
-                format!(r#"{{"key":{},"text":{}}}"#, json_string(key), json_string(note)),
+                format!(
+                    r#"{{"key":{},"text":{}}}"#,
+                    json_string(key),
+                    json_string(note)
+                ),
             ));
         }
         "recall" => return Some(("recall", format!(r#"{{"query":{}}}"#, json_string(rest)))),
@@ -492,6 +500,9 @@ pub fn ability_call(text: &str) -> Option<(&'static str, String)> {
     }
     if lower.contains("m1_slow") {
         return Some(("m1_slow", "{}".to_string()));
+    }
+    if lower.contains("mathematician") {
+        return Some(("mathematician", format!(r#"{{"task":{}}}"#, json_string(t))));
     }
     None
 }
@@ -610,14 +621,32 @@ mod tests {
     fn abilities_asked_for() {
         assert_eq!(
             ability_call("remember wifi: lab ssid"),
-            Some(("remember", r#"{"key":"wifi","text":"lab ssid"}"#.to_string()))
+            Some((
+                "remember",
+                r#"{"key":"wifi","text":"lab ssid"}"#.to_string()
+            ))
         );
         assert_eq!(ability_call("remember wifi"), None);
-        assert_eq!(ability_call("Recall"), Some(("recall", r#"{"query":""}"#.to_string())));
-        assert_eq!(ability_call("recall wifi"), Some(("recall", r#"{"query":"wifi"}"#.to_string())));
-        assert_eq!(ability_call("forget led"), Some(("forget", r#"{"key":"led"}"#.to_string())));
-        assert_eq!(ability_call("show me the board state"), Some(("board_state", "{}".to_string())));
-        assert_eq!(ability_call("please call m1_slow"), Some(("m1_slow", "{}".to_string())));
+        assert_eq!(
+            ability_call("Recall"),
+            Some(("recall", r#"{"query":""}"#.to_string()))
+        );
+        assert_eq!(
+            ability_call("recall wifi"),
+            Some(("recall", r#"{"query":"wifi"}"#.to_string()))
+        );
+        assert_eq!(
+            ability_call("forget led"),
+            Some(("forget", r#"{"key":"led"}"#.to_string()))
+        );
+        assert_eq!(
+            ability_call("show me the board state"),
+            Some(("board_state", "{}".to_string()))
+        );
+        assert_eq!(
+            ability_call("please call m1_slow"),
+            Some(("m1_slow", "{}".to_string()))
+        );
         assert_eq!(ability_call("what is (2+3)*4?"), None);
         assert_eq!(ability_call("compare 17 and 21"), None);
     }
