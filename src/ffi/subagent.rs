@@ -29,8 +29,8 @@ pub unsafe extern "C" fn agent_profile_add(profile: *const AgentProfile) -> rt_e
         // SAFETY: non-NULL, so a valid profile whose fields are NULL or
         // NUL-terminated (the caller's promise).
         let p = unsafe { &*profile };
-        // SAFETY: as above; each is only read during the call.
         let text = |s: *const c_char| {
+            // SAFETY: as above; each is only read during the call.
             unsafe { crate::base::text::cstr_arg(s) }.map_or(&b""[..], CStr::to_bytes)
         };
         let given = ProfileText {
