@@ -192,8 +192,8 @@ fn steps(main: &LlmServer, calc: &LlmServer, calc_url: &CString) {
         reply.starts_with("Main: error: the sub-agent \"calc\" gave no answer: its request failed: the request timed out"),
         "{reply}"
     );
-    // SAFETY: as above; NULL clears.
     assert_eq!(
+        // SAFETY: as above; NULL clears.
         unsafe { agent_tool_set_options(c"calc".as_ptr(), std::ptr::null()) },
         0
     );
