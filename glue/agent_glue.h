@@ -200,6 +200,7 @@ int agent_glue_web_open_chat(void);
 int agent_glue_web_peer(struct webnet_session *session, unsigned char *addr);
 int agent_mcp_peer(int fd, unsigned char *addr);
 const char *agent_glue_state_file(void);
+/* The file's bytes: their count, -1 (no such file), -2 (a read failed). */
 int agent_glue_state_read(const char *path, char *buf, int size);
 int agent_glue_state_write(const char *path, const char *data, int len);
 int agent_glue_file_set_aside(const char *path);

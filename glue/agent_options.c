@@ -267,6 +267,9 @@ static int temp_name(const char *path, char *out, size_t size)
     return 0;
 }
 
+/* The file's bytes (up to `size`): their count, -1 when there is no such
+ * file, -2 when it exists but a read fails (a card's I/O error): the
+ * caller must not take that for an empty file. */
 static int read_all(const char *path, char *buf, int size)
 {
     int total = 0;
@@ -276,7 +279,12 @@ static int read_all(const char *path, char *buf, int size)
     while (total < size)
     {
         int n = (int)read(fd, buf + total, (size_t)(size - total));
-        if (n <= 0)
+        if (n < 0)
+        {
+            close(fd);
+            return -2;
+        }
+        if (n == 0)
             break;
         total += n;
     }
@@ -291,7 +299,7 @@ int agent_glue_state_read(const char *path, char *buf, int size)
     if (path == RT_NULL || buf == RT_NULL || size <= 0 || path[0] == '\0')
         return -1;
     n = read_all(path, buf, size);
-    if (n < 0 && temp_name(path, tmp, sizeof(tmp)) == 0)
+    if (n == -1 && temp_name(path, tmp, sizeof(tmp)) == 0)
         n = read_all(tmp, buf, size); /* a reset between remove and rename */
     return n;
 }

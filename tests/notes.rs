@@ -65,7 +65,9 @@ fn notes_on_the_file_system() {
     let path = file();
     let bad = PathBuf::from(format!("{}.bad", path.display()));
     let _ = std::fs::remove_file(&path);
+    let _ = std::fs::remove_dir_all(&path);
     let _ = std::fs::remove_file(&bad);
+    let _ = std::fs::remove_dir_all(&bad);
     // SAFETY: set before the agent's threads read it, under the tests' lock.
     unsafe { std::env::set_var("RTT_AGENT_NOTES_FILE", &path) };
     let llm = LlmServer::with_model(model).unwrap();
@@ -166,6 +168,31 @@ fn notes_on_the_file_system() {
         baseline,
         "heap not back after the damaged files"
     );
+
+    // A file that cannot be read (here: a folder at its path, whose read
+    // fails as a card's I/O error does): set aside, not taken for empty.
+    let _ = std::fs::remove_file(&path);
+    let _ = std::fs::remove_dir_all(&bad);
+    let _ = std::fs::remove_file(&bad);
+    std::fs::create_dir(&path).unwrap();
+    std::fs::write(path.join("inside"), "kept").unwrap();
+    console::rt_host_console_capture(1);
+    let agent = Agent::start(&llm, Overrides::default());
+    let log = console::take_captured();
+    console::rt_host_console_capture(0);
+    assert!(
+        log.contains("it cannot be read (an I/O error); set aside as .bad"),
+        "{log}"
+    );
+    assert_eq!(std::fs::read_to_string(bad.join("inside")).unwrap(), "kept");
+    assert_eq!(
+        agent.ask("remember door 1234"),
+        "Result: remembered \"door\""
+    );
+    drop(agent);
+    drop(log);
+    assert!(std::fs::metadata(&path).unwrap().is_file());
+    std::fs::remove_dir_all(&bad).unwrap();
 
     // The summary note of trimmed turns is kept with the notes and is back
     // after a restart.

@@ -19,7 +19,7 @@ use crate::rtt::log::console_print;
 use crate::rtt::name::ObjectName;
 use crate::rtt::thread;
 use crate::rtt::*;
-use crate::runtime::agent_loop::{last_reply_streamed, set_stream_to_console, AgentChannelOps};
+use crate::runtime::agent_loop::{set_stream_to_console, take_streamed, AgentChannelOps};
 use crate::runtime::context::Context_t;
 use crate::runtime::hub::{message_hub_get_timeout, message_hub_put, MessageHub_t};
 use crate::wire::line_editor::{Event, LineEditor};
@@ -263,7 +263,7 @@ fn next_byte(session: &Session, line: &[u8]) -> Option<u8> {
 /// Print a reply (unless the model's answer was printed as it streamed)
 /// and free it.
 fn show_reply(reply: Messages_t) {
-    if !last_reply_streamed() {
+    if !take_streamed(reply) {
         // SAFETY: `reply` is a live message set owned here; the content
         // is borrowed from it.
         let t = unsafe { messages_get_content_idx(reply, 0) };

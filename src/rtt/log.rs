@@ -37,6 +37,13 @@ fn piece_len(configured: c_int) -> usize {
     (configured.max(16) as usize).min(MAX_PIECE)
 }
 
+/// Held around each print of the library: `rt_kprintf` formats into one
+/// static buffer, unguarded unless the board sets
+/// RT_USING_THREADSAFE_PRINTF (RT-Thread 5.3's qemu-vexpress-a9 does not),
+/// so the loop's log line and the CLI chat's prompt, printed at once from
+/// two threads, overwrote each other.
+static CONSOLE: super::sleep_lock::SleepLock = super::sleep_lock::SleepLock::new();
+
 /// A log line being written: bytes gather in a stack buffer (formatting never
 /// allocates) and go out a full piece at a time, cut only between UTF-8
 /// characters; [`LineWriter::finish`] sends the rest.
@@ -51,6 +58,7 @@ pub struct LineWriter {
 impl LineWriter {
     pub fn new(level: Level) -> Self {
         if MID_LINE.swap(false, super::atomic::Ordering::Relaxed) {
+            let _console = CONSOLE.lock();
             // SAFETY: a literal, NUL-terminated and without a `%`.
             unsafe { super::kernel::rt_kprintf(c"\r\n".as_ptr()) };
         }
@@ -121,9 +129,11 @@ impl LineWriter {
         let upto = upto.min(MAX_PIECE);
         let kept = self.buf[upto];
         self.buf[upto] = 0;
+        let console = CONSOLE.lock();
         // SAFETY: NUL-terminated at `upto` (< buf.len()); the glue prints it
         // with "%s" and does not keep the pointer.
         unsafe { agent_glue_log(self.level as c_int, self.buf.as_ptr() as *const c_char) };
+        drop(console);
         self.buf[upto] = kept;
         self.sent = true;
     }
@@ -255,6 +265,7 @@ pub fn console_print(text: &[u8]) {
         // At most 128 bytes into 129: always NUL-terminated.
         let mut buf = [0u8; 129];
         crate::base::text::copy_prefix(&mut buf, chunk);
+        let _console = CONSOLE.lock();
         // SAFETY: NUL-terminated stack buffer, constant "%s" format.
         unsafe {
             super::kernel::rt_kprintf(c"%s".as_ptr(), buf.as_ptr());

@@ -133,8 +133,13 @@ struct Shared {
     /// (A reference: every set of hooks is a constant, and a copy would be
     /// 16 bytes of the agent's static state.)
     stream: &'static StreamHooks,
-    /// The last reply's text was printed while it streamed.
+    /// The current turn's answer is being printed as it streams.
     last_reply_streamed: bool,
+    /// The replies whose text was printed while it streamed, until a
+    /// channel takes them ([`take_streamed`]): by reply, not one flag, so
+    /// that the next turn (a scheduled or injected message queued behind)
+    /// cannot change what a channel reads of the reply it is showing.
+    streamed: [usize; 4],
     /// User messages answered since the agent started (`agent_status`).
     #[cfg(feature = "msh-extras")]
     answered: usize,
@@ -283,11 +288,17 @@ pub fn request_conversation_reset() {
     CONVERSATION_RESET.store(true, Ordering::SeqCst);
 }
 
-/// Was the last reply's text already printed while it streamed?
-pub fn last_reply_streamed() -> bool {
-    AGENT
-        .with_shared(|shared| shared.last_reply_streamed)
-        .unwrap_or(false)
+/// Was `reply`'s text already printed while it streamed? Asked once per
+/// reply by the channel that shows it (the answer is forgotten).
+pub fn take_streamed(reply: Messages_t) -> bool {
+    let key = reply as usize;
+    key != 0
+        && AGENT
+            .with_shared(|shared| {
+                let found = shared.streamed.iter_mut().find(|s| **s == key);
+                found.map(|s| *s = 0).is_some()
+            })
+            .unwrap_or(false)
 }
 
 pub fn is_running() -> bool {
@@ -417,6 +428,7 @@ fn build_agent(loop_thread: rt_thread_t) -> bool {
             spare_reply,
             stream: &LOG_HOOKS,
             last_reply_streamed: false,
+            streamed: [0; 4],
             #[cfg(feature = "msh-extras")]
             answered: 0,
         };
@@ -897,7 +909,20 @@ unsafe fn handle_user_message(agent: &Agent, msg: Messages_t) {
     }
     let mut shared = agent.shared.lock();
     if let Some(shared) = shared.as_mut() {
-        shared.last_reply_streamed &= is_answer && !out.is_null();
+        // A just-made reply's address cannot be a reply still shown: an
+        // entry equal to it is stale (a reply freed without being asked).
+        let key = out as usize;
+        for s in shared.streamed.iter_mut().filter(|s| **s == key) {
+            *s = 0;
+        }
+        if shared.last_reply_streamed && is_answer && !out.is_null() {
+            // The oldest entry gives way to the newest.
+            shared.streamed.rotate_left(1);
+            if let Some(last) = shared.streamed.last_mut() {
+                *last = key;
+            }
+        }
+        shared.last_reply_streamed = false;
     }
     if out.is_null() {
         crate::log_e!("no memory for the reply: sending the spare one");

@@ -16,6 +16,25 @@ extern "C" {
     fn agent_glue_file_set_aside(path: *const c_char) -> c_int;
 }
 
+/// Why a file is set aside.
+#[derive(Clone, Copy)]
+enum Why {
+    Corrupt(Corrupt),
+    /// It exists, but a read failed (a card's I/O error): it is set aside,
+    /// not taken for an empty file and overwritten.
+    Unreadable,
+}
+use Why::Unreadable;
+
+impl Why {
+    fn text(self) -> &'static str {
+        match self {
+            Why::Corrupt(c) => c.text(),
+            Why::Unreadable => "it cannot be read (an I/O error)",
+        }
+    }
+}
+
 /// Why a kept file could not be read or written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Failed {
@@ -61,20 +80,22 @@ pub fn load(
             (max + 1).min(c_int::MAX as usize) as c_int,
         )
     };
-    if n < 0 {
+    if n == -1 {
         return Ok(Notes::default());
     }
     // SAFETY: the glue wrote `n` (at most `max + 1`) initialised bytes.
-    unsafe { buf.set_len((n as usize).min(max + 1)) };
-    let parsed = if buf.len() > max {
+    unsafe { buf.set_len((n.max(0) as usize).min(max + 1)) };
+    let parsed = if n < 0 {
+        Err(Some(Unreadable))
+    } else if buf.len() > max {
         Err(None)
     } else {
-        notes::parse_with(head, &buf).map_err(Some)
+        notes::parse_with(head, &buf).map_err(|c| Some(Why::Corrupt(c)))
     };
     drop(buf);
     match parsed {
         Ok(entries) => Ok(entries),
-        Err(Some(Corrupt::NoMemory)) => Err(Failed::NoMemory),
+        Err(Some(Why::Corrupt(Corrupt::NoMemory))) => Err(Failed::NoMemory),
         Err(why) => {
             // SAFETY: `path` is NUL-terminated.
             let aside = unsafe { agent_glue_file_set_aside(path.as_ptr()) } == 0;
@@ -82,7 +103,7 @@ pub fn load(
                 what,
                 path.to_bytes(),
                 ": ",
-                why.map_or("longer than ", Corrupt::text),
+                why.map_or("longer than ", Why::text),
                 if why.is_none() { option } else { "" },
                 if aside {
                     "; set aside as .bad, a new file is started"
