@@ -94,13 +94,21 @@ def drive(run, bsp, Fail, one_line):
         bd = b()
         t0 = time.monotonic()
         bd.send(text + '\r')
-        start = bd.expect(re.escape(text), 5, 'the chat echoes %r' % text).end()
+        # The chat's `agent> ` once it took the line (not the echo: a log
+        # line of the loop thread, such as the summary's, may split it).
+        start = bd.expect(r'agent> ', 15, 'the chat takes %r (its `agent> `)' % text).end()
         try:
             m = bd.expect(expect, timeout, 'the answer to %r' % text)
         except Timeout as e:
             raise Fail('no answer matching %r to %r within %d s: %s | said: %s'
                        % (expect, text, timeout, e, one_line(bd.since(start))))
-        prompt = bd.expect(re.escape(CHAT_PROMPT), 10, 'the chat prompt after the answer to %r' % text).start()
+        # The prompt, or a NUL byte where a log line of the loop thread
+        # clobbered it (rt_kprintf's one buffer without
+        # RT_USING_THREADSAFE_PRINTF; see console_clean below).
+        pm = bd.expect(r'%s|\x00' % re.escape(CHAT_PROMPT), 10, 'the chat prompt after the answer to %r' % text)
+        prompt = pm.start()
+        if pm.group(0) == '\x00':
+            bd.quiet(0.5)
         # How often the answer is on the console up to that prompt.
         st.setdefault('shown', []).append((text, len(re.findall(expect, plain(bd.buf[start:prompt]))),
                                            plain(bd.buf[start:prompt])))
@@ -289,6 +297,14 @@ def drive(run, bsp, Fail, one_line):
             raise Fail('`agent_schedule list` counts no missed run, though the loop was busy 12 s with a run '
                        'waiting (runs %d)' % runs)
         run.figures.append(('%s: agent_schedule list after the chat' % fw, 'runs %d, missed %d' % (runs, missed)))
+        # The scheduler's and the loop's stacks after the chat (both threads
+        # still run: Ctrl-D leaves the agent running).
+        for prefix in ('AgentSch', 'AgentLoop'):
+            got = b().thread_stack(prefix)
+            if got:
+                size, pct, line = got
+                run.figures.append(('%s: %s stack high-water (list thread, after the schedule\'s chat)'
+                                    % (fw, line.split()[0]), '%s%% of %d bytes' % (pct, size)))
         smark = run.server.mark()
         out = b().run('agent_schedule del 1')
         if not re.search(r'deleted #1\b', out):
@@ -386,6 +402,26 @@ def drive(run, bsp, Fail, one_line):
                 ', '.join(img.listdir('/')))
         return fn
 
+    def console_clean():
+        """No NUL byte on any console of this firmware: the CLI thread and
+        the loop thread both print through rt_kprintf, whose one static
+        buffer (rt_log_buf) this BSP does not guard
+        (RT_USING_THREADSAFE_PRINTF off, as it ships): a log line at the
+        moment the chat prints its prompt leaves `yo`, the log line, then
+        `\\0> `."""
+        import glob
+        import os
+        bad = []
+        files = sorted(glob.glob(os.path.join(run.args.logs, 'serial-%s-*.txt' % fw)))
+        for path in files:
+            with open(path, encoding='utf-8', errors='replace') as f:
+                text = plain(f.read())
+            for m in re.finditer('\x00', text):
+                bad.append('%s: %r' % (os.path.basename(path), text[max(0, m.start() - 90):m.end() + 10]))
+        if bad:
+            raise Fail('%d NUL byte(s) on the console: %s' % (len(bad), ' || '.join(bad)))
+        return '%d transcript(s), no NUL byte' % len(files)
+
     groups = (
         ('notes across a reboot', (
             ('fresh SD image: "/" mounted, no notes file', fresh),
@@ -417,6 +453,9 @@ def drive(run, bsp, Fail, one_line):
             ('Ctrl-D, cleanup_agent_entry, heap back (foreign file)', leave_and_clean),
             ('board stopped: the host reads the new file and the .bad one', host_after('foreign')),
         )),
+        ('console', (
+            ('every console of this firmware free of NUL bytes (no clobbered prompt)', console_clean),
+        )),
     )
     for gname, steps in groups:
         for i, (name, fn) in enumerate(steps):
@@ -436,8 +475,17 @@ def drive(run, bsp, Fail, one_line):
         import mapsize
         import os
         m = os.path.join(bsp, 'rtthread.map')
-        run.figures.append(('%s: flash of the package (text + rodata + data kept by the linker)' % fw,
-                            '%d bytes' % mapsize.package_flash(m)))
-        run.figures.append(('%s: flash in all' % fw, '%d bytes' % mapsize.firmware_flash(m)))
+        run.figures.extend(('%s: %s' % (fw, w), v) for w, v in mapsize.rows(m))
+        run.figures.append(('%s: flash in all (text + rodata + data kept by the linker)' % fw,
+                            '%d bytes' % mapsize.firmware_flash(m)))
+        # What the three options add: against agent-cli of the same work
+        # dir (built in this run with --abilities; with --abilities-only, by
+        # an earlier run there, if any).
+        plain_map = os.path.join(os.path.dirname(os.path.abspath(bsp)), 'agent-cli', 'rtthread.map')
+        if os.path.exists(plain_map):
+            mine, other = mapsize.package_flash(m), mapsize.package_flash(plain_map)
+            run.figures.append(('flash PKG_AGENT_NOTES, PKG_AGENT_SCHEDULE and PKG_AGENT_SUMMARY add to the package '
+                                '(agent-abilities - agent-cli of this work dir)',
+                                '%+d bytes (%d - %d)' % (mine - other, mine, other)))
     except (OSError, SystemExit) as e:
         run.figures.append(('%s: flash' % fw, 'unavailable: %s' % e))
