@@ -3005,6 +3005,8 @@ def main():
     p.add_argument('--upstream-src', default='', help='UPSTREAM_AGENT_SRC: the C package\'s files it was built with')
     p.add_argument('--persist', default='', help='an A9 CLI firmware\'s BSP for the SD card steps (a FAT image '
                    'that survives a reboot; tests/qemu/sdcard.py)')
+    p.add_argument('--abilities', default='', help='the A9 CLI firmware with issue 28\'s PKG_AGENT_NOTES, '
+                   'PKG_AGENT_SCHEDULE and PKG_AGENT_SUMMARY, driven on an SD image (tests/qemu/abilities.py)')
     p.add_argument('--sd-dir', default='', help='where the SD images are made (default: <logs>/../sd)')
     p.add_argument('--shots', default=os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
         os.path.abspath(__file__)))), 'target'), help='where the browser test saves its screenshot')
@@ -3038,6 +3040,9 @@ def main():
             run.lm3s(bsp)
         if a.persist:
             run.persist(a.persist)
+        if a.abilities:
+            import abilities
+            abilities.drive(run, a.abilities, Fail, one_line)
         if a.upstream_tools:
             upstream_tools.drive(run, a.upstream_tools, a.upstream_src,
                                  {'Fail': Fail, 'Timeout': Timeout, 'CHAT_PROMPT': CHAT_PROMPT, 'QUESTION': QUESTION,

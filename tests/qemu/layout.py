@@ -23,6 +23,7 @@ would, and writes its .config; used by tests/qemu/run.sh (std lib only).
   layout.py config BSP_DIR --channel cli|debug|webnet --posix-stdio on|off
                    [--prebuilt LIB] [--web-token TOKEN] [--mcp-token TOKEN]
                    [--mcp-servers URLS] [--tls-url URL] [--mqtt-broker URL]
+                   [--abilities]
                                                .config overrides (--mcp-token:
                                                the MCP server on, with that
                                                bearer token; --mcp-servers:
@@ -34,7 +35,9 @@ would, and writes its .config; used by tests/qemu/run.sh (std lib only).
                                                --mqtt-broker: the MQTT
                                                toolset, paho-mqtt and the
                                                audio driver on, that
-                                               broker URL)
+                                               broker URL; --abilities:
+                                               the notes, the schedule
+                                               and the summary on)
                    [--board lm3s: the lm3s firmware's .config,
                     tests/qemu/lm3s.py; --channel cli --posix-stdio off;
                     --name-max N: RT_NAME_MAX N; --profile small:
@@ -82,6 +85,11 @@ TLS_HTTP_TIMEOUT_MS = 8000
 # MBEDTLS_SSL_MAX_CONTENT_LEN of the TLS firmware: a whole TLS record as
 # servers send them (16384; the index entry's default is 3584).
 TLS_MAX_CONTENT_LEN = 16384
+# The abilities firmware's files (issue 28; the Kconfig defaults, named so
+# that tests/qemu/abilities.py reads the same paths from the image).
+ABILITIES_NOTES_FILE = '/agent_notes.txt'
+ABILITIES_NOTES_MAX = 2048
+ABILITIES_SCHEDULE_FILE = '/agent_sched.txt'
 # Never copied from the repo into the package folder.
 SKIP_NAMES = {'.git', 'target', '__pycache__', 'corpus', 'artifacts'}
 SKIP_SUFFIX = ('.o', '.pyc')
@@ -588,6 +596,23 @@ def overrides(a):
             'PKG_AGENT_MCP_CLIENT': 'y',
             'PKG_AGENT_MCP_SERVERS': '"%s"' % a.mcp_servers,
         })
+    if a.abilities:
+        # issue 28's optional parts on the SD card (`run.sh --abilities`,
+        # tests/qemu/abilities.py): the notes tools, the scheduled prompts
+        # and the summary of trimmed turns (kept in the notes file), each
+        # off by default. Both files in "/" (the BSP mounts the card there;
+        # with its -DO_DIRECTORY=0 no folder can be made on the board).
+        # The notes need DFS's POSIX file API: the stock .config has it on,
+        # named so that `layout.py check` fails if it is ever dropped.
+        o.update({
+            'DFS_USING_POSIX': 'y',
+            'PKG_AGENT_NOTES': 'y',
+            'PKG_AGENT_NOTES_FILE': '"%s"' % ABILITIES_NOTES_FILE,
+            'PKG_AGENT_NOTES_MAX': str(ABILITIES_NOTES_MAX),
+            'PKG_AGENT_SCHEDULE': 'y',
+            'PKG_AGENT_SCHEDULE_FILE': '"%s"' % ABILITIES_SCHEDULE_FILE,
+            'PKG_AGENT_SUMMARY': 'y',
+        })
     if a.mqtt_broker:
         # issue 29: the C package's MQTT toolset on paho-mqtt, and its
         # audio driver (tests/qemu/upstream_tools.py).
@@ -721,6 +746,8 @@ def cmd_check(a):
              'PKG_AGENT_PROFILE_SMALL and none of its options, ' if a.profile == 'small' else '', a.channel, ', MCP server' if a.mcp_token else '',
              ', MCP client of %s' % a.mcp_servers if a.mcp_servers else '',
              ', HTTPS (mbedTLS) to %s' % a.tls_url if a.tls_url else '', a.posix_stdio)
+          + (' + PKG_AGENT_NOTES (%s), PKG_AGENT_SCHEDULE (%s), PKG_AGENT_SUMMARY'
+             % (ABILITIES_NOTES_FILE, ABILITIES_SCHEDULE_FILE) if a.abilities else '')
           + (' + the C package\'s MQTT toolset on paho-mqtt (pipe mode), broker %s, and PKG_AGENT_DRIVER_AUDIO'
              % a.mqtt_broker if a.mqtt_broker else ''))
 
@@ -752,6 +779,8 @@ def main():
         c.add_argument('--mcp-servers', default='')
         c.add_argument('--tls-url', default='')
         c.add_argument('--mqtt-broker', default='')
+        c.add_argument('--abilities', action='store_true',
+                       help='PKG_AGENT_NOTES, PKG_AGENT_SCHEDULE and PKG_AGENT_SUMMARY on (issue 28)')
         c.add_argument('--mbedtls-config', choices=('lean', 'package'), default='lean')
         c.add_argument('--board', choices=('a9', 'lm3s'), default='a9')
         c.add_argument('--name-max', default='', help='lm3s: RT_NAME_MAX instead of the BSP\'s')

@@ -75,18 +75,21 @@
 #                  mounts at "/", rebooted on the same image, the image
 #                  read and changed from the host with mtools between
 #                  boots; tests/qemu/sdcard.py), or only (just those steps)
-#   QEMU_PERSIST   off (default), on (also the SD card steps on agent-cli:
-#                  a FAT image made per run in <work>/sd/ with dosfstools,
-#                  the board booted with it as its SD card, which the BSP
-#                  mounts at "/", rebooted on the same image, the image
-#                  read and changed from the host with mtools between
-#                  boots; tests/qemu/sdcard.py), or only (just those steps)
+#   QEMU_ABILITIES off (default), on (also the firmware agent-abilities: the
+#                  CLI firmware with issue 28's PKG_AGENT_NOTES,
+#                  PKG_AGENT_SCHEDULE and PKG_AGENT_SUMMARY, its own
+#                  library, booted on an SD image that survives reboots:
+#                  notes across a reboot, a schedule every 5 s while the
+#                  chat is used, the notes file made unreadable or foreign
+#                  between boots; tests/qemu/abilities.py), or only (just
+#                  that firmware)
 # Options: --stdio on|off|both (as QEMU_STDIO), --skip-build, --webnet
 # (QEMU_WEBNET=on), --webnet-only (QEMU_WEBNET=only), --browser, --mcp
 # (QEMU_MCP=on), --mcp-only (QEMU_MCP=only), --tls (QEMU_TLS=on),
 # --tls-only (QEMU_TLS=only), --board a9|lm3s (QEMU_BOARD),
 # --upstream-tools (QEMU_UPSTREAM_TOOLS=1), --persist (QEMU_PERSIST=on),
-# --persist-only (QEMU_PERSIST=only).
+# --persist-only (QEMU_PERSIST=only), --abilities (QEMU_ABILITIES=on),
+# --abilities-only (QEMU_ABILITIES=only).
 #
 # Network: qemu's user networking only, restricted (restrict=on: the guest
 # reaches nothing but the one guestfwd), 10.0.2.100:80 forwarded to the
@@ -111,6 +114,7 @@ tls="${QEMU_TLS:-off}"
 board="${QEMU_BOARD:-a9}"
 upstream="${QEMU_UPSTREAM_TOOLS:-}"
 persist="${QEMU_PERSIST:-off}"
+abilities="${QEMU_ABILITIES:-off}"
 while [ $# -gt 0 ]; do
     case "$1" in
         --stdio) stdio="$2"; shift 2 ;;
@@ -126,7 +130,9 @@ while [ $# -gt 0 ]; do
         --upstream-tools) upstream=1; shift ;;
         --persist) persist=on; shift ;;
         --persist-only) persist=only; shift ;;
-        *) echo "usage: $0 [--board a9|lm3s] [--stdio on|off|both] [--skip-build] [--webnet|--webnet-only] [--browser] [--mcp|--mcp-only] [--tls|--tls-only] [--upstream-tools] [--persist|--persist-only]" >&2; exit 2 ;;
+        --abilities) abilities=on; shift ;;
+        --abilities-only) abilities=only; shift ;;
+        *) echo "usage: $0 [--board a9|lm3s] [--stdio on|off|both] [--skip-build] [--webnet|--webnet-only] [--browser] [--mcp|--mcp-only] [--tls|--tls-only] [--upstream-tools] [--persist|--persist-only] [--abilities|--abilities-only]" >&2; exit 2 ;;
     esac
 done
 case "$board" in a9|lm3s) ;; *) echo "QEMU_BOARD/--board must be a9 or lm3s" >&2; exit 2 ;; esac
@@ -138,6 +144,16 @@ case "$webnet" in off|on|only) ;; *) echo "QEMU_WEBNET must be off, on or only" 
 case "$mcp" in off|on|only) ;; *) echo "QEMU_MCP must be off, on or only" >&2; exit 2 ;; esac
 case "$tls" in off|on|only) ;; *) echo "QEMU_TLS must be off, on or only" >&2; exit 2 ;; esac
 case "$persist" in off|on|only) ;; *) echo "QEMU_PERSIST must be off, on or only" >&2; exit 2 ;; esac
+case "$abilities" in off|on|only) ;; *) echo "QEMU_ABILITIES must be off, on or only" >&2; exit 2 ;; esac
+if [ "$abilities" != off ] && { [ "$board" != a9 ] || [ -n "$upstream" ]; }; then
+    echo "--abilities/--abilities-only are A9 steps: --board lm3s and --upstream-tools do not apply" >&2; exit 2
+fi
+# --abilities-only: that firmware alone (use --abilities to add it to the
+# others; --persist with it runs the SD card steps too).
+[ "$abilities" = only ] && { [ "$mcp" != off ] || [ "$webnet" != off ] || [ "$tls" != off ] || [ "$stdio" != on ]; } \
+    && { echo "--abilities-only runs that firmware alone: --stdio, --webnet, --mcp and --tls do not apply (use --abilities with them)" >&2; exit 2; }
+[ "$abilities" = only ] && [ "$persist" = on ] && persist=only
+[ "$persist" = only ] && [ "$abilities" = on ] && abilities=only
 if [ "$persist" != off ] && { [ "$board" != a9 ] || [ -n "$upstream" ]; }; then
     echo "--persist/--persist-only are A9 steps: --board lm3s and --upstream-tools do not apply" >&2; exit 2
 fi
@@ -231,7 +247,7 @@ apt_install qemu-system-arm scons gcc-arm-none-eabi rustc-web rust-web-src pytho
 [ -z "$upstream" ] || apt_install mosquitto mosquitto-clients
 # The SD images: mkfs.vfat (dosfstools) makes them, mtools reads and
 # changes them between boots (no root, no loop device).
-[ "$persist" = off ] || apt_install dosfstools mtools
+[ "$persist" = off ] && [ "$abilities" = off ] || apt_install dosfstools mtools
 if [ "$mcp" != off ]; then
     # The official MCP Python SDK in target/mcp-venv (pinned, licences
     # checked), as the simulator's MCP test uses it.
@@ -263,6 +279,8 @@ build_bsp() { # name channel stdio [prebuilt-lib]
     # client's servers are the guest-side addresses the driver relays to
     # the scripted SDK servers on 127.0.0.1.
     [ "$name" = agent-mcp ] && extra=(--mcp-token "$mcp_token" --mcp-servers "$mcp_remote_url")
+    # issue 28: the notes, the schedule and the summary (tests/qemu/abilities.py).
+    [ "$name" = agent-abilities ] && extra=(--abilities)
     # The HTTPS firmwares: the mbedtls package (from MBEDTLS_SRC) with the
     # test root CA in its certs/ folder, the agent's mbedTLS choice, an
     # https:// URL.
@@ -358,9 +376,10 @@ esac
 [ "$board" = lm3s ] && cli_bsps=()
 [ -n "$upstream" ] && cli_bsps=()
 [ "$persist" = only ] && cli_bsps=()
+[ "$abilities" = only ] && cli_bsps=()
 # The Debug firmware runs unless one firmware alone was asked for.
 debug=1
-[ "$webnet" = only ] || [ "$mcp" = only ] || [ "$tls" = only ] || [ "$persist" = only ] || [ "$board" = lm3s ] || [ -n "$upstream" ] && debug=
+[ "$webnet" = only ] || [ "$mcp" = only ] || [ "$tls" = only ] || [ "$persist" = only ] || [ "$abilities" = only ] || [ "$board" = lm3s ] || [ -n "$upstream" ] && debug=
 # The test PKI of the TLS firmwares (made once, kept: its root is built in).
 pki="$work/pki"
 if [ "$tls" != off ]; then
@@ -408,6 +427,9 @@ if [ -z "$skip_build" ] && [ "$board" = a9 ]; then
         build_bsp agent-tls-debug debug on
         build_bsp agent-tls-pkgcfg cli on
     fi
+    # issue 28's notes, schedule and summary (their own library: cargo
+    # features notes, schedule, memory-summary), on an SD card.
+    [ "$abilities" = off ] || build_bsp agent-abilities cli on
     # The newest C package's MQTT toolset and audio driver (issue 29).
     [ -z "$upstream" ] || build_bsp agent-upstream-tools cli on
 fi
@@ -449,6 +471,7 @@ if [ "$tls" != off ]; then
            --tls-pkgcfg "$rtt/bsp/agent-tls-pkgcfg")
 fi
 [ "$persist" = off ] || args+=(--persist "$rtt/bsp/agent-cli" --sd-dir "$work/sd")
+[ "$abilities" = off ] || args+=(--abilities "$rtt/bsp/agent-abilities" --sd-dir "$work/sd")
 if [ -n "$upstream" ]; then
     args+=(--upstream-tools "$rtt/bsp/agent-upstream-tools" --upstream-src "$(cd "$UPSTREAM_AGENT_SRC" && pwd)")
 fi

@@ -23,6 +23,9 @@
 //! - `hugeanswer <N>`: a text answer of N bytes of content (default 131072,
 //!   at most 4 MiB) in 512-byte events, each starting with its offset
 //!   (`[000512] `): more than a small board's heap holds;
+//! - `waitfor <N>`: nothing for N seconds (at most 60), then a text
+//!   answer saying so (the abilities check keeps the loop busy across
+//!   two runs of a schedule);
 //! - `slowstream`: a text answer in five fragments 600 ms apart (the WebNet
 //!   check sees the deltas arrive over time, not at once);
 //! - `remotesub`, `remoteecho`: the MCP client's check: if the request
@@ -42,6 +45,15 @@
 //! - a last user message starting with `[MQTT message forwarded for
 //!   analysis]` (what the MQTT toolset injects through
 //!   `agent_inject_text`): the text answer [`MQTT_FORWARD_ANSWER`];
+//! - issue 28's abilities (`tests/qemu/run.sh --abilities`,
+//!   `tests/qemu/abilities.py`): a last user message `remember <key>
+//!   <text>` calls the board's `remember` tool (key, text), `recall
+//!   <query>` its `recall`, `forget <key>` its `forget`, and once the
+//!   tool's result follows, the answer is `Result: <the tool message>`; a
+//!   request without that tool gets a text answer saying so. The scheduled
+//!   prompt `what is 2+3?` (exactly) is answered `5` at once, without a
+//!   tool. The summary request of `PKG_AGENT_SUMMARY` (its system prompt
+//!   starts [`SUMMARY_PROMPT`]) is answered [`SUMMARY_ANSWER`];
 //! - anything else: the arithmetic model (tool calls to add/mul/compare in
 //!   OpenAI's fragment shape, one round per nesting level).
 
@@ -213,6 +225,80 @@ fn mqtt(
     (script.logged[1], ScriptedResponse::text(&[text.as_str()]))
 }
 
+/// The start of `PKG_AGENT_SUMMARY`'s system prompt (src/runtime/memory.rs).
+const SUMMARY_PROMPT: &str = "You keep the memory of a conversation";
+/// The note the scripted model folds the dropped turns into.
+const SUMMARY_ANSWER: &str = "qemu summary: the user keeps a door code in the notes.";
+/// The scheduled prompt of the abilities check, and its answer.
+const SCHEDULED_PROMPT: &str = "what is 2+3?";
+const SCHEDULED_ANSWER: &str = "5";
+
+/// A JSON string literal of `s`.
+fn json_string(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Issue 28's notes tools: `remember <key> <text>`, `recall <query>`,
+/// `forget <key>` (see the module docs); None for any other message.
+fn notes_call(
+    req: &RecordedRequest,
+    user: &str,
+    results: usize,
+) -> Option<(&'static str, ScriptedResponse)> {
+    let user = user.trim();
+    let (tool, rest) = user.split_once(' ').unwrap_or((user, ""));
+    let (tool, logged): (&str, [&'static str; 3]) = match tool {
+        "remember" => ("remember", ["remember-call", "remember-answer", "remember-missing"]),
+        "recall" => ("recall", ["recall-call", "recall-answer", "recall-missing"]),
+        "forget" => ("forget", ["forget-call", "forget-answer", "forget-missing"]),
+        _ => return None,
+    };
+    let offered = offered_tools(&req.body);
+    if !offered.iter().any(|t| t == tool) {
+        let text = format!("{tool} was not offered (tools: {}).", offered.join(" "));
+        return Some((logged[2], ScriptedResponse::text(&[text.as_str()])));
+    }
+    if results > 0 {
+        let result = messages_of(req)
+            .last()
+            .filter(|m| m.role == "tool")
+            .map(|m| m.content.clone())
+            .unwrap_or_default();
+        return Some((logged[1], ScriptedResponse::text(&["Result: ", result.as_str()])));
+    }
+    let rest = rest.trim();
+    let args = match tool {
+        "remember" => {
+            let (key, text) = rest.split_once(' ').unwrap_or((rest, ""));
+            format!(
+                "{{\"key\":{},\"text\":{}}}",
+                json_string(key),
+                json_string(text.trim())
+            )
+        }
+        "recall" => format!("{{\"query\":{}}}", json_string(rest)),
+        _ => format!("{{\"key\":{}}}", json_string(rest)),
+    };
+    // OpenAI's fragment shape: the arguments in two pieces.
+    let cut = args.len() / 2;
+    let cut = (cut..args.len()).find(|&i| args.is_char_boundary(i)).unwrap_or(args.len());
+    let (a, b) = args.split_at(cut);
+    Some((
+        logged[0],
+        ScriptedResponse::tool_calls(&[("call_n1", tool, &[a, b])]),
+    ))
+}
+
 const HUGE_DEFAULT: usize = 128 * 1024;
 const HUGE_MAX: usize = 4 << 20;
 const HUGE_PIECE: usize = 512;
@@ -239,6 +325,18 @@ static RATE_LIMITED: Mutex<Option<HashSet<String>>> = Mutex::new(None);
 
 fn respond(req: &RecordedRequest) -> (&'static str, ScriptedResponse) {
     let (user, tools) = last_user(&req.body);
+    if messages_of(req)
+        .first()
+        .is_some_and(|m| m.role == "system" && m.content.starts_with(SUMMARY_PROMPT))
+    {
+        return ("summary", ScriptedResponse::text(&[SUMMARY_ANSWER]));
+    }
+    if user.trim() == SCHEDULED_PROMPT {
+        return ("scheduled", ScriptedResponse::text(&[SCHEDULED_ANSWER]));
+    }
+    if let Some(answer) = notes_call(req, &user, tools) {
+        return answer;
+    }
     if user.contains("slowstart") {
         std::thread::sleep(Duration::from_secs(10));
         return (
@@ -301,6 +399,17 @@ fn respond(req: &RecordedRequest) -> (&'static str, ScriptedResponse) {
         let pieces = huge_pieces(size);
         let refs: Vec<&str> = pieces.iter().map(String::as_str).collect();
         return ("hugeanswer", ScriptedResponse::text(&refs));
+    }
+    if let Some(rest) = user.split("waitfor ").nth(1) {
+        let secs = rest
+            .split_whitespace()
+            .next()
+            .and_then(|w| w.trim_end_matches(':').parse::<u64>().ok())
+            .unwrap_or(10)
+            .min(60);
+        std::thread::sleep(Duration::from_secs(secs));
+        let text = format!("Waited {secs} seconds.");
+        return ("waitfor", ScriptedResponse::text(&[text.as_str()]));
     }
     if user.contains("slowstream") {
         return (
