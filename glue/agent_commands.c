@@ -36,6 +36,6 @@ MSH_CMD_EXPORT(agent_config, agent_config [key|model|url <value>]: show or set t
 MSH_CMD_EXPORT(agent_status, show the agent loop state and heap use);
 #endif
 #if defined(PKG_AGENT_SCHEDULE) || defined(AGENT_ALL_PARTS)
-MSH_CMD_EXPORT(agent_schedule, agent_schedule add <when> <prompt> | list | del <id>: prompts run on a schedule);
+MSH_CMD_EXPORT(agent_schedule, agent_schedule add <when> <prompt> | list | run <id> | del <id>: prompts run on a schedule);
 #endif
 #endif

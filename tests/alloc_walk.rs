@@ -19,7 +19,7 @@
 //!   reply, or the model's after the direct path ran out of memory);
 //! - `walk_notes`, `walk_sub_agent`, `walk_schedule`: the notes' start and a
 //!   remember call; a sub-agent's run as a tool; the schedule's start with
-//!   one entry and add/list/del;
+//!   one entry and add/list/run/del (the run answered by the loop);
 //! - `walk_init_and_cleanup`: `init_agent()` then `cleanup_agent()`;
 //! - `walk_main_loop_entry_and_cleanup`: `main_loop_entry()` then
 //!   `cleanup_agent_entry()` (the loop thread's start and stop);
@@ -737,9 +737,13 @@ fn walk_schedule() {
         // SAFETY: set before any agent thread runs, in this child alone.
         unsafe { std::env::set_var("RTT_AGENT_SCHEDULE_FILE", &file) };
         let server = Arc::new(server_with(arith_model::respond));
-        let _server = server;
+        point_at(&server);
+        set_overrides(Overrides {
+            retry_base_ms: Some(1),
+            ..Overrides::default()
+        });
         let summary = walk(
-            "(g) schedule: start with one entry, add, list, del",
+            "(g) schedule: start with one entry, add, list, run (its answer), del",
             2,
             BOTH,
             Duration::from_secs(30),
@@ -760,7 +764,7 @@ fn walk_schedule() {
                 .unwrap();
                 std::fs::write(&file, bytes).unwrap();
                 set_channel(start_channel());
-                let (started, added, deleted) = armed.run(|| {
+                let (started, added, deleted, ran) = armed.run(|| {
                     let started = main_loop_entry();
                     // SAFETY: NUL-terminated strings, copied.
                     let added = unsafe {
@@ -769,16 +773,29 @@ fn walk_schedule() {
                     let mut out = rtt_agent::base::text_buf::TextBuf::new();
                     rtt_agent::runtime::schedule::list(&mut out);
                     drop(out);
+                    // The run path: put, the loop's answer, the reply logged.
+                    let ran = if added > 0 {
+                        rtt_agent::runtime::schedule::run_now(added as u32)
+                    } else {
+                        Ok(())
+                    };
+                    let until = std::time::Instant::now() + Duration::from_secs(3);
+                    while rtt_agent::runtime::agent_loop::is_busy()
+                        && std::time::Instant::now() < until
+                    {
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
                     let deleted = if added > 0 {
                         agent_schedule_del(added)
                     } else {
                         0
                     };
                     cleanup_agent_entry();
-                    (started, added, deleted)
+                    (started, added, deleted, ran)
                 });
                 match (started, added, deleted) {
-                    (0, 2, 0) => Ok("answered".into()),
+                    (0, 2, 0) if ran.is_ok() => Ok("answered".into()),
+                    (0, 2, 0) => Ok(format!("run refused: {ran:?}")),
                     (0, a, _) if a < 0 => Ok(format!("add refused: {a}")),
                     (0, _, d) => Ok(format!("del refused: {d}")),
                     (s, _, _) => Ok(format!("main_loop_entry {s}")),

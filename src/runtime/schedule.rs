@@ -2,6 +2,8 @@
 //! <prompt>`, `list`, `del <id>` at the shell, `agent_schedule_add/del` in
 //! AgentExt.h.
 //!
+//! `agent_schedule run <id>` runs an entry at once, as if it were due.
+//!
 //! The entries live in a file on the board's file system
 //! (`PKG_AGENT_SCHEDULE_FILE`, `crate::wire::notes`'s form, written whole
 //! through `super::kept_file`), read at the agent's start. While the agent
@@ -499,6 +501,54 @@ fn scheduler_thread(_: ()) {
     }
 }
 
+/// Why `run_now` did not put an entry's prompt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunNow {
+    /// The agent (and so the schedule) is not running.
+    NotRunning,
+    NoEntry,
+    /// Its prompt waits or is being answered (counted as missed).
+    Waiting,
+    /// No memory, or the loop's mailbox is full (counted as missed).
+    NotPut,
+}
+
+/// Run entry `id` now, as if it were due (`agent_schedule run <id>`: try an
+/// entry without waiting for its time); its timing does not change.
+pub fn run_now(id: u32) -> Result<(), RunNow> {
+    if !RUNNING.load(Ordering::SeqCst) {
+        return Err(RunNow::NotRunning);
+    }
+    let prompt = with_table(|entries, _| {
+        let e = entries
+            .iter_mut()
+            .find(|e| e.id == id)
+            .ok_or(RunNow::NoEntry)?;
+        if e.waiting {
+            e.missed += 1;
+            return Err(RunNow::Waiting);
+        }
+        let Ok(prompt) = copy_of(&e.prompt) else {
+            e.missed += 1;
+            return Err(RunNow::NotPut);
+        };
+        e.waiting = true;
+        e.runs += 1;
+        Ok(prompt)
+    })?;
+    if put(id, &prompt) {
+        Ok(())
+    } else {
+        with_table(|entries, _| {
+            if let Some(e) = entries.iter_mut().find(|e| e.id == id) {
+                e.waiting = false;
+                e.missed += 1;
+            }
+        });
+        Err(RunNow::NotPut)
+    }
+}
+
 /// One second: put the due prompts on the mailbox.
 fn tick() {
     let t = now();
@@ -687,6 +737,32 @@ pub unsafe fn command(argc: c_int, argv: *mut *mut c_char) -> c_int {
             list(&mut out);
             0
         }
+        Some([cmd, id]) if *cmd == b"run" => {
+            let why = match crate::base::text::parse_decimal(id, 6).map(|id| run_now(id as u32)) {
+                Some(Ok(())) => None,
+                Some(Err(RunNow::NotRunning)) => Some("the agent is not running"),
+                Some(Err(RunNow::NoEntry)) => Some("no such entry"),
+                Some(Err(RunNow::Waiting)) => {
+                    Some("its last run is still waiting (counted as missed)")
+                }
+                Some(Err(RunNow::NotPut)) => {
+                    Some("the agent's mailbox is full or no memory (counted as missed)")
+                }
+                None => Some("run takes an entry's number"),
+            };
+            match why {
+                None => {
+                    out.push_str("running #").push(id).push_str("\n");
+                    0
+                }
+                Some(why) => {
+                    out.push_str("agent_schedule: ")
+                        .push_str(why)
+                        .push_str("\n");
+                    -1
+                }
+            }
+        }
         Some([cmd, id]) if *cmd == b"del" => {
             match crate::base::text::parse_decimal(id, 6).map(|id| del(id as u32)) {
                 Some(Ok(true)) => {
@@ -711,7 +787,7 @@ pub unsafe fn command(argc: c_int, argv: *mut *mut c_char) -> c_int {
         }
         _ => {
             out.push_str(
-                "usage: agent_schedule add every <N>s|m|h <prompt> | add \"<min> <hour> <day> <month> <weekday>\" <prompt> | list | del <id>\n",
+                "usage: agent_schedule add every <N>s|m|h <prompt> | add \"<min> <hour> <day> <month> <weekday>\" <prompt> | list | run <id> | del <id>\n",
             );
             -1
         }

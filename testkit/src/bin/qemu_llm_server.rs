@@ -258,7 +258,10 @@ fn notes_call(
     let user = user.trim();
     let (tool, rest) = user.split_once(' ').unwrap_or((user, ""));
     let (tool, logged): (&str, [&'static str; 3]) = match tool {
-        "remember" => ("remember", ["remember-call", "remember-answer", "remember-missing"]),
+        "remember" => (
+            "remember",
+            ["remember-call", "remember-answer", "remember-missing"],
+        ),
         "recall" => ("recall", ["recall-call", "recall-answer", "recall-missing"]),
         "forget" => ("forget", ["forget-call", "forget-answer", "forget-missing"]),
         _ => return None,
@@ -274,7 +277,10 @@ fn notes_call(
             .filter(|m| m.role == "tool")
             .map(|m| m.content.clone())
             .unwrap_or_default();
-        return Some((logged[1], ScriptedResponse::text(&["Result: ", result.as_str()])));
+        return Some((
+            logged[1],
+            ScriptedResponse::text(&["Result: ", result.as_str()]),
+        ));
     }
     let rest = rest.trim();
     let args = match tool {
@@ -291,7 +297,9 @@ fn notes_call(
     };
     // OpenAI's fragment shape: the arguments in two pieces.
     let cut = args.len() / 2;
-    let cut = (cut..args.len()).find(|&i| args.is_char_boundary(i)).unwrap_or(args.len());
+    let cut = (cut..args.len())
+        .find(|&i| args.is_char_boundary(i))
+        .unwrap_or(args.len());
     let (a, b) = args.split_at(cut);
     Some((
         logged[0],
