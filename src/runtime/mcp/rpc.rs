@@ -465,17 +465,20 @@ unsafe fn answer_modern(
 /// (compared in canonical base64, 3 bytes of the name at a time).
 fn names_match(header: Option<&[u8]>, name: &[u8]) -> bool {
     let Some(header) = header else { return false };
-    let Some(mut payload) = header
-        .strip_prefix(b"=?base64?")
-        .and_then(|p| p.strip_suffix(b"?="))
+    use crate::base::text::{strip_prefix, strip_suffix};
+    let Some(mut payload) =
+        strip_prefix(header, b"=?base64?").and_then(|p| strip_suffix(p, b"?="))
     else {
         return header == name;
     };
-    for group in name.chunks(3) {
+    let mut rest = name;
+    while !rest.is_empty() {
+        let group = rest.get(..3).unwrap_or(rest);
+        rest = rest.get(3..).unwrap_or_default();
         let mut quad = [0u8; 4];
         crate::wire::chat::inline_file::encode(group, &mut quad);
-        match payload.strip_prefix(&quad[..]) {
-            Some(rest) => payload = rest,
+        match strip_prefix(payload, &quad) {
+            Some(after) => payload = after,
             None => return false,
         }
     }
@@ -507,7 +510,7 @@ const RESULT_END: &str = concat!(
 /// its (non-empty) result object; errors pass unchanged.
 fn stamp(mut answer: Answer, id: *const cJSON, extra: &[u8]) -> Answer {
     let body = &mut answer.body;
-    if answer.code != 0 || !body.ends_with(b"}}") {
+    if answer.code != 0 || crate::base::text::strip_suffix(body, b"}}").is_none() {
         return answer;
     }
     body.truncate(body.len().saturating_sub(2));

@@ -189,7 +189,9 @@ pub fn header_name(name: &[u8]) -> Option<Vec<u8>> {
     let plain = name.iter().all(|&b| (b' '..=b'~').contains(&b))
         && name.first() != Some(&b' ')
         && name.last() != Some(&b' ')
-        && !(name.starts_with(b"=?base64?") && name.ends_with(b"?="));
+        && crate::base::text::strip_prefix(name, b"=?base64?")
+            .and_then(|n| crate::base::text::strip_suffix(n, b"?="))
+            .is_none();
     let mut out = Vec::new();
     if plain {
         crate::base::fallible::extend(&mut out, name).ok()?;
