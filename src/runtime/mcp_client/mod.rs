@@ -443,7 +443,7 @@ fn discover(server: &mut Server, error: &mut ErrorText) -> Result<(), ()> {
         server.protocol = None;
         return Err(());
     }
-    warn_about(&server.url, b" speaks 2026-07-28 (stateless, no session)", b"", b"");
+    crate::log_i!("mcp: ", server.url.as_bytes(), " speaks 2026-07-28 (stateless, no session)");
     Ok(())
 }
 
