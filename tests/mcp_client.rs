@@ -8,7 +8,11 @@
 //! garbage, an unknown content type, an oversized message or a cut stream,
 //! leaves its tools out with a logged reason while the local tools go on
 //! working; scripted JSON-RPC servers show `nextCursor` paging, the name
-//! rules, the version negotiation and the headers of every request. The
+//! rules, the version negotiation and the headers of every request. A
+//! server that speaks only 2026-07-28 (the SDK behind
+//! `scripted_server.py --modern-only`, and a scripted one) is found by
+//! `server/discover` after its refusal of `initialize` and spoken to
+//! statelessly, its SSE and JSON answers both. The
 //! heap is back at its baseline after every agent run.
 //!
 //! One test function in a process of its own, as `agent_lifecycle.rs`: the
@@ -70,6 +74,7 @@ fn mcp_client() {
     server_down_at_start_leaves_local_tools();
     garbage_servers_leave_their_tools_out();
     paging_versions_and_errors();
+    a_stateless_server_gets_the_envelope_and_headers();
     a_failed_call_is_not_sent_again(false);
     a_failed_call_is_not_sent_again(true);
     servers_past_the_tool_cap_are_not_asked();
@@ -115,9 +120,19 @@ fn the_boards_server_passes_no_remote_tool_on(python: &PathBuf) {
 }
 
 /// Each of the SDK's answer kinds: SSE streams (its default), then one
-/// JSON body per POST.
+/// JSON body per POST; in the handshake era and, with a server that speaks
+/// only 2026-07-28 (`--modern-only`), in the stateless one, where the
+/// SDK answers quick requests with JSON even in SSE mode, so `--sse-soon`
+/// makes it stream a slow tool's answer behind keep-alive comments.
 fn remote_tools_over_sse_and_json(python: &PathBuf) {
-    for args in [&[][..], &["--json"][..]] {
+    for args in [
+        &[][..],
+        &["--json"][..],
+        &["--modern-only"][..],
+        &["--modern-only", "--json"][..],
+        &["--modern-only", "--sse-soon"][..],
+    ] {
+        let modern = args.contains(&"--modern-only");
         let mcp = McpServer::start(python, args);
         servers::reset();
         servers::add(mcp.url.as_bytes()).unwrap();
@@ -140,6 +155,9 @@ fn remote_tools_over_sse_and_json(python: &PathBuf) {
             wrong.contains("do not fit its parameters") && wrong.contains("the tool was not run"),
             "{wrong}"
         );
+        if args.contains(&"--sse-soon") {
+            assert_eq!(agent.ask("slow please"), "Result: slowly: tortoise");
+        }
         // The replies are on the heap too.
         drop((failed, wrong));
         drop(agent);
@@ -150,9 +168,18 @@ fn remote_tools_over_sse_and_json(python: &PathBuf) {
         );
         let log = console::take_captured();
         console::rt_host_console_capture(0);
+        let tools = if args.contains(&"--sse-soon") { 4 } else { 3 };
         assert!(
-            log.contains(&format!("mcp: {}: 3 remote tool(s)", mcp.url)),
+            log.contains(&format!("mcp: {}: {tools} remote tool(s)", mcp.url)),
             "{log}"
+        );
+        // The stateless revision was spoken exactly when the server
+        // speaks nothing else (the SDK's dual-era server keeps the
+        // handshake the client starts with).
+        assert_eq!(
+            log.contains(&format!("mcp: {} speaks 2026-07-28", mcp.url)),
+            modern,
+            "{args:?}: {log}"
         );
 
         let reqs = llm_model.requests();
@@ -200,6 +227,155 @@ fn forgotten_session_gets_a_new_handshake(python: &PathBuf) {
         log.contains("forgot the session (404); a new handshake"),
         "{log}"
     );
+}
+
+/// A scripted server that speaks only 2026-07-28: `initialize` refused
+/// with 400 -32022, `server/discover` naming the revision (or, with
+/// `versions`, others only), `tools/list`, and `tools/call` answered with
+/// a result, or refused with 400 -32602 for the tool `gone`.
+fn fake_modern(versions: &'static str) -> impl Fn(&RecordedRequest) -> ScriptedResponse {
+    move |req| {
+        let body = req.body_text();
+        let id = id_of(req).unwrap_or(0);
+        let answer = |status: u16, rest: String| {
+            ScriptedResponse::json(status, &format!(r#"{{"jsonrpc":"2.0","id":{id},{rest}}}"#))
+        };
+        let result = |r: &str| answer(200, format!(r#""result":{{{r},"resultType":"complete"}}"#));
+        if req.header("MCP-Protocol-Version") != Some("2026-07-28") {
+            return answer(
+                400,
+                r#""error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2026-07-28"],"requested":""}}"#.into(),
+            );
+        }
+        if body.contains(r#""method":"server/discover""#) {
+            return result(&format!(
+                r#""supportedVersions":{versions},"capabilities":{{"tools":{{}}}},"ttlMs":0,"cacheScope":"private""#
+            ));
+        }
+        if body.contains(r#""method":"tools/list""#) {
+            return result(
+                r#""tools":[{"name":"näme one","inputSchema":{"type":"object"}},{"name":"gone","inputSchema":{"type":"object"}}],"ttlMs":0,"cacheScope":"private""#,
+            );
+        }
+        if body.contains(r#""name":"gone""#) {
+            return answer(
+                400,
+                r#""error":{"code":-32602,"message":"Unknown tool: gone"}"#.into(),
+            );
+        }
+        result(r#""content":[{"type":"text","text":"ran"}],"isError":false"#)
+    }
+}
+
+/// Our client against a scripted stateless server: `initialize`, then
+/// `server/discover`, then every request with the envelope in
+/// `params._meta`, `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` (in
+/// base64 for a name that is not plain ASCII) and no session; a JSON-RPC
+/// error in a 400 answer reaches the model as the server's refusal. A
+/// server that refuses `initialize` and does not list 2026-07-28 is left
+/// out with the reason.
+fn a_stateless_server_gets_the_envelope_and_headers() {
+    let remote = LlmServer::with_model(fake_modern(r#"["2026-07-28"]"#)).unwrap();
+    let other = LlmServer::with_model(fake_modern(r#"["2099-01-01"]"#)).unwrap();
+    servers::reset();
+    servers::add(format!("{}/mcp", remote.base_url()).as_bytes()).unwrap();
+    servers::add(format!("{}/mcp", other.base_url()).as_bytes()).unwrap();
+    let llm = LlmServer::with_model(|req| {
+        let msgs = messages_of(req);
+        let last = msgs.last().unwrap();
+        if last.role == "tool" {
+            return ScriptedResponse::text(&["Result: ", &last.content]);
+        }
+        let tool = if last.content.contains("gone") {
+            "m1_gone"
+        } else {
+            "m1_n__me_one"
+        };
+        ScriptedResponse::tool_calls(&[("c1", tool, &["{}"])])
+    })
+    .unwrap();
+    let baseline = settled_used();
+    console::rt_host_console_capture(1);
+    let agent = Agent::start_at(&llm.url(), Overrides::default());
+    assert_eq!(agent.ask("run it"), "Result: ran");
+    assert_eq!(
+        agent.ask("gone"),
+        "Result: error: the remote tool \"m1_gone\" could not be called (JSON-RPC error -32602: Unknown tool: gone)"
+    );
+    drop(agent);
+    assert_eq!(
+        settled_used(),
+        baseline,
+        "heap not back after the stateless server"
+    );
+    let log = console::take_captured();
+    console::rt_host_console_capture(0);
+    assert!(
+        log.contains(&format!("mcp: {}/mcp speaks 2026-07-28", remote.base_url())),
+        "{log}"
+    );
+    let refused = format!(
+        "mcp: {}/mcp: its tools are left out (initialize failed: the server refuses initialize and does not list 2026-07-28 in server/discover)",
+        other.base_url()
+    );
+    assert!(log.contains(&refused), "{refused}\n---\n{log}");
+
+    let reqs = remote.requests();
+    let methods: Vec<String> = reqs
+        .iter()
+        .map(|r| {
+            r.body_text()
+                .split(r#""method":""#)
+                .nth(1)
+                .unwrap_or("")
+                .split('"')
+                .next()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(
+        methods,
+        [
+            "initialize",
+            "server/discover",
+            "tools/list",
+            "tools/call",
+            "tools/call"
+        ],
+        "no notifications/initialized, no retry of the refused call"
+    );
+    let meta = concat!(
+        r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"rtt-agent","version":""#,
+        env!("CARGO_PKG_VERSION"),
+        r#""}}"#
+    );
+    for (r, method) in reqs.iter().zip(&methods).skip(1) {
+        let body = r.body_text();
+        assert_eq!(
+            r.header("MCP-Protocol-Version"),
+            Some("2026-07-28"),
+            "{body}"
+        );
+        assert_eq!(r.header("Mcp-Method"), Some(method.as_str()), "{body}");
+        assert_eq!(r.header("Mcp-Session-Id"), None, "{body}");
+        assert!(body.contains(meta), "{body}");
+    }
+    assert_eq!(
+        reqs[1].body_text(),
+        format!(r#"{{"jsonrpc":"2.0","id":2,"method":"server/discover","params":{{{meta}}}}}"#)
+    );
+    // "näme one" is not a plain header value: base64 of its UTF-8.
+    assert_eq!(reqs[3].header("Mcp-Name"), Some("=?base64?bsOkbWUgb25l?="));
+    assert!(
+        reqs[3].body_text().contains(&format!(
+            r#""params":{{"name":"näme one","arguments":{{}},{meta}}}"#
+        )),
+        "{}",
+        reqs[3].body_text()
+    );
+    assert_eq!(reqs[4].header("Mcp-Name"), Some("gone"));
+    assert_eq!(reqs[2].header("Mcp-Name"), None);
 }
 
 /// A port nobody listens on.

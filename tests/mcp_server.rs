@@ -203,7 +203,7 @@ fn bad_requests_get_clear_errors() {
                 r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
             ),
             400,
-            Some(-32600),
+            Some(-32022),
         ),
         (
             "a foreign Origin",
@@ -307,6 +307,20 @@ fn bad_requests_get_clear_errors() {
     }
     let get = &cases.iter().find(|c| c.0 == "GET").unwrap().1;
     assert_eq!(get.header("Allow").as_deref(), Some("POST, DELETE"));
+    // An unknown revision is told every revision spoken, so a client of
+    // either era can pick one.
+    let unknown = &cases
+        .iter()
+        .find(|c| c.0.contains("unknown protocol"))
+        .unwrap()
+        .1;
+    assert!(
+        unknown.body.contains(
+            r#""data":{"supported":["2026-07-28","2025-11-25","2025-06-18"],"requested":"1999-01-01"}"#
+        ),
+        "{}",
+        unknown.body
+    );
     // An allowed Origin passes; NUL bytes inside a body do not cut it.
     let r = post(
         a,
@@ -363,6 +377,335 @@ fn bad_requests_get_clear_errors() {
         200
     );
     drop(silent);
+}
+
+const MODERN: &str = "2026-07-28";
+/// The envelope every 2026-07-28 request carries in `params._meta`.
+const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"}}"#;
+const TOKEN: &str = "Bearer tok-2026-0123456789";
+
+/// A 2026-07-28 request with the token, the version and `Mcp-Method`
+/// headers, `extra` headers after them.
+fn stateless(addr: SocketAddr, method: &str, extra: &[(&str, &str)], body: &str) -> Resp {
+    let mut h = vec![
+        ("Authorization", TOKEN),
+        ("MCP-Protocol-Version", MODERN),
+        ("Mcp-Method", method),
+    ];
+    h.extend_from_slice(extra);
+    post(addr, &h, body)
+}
+
+/// `{"jsonrpc":"2.0","id":id,"method":method,"params":{<params>,_meta}}`.
+fn with_meta(id: u32, method: &str, params: &str) -> String {
+    let sep = if params.is_empty() { "" } else { "," };
+    format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{{{params}{sep}{META}}}}}"#)
+}
+
+#[test]
+fn the_stateless_revision_checks_envelope_and_headers() {
+    let _serial = lock();
+    let llm = LlmServer::with_model(arith_model::respond).unwrap();
+    let mcp = McpAgent::start(
+        &llm,
+        server::Overrides {
+            token: Some(c"tok-2026-0123456789"),
+            max_sessions: Some(1),
+            page_size: Some(2),
+            ..Default::default()
+        },
+    );
+    let a = mcp.addr;
+    let add = |args: &str| {
+        with_meta(
+            7,
+            "tools/call",
+            &format!(r#""name":"add","arguments":{args}"#),
+        )
+    };
+    let name = |n: &'static str| [("Mcp-Name", n)];
+    let end = concat!(
+        r#""resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"rtt-agent","version":""#,
+        env!("CARGO_PKG_VERSION"),
+        r#""}}}}"#
+    );
+
+    // What works: discover, both pages of the list, a call (also with the
+    // name in base64), a call whose arguments do not fit.
+    let discover = stateless(
+        a,
+        "server/discover",
+        &[],
+        &with_meta(1, "server/discover", ""),
+    );
+    assert_eq!(discover.status, 200, "{}", discover.body);
+    assert!(
+        discover.body.starts_with(r#"{"jsonrpc":"2.0","id":1,"result":{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"instructions":"#),
+        "{}",
+        discover.body
+    );
+    assert!(
+        discover
+            .body
+            .ends_with(&format!(r#","ttlMs":0,"cacheScope":"private",{end}"#)),
+        "{}",
+        discover.body
+    );
+    let first = stateless(a, "tools/list", &[], &with_meta(2, "tools/list", ""));
+    assert!(first.body.contains(r#""name":"add""#), "{}", first.body);
+    assert!(
+        first.body.ends_with(&format!(
+            r#"],"nextCursor":"2","ttlMs":0,"cacheScope":"private",{end}"#
+        )),
+        "{}",
+        first.body
+    );
+    let second = stateless(
+        a,
+        "tools/list",
+        &[],
+        &with_meta(3, "tools/list", r#""cursor":"2""#),
+    );
+    assert!(
+        second.body.contains(r#""name":"compare""#),
+        "{}",
+        second.body
+    );
+    assert!(!second.body.contains("nextCursor"), "{}", second.body);
+    let call = stateless(a, "tools/call", &name("add"), &add(r#"{"a":2,"b":3}"#));
+    assert_eq!(
+        (call.status, call.body.as_str()),
+        (
+            200,
+            format!(r#"{{"jsonrpc":"2.0","id":7,"result":{{"content":[{{"type":"text","text":"2 + 3 = 5"}}],"isError":false,{end}"#).as_str()
+        )
+    );
+    let call = stateless(
+        a,
+        "tools/call",
+        &name("=?base64?YWRk?="),
+        &add(r#"{"a":1,"b":1}"#),
+    );
+    assert!(call.body.contains(r#""text":"1 + 1 = 2""#), "{}", call.body);
+    let unfit = stateless(a, "tools/call", &name("add"), &add(r#"{"a":1}"#));
+    assert_eq!(unfit.status, 200, "{}", unfit.body);
+    assert!(
+        unfit
+            .body
+            .contains(r#""isError":true,"resultType":"complete""#),
+        "{}",
+        unfit.body
+    );
+    // A session id is ignored, none is made: a full session table does
+    // not matter either.
+    let sid = initialize_with_token(a);
+    let with_session = stateless(
+        a,
+        "tools/call",
+        &[("Mcp-Name", "add"), ("Mcp-Session-Id", "ffff")],
+        &add(r#"{"a":2,"b":2}"#),
+    );
+    assert!(
+        with_session.body.contains(r#""text":"2 + 2 = 4""#),
+        "{}",
+        with_session.body
+    );
+    for r in [&discover, &first, &second, &call, &unfit, &with_session] {
+        assert_eq!(r.header("Mcp-Session-Id"), None, "{}", r.head);
+    }
+    let full = post(a, &[("Authorization", TOKEN)], INIT);
+    assert_eq!(
+        full.status, 503,
+        "the one session slot is still {sid}'s: {}",
+        full.body
+    );
+
+    let list = with_meta(4, "tools/list", "");
+    let cases: Vec<(&str, Resp, u16, Option<i64>)> = vec![
+        (
+            "no token",
+            post(a, &[("MCP-Protocol-Version", MODERN), ("Mcp-Method", "tools/list")], &list),
+            401,
+            Some(-32600),
+        ),
+        ("not JSON", stateless(a, "tools/list", &[], "{nope"), 400, Some(-32700)),
+        (
+            "a batch",
+            stateless(a, "tools/list", &[], &format!("[{list}]")),
+            400,
+            Some(-32600),
+        ),
+        (
+            "a response of the client's",
+            stateless(a, "tools/list", &[], r#"{"jsonrpc":"2.0","id":5,"result":{}}"#),
+            400,
+            Some(-32600),
+        ),
+        (
+            "no _meta",
+            stateless(a, "tools/list", &[], r#"{"jsonrpc":"2.0","id":4,"method":"tools/list"}"#),
+            400,
+            Some(-32602),
+        ),
+        (
+            "_meta without the capabilities",
+            stateless(
+                a,
+                "tools/list",
+                &[],
+                r#"{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
+            ),
+            400,
+            Some(-32602),
+        ),
+        (
+            "params not an object",
+            stateless(a, "tools/list", &[], r#"{"jsonrpc":"2.0","id":4,"method":"tools/list","params":3}"#),
+            400,
+            Some(-32602),
+        ),
+        (
+            "no Mcp-Method",
+            post(a, &[("Authorization", TOKEN), ("MCP-Protocol-Version", MODERN)], &list),
+            400,
+            Some(-32020),
+        ),
+        (
+            "another Mcp-Method",
+            stateless(a, "tools/call", &[], &list),
+            400,
+            Some(-32020),
+        ),
+        (
+            "Mcp-Method twice",
+            stateless(a, "tools/list", &[("Mcp-Method", "tools/list")], &list),
+            400,
+            Some(-32020),
+        ),
+        (
+            "another version in _meta",
+            stateless(
+                a,
+                "tools/list",
+                &[],
+                &list.replace(r#"protocolVersion":"2026-07-28""#, r#"protocolVersion":"2025-11-25""#),
+            ),
+            400,
+            Some(-32020),
+        ),
+        (
+            "no Mcp-Name",
+            stateless(a, "tools/call", &[], &add(r#"{"a":1,"b":1}"#)),
+            400,
+            Some(-32020),
+        ),
+        (
+            "another Mcp-Name",
+            stateless(a, "tools/call", &name("mul"), &add(r#"{"a":1,"b":1}"#)),
+            400,
+            Some(-32020),
+        ),
+        (
+            "Mcp-Name in base64 of another name",
+            stateless(a, "tools/call", &name("=?base64?YWQ=?="), &add(r#"{"a":1,"b":1}"#)),
+            400,
+            Some(-32020),
+        ),
+        (
+            "an unknown tool",
+            stateless(
+                a,
+                "tools/call",
+                &name("nope"),
+                &with_meta(8, "tools/call", r#""name":"nope""#),
+            ),
+            400,
+            Some(-32602),
+        ),
+        (
+            "tools/call without a name",
+            stateless(a, "tools/call", &[], &with_meta(8, "tools/call", "")),
+            400,
+            Some(-32602),
+        ),
+        (
+            "initialize",
+            stateless(a, "initialize", &[], &with_meta(9, "initialize", r#""protocolVersion":"2026-07-28""#)),
+            404,
+            Some(-32601),
+        ),
+        ("ping", stateless(a, "ping", &[], &with_meta(9, "ping", "")), 404, Some(-32601)),
+        (
+            "an unknown method",
+            stateless(a, "resources/list", &[], &with_meta(9, "resources/list", "")),
+            404,
+            Some(-32601),
+        ),
+        (
+            "an unknown version",
+            post(
+                a,
+                &[("Authorization", TOKEN), ("MCP-Protocol-Version", "2099-01-01"), ("Mcp-Method", "tools/list")],
+                &list.replace("2026-07-28", "2099-01-01"),
+            ),
+            400,
+            Some(-32022),
+        ),
+        (
+            "a notification",
+            stateless(a, "notifications/cancelled", &[], r#"{"jsonrpc":"2.0","method":"notifications/cancelled"}"#),
+            202,
+            None,
+        ),
+        (
+            "GET",
+            raw(a, format!("GET /mcp HTTP/1.1\r\nAuthorization: {TOKEN}\r\nMCP-Protocol-Version: {MODERN}\r\n\r\n").as_bytes()),
+            405,
+            Some(-32600),
+        ),
+        (
+            "DELETE",
+            raw(a, format!("DELETE /mcp HTTP/1.1\r\nAuthorization: {TOKEN}\r\nMCP-Protocol-Version: {MODERN}\r\nMcp-Session-Id: {sid}\r\n\r\n").as_bytes()),
+            405,
+            Some(-32600),
+        ),
+    ];
+    for (what, r, status, code) in &cases {
+        assert_eq!(r.status, *status, "{what}: {} {}", r.head, r.body);
+        assert_eq!(r.code(), *code, "{what}: {}", r.body);
+        assert_eq!(r.header("Mcp-Session-Id"), None, "{what}");
+        if code.is_some() {
+            assert_eq!(
+                r.header("Content-Type").as_deref(),
+                Some("application/json"),
+                "{what}"
+            );
+        }
+    }
+    let get = &cases.iter().find(|c| c.0 == "GET").unwrap().1;
+    assert_eq!(get.header("Allow").as_deref(), Some("POST"));
+    let bad_name = &cases.iter().find(|c| c.0 == "another Mcp-Name").unwrap().1;
+    assert!(
+        bad_name
+            .body
+            .starts_with(r#"{"jsonrpc":"2.0","id":7,"error""#),
+        "{}",
+        bad_name.body
+    );
+    // The session made above was not ended by the 2026-07-28 DELETE.
+    let ping = post(
+        a,
+        &[("Authorization", TOKEN), ("Mcp-Session-Id", &sid)],
+        r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+    );
+    assert_eq!(ping.status, 200, "{}", ping.body);
+}
+
+/// [`initialize`] with the token of the stateless test.
+fn initialize_with_token(addr: SocketAddr) -> String {
+    let r = post(addr, &[("Authorization", TOKEN)], INIT);
+    assert_eq!(r.status, 200, "{}", r.body);
+    r.header("Mcp-Session-Id").expect("a session id")
 }
 
 #[test]

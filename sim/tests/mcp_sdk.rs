@@ -1,8 +1,10 @@
 //! The simulator's MCP server driven by the official MCP Python SDK
-//! (tests/mcp/sdk_server_check.py): initialize, tools/list against the
-//! registrations, tools/call with a result, with a missing argument
-//! (isError) and of an unknown tool (JSON-RPC error), the token refused
-//! without it. The SDK is installed into target/mcp-venv when missing
+//! (tests/mcp/sdk_server_check.py) in each of its modes: 2026-07-28
+//! (stateless), auto (discovers 2026-07-28) and legacy (initialize,
+//! 2025-11-25): tools/list against the registrations, tools/call with a
+//! result, with a missing argument (isError) and of an unknown tool
+//! (JSON-RPC error), the token refused without it; and raw 2026-07-28
+//! requests on the revision's error paths. The SDK is installed into target/mcp-venv when missing
 //! (tests/mcp/venv.sh, every licence checked).
 
 use std::path::Path;

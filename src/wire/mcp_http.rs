@@ -4,8 +4,8 @@
 //!
 //! Only what Streamable HTTP needs is read: the method, the path, and the
 //! headers that decide the answer (`Content-Length`, `Authorization`,
-//! `Origin`, `Mcp-Session-Id`, `MCP-Protocol-Version`,
-//! `Transfer-Encoding`). Header names match in any case; the value is
+//! `Origin`, `Mcp-Session-Id`, `MCP-Protocol-Version`, `Mcp-Method`,
+//! `Mcp-Name`, `Transfer-Encoding`). Header names match in any case; the value is
 //! trimmed of blanks. A head that has not ended yet is [`HeadError::Partial`],
 //! not an error.
 
@@ -31,6 +31,14 @@ pub struct Head<'a> {
     pub origin: Option<&'a [u8]>,
     pub session: Option<&'a [u8]>,
     pub protocol: Option<&'a [u8]>,
+    /// `Mcp-Method` and `Mcp-Name` (2026-07-28: they must repeat the
+    /// body's method and tool name, for intermediaries that route on them).
+    pub mcp_method: Option<&'a [u8]>,
+    pub mcp_name: Option<&'a [u8]>,
+    /// One of the three routing headers (`MCP-Protocol-Version`,
+    /// `Mcp-Method`, `Mcp-Name`) came more than once: readers that take
+    /// the first and the last copy would disagree, so 2026-07-28 refuses it.
+    pub duplicate_routing: bool,
     /// A `Transfer-Encoding` was sent (the server takes `Content-Length`
     /// bodies only).
     pub transfer_encoding: bool,
@@ -51,7 +59,7 @@ pub enum HeadError {
 }
 
 /// The headers read, in any case (the order [`parse_head`] matches on).
-const HEADERS: [&[u8]; 7] = [
+const HEADERS: [&[u8]; 9] = [
     b"content-length",
     b"authorization",
     b"origin",
@@ -59,6 +67,8 @@ const HEADERS: [&[u8]; 7] = [
     b"mcp-protocol-version",
     b"transfer-encoding",
     b"expect",
+    b"mcp-method",
+    b"mcp-name",
 ];
 
 /// Parse the request head at the start of `buf`.
@@ -91,6 +101,9 @@ pub fn parse_head(buf: &[u8]) -> Result<Head<'_>, HeadError> {
         origin: None,
         session: None,
         protocol: None,
+        mcp_method: None,
+        mcp_name: None,
+        duplicate_routing: false,
         transfer_encoding: false,
         expect_continue: false,
         len: end + 4,
@@ -108,10 +121,19 @@ pub fn parse_head(buf: &[u8]) -> Result<Head<'_>, HeadError> {
             Some(1) => head.authorization = Some(value),
             Some(2) => head.origin = Some(value),
             Some(3) => head.session = Some(value),
-            Some(4) => head.protocol = Some(value),
             Some(5) => head.transfer_encoding = true,
             Some(6) => head.expect_continue = value.eq_ignore_ascii_case(b"100-continue"),
-            _ => {}
+            Some(i) => {
+                let slot = match i {
+                    4 => &mut head.protocol,
+                    7 => &mut head.mcp_method,
+                    8 => &mut head.mcp_name,
+                    _ => continue,
+                };
+                head.duplicate_routing |= slot.is_some();
+                *slot = Some(value);
+            }
+            None => {}
         }
     }
     Ok(head)
@@ -174,7 +196,7 @@ mod tests {
 
     const FULL: &[u8] = b"POST /mcp?x=1 HTTP/1.1\r\nHost: b\r\ncontent-length: 12\r\n\
         AUTHORIZATION:  Bearer tok \r\nOrigin: http://a\r\nMcp-Session-Id: abc\r\n\
-        mcp-protocol-version: 2025-11-25\r\n\r\n{\"jsonrpc\":1}";
+        mcp-protocol-version: 2025-11-25\r\nMCP-METHOD: tools/call\r\nmcp-name:  add \r\n\r\n{\"jsonrpc\":1}";
 
     #[test]
     fn a_full_head() {
@@ -186,7 +208,9 @@ mod tests {
         assert_eq!(h.origin, Some(&b"http://a"[..]));
         assert_eq!(h.session, Some(&b"abc"[..]));
         assert_eq!(h.protocol, Some(&b"2025-11-25"[..]));
-        assert!(!h.transfer_encoding);
+        assert_eq!(h.mcp_method, Some(&b"tools/call"[..]));
+        assert_eq!(h.mcp_name, Some(&b"add"[..]));
+        assert!(!h.transfer_encoding && !h.duplicate_routing);
         assert_eq!(&FULL[h.len..], b"{\"jsonrpc\":1}");
     }
 
@@ -255,6 +279,20 @@ mod tests {
         assert!(h.transfer_encoding && !h.expect_continue);
         let h = parse_head(b"POST /mcp HTTP/1.1\r\nExpect: 100-Continue\r\n\r\n").unwrap();
         assert!(h.expect_continue);
+    }
+
+    #[test]
+    fn a_repeated_routing_header_is_seen() {
+        let once = b"POST /mcp HTTP/1.1\r\nMcp-Method: a\r\nMcp-Name: b\r\nMCP-Protocol-Version: c\r\n\r\n";
+        assert!(!parse_head(once).unwrap().duplicate_routing);
+        for twice in [
+            &b"POST /mcp HTTP/1.1\r\nMcp-Method: a\r\nmcp-method: a\r\n\r\n"[..],
+            b"POST /mcp HTTP/1.1\r\nMcp-Name: a\r\nMcp-Name: b\r\n\r\n",
+            b"POST /mcp HTTP/1.1\r\nMCP-Protocol-Version: a\r\nMcp-Protocol-Version: a\r\n\r\n",
+        ] {
+            let h = parse_head(twice).unwrap();
+            assert!(h.duplicate_routing, "{:?}", core::str::from_utf8(twice));
+        }
     }
 
     #[test]

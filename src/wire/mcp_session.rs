@@ -21,6 +21,10 @@ pub const ID_LEN: usize = 32;
 /// era's; batches, which 2025-03-26 required, are not taken).
 pub const VERSIONS: [&[u8]; 2] = [b"2025-11-25", b"2025-06-18"];
 
+/// The stateless revision: no `initialize` and no session; each request
+/// names it in its `MCP-Protocol-Version` header and its `params._meta`.
+pub const MODERN: &[u8] = b"2026-07-28";
+
 #[derive(Clone, Copy)]
 pub struct Slot {
     pub id: [u8; ID_LEN],

@@ -100,7 +100,10 @@ pub fn remote_model(req: &RecordedRequest) -> ScriptedResponse {
     if last.role == "tool" {
         return ScriptedResponse::text(&["Result: ", &last.content]);
     }
-    if last.content.contains("echo") {
+    if last.content.contains("slow") {
+        // scripted_server.py --sse-soon: its answer comes after SSE pings.
+        ScriptedResponse::tool_calls(&[("call_l", "m1_slow", &[r#"{"text":"tortoise"}"#])])
+    } else if last.content.contains("echo") {
         ScriptedResponse::tool_calls(&[("call_e", "m1_echo", &[r#"{"text":"hi there"}"#])])
     } else if last.content.contains("fail") {
         ScriptedResponse::tool_calls(&[("call_f", "m1_fail", &[r#"{"reason":"asked to"}"#])])

@@ -8,6 +8,16 @@ connections. `--json` answers every POST with one JSON body; without it the
 SDK answers with an SSE stream (text/event-stream), so both response kinds
 the client accepts are exercised.
 
+`--modern-only` serves only the stateless revision 2026-07-28, as a server
+written for it alone would: the SDK serves both eras and has no switch for
+that, so an ASGI wrapper answers what would reach its handshake path (no
+`MCP-Protocol-Version` header, or a handshake revision: `initialize`
+among them) with 400 and -32022 naming 2026-07-28, and GET/DELETE with
+405. `--sse-soon` makes the SDK's 2026-07-28 path commit to an SSE stream
+after 50 ms (its keep-alive interval, 15 s by default) and adds `slow`, a
+tool that takes 0.3 s: its answer then comes as `: ping` comments and an
+event, not as one JSON body.
+
 `--allow-host HOST:PORT` (repeatable) adds a Host header value the SDK's
 DNS-rebinding guard accepts, besides its loopback defaults. The
 real-firmware check needs it: the board reaches this server through a QEMU
@@ -15,6 +25,8 @@ guestfwd and names the guest-side address in its Host header (for example
 `10.0.2.101:8000`), which the guard would refuse. The guard stays on.
 """
 
+import asyncio
+import json
 import logging
 import socket
 import sys
@@ -49,6 +61,41 @@ def fail(reason: str) -> str:
     raise ToolError(f"refused: {reason}")
 
 
+HANDSHAKE_REVISIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+
+
+def modern_only(app):
+    """`app` with everything that would reach the SDK's handshake path refused."""
+    async def wrapped(scope, receive, send):
+        if scope["type"] != "http":
+            return await app(scope, receive, send)
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        version = headers.get("mcp-protocol-version")
+        if scope["method"] in ("GET", "DELETE"):
+            await send({"type": "http.response.start", "status": 405, "headers": [(b"allow", b"POST")]})
+            return await send({"type": "http.response.body", "body": b""})
+        if version is not None and version not in HANDSHAKE_REVISIONS:
+            # 2026-07-28, or a revision the SDK names as unknown (-32022).
+            return await app(scope, receive, send)
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        try:
+            request_id = json.loads(body).get("id")
+        except (ValueError, AttributeError):
+            request_id = None
+        error = {"jsonrpc": "2.0", "id": request_id, "error": {
+            "code": -32022, "message": "Unsupported protocol version (this server speaks only 2026-07-28)",
+            "data": {"supported": ["2026-07-28"], "requested": version or ""}}}
+        await send({"type": "http.response.start", "status": 400,
+                    "headers": [(b"content-type", b"application/json")]})
+        await send({"type": "http.response.body", "body": json.dumps(error).encode()})
+    return wrapped
+
+
 def main() -> None:
     # The SDK logs every session at INFO; the test's output needs none of it.
     logging.basicConfig(level=logging.WARNING)
@@ -67,12 +114,27 @@ def main() -> None:
             allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
             + ["http://" + h for h in extra_hosts],
         )
+    if "--sse-soon" in args:
+        import mcp.server._streamable_http_modern as modern
+
+        modern._SSE_PING_INTERVAL = 0.05
+
+        @server.tool()
+        async def slow(text: str) -> str:
+            """Repeat the text after 0.3 s."""
+            await asyncio.sleep(0.3)
+            return f"slowly: {text}"
+
     app = server.streamable_http_app(json_response=json_response, transport_security=security)
+    if "--modern-only" in args:
+        app = modern_only(app)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
     port = sock.getsockname()[1]
-    config = uvicorn.Config(app, log_level="warning")
+    # lifespan "on": it must reach the Starlette app through the wrapper
+    # (it starts the SDK's session manager).
+    config = uvicorn.Config(app, log_level="warning", lifespan="on")
     uv = uvicorn.Server(config)
 
     # Print the URL only once uvicorn listens, so the test never races it.

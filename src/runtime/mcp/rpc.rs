@@ -3,6 +3,18 @@
 //! `tools/call`, the client's notifications; everything else gets the
 //! standard error codes.
 //!
+//! Two eras, told apart by the `MCP-Protocol-Version` header. Absent or a
+//! handshake revision (2025-11-25, 2025-06-18): `initialize` makes a
+//! session that every later request names. 2026-07-28: no handshake and
+//! no session; each request carries the revision and the client's
+//! capabilities in `params._meta`, repeats its method (and tool name) in
+//! the `Mcp-Method` (`Mcp-Name`) header, and is checked in the order the
+//! revision gives (envelope, headers, version) before it is answered;
+//! `server/discover` tells what the server is, results say
+//! `"resultType":"complete"`, and JSON-RPC errors get the revision's HTTP
+//! statuses (400, 404 for an unknown method). Any other header value is
+//! told which revisions are spoken (-32022).
+//!
 //! The request is parsed with the board's cJSON; the answer is written
 //! into a capped buffer with the request writer's JSON writers (tool
 //! schemas go out with their types mapped to JSON Schema as in chat
@@ -10,9 +22,17 @@
 //! and responses, 200 for every answered request (a JSON-RPC error
 //! included), 400 for what is not a JSON-RPC request at all or lacks its
 //! session, 404 for a session that ended, 503 when the session table is
-//! full.
+//! full (the handshake era's; 2026-07-28 maps error codes as above).
 
 #![allow(non_upper_case_globals)]
+
+/// What the server tells a client about itself (`initialize`,
+/// `server/discover`).
+macro_rules! instructions {
+    () => {
+        "Tools of an RT-Thread device. They run one at a time, shared with the device's own agent."
+    };
+}
 
 use crate::abi::messages::{messages_get_content_idx, messages_get_type_idx, TYPE_TEXT};
 use crate::base::json_writer::{write_integer, write_string, ByteSink, WriteError};
@@ -22,7 +42,7 @@ use crate::rtt::rt_eok;
 use crate::runtime::tool_run::{self, ToolSet};
 use crate::runtime::tools::AgentToolNode_t;
 use crate::wire::chat::request::write_value;
-use crate::wire::mcp_session::{Full, Sessions, ID_LEN, VERSIONS};
+use crate::wire::mcp_session::{Full, Sessions, ID_LEN, MODERN, VERSIONS};
 use alloc::vec::Vec;
 use core::ffi::{c_int, CStr};
 use core::ptr;
@@ -37,6 +57,13 @@ const INVALID_PARAMS_TEXT: &[u8] = b"Invalid params: ";
 const INTERNAL_ERROR_TEXT: &[u8] = b"Internal error: ";
 /// Server error range: the session table is full.
 pub const TOO_MANY_SESSIONS: i32 = -32000;
+/// 2026-07-28: a routing header disagrees with the body (or came twice).
+pub const HEADER_MISMATCH: i32 = -32020;
+/// 2026-07-28: the client lacks a capability the request needs (not sent
+/// by this server, which needs none; mapped to its status all the same).
+const MISSING_CAPABILITY: i32 = -32021;
+/// 2026-07-28: the `MCP-Protocol-Version` is not spoken here.
+pub const UNSUPPORTED_VERSION: i32 = -32022;
 
 /// The answer's body never grows past this (a tool list page, a tool's
 /// text): beyond it the client gets an internal error instead.
@@ -49,6 +76,9 @@ pub struct Answer {
     pub body: Vec<u8>,
     /// A session `initialize` made (the `Mcp-Session-Id` header).
     pub new_session: Option<[u8; ID_LEN]>,
+    /// The JSON-RPC error code of an error answer, 0 for a result: the
+    /// stateless era's HTTP status follows from it.
+    pub code: i32,
     /// Sent when `body` is empty: an error answer that found no memory
     /// for its own body says so from flash.
     pub fixed: &'static [u8],
@@ -64,6 +94,7 @@ impl Answer {
             status,
             body,
             new_session: None,
+            code: 0,
             fixed: b"",
         }
     }
@@ -81,6 +112,11 @@ pub struct Context<'a> {
     /// The `Mcp-Session-Id` and `MCP-Protocol-Version` headers.
     pub session: Option<&'a [u8]>,
     pub protocol: Option<&'a [u8]>,
+    /// The `Mcp-Method` and `Mcp-Name` headers, and whether a routing
+    /// header came more than once (2026-07-28 checks them).
+    pub mcp_method: Option<&'a [u8]>,
+    pub mcp_name: Option<&'a [u8]>,
+    pub duplicate_routing: bool,
 }
 
 /// The capped answer buffer.
@@ -98,6 +134,11 @@ impl ByteSink for Body {
 /// A JSON-RPC error answer with HTTP `status`; the message is the
 /// concatenation of `parts`.
 pub(crate) fn error(status: u16, id: *const cJSON, code: i32, parts: &[&[u8]]) -> Answer {
+    error_with(status, id, code, parts, b"")
+}
+
+/// [`error`] with `data` (raw JSON, left out when empty).
+fn error_with(status: u16, id: *const cJSON, code: i32, parts: &[&[u8]], data: &[u8]) -> Answer {
     let mut body = Body(Vec::new());
     let mut message = Body(Vec::new());
     for p in parts {
@@ -111,15 +152,23 @@ pub(crate) fn error(status: u16, id: *const cJSON, code: i32, parts: &[&[u8]]) -
         write_integer(code as i64, &mut body)?;
         body.put(b",\"message\":")?;
         write_string(&message.0, &mut body)?;
+        if !data.is_empty() {
+            body.put(b",\"data\":")?;
+            body.put(data)?;
+        }
         body.put(b"}}")
     })();
     if written.is_err() {
         return Answer {
             fixed: OUT_OF_MEMORY,
+            code: INTERNAL_ERROR,
             ..Answer::new(503, Vec::new())
         };
     }
-    Answer::new(status, body.0)
+    Answer {
+        code,
+        ..Answer::new(status, body.0)
+    }
 }
 
 fn write_id(id: *const cJSON, out: &mut dyn ByteSink) -> Result<(), WriteError> {
@@ -140,20 +189,58 @@ fn kind(item: *const cJSON) -> c_int {
 
 /// Answer the POSTed message `body` (NUL-terminated).
 pub fn answer(ctx: &mut Context<'_>, body: &CStr) -> Answer {
-    if let Some(v) = ctx.protocol {
-        if !VERSIONS.contains(&v) {
-            return error(
-                400,
-                ptr::null(),
-                INVALID_REQUEST,
-                &[
-                    b"unsupported MCP-Protocol-Version ",
-                    v,
-                    b" (this server speaks 2025-11-25 and 2025-06-18)",
-                ],
-            );
-        }
+    let modern = match ctx.protocol {
+        None => false,
+        Some(v) if VERSIONS.contains(&v) => false,
+        Some(MODERN) => true,
+        Some(v) => return unsupported_version(v),
+    };
+    let mut answer = parse_and_answer(ctx, body, modern);
+    if modern && answer.status == 200 {
+        answer.status = modern_status(answer.code);
     }
+    answer
+}
+
+/// 400 with the revisions spoken, in the form 2026-07-28 gives: a client
+/// of any era can read which to use (one that offered only an unknown
+/// revision falls back to a handshake one).
+fn unsupported_version(asked: &[u8]) -> Answer {
+    let mut data = Body(Vec::new());
+    // Without memory for the data the message still names the revisions.
+    let _ = (|| {
+        data.put(b"{\"supported\":[\"2026-07-28\",\"2025-11-25\",\"2025-06-18\"],\"requested\":")?;
+        write_string(asked, &mut data)?;
+        data.put(b"}")
+    })();
+    if data.0.last() != Some(&b'}') {
+        data.0.clear();
+    }
+    error_with(
+        400,
+        ptr::null(),
+        UNSUPPORTED_VERSION,
+        &[
+            b"Unsupported protocol version ",
+            asked,
+            b" (this server speaks 2026-07-28, 2025-11-25 and 2025-06-18)",
+        ],
+        &data.0,
+    )
+}
+
+/// The HTTP status 2026-07-28 gives a JSON-RPC error code (200 for a
+/// result and for the codes it names no status for).
+fn modern_status(code: i32) -> u16 {
+    match code {
+        PARSE_ERROR | INVALID_REQUEST | INVALID_PARAMS | HEADER_MISMATCH | MISSING_CAPABILITY
+        | UNSUPPORTED_VERSION => 400,
+        METHOD_NOT_FOUND => 404,
+        _ => 200,
+    }
+}
+
+fn parse_and_answer(ctx: &mut Context<'_>, body: &CStr, modern: bool) -> Answer {
     // SAFETY: `body` is NUL-terminated; cJSON only reads it.
     let tree = unsafe { cJSON_Parse(body.as_ptr()) };
     if tree.is_null() {
@@ -175,7 +262,7 @@ pub fn answer(ctx: &mut Context<'_>, body: &CStr) -> Answer {
         );
     }
     // SAFETY: `tree` is the live tree just parsed, deleted once below.
-    let answer = unsafe { answer_message(ctx, tree) };
+    let answer = unsafe { answer_message(ctx, tree, modern) };
     // SAFETY: as above; nothing borrows from it any more.
     unsafe { cJSON_Delete(tree) };
     answer
@@ -183,7 +270,7 @@ pub fn answer(ctx: &mut Context<'_>, body: &CStr) -> Answer {
 
 /// # Safety
 /// `msg` is a live parsed tree, unchanged during the call.
-unsafe fn answer_message(ctx: &mut Context<'_>, msg: *mut cJSON) -> Answer {
+unsafe fn answer_message(ctx: &mut Context<'_>, msg: *mut cJSON, modern: bool) -> Answer {
     match kind(msg) {
         cJSON_Array => {
             return error(400, ptr::null(), INVALID_REQUEST, &[
@@ -218,9 +305,10 @@ unsafe fn answer_message(ctx: &mut Context<'_>, msg: *mut cJSON) -> Answer {
     // SAFETY: `method` is NULL or a live child.
     let method = match unsafe { json::string_value(method) } {
         Some(m) => m.to_bytes(),
-        None if kind(method) == cJSON_Invalid && !id.is_null() => {
+        None if kind(method) == cJSON_Invalid && !id.is_null() && !modern => {
             // A response to a request of ours: the server sends none, so
-            // there is nothing to match; accepted as the transport says.
+            // there is nothing to match; accepted as the transport says
+            // (2026-07-28 has no server-to-client requests: refused below).
             return accepted();
         }
         None => {
@@ -241,6 +329,10 @@ unsafe fn answer_message(ctx: &mut Context<'_>, msg: *mut cJSON) -> Answer {
             INVALID_PARAMS,
             &[INVALID_PARAMS_TEXT, b"\"params\" must be an object"],
         );
+    }
+    if modern {
+        // SAFETY: `id` and `params` are NULL or live children.
+        return unsafe { answer_modern(ctx, method, id, params) };
     }
 
     let known = METHODS.iter().position(|m| *m == method);
@@ -288,6 +380,151 @@ unsafe fn answer_message(ctx: &mut Context<'_>, msg: *mut cJSON) -> Answer {
         Some(CALL) => unsafe { call_tool(id, params) },
         _ => error(200, id, METHOD_NOT_FOUND, &[b"Method not found: ", method]),
     }
+}
+
+/// The `params._meta` keys of a 2026-07-28 request.
+const META_VERSION: &CStr = c"io.modelcontextprotocol/protocolVersion";
+const META_CAPABILITIES: &CStr = c"io.modelcontextprotocol/clientCapabilities";
+
+/// A 2026-07-28 request (its version header already checked): the
+/// envelope, then the routing headers, then the method. Intermediaries
+/// route on the headers, so a request whose headers say something else
+/// than its body is refused before it is run.
+///
+/// # Safety
+/// `id` and `params` are NULL or live children of the request.
+unsafe fn answer_modern(
+    ctx: &Context<'_>,
+    method: &[u8],
+    id: *const cJSON,
+    params: *const cJSON,
+) -> Answer {
+    if id.is_null() {
+        // The revision gives notifications no meaning on this transport
+        // (a call is cancelled by closing its connection): acknowledged.
+        return accepted();
+    }
+    if ctx.duplicate_routing {
+        return error(
+            400,
+            id,
+            HEADER_MISMATCH,
+            &[b"a routing header (MCP-Protocol-Version, Mcp-Method, Mcp-Name) appears more than once"],
+        );
+    }
+    // SAFETY: NULL or live children (this function's contract).
+    let (meta, name) = unsafe { (json::get(params, c"_meta"), json::get(params, c"name")) };
+    // SAFETY: `meta` is NULL or a live child.
+    let (version, capabilities) = unsafe {
+        (
+            json::get(meta, META_VERSION),
+            json::get(meta, META_CAPABILITIES),
+        )
+    };
+    if version.is_null() || capabilities.is_null() {
+        return error(
+            400,
+            id,
+            INVALID_PARAMS,
+            &[b"params._meta must be an object carrying the required \"io.modelcontextprotocol/protocolVersion\" and \"io.modelcontextprotocol/clientCapabilities\" envelope keys"],
+        );
+    }
+    // SAFETY: a live child.
+    let version = unsafe { json::string_value(version) }.map(CStr::to_bytes);
+    let mismatch: Option<&[u8]> = if version != ctx.protocol {
+        Some(b"MCP-Protocol-Version header does not match the request envelope's protocol version")
+    } else if ctx.mcp_method != Some(method) {
+        Some(b"Mcp-Method header does not match the request body's method")
+    } else if method == b"tools/call"
+        && !matches!(kind(name), cJSON_Invalid | cJSON_NULL)
+        // SAFETY: `name` is a live child.
+        && !unsafe { json::string_value(name) }
+            .is_some_and(|n| names_match(ctx.mcp_name, n.to_bytes()))
+    {
+        Some(b"Mcp-Name header does not match the request body's 'name' parameter")
+    } else {
+        None
+    };
+    if let Some(why) = mismatch {
+        return error(400, id, HEADER_MISMATCH, &[why]);
+    }
+    let (answer, extra): (Answer, &[u8]) = match method {
+        b"server/discover" => (result(id, &mut |out| out.put(DISCOVER.as_bytes())), CACHE),
+        // SAFETY: `params` is NULL or a live child.
+        b"tools/list" => (unsafe { list_tools(id, params, ctx.page_size) }, CACHE),
+        // SAFETY: `params` is NULL or a live child.
+        b"tools/call" => (unsafe { call_tool(id, params) }, b""),
+        // `initialize` and `ping` among them: gone from this revision.
+        _ => return error(404, id, METHOD_NOT_FOUND, &[b"Method not found: ", method]),
+    };
+    stamp(answer, id, extra)
+}
+
+/// Whether the `Mcp-Name` header names `name`: verbatim, or as the
+/// `=?base64?…?=` form a name that is no plain header value is sent in
+/// (compared in canonical base64, 3 bytes of the name at a time).
+fn names_match(header: Option<&[u8]>, name: &[u8]) -> bool {
+    let Some(header) = header else { return false };
+    use crate::base::text::{strip_prefix, strip_suffix};
+    let Some(mut payload) =
+        strip_prefix(header, b"=?base64?").and_then(|p| strip_suffix(p, b"?="))
+    else {
+        return header == name;
+    };
+    let mut rest = name;
+    while !rest.is_empty() {
+        let group = rest.get(..3).unwrap_or(rest);
+        rest = rest.get(3..).unwrap_or_default();
+        let mut quad = [0u8; 4];
+        crate::wire::chat::inline_file::encode(group, &mut quad);
+        match strip_prefix(payload, &quad) {
+            Some(after) => payload = after,
+            None => return false,
+        }
+    }
+    payload.is_empty()
+}
+
+/// What `server/discover` answers (before [`stamp`]): the one revision
+/// that needs no handshake (the handshake ones are found by `initialize`).
+const DISCOVER: &str = concat!(
+    "{\"supportedVersions\":[\"2026-07-28\"],\"capabilities\":{\"tools\":{}},",
+    "\"instructions\":\"",
+    instructions!(),
+    "\"}"
+);
+
+/// The caching fields of a listing: stale at once (a tool may be
+/// registered any time), and private (it is behind a bearer token).
+const CACHE: &[u8] = b",\"ttlMs\":0,\"cacheScope\":\"private\"";
+
+/// The end of every 2026-07-28 result: its type and who answered.
+const RESULT_END: &str = concat!(
+    ",\"resultType\":\"complete\",\"_meta\":{\"io.modelcontextprotocol/serverInfo\":",
+    "{\"name\":\"rtt-agent\",\"version\":\"",
+    env!("CARGO_PKG_VERSION"),
+    "\"}}}}"
+);
+
+/// A result `answer` with `extra` fields and [`RESULT_END`] added inside
+/// its (non-empty) result object; errors pass unchanged.
+fn stamp(mut answer: Answer, id: *const cJSON, extra: &[u8]) -> Answer {
+    let body = &mut answer.body;
+    if answer.code != 0 || crate::base::text::strip_suffix(body, b"}}").is_none() {
+        return answer;
+    }
+    body.truncate(body.len().saturating_sub(2));
+    for part in [extra, RESULT_END.as_bytes()] {
+        if crate::base::fallible::extend(body, part).is_err() {
+            return error(
+                200,
+                id,
+                INTERNAL_ERROR,
+                &[INTERNAL_ERROR_TEXT, b"out of memory"],
+            );
+        }
+    }
+    answer
 }
 
 /// The methods the server knows, found by one lookup; their indices below.
@@ -382,8 +619,9 @@ unsafe fn initialize(ctx: &mut Context<'_>, id: *const cJSON, params: *const cJS
                 ",\"capabilities\":{\"tools\":{\"listChanged\":false}},",
                 "\"serverInfo\":{\"name\":\"rtt-agent\",\"version\":\"",
                 env!("CARGO_PKG_VERSION"),
-                "\"},\"instructions\":\"Tools of an RT-Thread device. ",
-                "They run one at a time, shared with the device's own agent.\"}"
+                "\"},\"instructions\":\"",
+                instructions!(),
+                "\"}"
             )
             .as_bytes(),
         )

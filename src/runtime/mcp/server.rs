@@ -12,7 +12,8 @@
 //! agent is torn down. It takes one connection at a time and answers one
 //! request on it (`Connection: close`): every answer is a single JSON body
 //! (MCP allows `application/json` for every request; there is no
-//! server-to-client stream, so `GET` is 405). A request must arrive whole
+//! server-to-client stream, so `GET` is 405; so is `DELETE` at 2026-07-28,
+//! which has no sessions to end). A request must arrive whole
 //! within [`READ_DEADLINE_MS`], so a silent client holds the server for at
 //! most that long.
 //!
@@ -51,7 +52,7 @@ pub use crate::runtime::settings::mcp_server::{
 use crate::runtime::settings::mcp_server::{option, overrides, text};
 use crate::wire::deadline::{ms_to_ticks, Deadline};
 use crate::wire::mcp_http::{self as http, Method};
-use crate::wire::mcp_session::Sessions;
+use crate::wire::mcp_session::{Sessions, MODERN};
 use alloc::vec::Vec;
 use core::cell::UnsafeCell;
 use core::ffi::{c_int, c_void, CStr};
@@ -323,6 +324,9 @@ struct Request {
     body_len: usize,
     session: Option<Range<usize>>,
     protocol: Option<Range<usize>>,
+    mcp_method: Option<Range<usize>>,
+    mcp_name: Option<Range<usize>>,
+    duplicate_routing: bool,
 }
 
 /// Where `part`, a slice of `within`, lies in it.
@@ -437,6 +441,9 @@ fn serve_connection(
         page_size: s.page_size,
         session: request.session.as_ref().map(|at| value(&buf, at)),
         protocol: request.protocol.as_ref().map(|at| value(&buf, at)),
+        mcp_method: request.mcp_method.as_ref().map(|at| value(&buf, at)),
+        mcp_name: request.mcp_name.as_ref().map(|at| value(&buf, at)),
+        duplicate_routing: request.duplicate_routing,
     };
     let answer = rpc::answer(&mut ctx, body);
     drop(buf);
@@ -478,6 +485,7 @@ fn check(
         .and_then(http::bearer)
         .unwrap_or_default();
     authorize(given, s, peer)?;
+    let stateless = head.protocol == Some(MODERN);
     let body_len = match head.method {
         Method::Post if head.transfer_encoding => {
             return Err((fail(411, b"send the body with a Content-Length"), none()))
@@ -493,14 +501,19 @@ fn check(
             }
             Some(Some(n)) => n,
         },
-        Method::Delete => 0,
-        Method::Get | Method::Other => {
+        // 2026-07-28 has no sessions to end.
+        Method::Delete if !stateless => 0,
+        Method::Get | Method::Other | Method::Delete => {
             return Err((
                 fail(
                     405,
                     b"POST JSON-RPC messages here (no server-to-client stream)",
                 ),
-                Extra::line(b"Allow: POST, DELETE\r\n"),
+                Extra::line(if stateless {
+                    b"Allow: POST\r\n"
+                } else {
+                    b"Allow: POST, DELETE\r\n"
+                }),
             ))
         }
     };
@@ -511,6 +524,9 @@ fn check(
         body_len,
         session: head.session.map(|v| span(buf, v)),
         protocol: head.protocol.map(|v| span(buf, v)),
+        mcp_method: head.mcp_method.map(|v| span(buf, v)),
+        mcp_name: head.mcp_name.map(|v| span(buf, v)),
+        duplicate_routing: head.duplicate_routing,
     })
 }
 

@@ -5,8 +5,14 @@
 //! `init_tools()`) each server of the list ([`servers`]) gets the
 //! handshake of the Streamable HTTP transport, `initialize` (protocol
 //! version 2025-11-25; a server answering 2025-06-18 or 2025-03-26 is
-//! taken too) and `notifications/initialized`, then `tools/list` (following
-//! `nextCursor`, at most [`MAX_PAGES`] pages). Every remote tool becomes a
+//! taken too) and `notifications/initialized`. A server that refuses
+//! `initialize` with HTTP 400 or 404 (what a server speaking only the
+//! stateless 2026-07-28 answers) is asked `server/discover` in that
+//! revision's form, and when it names 2026-07-28 it is spoken to so from
+//! then on: no session, the `_meta` envelope in every request, the
+//! `Mcp-Method`/`Mcp-Name` headers, its 400/404 answers read as JSON-RPC
+//! errors. Handshake servers see no request more than before. Then
+//! `tools/list` (following `nextCursor`, at most [`MAX_PAGES`] pages). Every remote tool becomes a
 //! normal registry node (`append_tool`): it is offered to the model, its
 //! arguments are checked against its `inputSchema` like a C tool's, and
 //! tools-text mode lists it. Its `execute_func` is [`call_remote`], which
@@ -90,6 +96,8 @@ struct Server {
     session: Vec<u8>,
     /// The version agreed in the handshake.
     protocol: Option<&'static CStr>,
+    /// It speaks 2026-07-28 (`protocol` says so too; no session).
+    modern: bool,
     next_id: u32,
 }
 
@@ -188,6 +196,9 @@ enum Failed {
     /// The server answered with a JSON-RPC `error` (`error` says which):
     /// it took the request and refused it.
     Refused,
+    /// HTTP 400 or 404 to a request without a session (`error` says
+    /// what): a stateless server's answer to `initialize`.
+    NotHandshake,
     /// Anything else (`error` says what).
     Other,
 }
@@ -203,7 +214,7 @@ impl From<Failed> for NoResult {
     fn from(f: Failed) -> Self {
         match f {
             Failed::Refused => NoResult::Refused,
-            Failed::SessionGone | Failed::Other => NoResult::Failed,
+            Failed::SessionGone | Failed::NotHandshake | Failed::Other => NoResult::Failed,
         }
     }
 }
@@ -214,7 +225,7 @@ impl From<Failed> for NoResult {
 fn exchange(
     server: &mut Server,
     request: bool,
-    method: &[u8],
+    method: &CStr,
     params: Params<'_>,
     error: &mut ErrorText,
 ) -> Result<Json, NoResult> {
@@ -238,10 +249,11 @@ fn exchange(
 fn exchange_once(
     server: &mut Server,
     request: bool,
-    method: &[u8],
+    method: &CStr,
     params: Params<'_>,
     error: &mut ErrorText,
 ) -> Result<Json, Failed> {
+    let call = method == c"tools/call";
     let id = if request {
         let id = server.next_id;
         server.next_id = server.next_id.wrapping_add(1).max(1);
@@ -251,24 +263,37 @@ fn exchange_once(
     };
     let url = &server.url;
     let mut host = [0u8; 130];
+    let name_header = match params {
+        Params::Call { name, .. } if server.modern => match rpc::header_name(name) {
+            Some(n) => n,
+            None => {
+                error.set(&[b"no memory for the request"]);
+                return Err(Failed::Other);
+            }
+        },
+        _ => Vec::new(),
+    };
     let rpc = Rpc {
         id,
         method,
         params,
+        modern: server.modern,
+        name_header: CStr::from_bytes_until_nul(&name_header).ok(),
         session: server.session_id(),
         protocol: server.protocol,
         host: rpc::host_with_port(url.as_bytes(), &mut host),
     };
     let mut reply = Reply::new(id, max_response());
+    reply.modern = server.modern;
     let mut settings = settings(url.as_cstr());
-    if method == b"tools/call" {
+    if call {
         // Sent once: after a failed read the server may have run the tool
         // already (a motor, a relay), and a retry that succeeded would
         // report one run where there were two; unless the tool's options
         // ask for retries (its owner knows it can run twice).
         settings.retries = 0;
     }
-    let tool_timeout = if method == b"tools/call" {
+    let tool_timeout = if call {
         limit_call(&mut settings)
     } else {
         None
@@ -292,12 +317,15 @@ fn exchange_once(
         if failed.failure == Failure::Status(404) && !server.session.is_empty() {
             return Err(Failed::SessionGone);
         }
+        if matches!(failed.failure, Failure::Status(400 | 404)) && server.session.is_empty() {
+            return Err(Failed::NotHandshake);
+        }
         if failed.stream == Some(ReplyError::NoMemory) {
             crate::log_e!("mcp: ", error.as_str());
         }
         return Err(Failed::Other);
     }
-    if method == b"initialize" && !reply.session_id.is_empty() {
+    if method == c"initialize" && !reply.session_id.is_empty() {
         server.session = core::mem::take(&mut reply.session_id);
     }
     // SAFETY: the reply hands over its parsed tree (NULL or detached).
@@ -355,12 +383,20 @@ fn limit_call(_settings: &mut Settings<'_>) -> Option<u32> {
     None
 }
 
-/// `initialize` and `notifications/initialized`.
+/// `initialize` and `notifications/initialized`; `server/discover` when
+/// the server refuses `initialize` as a stateless one does.
+///
+/// `initialize` comes first (not the probe the specification also allows):
+/// a handshake server then gets exactly the requests it always got.
 fn handshake(server: &mut Server, error: &mut ErrorText) -> Result<(), ()> {
     server.session = Vec::new();
     server.protocol = None;
-    let answer =
-        exchange_once(server, true, b"initialize", Params::Initialize, error).map_err(drop)?;
+    server.modern = false;
+    let answer = match exchange_once(server, true, c"initialize", Params::Initialize, error) {
+        Ok(answer) => answer,
+        Err(Failed::NotHandshake) => return discover(server, error),
+        Err(_) => return Err(()),
+    };
     // SAFETY: `answer.as_ptr()` is a live answer with a `result` (exchange checked).
     let version =
         unsafe { json::get_str(json::get(answer.as_ptr(), c"result"), c"protocolVersion") };
@@ -381,12 +417,36 @@ fn handshake(server: &mut Server, error: &mut ErrorText) -> Result<(), ()> {
     exchange_once(
         server,
         false,
-        b"notifications/initialized",
+        c"notifications/initialized",
         Params::None,
         error,
     )
     .map(drop)
     .map_err(drop)
+}
+
+/// `server/discover` at 2026-07-28: the server is spoken to in that
+/// revision when its `supportedVersions` name it. On failure `error` says
+/// why (the discover's answer when it had one, else `initialize`'s).
+fn discover(server: &mut Server, error: &mut ErrorText) -> Result<(), ()> {
+    server.modern = true;
+    server.protocol = Some(rpc::MODERN);
+    let speaks = match exchange_once(server, true, c"server/discover", Params::None, error) {
+        // SAFETY: `answer.as_ptr()` is a live answer with a `result`.
+        Ok(answer) => unsafe {
+            let versions = json::get(json::get(answer.as_ptr(), c"result"), c"supportedVersions");
+            json::children(versions).any(|v| json::string_value(v) == Some(rpc::MODERN))
+        },
+        Err(_) => return Err(()),
+    };
+    if !speaks {
+        error.set(&[b"the server refuses initialize and does not list 2026-07-28 in server/discover"]);
+        server.modern = false;
+        server.protocol = None;
+        return Err(());
+    }
+    crate::log_i!("mcp: ", server.url.as_bytes(), " speaks 2026-07-28 (stateless, no session)");
+    Ok(())
 }
 
 /// `name` as a registry name for server `index` (0-based).
@@ -568,6 +628,7 @@ fn add_server(servers: &mut Vec<Server>, url: &Url) -> bool {
             url: *url,
             session: Vec::new(),
             protocol: None,
+            modern: false,
             next_id: 1,
         },
     )
@@ -603,7 +664,7 @@ fn connect(state: &mut State, index: usize, url: &Url) {
         let answer = match exchange(
             server,
             true,
-            b"tools/list",
+            c"tools/list",
             Params::Cursor(&cursor),
             &mut error,
         ) {
@@ -812,7 +873,7 @@ unsafe fn call(
         name: &remote.name,
         arguments: args,
     };
-    let answer = match exchange(server, true, b"tools/call", params, &mut error) {
+    let answer = match exchange(server, true, c"tools/call", params, &mut error) {
         Ok(a) => a,
         Err(why) => {
             crate::log_w!("mcp: tools/call of ", local, " failed: ", error.as_str());
@@ -838,6 +899,20 @@ unsafe fn call(
     // strings are read before it is dropped.
     unsafe {
         let result = json::get(answer.as_ptr(), c"result");
+        // 2026-07-28: anything but a complete result asks for more input,
+        // which needs a capability this client does not declare.
+        if let Some(kind) = json::get_str(result, c"resultType") {
+            if kind != c"complete" {
+                text.say(&[
+                    b"error: the remote tool \"",
+                    local,
+                    b"\" answered with resultType \"",
+                    kind.to_bytes(),
+                    b"\", which this client cannot complete",
+                ]);
+                return false;
+            }
+        }
         let is_error = json::get(result, c"isError");
         let is_error = !is_error.is_null() && (*is_error).type_ & 0xFF == cJSON_True;
         if is_error {

@@ -10,7 +10,7 @@
 //! one. The message is parsed with the board's cJSON.
 
 use crate::base::json_writer::{write_integer, write_string, ByteSink, WriteError};
-use crate::cjson::sys::{cJSON, cJSON_Delete, cJSON_Number, cJSON_Object, cJSON_Parse};
+use crate::cjson::sys::{cJSON, cJSON_Delete, cJSON_NULL, cJSON_Number, cJSON_Object, cJSON_Parse};
 use crate::net::error::TextOut;
 use crate::net::transport::{Flow, RequestBody, ResponseHead, ResponseSink};
 use crate::wire::chat::request::write_value;
@@ -23,6 +23,20 @@ use core::ffi::{c_char, c_int, CStr};
 /// specification), and the earlier ones it accepts in a server's answer.
 pub const PROTOCOL_VERSION: &CStr = c"2025-11-25";
 pub const ACCEPTED_VERSIONS: [&CStr; 3] = [PROTOCOL_VERSION, c"2025-06-18", c"2025-03-26"];
+
+/// The stateless revision, spoken with a server that refuses `initialize`.
+pub const MODERN: &CStr = c"2026-07-28";
+
+/// The envelope a 2026-07-28 request carries in `params` (no capability
+/// declared: the server then never asks for more input).
+const META: &[u8] = concat!(
+    "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",",
+    "\"io.modelcontextprotocol/clientCapabilities\":{},",
+    "\"io.modelcontextprotocol/clientInfo\":{\"name\":\"rtt-agent\",\"version\":\"",
+    env!("CARGO_PKG_VERSION"),
+    "\"}}"
+)
+.as_bytes();
 
 /// The `params` of `initialize`, with a comma before them.
 const INITIALIZE_PARAMS: &[u8] = concat!(
@@ -54,8 +68,12 @@ pub enum Params<'a> {
 /// One JSON-RPC request (`id: None` is a notification).
 pub struct Rpc<'a> {
     pub id: Option<u32>,
-    pub method: &'a [u8],
+    pub method: &'a CStr,
     pub params: Params<'a>,
+    /// 2026-07-28: the envelope in `params`, the method (and the tool's
+    /// name, `name_header`) repeated in `Mcp-Method` (`Mcp-Name`).
+    pub modern: bool,
+    pub name_header: Option<&'a CStr>,
     /// `Mcp-Session-Id` to send (empty: none yet).
     pub session: &'a CStr,
     /// `MCP-Protocol-Version` to send (after the handshake).
@@ -99,8 +117,23 @@ impl RequestBody for Rpc<'_> {
             write_integer(i64::from(id), out)?;
         }
         out.put(b",\"method\":")?;
-        write_string(self.method, out)?;
+        write_string(self.method.to_bytes(), out)?;
+        // The envelope, after the other params (`first`: there are none).
+        let meta = |first: bool, out: &mut dyn ByteSink| -> Result<(), WriteError> {
+            if !self.modern {
+                return Ok(());
+            }
+            if !first {
+                out.put(b",")?;
+            }
+            out.put(META)
+        };
         match self.params {
+            Params::None if self.modern => {
+                out.put(b",\"params\":{")?;
+                meta(true, out)?;
+                out.put(b"}")?;
+            }
             Params::None => {}
             // All constant (no character to escape): one piece.
             Params::Initialize => out.put(INITIALIZE_PARAMS)?,
@@ -110,6 +143,7 @@ impl RequestBody for Rpc<'_> {
                     out.put(b"\"cursor\":")?;
                     write_string(cursor, out)?;
                 }
+                meta(cursor.is_empty(), out)?;
                 out.put(b"}")?;
             }
             Params::Call { name, arguments } => {
@@ -124,6 +158,7 @@ impl RequestBody for Rpc<'_> {
                     // mapped: these are values, not a schema.
                     unsafe { write_value(arguments, false, 0, out)? };
                 }
+                meta(false, out)?;
                 out.put(b"}")?;
             }
         }
@@ -141,7 +176,36 @@ impl RequestBody for Rpc<'_> {
             && self
                 .protocol
                 .is_none_or(|v| add(c"MCP-Protocol-Version", v))
+            && (!self.modern || add(c"Mcp-Method", self.method))
+            && self.name_header.is_none_or(|n| add(c"Mcp-Name", n))
     }
+}
+
+/// The `Mcp-Name` value of tool `name`, NUL-terminated: the name itself
+/// when it is a plain header value, else `=?base64?…?=` (a byte outside
+/// visible ASCII, a blank at an end, or a name that looks encoded
+/// already). `None` without memory.
+pub fn header_name(name: &[u8]) -> Option<Vec<u8>> {
+    let plain = name.iter().all(|&b| (b' '..=b'~').contains(&b))
+        && name.first() != Some(&b' ')
+        && name.last() != Some(&b' ')
+        && crate::base::text::strip_prefix(name, b"=?base64?")
+            .and_then(|n| crate::base::text::strip_suffix(n, b"?="))
+            .is_none();
+    let mut out = Vec::new();
+    if plain {
+        crate::base::fallible::extend(&mut out, name).ok()?;
+    } else {
+        use crate::wire::chat::inline_file::{encode, encoded_len};
+        let len = encoded_len(name.len())?;
+        crate::base::fallible::extend(&mut out, b"=?base64?").ok()?;
+        let start = out.len();
+        crate::base::fallible::resize(&mut out, start.checked_add(len)?, 0).ok()?;
+        encode(name, out.get_mut(start..).unwrap_or_default());
+        crate::base::fallible::extend(&mut out, b"?=").ok()?;
+    }
+    crate::base::fallible::push(&mut out, 0).ok()?;
+    Some(out)
 }
 
 /// Why a response could not be taken.
@@ -221,7 +285,8 @@ impl Message {
 }
 
 /// Is `tree` the JSON-RPC response to request `id` (an object with that
-/// `id` and a `result` or an `error`)?
+/// `id` and a `result` or an `error`; or an `error` with `id: null`, a
+/// server's answer to a request it could not read the id of)?
 ///
 /// # Safety
 /// `tree` is a live cJSON tree.
@@ -232,17 +297,16 @@ unsafe fn is_answer(tree: *const cJSON, id: Option<u32>) -> bool {
             return false;
         }
         let got = crate::cjson::json::get(tree, c"id");
+        let error = !crate::cjson::json::get(tree, c"error").is_null();
         let id_matches = match id {
             Some(want) => {
                 !got.is_null()
-                    && (*got).type_ & 0xFF == cJSON_Number
-                    && (*got).valueint == want as c_int
+                    && ((*got).type_ & 0xFF == cJSON_Number && (*got).valueint == want as c_int
+                        || (*got).type_ & 0xFF == cJSON_NULL && error)
             }
             None => true,
         };
-        id_matches
-            && (!crate::cjson::json::get(tree, c"result").is_null()
-                || !crate::cjson::json::get(tree, c"error").is_null())
+        id_matches && (!crate::cjson::json::get(tree, c"result").is_null() || error)
     }
 }
 
@@ -288,6 +352,9 @@ pub struct Reply {
     msg: Message,
     /// `Mcp-Session-Id` of the response, when it had one (NUL-terminated).
     pub session_id: Vec<u8>,
+    /// 2026-07-28: a 400 or 404 carries the JSON-RPC error (read as an
+    /// answer, not as an HTTP failure).
+    pub modern: bool,
 }
 
 impl Reply {
@@ -305,6 +372,7 @@ impl Reply {
                 error: None,
             },
             session_id: Vec::new(),
+            modern: false,
         }
     }
 
@@ -351,7 +419,7 @@ impl ResponseSink for Reply {
     type Error = ReplyError;
 
     fn success(&self, status: c_int) -> bool {
-        status == 200 || status == 202
+        status == 200 || status == 202 || self.modern && (status == 400 || status == 404)
     }
 
     fn head(&mut self, head: &ResponseHead) -> Result<(), ReplyError> {
@@ -439,7 +507,9 @@ impl ResponseSink for Reply {
 
     fn restart(&mut self) {
         // The old reply's drop frees its answer and buffer.
-        *self = Reply::new(self.msg.want_id, self.msg.cap);
+        let mut fresh = Reply::new(self.msg.want_id, self.msg.cap);
+        fresh.modern = self.modern;
+        *self = fresh;
     }
 
     fn retryable(&self, error: ReplyError) -> bool {
@@ -475,6 +545,20 @@ mod tests {
         assert!(INITIALIZE_PARAMS
             .windows(asked.len())
             .any(|w| w == &asked[..]));
+    }
+
+    #[test]
+    fn mcp_name_is_plain_or_base64() {
+        let name = |n: &[u8]| header_name(n).map(|v| String::from_utf8(v).unwrap());
+        assert_eq!(name(b"add").as_deref(), Some("add\0"));
+        assert_eq!(name(b"a b").as_deref(), Some("a b\0"));
+        assert_eq!(name(" a".as_bytes()).as_deref(), Some("=?base64?IGE=?=\0"));
+        assert_eq!(name("é".as_bytes()).as_deref(), Some("=?base64?w6k=?=\0"));
+        assert_eq!(
+            name(b"=?base64?x?=").as_deref(),
+            Some("=?base64?PT9iYXNlNjQ/eD89?=\0")
+        );
+        assert_eq!(name(b"").as_deref(), Some("\0"));
     }
 
     #[test]
