@@ -466,8 +466,7 @@ unsafe fn answer_modern(
 fn names_match(header: Option<&[u8]>, name: &[u8]) -> bool {
     let Some(header) = header else { return false };
     use crate::base::text::{strip_prefix, strip_suffix};
-    let Some(mut payload) =
-        strip_prefix(header, b"=?base64?").and_then(|p| strip_suffix(p, b"?="))
+    let Some(mut payload) = strip_prefix(header, b"=?base64?").and_then(|p| strip_suffix(p, b"?="))
     else {
         return header == name;
     };

@@ -440,12 +440,18 @@ fn discover(server: &mut Server, error: &mut ErrorText) -> Result<(), ()> {
         Err(_) => return Err(()),
     };
     if !speaks {
-        error.set(&[b"the server refuses initialize and does not list 2026-07-28 in server/discover"]);
+        error.set(&[
+            b"the server refuses initialize and does not list 2026-07-28 in server/discover",
+        ]);
         server.modern = false;
         server.protocol = None;
         return Err(());
     }
-    crate::log_i!("mcp: ", server.url.as_bytes(), " speaks 2026-07-28 (stateless, no session)");
+    crate::log_i!(
+        "mcp: ",
+        server.url.as_bytes(),
+        " speaks 2026-07-28 (stateless, no session)"
+    );
     Ok(())
 }
 
