@@ -26,6 +26,8 @@
 //! - `walk_mcp_session`: an MCP client's `initialize`, `tools/call add`
 //!   and `DELETE` (faults on the server's thread, the client's side left
 //!   out).
+//! - `walk_mcp_2026`: the newest revision's stateless `server/discover` and
+//!   `tools/call add` (faults on the server's thread);
 //! - `walk_mcp_client`: the agent's start with a remote MCP server (the
 //!   Python SDK's: handshake, `tools/list`, registration), one message
 //!   answered with a remote tool (`tools/call`), and the stop.
@@ -1091,6 +1093,74 @@ fn walk_mcp_session() {
                         r#"{"type":"text","text":"2 + 3 = 5"}],"isError":false"#,
                     ),
                     ("DELETE", ""),
+                ];
+                let mut notes = Vec::new();
+                for (a, (what, want)) in answers.iter().zip(expected) {
+                    if let Some(n) = mcp_outcome(what, a, want)? {
+                        notes.push(n);
+                    }
+                }
+                Ok(if notes.is_empty() {
+                    "answered".into()
+                } else {
+                    notes.join("; ")
+                })
+            },
+        );
+        server::set_overrides(server::Overrides::default());
+        assert!(summary.allocations > 10, "{summary:?}");
+    });
+}
+
+/// The 2026-07-28 envelope of a request's `params`.
+#[cfg(feature = "mcp-server")]
+const MCP_2026_META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+
+/// The newest revision's stateless requests: `server/discover`, then
+/// `tools/call add` (no initialize, no session).
+#[cfg(feature = "mcp-server")]
+#[test]
+fn walk_mcp_2026() {
+    use rtt_agent::runtime::mcp::server;
+    in_child_process("walk_mcp_2026", CHILD_LIMIT, || {
+        let llm = Arc::new(server_with(arith_model::respond));
+        let srv = llm.clone();
+        server::set_overrides(server::Overrides {
+            enabled: Some(true),
+            port: Some(0),
+            allow_anonymous: Some(true),
+            ..Default::default()
+        });
+        let summary = walk(
+            "(f) MCP 2026-07-28: server/discover and tools/call add, stateless (the server's thread)",
+            2,
+            BOTH,
+            Duration::from_secs(30),
+            move |armed| {
+                let agent = Agent::start(&srv, Overrides::default());
+                let Some(port) = server::port() else {
+                    drop(agent);
+                    return Ok("the server did not start".into());
+                };
+                heap::exclude_this_thread(true);
+                let answers = armed.run(|| {
+                    let discover = mcp_request(
+                        port,
+                        "POST /mcp HTTP/1.1\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: server/discover\r\n",
+                        &format!(r#"{{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{{{MCP_2026_META}}}}}"#),
+                    );
+                    let call = mcp_request(
+                        port,
+                        "POST /mcp HTTP/1.1\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: add\r\n",
+                        &format!(r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"add","arguments":{{"a":2,"b":3}},{MCP_2026_META}}}}}"#),
+                    );
+                    vec![discover, call]
+                });
+                heap::exclude_this_thread(false);
+                drop(agent);
+                let expected = [
+                    ("server/discover", r#""supportedVersions":["2026-07-28"]"#),
+                    ("tools/call", r#"{"type":"text","text":"2 + 3 = 5"}],"isError":false"#),
                 ];
                 let mut notes = Vec::new();
                 for (a, (what, want)) in answers.iter().zip(expected) {
