@@ -654,6 +654,7 @@ impl Drop for Turn {
 static NESTED: crate::rtt::atomic::AtomicUsize = crate::rtt::atomic::AtomicUsize::new(0);
 
 /// Whether a nested turn runs now.
+#[cfg(feature = "tool-options")]
 pub(crate) fn in_nested_turn() -> bool {
     #[cfg(feature = "sub-agents")]
     return NESTED.load(core::sync::atomic::Ordering::SeqCst) > 0;

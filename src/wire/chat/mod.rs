@@ -9,7 +9,7 @@ pub mod anthropic;
 #[cfg(any(feature = "provider-anthropic", feature = "provider-ollama"))]
 pub(crate) mod common;
 pub mod content;
-#[cfg(feature = "multimodal")]
+#[cfg(any(feature = "multimodal", feature = "mcp-server", feature = "mcp-client"))]
 pub mod inline_file;
 #[cfg(feature = "provider-ollama")]
 pub mod ollama;
