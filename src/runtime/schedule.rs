@@ -360,6 +360,7 @@ pub fn list(out: &mut TextBuf) {
 }
 
 static FILE_LOCK: SleepLock = SleepLock::new();
+const THREAD_NAME: ObjectName = ObjectName::new(c"AgentSched", c"AgSched");
 static RUNNING: AtomicBool = AtomicBool::new(false);
 static STOP: AtomicBool = AtomicBool::new(false);
 
@@ -437,7 +438,7 @@ pub fn start(put: Put) {
     STOP.store(false, Ordering::SeqCst);
     RUNNING.store(true, Ordering::SeqCst);
     let spec = thread::Spec {
-        name: ObjectName::new(c"AgentSched", c"AgSched"),
+        name: THREAD_NAME,
         stack_size: 2048,
         priority: crate::rtt::board().loop_priority.clamp(1, 255) as u8,
         tick: 10,
@@ -478,6 +479,15 @@ pub fn stop() {
         if let Some(done) = (*SIGNALS.done.get()).as_ref() {
             done.take(crate::rtt::RT_WAITING_FOREVER);
         }
+    }
+    // A finished thread's stack and control block are freed later, by the
+    // idle thread: the agent's cleanup ends with the heap back, so wait (a
+    // bounded while) until the kernel has let it go.
+    for _ in 0..200 {
+        if !thread::exists(THREAD_NAME) {
+            break;
+        }
+        thread::sleep_ms(10);
     }
     RUNNING.store(false, Ordering::SeqCst);
     forget_all();
