@@ -21,16 +21,18 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use rtt_agent::runtime::agent_loop;
 use rtt_agent::channels::debug::agent_debug_ops;
 use rtt_agent::host::heap;
+use rtt_agent::runtime::agent_loop;
 use rtt_agent::runtime::mcp::server;
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-const STATUSES: &[u16] = &[200, 202, 400, 401, 403, 404, 405, 406, 408, 411, 413, 415, 429, 431, 500, 503];
+const STATUSES: &[u16] = &[
+    200, 202, 400, 401, 403, 404, 405, 406, 408, 411, 413, 415, 429, 431, 500, 503,
+];
 const TOKEN: &str = "fuzz-token-0123456789";
 const FORGET_EVERY: usize = 8;
 
@@ -85,6 +87,33 @@ fn running() -> &'static Running {
     })
 }
 
+/// A tool keeps its last result in its node (the C tools' own state, as in
+/// the C package) until its next call: cleared around each input, so that
+/// the heap figure compares what the server itself holds on to.
+fn clear_tool_results() {
+    use rtt_agent::cjson::sys::{cJSON_Delete, cJSON_Parse};
+    use rtt_agent::ffi::messages::messages_destroy;
+    use rtt_agent::runtime::tools::search_agent_tool_node;
+    for name in [
+        c"{\"function\":{\"name\":\"add\"}}",
+        c"{\"function\":{\"name\":\"mul\"}}",
+        c"{\"function\":{\"name\":\"compare\"}}",
+    ] {
+        // SAFETY: a NUL-terminated constant; the tree is deleted once after
+        // the lookup that borrows it; the node's result set is its own,
+        // freed once and cleared (no request runs between two inputs).
+        unsafe {
+            let tree = cJSON_Parse(name.as_ptr());
+            let node = search_agent_tool_node(tree);
+            cJSON_Delete(tree);
+            if !node.is_null() {
+                messages_destroy((*node).ret.messages);
+                (*node).ret.messages = std::ptr::null_mut();
+            }
+        }
+    }
+}
+
 fn check(answer: &[u8]) {
     if answer.is_empty() {
         return;
@@ -110,7 +139,11 @@ fn check(answer: &[u8]) {
         .find_map(|l| l.strip_prefix("Content-Length: "))
         .and_then(|v| v.trim().parse().ok())
         .expect("a Content-Length");
-    assert_eq!(answer.len() - head.len() - 4, length, "body length: {body:?}");
+    assert_eq!(
+        answer.len() - head.len() - 4,
+        length,
+        "body length: {body:?}"
+    );
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -132,8 +165,10 @@ fuzz_target!(|data: &[u8]| {
         rest = &rest[at + 3..];
     }
     request.extend_from_slice(rest);
+    clear_tool_results();
     let before = heap::used();
     let answer = exchange(r.addr, &request);
+    clear_tool_results();
     assert_eq!(heap::used(), before, "heap after the request");
     check(&answer);
 });
