@@ -120,6 +120,7 @@ int agent_mcp_accept(int fd, int io_timeout_ms);
 int agent_mcp_set_timeout(int fd, int ms);
 int agent_mcp_recv(int fd, void *buf, int len);
 int agent_mcp_send(int fd, const void *buf, int len);
+void agent_mcp_shutdown_write(int fd);
 void agent_mcp_close(int fd);
 int agent_glue_tools_text(void);
 const char *agent_glue_mcp_servers(void);

@@ -26,6 +26,10 @@
 #endif
 #include "agent_glue.h"
 
+#ifndef SHUT_WR
+#define SHUT_WR 1 /* SAL's and lwIP's value, and Linux's */
+#endif
+
 /* SO_RCVTIMEO and SO_SNDTIMEO of `fd` to `ms` (at least 1 ms: lwIP, like
  * Linux, reads a zero timeval as "wait forever"). */
 static int set_timeouts(int fd, int ms)
@@ -132,6 +136,16 @@ int agent_mcp_send(int fd, const void *buf, int len)
 #else
     return (int)send(fd, buf, (size_t)len, 0);
 #endif
+}
+
+/* End the sending side (the answer, then the end of the stream: FIN)
+ * while the receiving side stays open, for the server's lingering close
+ * (src/wire/http_drain.rs): BSD shutdown(), which SAL maps to lwIP's
+ * lwip_shutdown (a FIN after the data queued; the socket still receives).
+ * Its failure leaves nothing to do: the close follows. */
+void agent_mcp_shutdown_write(int fd)
+{
+    (void)shutdown(fd, SHUT_WR);
 }
 
 void agent_mcp_close(int fd)

@@ -14,7 +14,7 @@ use rtt_agent::runtime::tools::{append_tool, AgentToolList};
 use rtt_agent_testkit::agent::*;
 #[path = "support/http_exchange.rs"]
 mod http_exchange;
-use http_exchange::Resp;
+use http_exchange::{split_request, Pace, Resp, Tally};
 use rtt_agent_testkit::arith_model;
 use rtt_agent_testkit::llm_server::*;
 use std::ffi::CString;
@@ -910,4 +910,134 @@ fn expect_100_continue_gets_the_go_ahead() {
     s.read_to_string(&mut rest).unwrap();
     assert!(rest.starts_with("HTTP/1.1 200 OK\r\n"), "{rest}");
     assert!(rest.contains("Mcp-Session-Id: "), "{rest}");
+}
+
+/// A refusal decided on the head (401, 429, 403, 404, 413) reaches a
+/// client that sends the body apart from the head, whether the body comes
+/// before the server answers, while it answers or after: the server does
+/// not close on unread request bytes (a reset, which can cost the client
+/// the answer, or fail its write of the body before it reads the answer).
+#[test]
+fn refusals_arrive_whole_when_the_body_comes_apart_from_the_head() {
+    use rtt_agent::net::token_limit;
+    let _serial = lock();
+    token_limit::forget_all();
+    let llm = LlmServer::with_model(arith_model::respond).unwrap();
+    let mcp = McpAgent::start(
+        &llm,
+        server::Overrides {
+            token: Some(c"tok-2026-0123456789"),
+            ..Default::default()
+        },
+    );
+    let head = |path: &str, extra: &str, length: usize| {
+        format!(
+            "POST {path} HTTP/1.1\r\nHost: board\r\nContent-Type: application/json\r\n{extra}Content-Length: {length}\r\n\r\n"
+        )
+    };
+    // Pauses of 0 to 2 ms, the body in one write or in pieces.
+    let pace = |i: usize| {
+        let pause = Duration::from_micros((i / 2 % 5) as u64 * 500);
+        if i % 2 == 0 {
+            Pace::Once(pause)
+        } else {
+            Pace::Pieces(pause / 5)
+        }
+    };
+    let started = std::time::Instant::now();
+    let mut tally = Tally::default();
+    let body = INIT.as_bytes();
+    // 401: no token and a wrong one (the table is forgotten before the
+    // limit trips).
+    const EACH: usize = 1500;
+    for i in 0..EACH {
+        if i % 4 == 0 {
+            token_limit::forget_all();
+        }
+        let auth = if i % 4 < 2 {
+            String::new()
+        } else {
+            format!("Authorization: Bearer wrong-guess-{i:08}\r\n")
+        };
+        let got = split_request(
+            mcp.addr,
+            head("/mcp", &auth, body.len()).as_bytes(),
+            body,
+            pace(i),
+        );
+        tally.count("401", got, 401, "WWW-Authenticate");
+    }
+    // Refusals before the token is looked at, and a body over
+    // PKG_AGENT_MCP_MAX_BODY (4096).
+    token_limit::forget_all();
+    let auth = format!("Authorization: {TOKEN}\r\n");
+    let big = vec![b' '; 5000];
+    for i in 0..300 {
+        let (what, got, status) = match i % 3 {
+            0 => (
+                "404",
+                split_request(
+                    mcp.addr,
+                    head("/other", "", body.len()).as_bytes(),
+                    body,
+                    pace(i),
+                ),
+                404,
+            ),
+            1 => (
+                "403",
+                split_request(
+                    mcp.addr,
+                    head("/mcp", "Origin: http://evil.example\r\n", body.len()).as_bytes(),
+                    body,
+                    pace(i),
+                ),
+                403,
+            ),
+            _ => (
+                "413",
+                split_request(
+                    mcp.addr,
+                    head("/mcp", &auth, big.len()).as_bytes(),
+                    &big,
+                    pace(i),
+                ),
+                413,
+            ),
+        };
+        tally.count(what, got, status, "Content-Type");
+    }
+    // 429: five wrong tokens trip the limit (for 60 s: longer than the
+    // rest of the test), then even the right token is refused.
+    for i in 0..5 {
+        let auth = format!("Bearer wrong-guess-{i:08}");
+        assert_eq!(
+            post(mcp.addr, &[("Authorization", &auth)], INIT).status,
+            401
+        );
+    }
+    for i in 0..EACH {
+        let got = split_request(
+            mcp.addr,
+            head("/mcp", &auth, body.len()).as_bytes(),
+            body,
+            pace(i),
+        );
+        tally.count("429", got, 429, "Retry-After");
+    }
+    token_limit::forget_all();
+    let total = 2 * EACH + 300;
+    assert_eq!(
+        (
+            tally.whole,
+            tally.write_failed,
+            tally.read_failed,
+            tally.cut
+        ),
+        (total, 0, 0, 0),
+        "of {total} requests in {:?} (whole answers, body writes failed, reads reset, \
+         answers cut short): wrong answers {:?}",
+        started.elapsed(),
+        tally.wrong
+    );
 }

@@ -139,6 +139,23 @@ pub fn parse_head(buf: &[u8]) -> Result<Head<'_>, HeadError> {
     Ok(head)
 }
 
+/// The body the head declares, all still to be read: a chunked body or an
+/// unreadable length is of unknown size, and so is a POST's (or another
+/// method's) without a length: it is refused (411), and a client that
+/// sends one anyway may send a body until it closes. A GET or DELETE
+/// without one has none (RFC 9112 6.3).
+pub fn declared_body(head: &Head<'_>) -> super::http_drain::Unread {
+    use super::http_drain::Unread;
+    if head.transfer_encoding {
+        return Unread::Unknown;
+    }
+    match head.content_length {
+        None if matches!(head.method, Method::Get | Method::Delete) => Unread::Bytes(0),
+        None | Some(None) => Unread::Unknown,
+        Some(Some(n)) => Unread::Bytes(n),
+    }
+}
+
 /// The token of an `Authorization: Bearer <token>` value.
 pub fn bearer(value: &[u8]) -> Option<&[u8]> {
     let scheme = value.get(..7)?;
@@ -271,6 +288,31 @@ mod tests {
             let got = parse_head(input).map(|h| (h.method, h.path, h.content_length));
             assert_eq!(&got, want, "{:?}", core::str::from_utf8(input));
         }
+    }
+
+    #[test]
+    fn the_declared_body() {
+        use crate::wire::http_drain::Unread;
+        let body = |h: &[u8]| declared_body(&parse_head(h).unwrap());
+        assert_eq!(body(b"GET /mcp HTTP/1.1\r\n\r\n"), Unread::Bytes(0));
+        assert_eq!(body(b"DELETE /mcp HTTP/1.1\r\n\r\n"), Unread::Bytes(0));
+        assert_eq!(body(b"POST /mcp HTTP/1.1\r\n\r\n"), Unread::Unknown);
+        assert_eq!(
+            body(b"GET /mcp HTTP/1.1\r\nContent-Length: 3\r\n\r\n"),
+            Unread::Bytes(3)
+        );
+        assert_eq!(
+            body(b"POST /mcp HTTP/1.1\r\nContent-Length: 70\r\n\r\n"),
+            Unread::Bytes(70)
+        );
+        assert_eq!(
+            body(b"POST /mcp HTTP/1.1\r\nContent-Length: 7x\r\n\r\n"),
+            Unread::Unknown
+        );
+        assert_eq!(
+            body(b"POST /mcp HTTP/1.1\r\nContent-Length: 7\r\nTransfer-Encoding: chunked\r\n\r\n"),
+            Unread::Unknown
+        );
     }
 
     #[test]

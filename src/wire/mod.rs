@@ -8,6 +8,8 @@
 //! - [`retry`], [`deadline`]: which request failures are retried, and the
 //!   arithmetic of a request's budget;
 //! - `mcp_http`, `mcp_session`: the MCP server's HTTP framing and sessions;
+//!   `http_drain`: how the MCP server and the WebNet channel close after a
+//!   refusal without losing it to a reset;
 //! - `text_calls`: tool calls written as text by models without function
 //!   calling; `tool_args`: a call's arguments against the tool's schema;
 //! - [`line_editor`]: the CLI channel's line editing;
@@ -17,6 +19,8 @@
 
 pub mod chat;
 pub mod deadline;
+#[cfg(any(feature = "mcp-server", feature = "channel-webnet"))]
+pub mod http_drain;
 pub mod line_editor;
 #[cfg(feature = "mcp-server")]
 pub mod mcp_http;

@@ -32,6 +32,13 @@
 //!   `Content-Length`: 411; a head over [`HEAD_MAX`]: 431;
 //! - JSON-RPC errors as [`super::rpc`] describes.
 //!
+//! An answer given before the request's end (every refusal above that is
+//! decided on the head) is followed by the lingering close of
+//! [`crate::wire::http_drain`]: the answer and the end of the stream go
+//! out, then what is left of the request is read and dropped (bounded in
+//! bytes and time) before the close, so that the close is not a reset
+//! that costs the client the answer (`Retry-After` with it).
+//!
 //! # No token, no server
 //! Without a token the server does not start (it logs why and how to set
 //! one), unless `PKG_AGENT_MCP_ALLOW_ANONYMOUS` allows it.
@@ -51,6 +58,7 @@ pub use crate::runtime::settings::mcp_server::{
 };
 use crate::runtime::settings::mcp_server::{option, overrides, text};
 use crate::wire::deadline::{ms_to_ticks, Deadline};
+use crate::wire::http_drain::{self as drain, Unread};
 use crate::wire::mcp_http::{self as http, Method};
 use crate::wire::mcp_session::{Sessions, MODERN};
 use alloc::vec::Vec;
@@ -66,6 +74,8 @@ extern "C" {
     fn agent_mcp_peer(fd: c_int, addr: *mut u8) -> c_int;
     fn agent_mcp_recv(fd: c_int, buf: *mut c_void, len: c_int) -> c_int;
     fn agent_mcp_send(fd: c_int, buf: *const c_void, len: c_int) -> c_int;
+    fn agent_mcp_set_timeout(fd: c_int, ms: c_int) -> c_int;
+    fn agent_mcp_shutdown_write(fd: c_int);
     fn agent_mcp_close(fd: c_int);
 }
 
@@ -298,7 +308,8 @@ fn server_thread(mut state: ServerThread) {
         // SAFETY: the accepted socket; 16 writable bytes.
         let len = unsafe { agent_mcp_peer(client, peer.addr.as_mut_ptr()) };
         peer.len = len.clamp(0, 16) as u8;
-        serve_connection(client, &state.settings, &mut state.sessions, &peer);
+        let unread = serve_connection(client, &state.settings, &mut state.sessions, &peer);
+        linger(client, unread, state.settings.max_body);
         // SAFETY: the accepted socket, not used again.
         unsafe { agent_mcp_close(client) };
     }
@@ -322,6 +333,8 @@ struct Request {
     expect_continue: bool,
     head_len: usize,
     body_len: usize,
+    /// The body the head declares (a DELETE's too, which is not read).
+    declared: Unread,
     session: Option<Range<usize>>,
     protocol: Option<Range<usize>>,
     mcp_method: Option<Range<usize>>,
@@ -341,65 +354,84 @@ fn value<'a>(buf: &'a [u8], at: &Range<usize>) -> &'a [u8] {
     buf.get(at.clone()).unwrap_or_default()
 }
 
-/// Read, check and answer one request on `fd`.
+/// Send `answer` (with `extra`, a whole header line); `unread`, what is
+/// left of the request, is returned for [`linger`] to read before the
+/// close.
+fn reply(fd: c_int, answer: &Answer, extra: Option<&[u8]>, unread: Unread) -> Unread {
+    send(fd, answer, extra);
+    unread
+}
+
+/// Read, check and answer one request on `fd`; what is left of the
+/// request unread after the answer.
 fn serve_connection(
     fd: c_int,
     s: &Settings,
     sessions: &mut Sessions,
     peer: &crate::net::token_limit::Peer,
-) {
+) -> Unread {
     let deadline = Deadline::new(now(), READ_DEADLINE_MS, hz());
     let mut buf: Vec<u8> = Vec::new();
     if crate::base::fallible::resize(&mut buf, HEAD_MAX, 0).is_err() {
-        // Read the head first (and drop it): a socket closed with unread
-        // request bytes sends a reset, and a reset can make the client
-        // lose the answer it had already received.
+        // Read the head first (and drop it), so the answer follows the
+        // request; a body may follow, of a length not known here.
         skip_head(fd, &deadline);
-        return send(fd, &fail(503, b"out of memory"), None);
+        return reply(fd, &fail(503, b"out of memory"), None, Unread::Unknown);
     }
     let mut filled = 0;
     let request = loop {
         match http::parse_head(buf.get(..filled).unwrap_or_default()) {
-            Ok(head) => match check(&buf, &head, s, peer) {
-                Ok(r) => break r,
-                Err((answer, extra)) => return send(fd, &answer, extra.bytes(&mut [0; 40])),
-            },
+            Ok(head) => {
+                // What the head declares, less what came in with it.
+                let unread = http::declared_body(&head).less(filled.saturating_sub(head.len));
+                match check(&buf, &head, s, peer) {
+                    Ok(r) => break r,
+                    Err((answer, extra)) => {
+                        return reply(fd, &answer, extra.bytes(&mut [0; 40]), unread)
+                    }
+                }
+            }
             Err(http::HeadError::Malformed) => {
-                return send(fd, &fail(400, b"not an HTTP/1.1 request"), None)
+                let answer = fail(400, b"not an HTTP/1.1 request");
+                return reply(fd, &answer, None, Unread::Unknown);
             }
             Err(http::HeadError::Partial) if filled == buf.len() => {
-                return send(fd, &fail(431, b"the request head is too large"), None)
+                let answer = fail(431, b"the request head is too large");
+                return reply(fd, &answer, None, Unread::Unknown);
             }
             Err(http::HeadError::Partial) => {}
         }
         match receive(fd, buf.get_mut(filled..).unwrap_or_default(), &deadline) {
             Some(n) => filled += n,
-            None => return,
+            // Closed, failed or out of time: no answer (a client that gave
+            // up reads none), nothing to wait for.
+            None => return Unread::Bytes(0),
         }
     };
+    // The body, less what came with the head.
+    let unread = request
+        .declared
+        .less(filled.saturating_sub(request.head_len));
     if request.method == Method::Delete {
         let Some(id) = &request.session else {
-            return send(
-                fd,
-                &fail(400, b"DELETE needs an Mcp-Session-Id header"),
-                None,
-            );
+            let answer = fail(400, b"DELETE needs an Mcp-Session-Id header");
+            return reply(fd, &answer, None, unread);
         };
         let answer = if sessions.remove(value(&buf, id)) {
             Answer::new(200, Vec::new())
         } else {
             fail(404, b"no such session")
         };
-        return send(fd, &answer, None);
+        return reply(fd, &answer, None, unread);
     }
     // A POST: the body, then a NUL for cJSON.
     let total = request.head_len + request.body_len;
     if crate::base::fallible::resize(&mut buf, total.max(filled) + 1, 0).is_err() {
-        return send(fd, &fail(503, b"out of memory"), None);
+        return reply(fd, &fail(503, b"out of memory"), None, unread);
     }
     if request.expect_continue && filled < total && !send_all(fd, b"HTTP/1.1 100 Continue\r\n\r\n")
     {
-        return;
+        return Unread::Bytes(0); // the connection failed
     }
     while filled < total {
         match receive(
@@ -409,7 +441,11 @@ fn serve_connection(
         ) {
             Some(n) => filled += n,
             None => {
-                return send(fd, &fail(408, b"the body did not arrive in time"), None);
+                let answer = fail(408, b"the body did not arrive in time");
+                let unread = request
+                    .declared
+                    .less(filled.saturating_sub(request.head_len));
+                return reply(fd, &answer, None, unread);
             }
         }
     }
@@ -431,7 +467,7 @@ fn serve_connection(
     }
     let body = buf.get(request.head_len..).unwrap_or_default();
     let Ok(body) = CStr::from_bytes_until_nul(body) else {
-        return send(fd, &fail(400, b"bad body"), None);
+        return reply(fd, &fail(400, b"bad body"), None, Unread::Bytes(0));
     };
     let mut ctx = rpc::Context {
         sessions,
@@ -447,7 +483,8 @@ fn serve_connection(
     };
     let answer = rpc::answer(&mut ctx, body);
     drop(buf);
-    send(fd, &answer, None);
+    // The request was read to its end: a plain close.
+    reply(fd, &answer, None, Unread::Bytes(0))
 }
 
 /// An answer with a JSON-RPC error body and no id.
@@ -522,6 +559,7 @@ fn check(
         expect_continue: head.expect_continue,
         head_len: head.len,
         body_len,
+        declared: http::declared_body(head),
         session: head.session.map(|v| span(buf, v)),
         protocol: head.protocol.map(|v| span(buf, v)),
         mcp_method: head.mcp_method.map(|v| span(buf, v)),
@@ -632,6 +670,27 @@ fn skip_head(fd: c_int, deadline: &Deadline) {
             }
         }
     }
+}
+
+/// Before the close: when the answer left request bytes unread, the
+/// lingering close of [`crate::wire::http_drain`] (the answer and the end
+/// of the stream go out now; then what is left of the request is read and
+/// dropped, at most `max(max_body, DRAIN_MAX)` bytes within
+/// [`drain::LINGER_MS`]), so that the close sends no reset that could cost
+/// the client its answer. Nothing to read: nothing to do.
+fn linger(fd: c_int, unread: Unread, max_body: usize) {
+    let budget = drain::budget(unread, max_body.max(drain::DRAIN_MAX));
+    if budget == 0 {
+        return;
+    }
+    // SAFETY: plain glue calls on the accepted socket. Shutting down the
+    // sending side ends the stream after the answer; reads still work.
+    unsafe {
+        agent_mcp_shutdown_write(fd);
+        agent_mcp_set_timeout(fd, drain::LINGER_POLL_MS as c_int);
+    }
+    let deadline = Deadline::new(now(), drain::LINGER_MS, hz());
+    drain::drain(budget, |scrap| receive(fd, scrap, &deadline));
 }
 
 fn send_all(fd: c_int, mut bytes: &[u8]) -> bool {
