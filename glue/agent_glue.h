@@ -98,6 +98,12 @@ int agent_glue_web_method(struct webnet_session *session); /* AGENT_WEB_GET/POST
 /* The body WebNet read (NUL-terminated, *declared_length bytes), or RT_NULL
  * when there is none or WebNet left it unread (8 KB or more, multipart). */
 const char *agent_glue_web_body(struct webnet_session *session, int *declared_length);
+/* The lingering close after a handler (src/wire/http_drain.rs): the body
+ * bytes WebNet left unread; shut down sending and give reads a timeout;
+ * one read (> 0 bytes, 0 closed or failed, < 0 nothing yet). */
+int agent_glue_web_unread(struct webnet_session *session);
+void agent_glue_web_linger(struct webnet_session *session, int poll_ms);
+int agent_glue_web_recv(struct webnet_session *session, void *buf, int len);
 /* A GET request's URL query value, or RT_NULL. */
 const char *agent_glue_web_query(struct webnet_session *session, const char *name);
 void agent_glue_web_header(struct webnet_session *session, const char *mimetype, int code,

@@ -17,8 +17,17 @@
 #include <wn_module.h>
 #include <wn_request.h>
 #include <wn_session.h>
+#include <errno.h>
 #include <string.h>
+#include <sys/time.h>
+#ifdef __linux__
+#include <sys/socket.h> /* on a board, wn_session.h has the socket API */
+#endif
 #include "agent_glue.h"
+
+#ifndef SHUT_WR
+#define SHUT_WR 1 /* SAL's and lwIP's value, and Linux's */
+#endif
 
 #ifndef PKG_AGENT_WEB_TOKEN
 #define PKG_AGENT_WEB_TOKEN ""
@@ -89,17 +98,62 @@ int agent_glue_web_method(struct webnet_session *session)
     }
 }
 
+/* Did WebNet read the request's body? It reads a POST body into `query`
+ * only when it is shorter than its POST_BUFSZ_MAX (8 KB) and not multipart,
+ * counting the bytes in query_offset up to content_length; `query` then
+ * holds exactly content_length bytes and a NUL. Otherwise `query` is the
+ * URL's query string (or RT_NULL), which is not a body. */
+static rt_bool_t body_read(struct webnet_request *request)
+{
+    return request->method == WEBNET_POST && request->content_length > 0 && request->query != RT_NULL
+        && request->query_offset == request->content_length;
+}
+
 const char *agent_glue_web_body(struct webnet_session *session, int *declared_length)
 {
     struct webnet_request *request = session->request;
     *declared_length = request->content_length;
-    /* WebNet reads a body into `query` only when it is shorter than its
-     * POST_BUFSZ_MAX (8 KB) and not multipart; `query` then holds exactly
-     * content_length bytes and a NUL. Without a body, `query` is the URL's
-     * query string, which is not a body. */
-    if (request->method != WEBNET_POST || request->content_length <= 0)
-        return RT_NULL;
-    return request->query;
+    return body_read(request) ? request->query : RT_NULL;
+}
+
+/* Bytes of the declared body that WebNet left in the socket: none when it
+ * read the body; else the declared length less what came with the head
+ * (WebNet keeps those in the session's buffer, buffer_offset of them). */
+int agent_glue_web_unread(struct webnet_session *session)
+{
+    struct webnet_request *request = session->request;
+    int buffered = session->buffer_offset;
+    if (request->content_length <= 0 || body_read(request))
+        return 0;
+    if (buffered > request->content_length)
+        buffered = request->content_length;
+    return request->content_length - buffered;
+}
+
+/* The channel's lingering close (src/wire/http_drain.rs) on WebNet's
+ * socket of the session, which WebNet closes when the handler returns:
+ * the answer, then the end of the stream (FIN) go out; reads go on, each
+ * waiting at most poll_ms (WebNet's sockets have no timeout). */
+void agent_glue_web_linger(struct webnet_session *session, int poll_ms)
+{
+    struct timeval tv;
+    if (poll_ms < 1)
+        poll_ms = 1;
+    tv.tv_sec = poll_ms / 1000;
+    tv.tv_usec = (poll_ms % 1000) * 1000;
+    (void)shutdown(session->socket, SHUT_WR);
+    (void)setsockopt(session->socket, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+}
+
+/* One read of the session's socket: > 0 bytes read; 0 the client closed or
+ * the connection failed (lwIP keeps a reset's error: see agent_mcp_recv);
+ * < 0 nothing yet (the timeout). */
+int agent_glue_web_recv(struct webnet_session *session, void *buf, int len)
+{
+    int n = (int)recv(session->socket, buf, (size_t)len, 0);
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+        return 0;
+    return n;
 }
 
 const char *agent_glue_web_query(struct webnet_session *session, const char *name)

@@ -95,6 +95,9 @@ extern "C" {
     );
     fn agent_glue_web_write(session: *mut WebSession, data: *const c_char, size: rt_size_t);
     fn agent_glue_web_peer(session: *mut WebSession, addr: *mut u8) -> c_int;
+    fn agent_glue_web_unread(session: *mut WebSession) -> c_int;
+    fn agent_glue_web_linger(session: *mut WebSession, poll_ms: c_int);
+    fn agent_glue_web_recv(session: *mut WebSession, buf: *mut u8, len: c_int) -> c_int;
 }
 
 static CHANNEL: Exchange = Exchange::closed();
@@ -413,6 +416,48 @@ pub unsafe fn agent_web_cgi(session: *mut WebSession, endpoint: c_int) {
         CLEANUP => cleanup(session, method),
         _ => fail(session, 500, "unknown endpoint"),
     }
+    linger(session);
+}
+
+/// WebNet closes the connection when the handler returns, and reads a
+/// body before it only when the body is under 8 KB and not multipart: one
+/// it left unread (answered 413, or 400 as no JSON body) would make that
+/// close a reset, which can cost the client the answer. So first the
+/// lingering close of [`crate::wire::http_drain`]: the answer and the end
+/// of the stream go out, then the body is read and dropped (at most
+/// [`drain::DRAIN_MAX`] bytes, within [`drain::LINGER_MS`], on WebNet's
+/// thread, which answers no other session meanwhile).
+fn linger(session: *mut WebSession) {
+    use crate::wire::deadline::Deadline;
+    use crate::wire::http_drain::{self as drain, Unread};
+    // SAFETY: a plain getter on the live session.
+    let unread = unsafe { agent_glue_web_unread(session) }.max(0) as usize;
+    let budget = drain::budget(Unread::Bytes(unread), drain::DRAIN_MAX);
+    if budget == 0 {
+        return;
+    }
+    // SAFETY: the live session's socket, which WebNet closes after us.
+    unsafe { agent_glue_web_linger(session, drain::LINGER_POLL_MS as c_int) };
+    let now = || {
+        // SAFETY: only reads the tick counter.
+        unsafe { rt_tick_get() }
+    };
+    let hz = board().tick_per_second.clamp(1, 1_000_000) as u32;
+    let deadline = Deadline::new(now(), drain::LINGER_MS, hz);
+    drain::drain(budget, |scrap| {
+        while !deadline.expired(now()) {
+            let len = scrap.len().min(c_int::MAX as usize) as c_int;
+            // SAFETY: the live session; `scrap` is writable for `len` bytes.
+            let n = unsafe { agent_glue_web_recv(session, scrap.as_mut_ptr(), len) };
+            if n > 0 {
+                return Some(n as usize);
+            }
+            if n == 0 {
+                return None;
+            }
+        }
+        None
+    });
 }
 
 fn page(session: *mut WebSession, method: c_int) {

@@ -83,7 +83,7 @@ SIZE_FLAGS_BUILD_STD = ['-Zlocation-detail=none', '-Zfmt-debug=none']
 # channel), cJSON, webclient, ulog, and the C library's mem*/str*.
 ALLOWED_UNDEFINED = re.compile(r'^(rt_\w+|finsh_\w+|msh_exec|cJSON_\w+|webclient_\w+|webnet_\w+|ulog_\w+|mem[a-z]+|str[a-z]+|bcmp|'
                                r'__aeabi_mem(cpy|move|set|clr)[48]?|open|read|close|stat|__errno|'
-                               r'socket|bind|listen|accept|recv|send|setsockopt|getsockname|getpeername|closesocket)$')
+                               r'socket|bind|listen|accept|recv|send|setsockopt|getsockname|getpeername|shutdown|closesocket)$')
 CFLAGS_COMMON = ['-Os', '-ffunction-sections', '-fdata-sections', '-fstack-usage', '-Wall', '-Wextra']
 # Extra C flags for every target (e.g. CROSS_EXTRA_CFLAGS=-fno-short-enums to try a board that
 # overrides arm-none-eabi-gcc's default of short enums).

@@ -3,6 +3,7 @@
 #define __WN_SESSION_H__
 
 #include <wn_request.h>
+#include <sys/socket.h> /* as WebNet's, with RT_USING_SAL */
 
 #define WEBNET_SESSION_BUFSZ (4 * 1024)
 

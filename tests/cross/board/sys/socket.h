@@ -18,6 +18,7 @@ typedef agent_standin_u8 sa_family_t;
 #define SO_REUSEADDR 0x0004
 #define SO_SNDTIMEO 0x1005
 #define SO_RCVTIMEO 0x1006
+#define SHUT_WR 1
 struct sockaddr
 {
     agent_standin_u8 sa_len;
@@ -28,6 +29,7 @@ int accept(int s, struct sockaddr *addr, socklen_t *addrlen);
 int bind(int s, const struct sockaddr *name, socklen_t namelen);
 int getsockname(int s, struct sockaddr *name, socklen_t *namelen);
 int setsockopt(int s, int level, int optname, const void *optval, socklen_t optlen);
+int shutdown(int s, int how);
 int listen(int s, int backlog);
 int recv(int s, void *mem, size_t len, int flags);
 int send(int s, const void *dataptr, size_t size, int flags);
