@@ -28,7 +28,7 @@
 //!   address, every request from it: 429 with `Retry-After` until the
 //!   window passes (the table shared with the WebNet channel:
 //!   [`crate::net::token_limit`]);
-//! - a body over `PKG_AGENT_MCP_MAX_BODY`: 413 (not read); a body without
+//! - a body over `PKG_AGENT_MCP_MAX_BODY`: 413 (not kept); a body without
 //!   `Content-Length`: 411; a head over [`HEAD_MAX`]: 431;
 //! - JSON-RPC errors as [`super::rpc`] describes.
 //!
