@@ -16,7 +16,9 @@
 //! port) and the address is printed; `--web-token TOKEN` (16 characters
 //! or more) is the token of the chat and the settings (PKG_AGENT_WEB_TOKEN
 //! on a board); without one the chat is locked unless `--web-open-chat`
-//! (PKG_AGENT_WEB_OPEN_CHAT).
+//! (PKG_AGENT_WEB_OPEN_CHAT). `--with-web` (`--with-web=PORT`) serves the
+//! page next to the console chat instead (PKG_AGENT_ALSO_WEBNET_CHANNEL):
+//! both talk to the same agent, each gets its own replies.
 //!
 //! With `--mcp` the agent starts at once with its MCP server (Streamable
 //! HTTP) on 127.0.0.1 (`--mcp=PORT`, default any free port; the address is
@@ -343,10 +345,12 @@ fn start_agent(abilities: bool, start: impl FnOnce()) {
     }
 }
 
-/// `--web[=PORT]`, `--web-token TOKEN`, `--web-open-chat`, `--mcp[=PORT]`,
+/// `--web[=PORT]`, `--with-web[=PORT]`, `--web-token TOKEN`, `--web-open-chat`, `--mcp[=PORT]`,
 /// `--mcp-token TOKEN`, `--mcp-anonymous`, `--abilities`.
 struct Options {
     web_port: Option<i32>,
+    /// `--with-web`: the page as an extra channel next to the console chat.
+    with_web: bool,
     web_token: Option<CString>,
     web_open_chat: bool,
     mcp_port: Option<u16>,
@@ -358,6 +362,7 @@ struct Options {
 fn options() -> Options {
     let mut o = Options {
         web_port: None,
+        with_web: false,
         web_token: None,
         web_open_chat: false,
         mcp_port: None,
@@ -372,6 +377,15 @@ fn options() -> Options {
         } else if let Some(p) = a.strip_prefix("--web=") {
             o.web_port = Some(p.parse().unwrap_or_else(|_| {
                 eprintln!("--web=PORT: {p:?} is not a port");
+                std::process::exit(2)
+            }));
+        } else if a == "--with-web" {
+            o.web_port = o.web_port.or(Some(0));
+            o.with_web = true;
+        } else if let Some(p) = a.strip_prefix("--with-web=") {
+            o.with_web = true;
+            o.web_port = Some(p.parse().unwrap_or_else(|_| {
+                eprintln!("--with-web=PORT: {p:?} is not a port");
                 std::process::exit(2)
             }));
         } else if a == "--web-token" {
@@ -393,7 +407,7 @@ fn options() -> Options {
             o.abilities = true;
         } else {
             eprintln!(
-                "usage: rtt-agent-sim [--web[=PORT]] [--web-token TOKEN] [--web-open-chat] [--mcp[=PORT]] [--mcp-token TOKEN] [--mcp-anonymous] [--abilities]"
+                "usage: rtt-agent-sim [--web[=PORT] | --with-web[=PORT]] [--web-token TOKEN] [--web-open-chat] [--mcp[=PORT]] [--mcp-token TOKEN] [--mcp-anonymous] [--abilities]"
             );
             std::process::exit(2);
         }
@@ -434,7 +448,14 @@ fn main() {
         rtt_agent::runtime::settings::web::set_open_chat(Some(opts.web_open_chat));
         // SAFETY: before webnet_init, as WebNet requires.
         unsafe { webnet_set_port(port) };
-        agent_loop::set_channel(std::ptr::addr_of!(web::agent_webnet_ops));
+        if opts.with_web {
+            // The console chat stays the channel; the page is served next
+            // to it (PKG_AGENT_ALSO_WEBNET_CHANNEL).
+            agent_loop::set_channel(std::ptr::addr_of!(rtt_agent::channels::cli::agent_cli_ops));
+            agent_loop::set_extra_channels(Some(&[&web::agent_webnet_extra_ops]));
+        } else {
+            agent_loop::set_channel(std::ptr::addr_of!(web::agent_webnet_ops));
+        }
         start_agent(opts.abilities, || {
             agent_loop::main_loop_entry();
         });
