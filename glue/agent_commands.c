@@ -22,13 +22,36 @@ const struct AgentChannelOps *agent_glue_channel_ops(void)
     return AGENT_CHANNEL_OPS;
 }
 
+#if defined(PKG_AGENT_ALSO_WEBNET_CHANNEL)
+extern const struct AgentChannelOps agent_webnet_extra_ops;
+#endif
+#if defined(PKG_AGENT_ALSO_DEBUG_CHANNEL)
+extern const struct AgentChannelOps agent_debug_extra_ops;
+#endif
+
+const struct AgentChannelOps *agent_glue_extra_channel_ops(int index)
+{
+    static const struct AgentChannelOps *const extras[] = {
+#if defined(PKG_AGENT_ALSO_WEBNET_CHANNEL)
+        &agent_webnet_extra_ops,
+#endif
+#if defined(PKG_AGENT_ALSO_DEBUG_CHANNEL)
+        &agent_debug_extra_ops,
+#endif
+        RT_NULL,
+    };
+    if (index < 0 || index >= (int)(sizeof(extras) / sizeof(extras[0])))
+        return RT_NULL;
+    return extras[index];
+}
+
 /* Each command only when its part is built: the SConscript turns the same
  * options into the library's cargo features (AGENT_ALL_PARTS: every part,
  * as the host port builds it). */
 #ifdef RT_USING_FINSH
 MSH_CMD_EXPORT(main_loop_entry, start the agent loop);
 MSH_CMD_EXPORT(cleanup_agent_entry, stop the agent loop and free everything);
-#if defined(PKG_AGENT_DEBUG_CHANNEL) || defined(AGENT_ALL_PARTS)
+#if defined(PKG_AGENT_DEBUG_CHANNEL) || defined(PKG_AGENT_ALSO_DEBUG_CHANNEL) || defined(AGENT_ALL_PARTS)
 MSH_CMD_EXPORT(agent_send_message, agent_send_message <type 0 text/1 audio/2 image/3 video> <content>);
 #endif
 #if defined(PKG_AGENT_MSH_EXTRAS) || defined(AGENT_ALL_PARTS)

@@ -136,6 +136,10 @@ int agent_glue_mcp_max_response(void);
 /* The channel chosen in menuconfig (AGENT_CHANNEL_OPS), or RT_NULL. */
 struct AgentChannelOps;
 const struct AgentChannelOps *agent_glue_channel_ops(void);
+/* The extra channels chosen in menuconfig (PKG_AGENT_ALSO_WEBNET_CHANNEL,
+ * PKG_AGENT_ALSO_DEBUG_CHANNEL), one per index from 0; RT_NULL past the
+ * last. Their tables are the library's (channels/web.rs, debug.rs). */
+const struct AgentChannelOps *agent_glue_extra_channel_ops(int index);
 
 /* The receive indicator installed on `dev` right now (finsh's own, the
  * POSIX stdio layer's, or RT_NULL). struct rt_device's layout depends on the

@@ -6,13 +6,14 @@
  * functions and WebNet's API through them. WebNet is GPL-2.0 (or
  * commercial): this file only calls it.
  *
- * Compiled with PKG_AGENT_WEBNET_CHANNEL (the SConscript adds it then) and
+ * Compiled with PKG_AGENT_WEBNET_CHANNEL or PKG_AGENT_ALSO_WEBNET_CHANNEL
+ * (the SConscript adds it then) and
  * in the host port (AGENT_ALL_PARTS), which has a WebNet of its own.
  */
 #include <rtthread.h>
 #include <rtconfig.h>
 
-#if defined(PKG_AGENT_WEBNET_CHANNEL) || defined(AGENT_ALL_PARTS)
+#if defined(PKG_AGENT_WEBNET_CHANNEL) || defined(PKG_AGENT_ALSO_WEBNET_CHANNEL) || defined(AGENT_ALL_PARTS)
 #include <webnet.h>
 #include <wn_module.h>
 #include <wn_request.h>

@@ -599,4 +599,129 @@ fn a_body_webnet_leaves_unread_does_not_cost_the_answer() {
     assert_eq!(r.status, 400, "{}", r.text());
     assert!(r.text().contains("JSON object is required"), "{}", r.text());
     assert_eq!(server.requests().len(), 0, "none reached the model");
+
+/// The chosen channel of [`extra_channels_each_get_their_own_replies`]: it
+/// only hands the test the hub, whose output mailbox the test reads as C
+/// code using the hub would.
+static HUB_READER_OPS: rtt_agent::runtime::agent_loop::AgentChannelOps =
+    rtt_agent::runtime::agent_loop::AgentChannelOps {
+        init: Some(hub_reader_init),
+        reset: None,
+    };
+
+unsafe extern "C" fn hub_reader_init(
+    _hub: rtt_agent::runtime::hub::MessageHub_t,
+    _ctx: rtt_agent::runtime::context::Context_t,
+) -> std::ffi::c_int {
+    0
+}
+
+/// Ask the running agent through its hub as the chosen channel does: put
+/// on the input mailbox, take from the output mailbox; replies to injected
+/// messages (marked) are skipped, as the CLI shows them aside.
+fn ask_on_hub(text: &str) -> String {
+    use rtt_agent::abi::messages::*;
+    use rtt_agent::runtime::hub::{message_hub_get_timeout, message_hub_put};
+    let hub = rtt_agent::ffi::runtime::agent_get_message_hub();
+    assert!(!hub.is_null());
+    let content = std::ffi::CString::new(text).unwrap();
+    let msg = messages_create(1);
+    // SAFETY: `msg` is live and owned here until handed over; `hub` is the
+    // running agent's, alive until the test stops it after this returns.
+    unsafe {
+        assert_eq!(messages_append(msg, TYPE_TEXT, content.as_ptr()), 0);
+        assert_eq!(message_hub_put(hub, msg, (*hub).input_mailbox), 0);
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        assert!(std::time::Instant::now() < deadline, "no reply to {text:?}");
+        // SAFETY: as above; 100 ticks of waiting.
+        let reply = unsafe { message_hub_get_timeout(hub, (*hub).output_mailbox, 100) };
+        if reply.is_null() {
+            continue;
+        }
+        let unasked = rtt_agent::runtime::unasked::take_reply(reply);
+        // SAFETY: a received reply, owned here; its content is read, then
+        // it is freed once.
+        let got = unsafe {
+            let t = messages_get_content_idx(reply, 0);
+            let got = std::ffi::CStr::from_ptr(t).to_string_lossy().into_owned();
+            messages_destroy(reply);
+            got
+        };
+        if !unasked {
+            return got;
+        }
+    }
+}
+
+#[test]
+fn extra_channels_each_get_their_own_replies() {
+    use rtt_agent::channels::debug::agent_debug_extra_ops;
+    use rtt_agent::channels::web::agent_webnet_extra_ops;
+    use rtt_agent::runtime::agent_loop;
+    let _serial = lock();
+    // A first start registers WebNet's handlers and starts its thread, for
+    // good (WebNet cannot stop): the baseline is taken after that.
+    {
+        let server = uncounted_server(Vec::new);
+        drop(WebAgent::start(&server, Overrides::default()));
+    }
+    let server = LlmServer::with_model(rtt_agent_testkit::arith_model::respond).unwrap();
+    let before = heap::used();
+    rtt_agent::runtime::settings::web::set_open_chat(Some(true));
+    configure(&server, c"sk-extra-1", c"extra-model", Overrides::default());
+    set_reply_timeout_ms(Some(30_000));
+    agent_loop::set_channel(&HUB_READER_OPS);
+    agent_loop::set_extra_channels(Some(&[&agent_webnet_extra_ops, &agent_debug_extra_ops]));
+    assert_eq!(agent_loop::main_loop_entry(), 0);
+    let addr = rtt_agent_testkit::web::web_addr().expect("the extra channel started WebNet");
+    const ROUNDS: i64 = 6;
+    let hub_side = std::thread::spawn(|| {
+        for i in 0..ROUNDS {
+            let got = ask_on_hub(&format!("what is {i}+100?"));
+            assert!(got.contains(&format!("{}", i + 100)), "hub: {got:?}");
+        }
+    });
+    let debug_side = std::thread::spawn(|| {
+        for i in 0..ROUNDS {
+            let got = ask(&format!("what is {i}+200?"));
+            assert!(got.contains(&format!("{}", i + 200)), "debug: {got:?}");
+        }
+    });
+    let web_side = std::thread::spawn(move || {
+        for i in 0..ROUNDS {
+            let body = format!(r#"{{"message":"what is {i}+300?","stream":true}}"#);
+            let r = post(addr, "/cgi-bin/chat", &body);
+            assert_eq!(r.status, 200, "{}", r.text());
+            let events = r.events();
+            let fin = text_events(&events, "final");
+            assert_eq!(fin.len(), 1, "{events:?}");
+            assert!(fin[0].contains(&format!("{}", i + 300)), "web: {fin:?}");
+            // Only this request's turn streamed to the page.
+            for call in text_events(&events, "tool_call") {
+                assert!(
+                    call.contains("300"),
+                    "another channel's turn streamed: {call}"
+                );
+            }
+        }
+    });
+    // Messages no channel sent, meanwhile: nobody takes their replies for
+    // an answer.
+    for i in 0..ROUNDS {
+        let text = std::ffi::CString::new(format!("what is {i}+400?")).unwrap();
+        // SAFETY: a NUL-terminated string, copied by the call.
+        unsafe { rtt_agent::ffi::runtime::agent_inject_text(text.as_ptr()) };
+        std::thread::sleep(std::time::Duration::from_millis(150));
+    }
+    for side in [hub_side, debug_side, web_side] {
+        side.join().expect("each side got its own replies");
+    }
+    agent_loop::cleanup_agent_entry();
+    agent_loop::set_extra_channels(None);
+    agent_loop::set_channel(std::ptr::null());
+    set_reply_timeout_ms(None);
+    rtt_agent::runtime::settings::web::set_open_chat(None);
+    assert_eq!(heap::used(), before, "heap back after cleanup");
 }

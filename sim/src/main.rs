@@ -16,7 +16,9 @@
 //! port) and the address is printed; `--web-token TOKEN` (16 characters
 //! or more) is the token of the chat and the settings (PKG_AGENT_WEB_TOKEN
 //! on a board); without one the chat is locked unless `--web-open-chat`
-//! (PKG_AGENT_WEB_OPEN_CHAT).
+//! (PKG_AGENT_WEB_OPEN_CHAT). `--with-web` (`--with-web=PORT`) serves the
+//! page next to the console chat instead (PKG_AGENT_ALSO_WEBNET_CHANNEL):
+//! both talk to the same agent, each gets its own replies.
 //!
 //! With `--mcp` the agent starts at once with its MCP server (Streamable
 //! HTTP) on 127.0.0.1 (`--mcp=PORT`, default any free port; the address is
@@ -343,10 +345,12 @@ fn start_agent(abilities: bool, start: impl FnOnce()) {
     }
 }
 
-/// `--web[=PORT]`, `--web-token TOKEN`, `--web-open-chat`, `--mcp[=PORT]`,
+/// `--web[=PORT]`, `--with-web[=PORT]`, `--web-token TOKEN`, `--web-open-chat`, `--mcp[=PORT]`,
 /// `--mcp-token TOKEN`, `--mcp-anonymous`, `--abilities`.
 struct Options {
     web_port: Option<i32>,
+    /// `--with-web`: the page as an extra channel next to the console chat.
+    with_web: bool,
     web_token: Option<CString>,
     web_open_chat: bool,
     mcp_port: Option<u16>,
@@ -358,6 +362,7 @@ struct Options {
 fn options() -> Options {
     let mut o = Options {
         web_port: None,
+        with_web: false,
         web_token: None,
         web_open_chat: false,
         mcp_port: None,
@@ -372,6 +377,15 @@ fn options() -> Options {
         } else if let Some(p) = a.strip_prefix("--web=") {
             o.web_port = Some(p.parse().unwrap_or_else(|_| {
                 eprintln!("--web=PORT: {p:?} is not a port");
+                std::process::exit(2)
+            }));
+        } else if a == "--with-web" {
+            o.web_port = o.web_port.or(Some(0));
+            o.with_web = true;
+        } else if let Some(p) = a.strip_prefix("--with-web=") {
+            o.with_web = true;
+            o.web_port = Some(p.parse().unwrap_or_else(|_| {
+                eprintln!("--with-web=PORT: {p:?} is not a port");
                 std::process::exit(2)
             }));
         } else if a == "--web-token" {
@@ -393,7 +407,7 @@ fn options() -> Options {
             o.abilities = true;
         } else {
             eprintln!(
-                "usage: rtt-agent-sim [--web[=PORT]] [--web-token TOKEN] [--web-open-chat] [--mcp[=PORT]] [--mcp-token TOKEN] [--mcp-anonymous] [--abilities]"
+                "usage: rtt-agent-sim [--web[=PORT] | --with-web[=PORT]] [--web-token TOKEN] [--web-open-chat] [--mcp[=PORT]] [--mcp-token TOKEN] [--mcp-anonymous] [--abilities]"
             );
             std::process::exit(2);
         }
@@ -406,6 +420,15 @@ fn main() {
     let _raw = RawTerminal::enter();
     say("\r\n \\ | /\r\n- RT -     Thread Operating System (rtt-agent host simulator)\r\n / | \\\r\n");
     let _server = configure();
+    // As finsh's thread does at boot, before anything can start the agent:
+    // the console becomes the shell's device, with finsh's receive
+    // indicator on it. The CLI channel saves that indicator when its chat
+    // opens and puts it back when it ends; done after a start, it would
+    // take the console from the chat that `--mcp` opens here.
+    // SAFETY: the board's console device name is a NUL-terminated string of
+    // the C glue's.
+    unsafe { shell::finsh_set_device(rtt_agent::rtt::board().console_device) };
+    console::start_stdin_reader();
     let _remote = if opts.abilities { abilities() } else { None };
     if let Some(port) = opts.mcp_port {
         use rtt_agent::runtime::mcp::server;
@@ -425,7 +448,14 @@ fn main() {
         rtt_agent::runtime::settings::web::set_open_chat(Some(opts.web_open_chat));
         // SAFETY: before webnet_init, as WebNet requires.
         unsafe { webnet_set_port(port) };
-        agent_loop::set_channel(std::ptr::addr_of!(web::agent_webnet_ops));
+        if opts.with_web {
+            // The console chat stays the channel; the page is served next
+            // to it (PKG_AGENT_ALSO_WEBNET_CHANNEL).
+            agent_loop::set_channel(std::ptr::addr_of!(rtt_agent::channels::cli::agent_cli_ops));
+            agent_loop::set_extra_channels(Some(&[&web::agent_webnet_extra_ops]));
+        } else {
+            agent_loop::set_channel(std::ptr::addr_of!(web::agent_webnet_ops));
+        }
         start_agent(opts.abilities, || {
             agent_loop::main_loop_entry();
         });
@@ -448,12 +478,6 @@ fn main() {
             None => say("MCP server: not started (see the log)\r\n"),
         }
     }
-    // As finsh's thread does at start: the console becomes the shell's
-    // device, with finsh's receive indicator on it.
-    // SAFETY: the board's console device name is a NUL-terminated string of
-    // the C glue's.
-    unsafe { shell::finsh_set_device(rtt_agent::rtt::board().console_device) };
-    console::start_stdin_reader();
     if opts.web_port.is_none() && opts.mcp_port.is_none() {
         say("type main_loop_entry to start the agent, help for the commands\r\n");
     }

@@ -10,7 +10,7 @@ use super::exchange::{reply_timeout_ms, Exchange, SendError, Waiting};
 use crate::abi::messages::*;
 use crate::ffi_fn;
 use crate::rtt::name::ObjectName;
-use crate::runtime::agent_loop::AgentChannelOps;
+use crate::runtime::agent_loop::{AgentChannelOps, LOG_HOOKS};
 use crate::runtime::context::Context_t;
 use crate::runtime::hub::MessageHub_t;
 
@@ -34,6 +34,39 @@ unsafe extern "C" fn agent_debug_channel_init(hub: MessageHub_t, ctx: Context_t)
         unsafe { agent_debug_channel(hub, ctx) }
     })
 }
+
+/// The Debug channel next to the chosen one (`PKG_AGENT_ALSO_DEBUG_CHANNEL`):
+/// `agent_send_message` gets its replies through a route of its own.
+#[no_mangle]
+pub static agent_debug_extra_ops: AgentChannelOps = AgentChannelOps {
+    init: Some(agent_debug_extra_init),
+    reset: Some(agent_debug_reset_c),
+};
+
+unsafe extern "C" fn agent_debug_extra_init(hub: MessageHub_t, _ctx: Context_t) -> c_int {
+    ffi_fn!(failure = -1, {
+        if hub.is_null() || CHANNEL.is_open() {
+            // Already the chosen channel, or no hub: nothing to add.
+            return -1;
+        }
+        // SAFETY: the channel framework's live hub, which outlives the
+        // channel (the agent resets its channels before freeing the hub).
+        let opened = unsafe {
+            CHANNEL.open_routed(
+                hub,
+                ObjectName::new(c"AgentDbg", c"AgDbg"),
+                ObjectName::new(c"AgentDbgR", c"AgDbR"),
+                &LOG_HOOKS,
+            )
+        };
+        if opened.is_err() {
+            crate::log_e!("Debug channel: no memory or no free reply route");
+            return -1;
+        }
+        0
+    })
+}
+
 unsafe extern "C" fn agent_debug_reset_c() {
     ffi_fn!(failure = (), { agent_debug_reset() })
 }

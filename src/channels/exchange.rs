@@ -12,10 +12,12 @@
 
 use crate::abi::messages::*;
 use crate::rtt::gate::Gate;
-use crate::rtt::ipc::Locked;
+use crate::rtt::ipc::{Locked, Mailbox};
 use crate::rtt::name::ObjectName;
 use crate::rtt::*;
+use crate::runtime::agent_loop::StreamHooks;
 use crate::runtime::hub::{message_hub_get_timeout, message_hub_put, MessageHub_t};
+use crate::runtime::reply_route;
 use core::cell::UnsafeCell;
 use core::ffi::{c_char, CStr};
 use core::ptr;
@@ -33,6 +35,10 @@ pub fn reply_timeout_ms() -> u32 {
         Some(chosen) => chosen.min(i32::MAX as u32),
     }
 }
+
+/// Replies an extra channel's own mailbox holds: one sender waits at a
+/// time, so a few cover the replies of senders that gave up.
+const ROUTE_SLOTS: rt_size_t = 4;
 
 /// Why a message got no reply.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,6 +62,16 @@ pub enum SendError {
 struct Open {
     hub: MessageHub_t,
     turn: Locked<Tickets>,
+    /// Where the replies arrive: the hub's output mailbox, or the route's.
+    replies: rt_mailbox_t,
+    /// An extra channel's reply route: its own mailbox and its slot.
+    route: Option<Route>,
+}
+
+/// An extra channel's reply route (`runtime::reply_route`).
+struct Route {
+    mailbox: Mailbox,
+    slot: u8,
 }
 
 /// Messages sent to the loop and replies taken off the output mailbox since
@@ -99,16 +115,74 @@ impl Exchange {
         let Ok(turn) = Locked::create(name, Tickets { sent: 0, taken: 0 }) else {
             return Err(());
         };
+        // SAFETY: the hub is live (this function's contract).
+        let replies = unsafe { (*hub).output_mailbox };
+        let open = Open {
+            hub,
+            turn,
+            replies,
+            route: None,
+        };
         // SAFETY: the gate is closed (above) and empty, so no sender reaches
         // `open` (see `Exchange`).
-        unsafe { *self.open.get() = Some(Open { hub, turn }) };
+        unsafe { *self.open.get() = Some(open) };
         self.gate.open();
         Ok(())
     }
 
-    #[cfg_attr(not(feature = "channel-webnet"), allow(dead_code))]
+    /// Open as an extra channel next to the chosen one: its replies come
+    /// through a route of its own (a mailbox named `mailbox_name`), and its
+    /// turns stream to `hooks`. Err without memory or a free route.
+    ///
+    /// # Safety
+    /// As [`Exchange::open`].
+    pub unsafe fn open_routed(
+        &self,
+        hub: MessageHub_t,
+        name: ObjectName,
+        mailbox_name: ObjectName,
+        hooks: &'static StreamHooks,
+    ) -> Result<(), ()> {
+        self.close();
+        let Some(mailbox) = Mailbox::create(mailbox_name, ROUTE_SLOTS) else {
+            return Err(());
+        };
+        let Ok(turn) = Locked::create(name, Tickets { sent: 0, taken: 0 }) else {
+            return Err(());
+        };
+        let replies = mailbox.as_raw();
+        // SAFETY: the mailbox lives in `open` until `close` released the
+        // slot.
+        let Some(slot) = (unsafe { reply_route::claim(replies, hooks) }) else {
+            return Err(());
+        };
+        let route = Some(Route { mailbox, slot });
+        let open = Open {
+            hub,
+            turn,
+            replies,
+            route,
+        };
+        // SAFETY: the gate is closed (above) and empty, so no sender reaches
+        // `open` (see `Exchange`).
+        unsafe { *self.open.get() = Some(open) };
+        self.gate.open();
+        Ok(())
+    }
+
     pub fn is_open(&self) -> bool {
         self.gate.is_open()
+    }
+
+    /// Is it open as an extra channel (with a reply route of its own)?
+    #[cfg_attr(not(feature = "channel-webnet"), allow(dead_code))]
+    pub fn is_routed(&self) -> bool {
+        // SAFETY: inside the gate `open` is complete and not written (see
+        // `Exchange`).
+        self.gate
+            .enter()
+            .map(|_pass| unsafe { (*self.open.get()).as_ref() }.is_some_and(|o| o.route.is_some()))
+            .unwrap_or(false)
     }
 
     /// Close: wake waiting senders and wait until they are gone. Idempotent.
@@ -117,19 +191,29 @@ impl Exchange {
             return;
         }
         // SAFETY: written only by `open`, which cannot run now (its contract);
-        // the hub outlives the open exchange.
-        let hub = unsafe { (*self.open.get()).as_ref() }.map_or(ptr::null_mut(), |o| o.hub);
+        // the hub (and the route's mailbox) outlive the open exchange.
+        let replies = unsafe { (*self.open.get()).as_ref() }.map_or(ptr::null_mut(), |o| o.replies);
         self.gate.wait_empty(|| {
             // A NULL sentinel wakes one waiting sender, which sees the
             // exchange closed and leaves.
-            if !hub.is_null() {
-                // SAFETY: the live hub (see above); a NULL value is never
+            if !replies.is_null() {
+                // SAFETY: a live mailbox (see above); a NULL value is never
                 // owned by anyone.
-                unsafe { rt_mb_send((*hub).output_mailbox, 0) };
+                unsafe { rt_mb_send(replies, 0) };
             }
         });
         // SAFETY: the gate is closed and empty: nobody else reaches `open`.
-        unsafe { *self.open.get() = None };
+        let closed = unsafe { (*self.open.get()).take() };
+        if let Some(route) = closed.and_then(|o| o.route) {
+            // No reply is put into the mailbox after this; those already in
+            // it are nobody's now.
+            reply_route::release(route.slot);
+            while let Some(left) = route.mailbox.try_recv() {
+                // SAFETY: a value the loop put: NULL (a sentinel) or a reply
+                // set handed over to this channel; not used again.
+                unsafe { messages_destroy(left as Messages_t) };
+            }
+        }
     }
 
     /// Send `content_nul` (NUL-terminated) and hand the reply's text to
@@ -166,7 +250,7 @@ impl Exchange {
         // SAFETY: the hub outlives the open exchange; the pass keeps it open.
         unsafe {
             self.exchange(
-                open.hub,
+                open,
                 &mut tickets,
                 kind,
                 content_nul,
@@ -178,12 +262,12 @@ impl Exchange {
     }
 
     /// # Safety
-    /// `hub` is a live hub (non-NULL) that stays alive for the call;
+    /// `open`'s hub (non-NULL) and reply mailbox stay alive for the call;
     /// `content_nul` ends with a NUL.
     #[allow(clippy::too_many_arguments)]
     unsafe fn exchange(
         &self,
-        hub: MessageHub_t,
+        open: &Open,
         tickets: &mut Tickets,
         kind: MessageType,
         content_nul: &[u8],
@@ -191,10 +275,12 @@ impl Exchange {
         poll_ms: u32,
         waiting: &mut dyn Waiting,
     ) -> Result<(), SendError> {
+        let (hub, replies) = (open.hub, open.replies);
         // Replies of senders that gave up and are already back: taken now.
         while tickets.taken < tickets.sent {
-            // SAFETY: `hub` is live (this function's contract).
-            let stale = unsafe { message_hub_get_timeout(hub, (*hub).output_mailbox, 0) };
+            // SAFETY: the hub and the mailbox are live (this function's
+            // contract).
+            let stale = unsafe { message_hub_get_timeout(hub, replies, 0) };
             if stale.is_null() {
                 break;
             }
@@ -220,10 +306,20 @@ impl Exchange {
             unsafe { messages_destroy(msg) };
             return Err(SendError::NoMemory);
         }
+        // An extra channel's message carries its route, so the loop sends
+        // the reply there.
+        if let Some(route) = &open.route {
+            if !crate::runtime::unasked::mark_routed(msg, route.slot) {
+                // SAFETY: the set created above, owned here, not used again.
+                unsafe { messages_destroy(msg) };
+                return Err(SendError::NoMemory);
+            }
+        }
         waiting.before_send();
         // SAFETY: `hub` is live (this function's contract), so its
         // `input_mailbox` can be read; `msg` is a live set owned here.
         if unsafe { message_hub_put(hub, msg, (*hub).input_mailbox) } != rt_eok() {
+            crate::runtime::unasked::unmark_input(msg);
             // SAFETY: on failure the caller keeps ownership of `msg`; it is
             // not used again.
             unsafe { messages_destroy(msg) };
@@ -246,9 +342,9 @@ impl Exchange {
                 return Err(SendError::Timeout);
             }
             let left = (timeout - waited).min(poll).min(i32::MAX as rt_tick_t) as i32;
-            // SAFETY: `hub` is live (this function's contract), so its
-            // `output_mailbox` can be read and received from.
-            let reply = unsafe { message_hub_get_timeout(hub, (*hub).output_mailbox, left) };
+            // SAFETY: the hub and the reply mailbox are live (this
+            // function's contract).
+            let reply = unsafe { message_hub_get_timeout(hub, replies, left) };
             if reply.is_null() {
                 // A timeout, or close's wake-up sentinel.
                 if !self.gate.is_open() {

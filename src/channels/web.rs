@@ -205,6 +205,41 @@ unsafe extern "C" fn agent_webnet_init(hub: MessageHub_t, ctx: Context_t) -> c_i
         }
     })
 }
+
+/// The WebNet channel next to the chosen one
+/// (`PKG_AGENT_ALSO_WEBNET_CHANNEL`): the page's chats get their replies
+/// through a route of their own, and only their turns stream to the page.
+#[no_mangle]
+pub static agent_webnet_extra_ops: AgentChannelOps = AgentChannelOps {
+    init: Some(agent_webnet_extra_init),
+    reset: Some(agent_webnet_reset_c),
+};
+
+unsafe extern "C" fn agent_webnet_extra_init(hub: MessageHub_t, _ctx: Context_t) -> c_int {
+    ffi_fn!(failure = -1, {
+        if hub.is_null() || CHANNEL.is_open() {
+            // Already the chosen channel, or no hub: nothing to add.
+            return -1;
+        }
+        // SAFETY: the channel framework's live hub, which outlives the
+        // channel (the agent resets its channels before freeing the hub).
+        let opened = unsafe {
+            CHANNEL.open_routed(
+                hub,
+                ObjectName::new(c"AgentWeb", c"AgWeb"),
+                ObjectName::new(c"AgentWebR", c"AgWeR"),
+                &WEB_HOOKS,
+            )
+        };
+        if opened.is_err() {
+            crate::log_e!("WebNet channel: no memory or no free reply route");
+            return -1;
+        }
+        start_serving();
+        0
+    })
+}
+
 unsafe extern "C" fn agent_webnet_reset_c() {
     ffi_fn!(failure = (), { agent_webnet_reset() })
 }
@@ -223,6 +258,12 @@ pub unsafe fn webnet_agent_mode(hub: MessageHub_t, _ctx: Context_t) {
         return;
     }
     set_stream_hooks(Some(&WEB_HOOKS));
+    start_serving();
+}
+
+/// Register the CGI handlers and start WebNet (once: WebNet cannot be
+/// stopped); log the page's address.
+fn start_serving() {
     crate::runtime::config::tokens::warn_if_ignored(
         crate::runtime::config::tokens::Which::Web,
         base_token().to_bytes(),
@@ -244,8 +285,13 @@ pub unsafe fn webnet_agent_mode(hub: MessageHub_t, _ctx: Context_t) {
 /// Stop taking requests (WebNet keeps running and answers 503); waits until
 /// no handler uses the hub any more. Idempotent.
 pub fn agent_webnet_reset() {
+    // The chosen channel set the loop's hooks to the page's; as an extra
+    // channel it did not, and must not reset the chosen one's.
+    let chosen = CHANNEL.is_open() && !CHANNEL.is_routed();
     CHANNEL.close();
-    set_stream_hooks(None);
+    if chosen {
+        set_stream_hooks(None);
+    }
     STREAM.with(StreamState::end);
 }
 

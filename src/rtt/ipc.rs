@@ -227,6 +227,11 @@ impl Mailbox {
         NonNull::new(mb).map(Mailbox)
     }
 
+    /// The handle, still owned by `self` (valid while it lives).
+    pub fn as_raw(&self) -> rt_mailbox_t {
+        self.0.as_ptr()
+    }
+
     /// The handle, for C; the object is now the caller's to delete (through
     /// [`Mailbox::from_raw`]).
     pub fn into_raw(self) -> rt_mailbox_t {

@@ -54,6 +54,10 @@ unsafe impl Sync for AgentChannelOps {}
 extern "C" {
     /// AGENT_CHANNEL_OPS, as the C glue sees it.
     fn agent_glue_channel_ops() -> *const AgentChannelOps;
+    /// The extra channels chosen in menuconfig (`PKG_AGENT_ALSO_*`), one
+    /// per index from 0; NULL past the last.
+    #[cfg(any(feature = "channel-debug", feature = "channel-webnet"))]
+    fn agent_glue_extra_channel_ops(index: c_int) -> *const AgentChannelOps;
     /// Both in the user-editable src/tool_func.c.
     fn init_tools();
     fn agent_tools_cleanup();
@@ -245,6 +249,50 @@ static CHANNEL_OVERRIDE: AtomicPtr<AgentChannelOps> = AtomicPtr::new(ptr::null_m
 /// the next `init_agent`). NULL returns to the menuconfig choice.
 pub fn set_channel(ops: *const AgentChannelOps) {
     CHANNEL_OVERRIDE.store(ops as *mut AgentChannelOps, Ordering::Release);
+}
+
+/// Extra channels chosen at run time (the simulator, tests) instead of the
+/// menuconfig ones, when `EXTRAS_OVERRIDDEN`; NULL entries are none.
+#[cfg(any(feature = "channel-debug", feature = "channel-webnet"))]
+static EXTRAS_OVERRIDE: [AtomicPtr<AgentChannelOps>; 2] = [
+    AtomicPtr::new(ptr::null_mut()),
+    AtomicPtr::new(ptr::null_mut()),
+];
+#[cfg(any(feature = "channel-debug", feature = "channel-webnet"))]
+static EXTRAS_OVERRIDDEN: AtomicBool = AtomicBool::new(false);
+
+/// Start `extras` (at most two: the Debug and the WebNet channel's extra
+/// tables) next to the chosen channel, instead of the menuconfig ones
+/// (takes effect at the next `init_agent`). `None` returns to menuconfig's.
+#[cfg(any(feature = "channel-debug", feature = "channel-webnet"))]
+pub fn set_extra_channels(extras: Option<&[&'static AgentChannelOps]>) {
+    for (i, slot) in EXTRAS_OVERRIDE.iter().enumerate() {
+        let ops = extras
+            .and_then(|e| e.get(i))
+            .map_or(ptr::null_mut(), |o| *o as *const AgentChannelOps as *mut _);
+        slot.store(ops, Ordering::Release);
+    }
+    EXTRAS_OVERRIDDEN.store(extras.is_some(), Ordering::Release);
+}
+
+/// Run `f` on each extra channel's table.
+fn for_each_extra_channel(mut f: impl FnMut(&'static AgentChannelOps)) {
+    #[cfg(any(feature = "channel-debug", feature = "channel-webnet"))]
+    for i in 0..EXTRAS_OVERRIDE.len() {
+        let ops = if EXTRAS_OVERRIDDEN.load(Ordering::Acquire) {
+            EXTRAS_OVERRIDE
+                .get(i)
+                .map_or(ptr::null(), |o| o.load(Ordering::Acquire))
+        } else {
+            // SAFETY: the glue's getter: NULL or a static channel table.
+            unsafe { agent_glue_extra_channel_ops(i as c_int) }
+        };
+        // SAFETY: NULL or a static channel table (both sources above).
+        if let Some(ops) = unsafe { ops.as_ref() } {
+            f(ops);
+        }
+    }
+    let _ = &mut f;
 }
 
 /// A function handed one NUL-terminated fragment, which it only borrows.
@@ -497,6 +545,15 @@ fn build_agent(loop_thread: rt_thread_t) -> bool {
                 crate::log_w!("init_agent: the channel did not start");
             }
         }
+        for_each_extra_channel(|ops| {
+            if let Some(init) = ops.init {
+                // SAFETY: as the chosen channel's init above; extra channels
+                // are reset before the hub and the context are freed too.
+                if unsafe { init(hub, context) } != 0 {
+                    crate::log_w!("init_agent: an extra channel did not start");
+                }
+            }
+        });
         #[cfg(feature = "mcp-server")]
         crate::runtime::mcp::server::start();
         #[cfg(feature = "schedule")]
@@ -530,6 +587,13 @@ fn tear_down_agent() {
     // First: its tool calls go through the gate and use the registry.
     #[cfg(feature = "mcp-server")]
     crate::runtime::mcp::server::stop();
+    for_each_extra_channel(|ops| {
+        if let Some(reset) = ops.reset {
+            // SAFETY: the channel's own reset; afterwards it no longer
+            // touches the hub.
+            unsafe { reset() };
+        }
+    });
     if let Some(reset) = channel_ops().and_then(|ops| ops.reset) {
         // SAFETY: the channel's own reset; afterwards it no longer touches
         // the hub.
@@ -831,8 +895,11 @@ unsafe fn handle_user_message(agent: &Agent, msg: Messages_t) {
     // A scheduled prompt's reply also goes to the log and the sink.
     #[cfg(feature = "schedule")]
     let scheduled = super::schedule::take_tag(msg);
-    // No channel sent it: its reply is marked, so none takes it for its own.
-    let unasked = super::unasked::take_input(msg);
+    // Who sent it: no channel (its reply is marked, so none takes it for
+    // its own), an extra channel (the reply goes to its route) or the
+    // chosen one.
+    let origin = super::unasked::take_input(msg);
+    let unasked = origin == super::unasked::Origin::Unasked;
     // Is the reply the model's answer (which a console channel may have
     // printed as it streamed)? Anything else (an error, even after part of
     // an answer was streamed) must still be shown.
@@ -841,6 +908,9 @@ unsafe fn handle_user_message(agent: &Agent, msg: Messages_t) {
         shared.last_reply_streamed = false;
         shared.stream
     });
+    // An extra channel's turn streams to that channel, not to the chosen
+    // one's hooks (the console must not show a web user's answer).
+    let hooks = routed_hooks(origin).unwrap_or(hooks);
     // Forget a reason left by an earlier content (a tool result's).
     #[cfg(feature = "multimodal")]
     super::multimodal::take_content_error(&mut crate::net::error::ErrorText::new());
@@ -933,7 +1003,7 @@ unsafe fn handle_user_message(agent: &Agent, msg: Messages_t) {
             );
         }
     }
-    if out.is_null() && channel_is_ours() {
+    if out.is_null() && (channel_is_ours() || routed_hooks(origin).is_some()) {
         // Not even the spare: the static reply, which needs no memory.
         out = crate::abi::messages::out_of_memory_reply();
     }
@@ -944,7 +1014,7 @@ unsafe fn handle_user_message(agent: &Agent, msg: Messages_t) {
     drop(shared);
     // SAFETY: the hub is live while the agent is (this function's
     // contract); `out` is NULL or a set owned here, handed over.
-    unsafe { deliver(agent.hub, out, unasked) };
+    unsafe { deliver(agent.hub, out, origin) };
     if !ctx.is_null() && appended && summary_on() {
         let keep = board().message_trim.clamp(0, c_int::MAX as isize) as c_int;
         // SAFETY: `ctx` is this thread's live context (non-NULL: appended).
@@ -970,20 +1040,36 @@ unsafe fn fold_and_trim(ctx: Context_t, keep: c_int) {
 #[cfg(not(feature = "memory-summary"))]
 unsafe fn fold_and_trim(_ctx: Context_t, _keep: c_int) {}
 
-/// Put `reply` on the output mailbox, waiting (up to the reply timeout) while
-/// it is full rather than dropping it, unless the agent is stopping. The
-/// reply to a message no channel sent (`unasked`: a scheduled or injected
-/// one) does not wait: nobody may be reading, and the loop must not stop
-/// for it; it was logged.
+/// The hooks of the extra channel that sent a message, if one did (and its
+/// route is still claimed).
+fn routed_hooks(origin: super::unasked::Origin) -> Option<&'static StreamHooks> {
+    match origin {
+        #[cfg(any(feature = "channel-debug", feature = "channel-webnet"))]
+        super::unasked::Origin::Routed(slot) => super::reply_route::hooks(slot),
+        _ => None,
+    }
+}
+
+/// Put `reply` where its sender reads it (`origin`): the output mailbox, or
+/// an extra channel's route. A channel's reply waits (up to the reply
+/// timeout) while the mailbox is full rather than being dropped, unless the
+/// agent is stopping. The reply to a message no channel sent (unasked: a
+/// scheduled or injected one) does not wait: nobody may be reading, and the
+/// loop must not stop for it; it was logged.
 ///
 /// # Safety
 /// `hub` is a live hub; `reply` is NULL or a live set, handed over.
-unsafe fn deliver(hub: MessageHub_t, reply: Messages_t, unasked: bool) {
+unsafe fn deliver(hub: MessageHub_t, reply: Messages_t, origin: super::unasked::Origin) {
     if reply.is_null() {
         crate::log_e!("no reply could be made (out of memory)");
         return;
     }
-    if unasked {
+    #[cfg(any(feature = "channel-debug", feature = "channel-webnet"))]
+    if let super::unasked::Origin::Routed(slot) = origin {
+        // SAFETY: forwarded (this function's contract).
+        return unsafe { deliver_routed(hub, reply, slot) };
+    }
+    if origin == super::unasked::Origin::Unasked {
         // SAFETY: `hub` is live (contract), so is its `output_mailbox`;
         // `reply` is a live set owned here.
         if unsafe { message_hub_put(hub, reply, (*hub).output_mailbox) } != rt_eok() {
@@ -1009,6 +1095,39 @@ unsafe fn deliver(hub: MessageHub_t, reply: Messages_t, unasked: bool) {
         }
         thread::sleep_ms(50);
         waited += 50;
+    }
+}
+
+/// [`deliver`] to an extra channel's route: waits while its mailbox is full
+/// as for the chosen channel; a released route (the channel closed) frees
+/// the reply.
+///
+/// # Safety
+/// `hub` is a live hub; `reply` is a live set, handed over.
+#[cfg(any(feature = "channel-debug", feature = "channel-webnet"))]
+unsafe fn deliver_routed(hub: MessageHub_t, reply: Messages_t, slot: u8) {
+    use super::reply_route::{put, Put};
+    let patience = board().reply_timeout_ms.clamp(1, 600_000) as u32;
+    let mut waited = 0;
+    loop {
+        // SAFETY: `hub` is live and `reply` a live set owned here (this
+        // function's contract), handed over on `Delivered`.
+        let why = match unsafe { put(hub, slot, reply) } {
+            Put::Delivered => return,
+            Put::Gone => "its channel closed",
+            Put::Full if waited >= patience || AGENT.lifecycle() == Lifecycle::Stopping => {
+                "the channel's mailbox is full"
+            }
+            Put::Full => {
+                thread::sleep_ms(50);
+                waited += 50;
+                continue;
+            }
+        };
+        crate::log_w!("the reply could not be delivered (", why, "); dropped");
+        // SAFETY: not delivered, so still owned here; not used again.
+        unsafe { messages_destroy(reply) };
+        return;
     }
 }
 

@@ -29,6 +29,8 @@ pub mod multimodal;
 #[cfg(feature = "notes")]
 pub mod notes;
 pub mod prompt;
+#[cfg(any(feature = "channel-debug", feature = "channel-webnet"))]
+pub mod reply_route;
 #[cfg(feature = "schedule")]
 pub mod schedule;
 pub mod settings;

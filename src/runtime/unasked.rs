@@ -9,12 +9,30 @@
 //! loop's taking it, and from the reply's put to a channel's taking it;
 //! the agent's teardown forgets what is left.
 //!
+//! A message an extra channel sent (the Debug or WebNet channel next to
+//! the chosen one) is marked with that channel's reply route instead
+//! (`super::reply_route`): its reply goes to the route, never to the
+//! output mailbox.
+//!
 //! Kept only in builds that can mix such replies with a channel's own: the
 //! schedule, and the channels that count replies (Debug, WebNet). The old
 //! package's set (the CLI alone) shows an injected message's reply while
 //! it waits for a line, as before, and keeps its flash.
 
 use crate::abi::messages::Messages_t;
+
+/// Who sent a message the loop took, so who gets its reply.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Origin {
+    /// A channel that reads the output mailbox (the chosen channel, or C
+    /// code using the hub): the reply goes there, unmarked.
+    Channel,
+    /// No channel (injected, scheduled): the reply is marked and put on the
+    /// output mailbox without waiting.
+    Unasked,
+    /// An extra channel: the reply goes to its route (`reply_route` slot).
+    Routed(u8),
+}
 
 #[cfg(any(
     feature = "schedule",
@@ -34,8 +52,8 @@ mod none {
         true
     }
     pub fn unmark_input(_msg: Messages_t) {}
-    pub fn take_input(_msg: Messages_t) -> bool {
-        false
+    pub fn take_input(_msg: Messages_t) -> super::Origin {
+        super::Origin::Channel
     }
     pub fn mark_reply(_out: Messages_t) {}
     pub fn take_reply(_reply: Messages_t) -> bool {
@@ -56,15 +74,19 @@ pub use none::*;
     feature = "channel-webnet"
 ))]
 mod marks {
-    use super::Messages_t;
+    use super::{Messages_t, Origin};
     use crate::base::fallible::push;
     use crate::rtt::sleep_lock::SleepLock;
     use alloc::vec::Vec;
     use core::cell::UnsafeCell;
 
+    /// A marked input: the message's address and its origin (0: unasked;
+    /// otherwise the reply route's slot).
+    type Input = (usize, u8);
+
     struct Marks {
         lock: SleepLock,
-        inputs: UnsafeCell<Vec<usize>>,
+        inputs: UnsafeCell<Vec<Input>>,
         replies: UnsafeCell<Vec<usize>>,
     }
 
@@ -77,37 +99,54 @@ mod marks {
         replies: UnsafeCell::new(Vec::new()),
     };
 
-    fn with<R>(f: impl FnOnce(&mut Vec<usize>, &mut Vec<usize>) -> R) -> R {
+    fn with<R>(f: impl FnOnce(&mut Vec<Input>, &mut Vec<usize>) -> R) -> R {
         let _held = MARKS.lock.lock();
         // SAFETY: the lock is held.
         unsafe { f(&mut *MARKS.inputs.get(), &mut *MARKS.replies.get()) }
     }
 
-    /// Remove `m` from `list`: whether it was there. An emptied list gives its
-    /// block back.
-    fn take(list: &mut Vec<usize>, m: usize) -> bool {
-        let before = list.len();
-        list.retain(|&x| x != m);
+    /// Remove the first entry of `list` that is `found`, and return it. An
+    /// emptied list gives its block back.
+    fn take<T: Copy>(list: &mut Vec<T>, found: impl Fn(&T) -> bool) -> Option<T> {
+        let mut taken = None;
+        list.retain(|m| {
+            let this = taken.is_none() && found(m);
+            if this {
+                taken = Some(*m);
+            }
+            !this
+        });
         if list.is_empty() {
             *list = Vec::new();
         }
-        list.len() != before
+        taken
     }
 
     /// `msg` is about to go on the input mailbox from outside any channel;
     /// false without memory (then it is not sent).
     pub fn mark_input(msg: Messages_t) -> bool {
-        with(|inputs, _| push(inputs, msg as usize).is_ok())
+        with(|inputs, _| push(inputs, (msg as usize, 0)).is_ok())
+    }
+
+    /// `msg` is about to go on the input mailbox from an extra channel whose
+    /// replies go to route `slot` (non-zero); false without memory (then it
+    /// is not sent).
+    pub fn mark_routed(msg: Messages_t, slot: u8) -> bool {
+        slot != 0 && with(|inputs, _| push(inputs, (msg as usize, slot)).is_ok())
     }
 
     /// `msg` was not sent after all.
     pub fn unmark_input(msg: Messages_t) {
-        with(|inputs, _| take(inputs, msg as usize));
+        with(|inputs, _| take(inputs, |m| m.0 == msg as usize));
     }
 
-    /// The loop took `msg`: whether no channel sent it.
-    pub fn take_input(msg: Messages_t) -> bool {
-        with(|inputs, _| take(inputs, msg as usize))
+    /// The loop took `msg`: who sent it.
+    pub fn take_input(msg: Messages_t) -> Origin {
+        match with(|inputs, _| take(inputs, |m| m.0 == msg as usize)) {
+            None => Origin::Channel,
+            Some((_, 0)) => Origin::Unasked,
+            Some((_, slot)) => Origin::Routed(slot),
+        }
     }
 
     /// The loop's reply `out` answers such a message. Without memory for the
@@ -121,7 +160,7 @@ mod marks {
 
     /// A channel took `reply`: whether it answers a message no channel sent.
     pub fn take_reply(reply: Messages_t) -> bool {
-        with(|_, replies| take(replies, reply as usize))
+        with(|_, replies| take(replies, |&r| r == reply as usize).is_some())
     }
 
     /// The agent is torn down: no mark is left.

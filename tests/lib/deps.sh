@@ -15,7 +15,25 @@ apt_install() {
         $sudo apt-get update -qq
         apt_updated=1
     fi
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null && return 0
+    # Some machine images ship qemu-utils from a newer release (backports)
+    # without that release's sources: the distribution's qemu-system-* then
+    # conflicts with it, and apt does not downgrade on its own. Take the
+    # qemu-utils that matches the distribution's QEMU, then try again.
+    local q
+    for q in "${missing[@]}"; do
+        case "$q" in qemu-system-*) ;; *) continue ;; esac
+        local want
+        want="$(apt-cache policy "$q" | sed -n 's/^ *Candidate: //p')"
+        if [ -n "$want" ] && [ "$want" != "(none)" ] && dpkg -s qemu-utils >/dev/null 2>&1 \
+            && [ "$(dpkg-query -W -f='${Version}' qemu-utils)" != "$want" ]; then
+            echo "qemu-utils $(dpkg-query -W -f='${Version}' qemu-utils) conflicts with $q $want: installing qemu-utils $want"
+            DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --allow-downgrades \
+                "${missing[@]}" "qemu-utils=$want" >/dev/null
+            return
+        fi
+    done
+    return 1
 }
 
 ensure_host_deps() {

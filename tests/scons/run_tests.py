@@ -236,6 +236,11 @@ def test_kconfig_choices_become_cargo_features():
         ({'PKG_AGENT_DEBUG_CHANNEL': '', 'PKG_AGENT_MSH_EXTRAS': ''}, ('PKG_AGENT_CLI_CHANNEL',),
          ('channel-debug', 'msh-extras')),
         ({'PKG_AGENT_WEBNET_CHANNEL': ''}, ('PKG_AGENT_CLI_CHANNEL',), ('channel-webnet',)),
+        # Extra channels next to the chosen one: their features, once each.
+        ({'PKG_AGENT_ALSO_WEBNET_CHANNEL': '', 'PKG_AGENT_ALSO_DEBUG_CHANNEL': ''}, (),
+         ('channel-cli', 'channel-debug', 'channel-webnet')),
+        ({'PKG_AGENT_DEBUG_CHANNEL': '', 'PKG_AGENT_ALSO_WEBNET_CHANNEL': ''}, ('PKG_AGENT_CLI_CHANNEL',),
+         ('channel-debug', 'channel-webnet')),
         ({'PKG_AGENT_CHECK_TOOL_ARGS': ''}, (), ('channel-cli', 'tool-arg-check')),
         ({'PKG_AGENT_SUMMARY': ''}, (), ('channel-cli', 'memory-summary')),
         ({'PKG_AGENT_TOOLS_TEXT': '', 'PKG_AGENT_MSH_EXTRAS': ''}, (), ('channel-cli', 'msh-extras', 'tools-text')),
@@ -665,8 +670,21 @@ def test_kconfig_options_and_defaults():
             check(kconf.syms[s].str_value == 'n', '%s not selected without TLS' % s)
         check(kconf.syms['PKG_AGENT_TLS_MBEDTLS'].set_value(2), 'mbedTLS selectable again')
         check(kconf.syms['PKG_USING_MBEDTLS'].str_value == 'y', 'mbedTLS selected again')
+        # Extra channels next to the CLI: the WebNet page selects WebNet and
+        # offers the web token, as the WebNet channel does.
+        check(kconf.syms['PKG_AGENT_ALSO_WEBNET_CHANNEL'].str_value == 'n', 'no extra WebNet page by default')
+        check(kconf.syms['PKG_AGENT_ALSO_DEBUG_CHANNEL'].str_value == 'n', 'no extra debug command by default')
+        check(kconf.syms['PKG_AGENT_ALSO_WEBNET_CHANNEL'].set_value(2), 'extra WebNet page selectable')
+        check(kconf.syms['PKG_USING_WEBNET'].str_value == 'y', 'the extra WebNet page selects webnet')
+        check(kconf.syms['PKG_AGENT_WEB_TOKEN'].visibility == 2, 'web token offered with the extra WebNet page')
+        check(kconf.syms['PKG_AGENT_ALSO_DEBUG_CHANNEL'].set_value(2), 'extra debug command selectable')
+        check(kconf.syms['PKG_AGENT_CLI_CHANNEL'].str_value == 'y', 'the CLI stays the chosen channel')
+        check(kconf.syms['PKG_AGENT_ALSO_WEBNET_CHANNEL'].set_value(0), 'extra WebNet page off again')
+        check(kconf.syms['PKG_AGENT_ALSO_DEBUG_CHANNEL'].set_value(0), 'extra debug command off again')
         # The other choices.
         check(kconf.syms['PKG_AGENT_DEBUG_CHANNEL'].set_value(2), 'debug channel selectable')
+        check(kconf.syms['PKG_AGENT_ALSO_DEBUG_CHANNEL'].visibility == 0,
+              'no extra debug command when it is the chosen channel')
         check(kconf.syms['PKG_AGENT_CLI_CHANNEL'].str_value == 'n', 'one channel at a time')
         check(kconf.syms['PKG_AGENT_WEBNET_CHANNEL'].set_value(2), 'webnet channel selectable')
         check(kconf.syms['PKG_USING_WEBNET'].str_value == 'y', 'webnet channel selects webnet')
