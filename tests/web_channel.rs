@@ -599,6 +599,7 @@ fn a_body_webnet_leaves_unread_does_not_cost_the_answer() {
     assert_eq!(r.status, 400, "{}", r.text());
     assert!(r.text().contains("JSON object is required"), "{}", r.text());
     assert_eq!(server.requests().len(), 0, "none reached the model");
+}
 
 /// The chosen channel of [`extra_channels_each_get_their_own_replies`]: it
 /// only hands the test the hub, whose output mailbox the test reads as C
