@@ -406,6 +406,15 @@ fn main() {
     let _raw = RawTerminal::enter();
     say("\r\n \\ | /\r\n- RT -     Thread Operating System (rtt-agent host simulator)\r\n / | \\\r\n");
     let _server = configure();
+    // As finsh's thread does at boot, before anything can start the agent:
+    // the console becomes the shell's device, with finsh's receive
+    // indicator on it. The CLI channel saves that indicator when its chat
+    // opens and puts it back when it ends; done after a start, it would
+    // take the console from the chat that `--mcp` opens here.
+    // SAFETY: the board's console device name is a NUL-terminated string of
+    // the C glue's.
+    unsafe { shell::finsh_set_device(rtt_agent::rtt::board().console_device) };
+    console::start_stdin_reader();
     let _remote = if opts.abilities { abilities() } else { None };
     if let Some(port) = opts.mcp_port {
         use rtt_agent::runtime::mcp::server;
@@ -448,12 +457,6 @@ fn main() {
             None => say("MCP server: not started (see the log)\r\n"),
         }
     }
-    // As finsh's thread does at start: the console becomes the shell's
-    // device, with finsh's receive indicator on it.
-    // SAFETY: the board's console device name is a NUL-terminated string of
-    // the C glue's.
-    unsafe { shell::finsh_set_device(rtt_agent::rtt::board().console_device) };
-    console::start_stdin_reader();
     if opts.web_port.is_none() && opts.mcp_port.is_none() {
         say("type main_loop_entry to start the agent, help for the commands\r\n");
     }

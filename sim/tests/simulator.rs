@@ -1,7 +1,9 @@
 //! The host simulator driven through a pseudo-terminal (sim/tests/sim_pty.py):
 //! the prompt, the agent answering with tool calls, line editing, history,
 //! Ctrl-D, cleanup and exit; with the built-in model in each wire format;
-//! with `--abilities`, the optional parts (sim/tests/abilities_pty.py).
+//! with `--abilities`, the optional parts (sim/tests/abilities_pty.py); with
+//! the flags that start the agent at once, who gets what is typed
+//! (sim/tests/flags_pty.py).
 
 use std::process::Command;
 
@@ -55,6 +57,25 @@ fn simulator_abilities_through_a_pty() {
         .arg(exe)
         .output()
         .expect("python3 runs sim/tests/abilities_pty.py");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains(" passed, 0 failed"),
+        "{stdout}\n{stderr}"
+    );
+}
+
+/// `--mcp` without `--web` (sim/tests/flags_pty.py): the chat it opens on
+/// the console gets what is typed, not msh; with `--web` the console stays
+/// the shell's.
+#[test]
+fn simulator_flags_through_a_pty() {
+    let exe = env!("CARGO_BIN_EXE_rtt-agent-sim");
+    let out = Command::new("python3")
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/flags_pty.py"))
+        .arg(exe)
+        .output()
+        .expect("python3 runs sim/tests/flags_pty.py");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
