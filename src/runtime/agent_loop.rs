@@ -697,6 +697,10 @@ unsafe extern "C" fn loop_thread(_parameter: *mut c_void) {
                 unsafe { serve(agent) }
             });
             tear_down_agent();
+        } else {
+            // Nothing was built: the registry is free again (after a stop
+            // `stop_agent` gives it back).
+            super::tools::set_owner(None);
         }
         crate::net::cancel::cancel_on_thread(ptr::null_mut());
         // The last act: whoever waits deletes the semaphore after this.
@@ -712,9 +716,15 @@ unsafe extern "C" fn loop_thread(_parameter: *mut c_void) {
 /// On the loop thread, with `agent` the live agent it built.
 unsafe fn serve(agent: &Agent) {
     loop {
+        // Tools appended from other threads during the turn are registered
+        // now; until the next message they are registered at once.
+        super::tools::owner_waits();
         // SAFETY: the hub is live while the agent is (this function's
         // contract), and so is its `input_mailbox`.
         let msg = unsafe { message_hub_get(agent.hub, (*agent.hub).input_mailbox) };
+        // The registry is the loop's again: no request reads it while
+        // another thread changes it.
+        super::tools::owner_works();
         if AGENT.lifecycle() == Lifecycle::Stopping {
             // SAFETY: `msg` is NULL or a received set this thread now owns;
             // not used again.
@@ -726,13 +736,6 @@ unsafe fn serve(agent: &Agent) {
         }
         if msg.is_null() {
             continue;
-        }
-        // Tools appended from other threads meanwhile: no request is reading
-        // the registry now.
-        let queued = super::tools::take_queued();
-        {
-            let _tools = super::tools::lock_tools();
-            super::tools::register_chain(queued);
         }
         AGENT.busy.store(true, Ordering::SeqCst);
         // SAFETY: on the loop thread with the live agent; `msg` is a non-NULL
