@@ -4,7 +4,10 @@ start the agent at once: who gets what is typed on the console.
 
 - `--mcp` (with and without a token; no `--web`): the chat opens on the
   console and gets the question; nothing typed reaches msh while it runs
-  (no "command not found"); after Ctrl-D the shell answers.
+  (no "command not found"); after Ctrl-D the shell answers, and
+  `main_loop_entry` opens the chat again with the conversation kept (the
+  built-in model tells what was asked before); after a second Ctrl-D the
+  shell answers again.
 - `--web` (and `--web --mcp`): the chat is on the page, the console stays
   the shell's: msh runs what is typed.
 - `--mcp --abilities`: the simulator's `board_state`, registered from its
@@ -112,7 +115,7 @@ def shell_answers(sim, since):
     sim.check(b"leave the simulator", since)
 
 
-def chat_on_the_console(args, server_line):
+def chat_on_the_console(args, server_line, reopen=False):
     """The agent starts at once with the chat on the console."""
     sim = Sim(args)
     sim.check(server_line)
@@ -129,7 +132,28 @@ def chat_on_the_console(args, server_line):
     # Ctrl-D gives the console back to the shell.
     sim.send(b"\x04")
     sim.check(b"leaving the agent chat", mark)
-    shell_answers(sim, sim.mark())
+    mark = sim.mark()
+    shell_answers(sim, mark)
+    if reopen:
+        # The chat opens again on the running agent, the conversation kept.
+        sim.wait(b"leave the simulator", mark)
+        sim.wait(b"msh />", sim.seen.index(b"leave the simulator", mark))
+        sim.settle()
+        mark = sim.mark()
+        sim.send(b"main_loop_entry\r")
+        sim.check(b"Agent chat: type a message", mark)
+        sim.check(b"you> ", mark)
+        sim.wait(b"msh />", mark)
+        sim.settle()
+        sim.absent(b"already running", mark)
+        mark = sim.mark()
+        sim.send(b"what did I ask before?\r")
+        sim.check(b"Before this you asked: what is (2+3)*4?", mark)
+        sim.check(b"you> ", mark)
+        sim.absent(b"command not found", mark)
+        sim.send(b"\x04")
+        sim.check(b"leaving the agent chat", mark)
+        shell_answers(sim, sim.mark())
     sim.exit()
 
 
@@ -193,7 +217,7 @@ def tool_registered_after_the_start_reaches_mcp():
     sim.exit()
 
 
-chat_on_the_console(["--mcp", "--mcp-anonymous"], b"MCP server: http://127.0.0.1:")
+chat_on_the_console(["--mcp", "--mcp-anonymous"], b"MCP server: http://127.0.0.1:", reopen=True)
 # Without a token the server does not start; the chat is there all the same.
 chat_on_the_console(["--mcp"], b"MCP server: not started")
 shell_on_the_console(["--web", "--web-open-chat"], [b"WebNet channel: http://127.0.0.1:"])

@@ -143,6 +143,9 @@ struct Shared {
     /// User messages answered since the agent started (`agent_status`).
     #[cfg(feature = "msh-extras")]
     answered: usize,
+    /// How the channel opens its chat again when `main_loop_entry` finds
+    /// the agent running (the CLI after Ctrl-D): set by its init.
+    reopen: Option<fn() -> bool>,
 }
 
 // SAFETY: the pointers are heap objects the agent owns outright (a message
@@ -375,6 +378,14 @@ pub fn channel_frees_replies_with_messages_destroy() {
     CHANNEL_IS_OURS.store(true, Ordering::Release);
 }
 
+/// For a channel's `init`: `main_loop_entry` on the running agent calls
+/// `reopen` (the CLI: a chat the user left with Ctrl-D opens again, with
+/// the conversation kept); it says whether a chat was opened. Without it
+/// (every other channel) a second start only logs that the loop runs.
+pub fn channel_reopens_with(reopen: fn() -> bool) {
+    AGENT.with_shared(|shared| shared.reopen = Some(reopen));
+}
+
 /// Is the running channel one of the library's?
 fn channel_is_ours() -> bool {
     CHANNEL_IS_OURS.load(Ordering::Acquire)
@@ -431,6 +442,7 @@ fn build_agent(loop_thread: rt_thread_t) -> bool {
             streamed: [0; 4],
             #[cfg(feature = "msh-extras")]
             answered: 0,
+            reopen: None,
         };
         let fail = || {
             crate::log_e!("init_agent: out of memory");
@@ -747,7 +759,9 @@ unsafe fn serve(agent: &Agent) {
 }
 
 /// Start the `AgentLoop` thread and return once the agent is initialised. A
-/// second call while it runs does nothing. Returns 0, or -1 when the thread
+/// second call while it runs starts nothing: it opens the channel's chat
+/// again if the user left it (the CLI after Ctrl-D; the conversation is
+/// kept), else it logs that the loop runs. Returns 0, or -1 when the thread
 /// cannot be created or the agent cannot be initialised (no memory).
 pub fn main_loop_entry() -> c_int {
     loop {
@@ -757,7 +771,11 @@ pub fn main_loop_entry() -> c_int {
                 AGENT.wait_while(Lifecycle::Stopping);
             }
             Err(_) => {
-                crate::log_w!("the agent loop is already running");
+                let reopen = with_running_loop(|agent| agent.shared.lock()?.reopen).flatten();
+                // Outside the gate: the channel's own state keeps a stop out.
+                if !reopen.is_some_and(|reopen| reopen()) {
+                    crate::log_w!("the agent loop is already running");
+                }
                 return 0;
             }
         }
