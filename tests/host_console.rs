@@ -32,8 +32,9 @@ fn set_shell_device(name: &core::ffi::CStr) {
     unsafe { shell::finsh_set_device(name.as_ptr()) }
 }
 
-/// What the console printed, gathered until `pattern` shows up.
-struct Screen(String);
+/// What the console printed, gathered until `pattern` shows up; and
+/// everything it printed since the screen was made.
+struct Screen(String, String);
 
 impl Screen {
     fn wait_for(&mut self, pattern: &str, timeout: Duration) {
@@ -45,7 +46,9 @@ impl Screen {
                 self.0
             );
             std::thread::sleep(Duration::from_millis(5));
-            self.0.push_str(&console::take_captured());
+            let more = console::take_captured();
+            self.0.push_str(&more);
+            self.1.push_str(&more);
         }
         // Keep what came after the match for the next wait.
         let at = self.0.find(pattern).unwrap_or(0) + pattern.len();
@@ -81,7 +84,7 @@ fn console_and_cli_channel() {
         ..Overrides::default()
     });
     agent_loop::set_channel(std::ptr::addr_of!(agent_cli_ops));
-    let mut screen = Screen(String::new());
+    let mut screen = Screen(String::new(), String::new());
     cli_ctrl_d_gives_the_shell_its_indicator_back(&mut screen);
     cli_ctrl_d_restores_the_posix_stdio_indicator(&mut screen);
     cleanup_during_the_chat_restores_the_indicator(&mut screen);
@@ -89,6 +92,7 @@ fn console_and_cli_channel() {
     an_error_after_streamed_text_is_shown(&mut screen);
     a_cut_answer_shows_its_note(&mut screen);
     an_injected_message_is_answered_between_questions(&mut screen);
+    main_loop_entry_after_ctrl_d_reopens_the_chat(&mut screen);
     set_overrides(Overrides::default());
     console::rt_host_console_capture(0);
 }
@@ -361,6 +365,87 @@ fn an_injected_message_is_answered_between_questions(screen: &mut Screen) {
     assert_eq!(last_user(1).as_deref(), Some("my question?"));
     console::input(b"\x04");
     screen.wait_for("leaving the agent chat", Duration::from_secs(5));
+    assert_eq!(cleanup_agent_entry(), 0);
+    screen.0.clear();
+}
+
+/// Ctrl-D, then `main_loop_entry` on the running agent: the chat opens
+/// again with the conversation kept (the next request carries the first
+/// question and its answer), and the shell answers after the second
+/// Ctrl-D. A chat stopped by `agent_cli_stop` (a module that reads the
+/// replies itself) is not opened again: `main_loop_entry` says the loop
+/// runs, and the console stays the shell's.
+fn main_loop_entry_after_ctrl_d_reopens_the_chat(screen: &mut Screen) {
+    let server = LlmServer::start(vec![
+        ScriptedResponse::text(&["First answer."]),
+        ScriptedResponse::text(&["Second answer."]),
+    ])
+    .unwrap();
+    let url = CString::new(server.url()).unwrap();
+    // SAFETY: NUL-terminated strings that outlive the call, which copies them.
+    unsafe { agent_config_set(c"sk-console".as_ptr(), c"arith".as_ptr(), url.as_ptr()) };
+    assert_eq!(main_loop_entry(), 0);
+    screen.wait_for("you> ", Duration::from_secs(5));
+    console::input(b"first question\r");
+    screen.wait_for("First answer.", Duration::from_secs(10));
+    screen.wait_for("you> ", Duration::from_secs(5));
+    console::input(b"\x04");
+    screen.wait_for("leaving the agent chat", Duration::from_secs(5));
+    wait_until(|| console::rx_is(shell::finsh_rx_ind));
+
+    let mark = screen.1.len();
+    assert_eq!(
+        main_loop_entry(),
+        0,
+        "the C package's return for a second start"
+    );
+    screen.wait_for("Agent chat: type a message", Duration::from_secs(5));
+    screen.wait_for("you> ", Duration::from_secs(5));
+    assert!(
+        !console::rx_is(shell::finsh_rx_ind),
+        "the chat has the console"
+    );
+    console::input(b"second question\r");
+    screen.wait_for("Second answer.", Duration::from_secs(10));
+    screen.wait_for("you> ", Duration::from_secs(5));
+    assert!(
+        !screen.1[mark..].contains("already running"),
+        "{}",
+        &screen.1[mark..]
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let second = rtt_agent_testkit::agent::messages_of(&requests[1]);
+    let said: Vec<(&str, &str)> = second
+        .iter()
+        .map(|m| (m.role.as_str(), m.content.as_str()))
+        .collect();
+    assert_eq!(
+        &said[1..],
+        [
+            ("user", "first question"),
+            ("assistant", "First answer."),
+            ("user", "second question")
+        ],
+        "the conversation after the system prompt"
+    );
+
+    console::input(b"\x04");
+    screen.wait_for("leaving the agent chat", Duration::from_secs(5));
+    wait_until(|| console::rx_is(shell::finsh_rx_ind));
+    console::input(b"s");
+    assert_eq!(
+        shell::finsh_getchar(Some(Duration::from_secs(2))),
+        Some(b's'),
+        "the shell did not wake up after the reopened chat"
+    );
+
+    rtt_agent::channels::cli::agent_cli_stop();
+    let mark = screen.1.len();
+    assert_eq!(main_loop_entry(), 0);
+    screen.wait_for("the agent loop is already running", Duration::from_secs(5));
+    assert!(!screen.1[mark..].contains("Agent chat:"));
+    assert!(console::rx_is(shell::finsh_rx_ind));
     assert_eq!(cleanup_agent_entry(), 0);
     screen.0.clear();
 }

@@ -887,6 +887,117 @@ fn a_tool_never_runs_for_mcp_and_the_loop_at_once() {
     );
 }
 
+/// A tool that answers at once.
+unsafe extern "C" fn late_tool(_args: *mut cJSON, node: *mut AgentToolList) {
+    // SAFETY: the node passed to the tool, its result set replaced as the
+    // tool guide does it.
+    unsafe {
+        messages_destroy((*node).ret.messages);
+        let m = messages_create(1);
+        messages_append(m, TYPE_TEXT, c"late but here".as_ptr());
+        (*node).ret.messages = m;
+        (*node).ret.ret = 0;
+    }
+}
+
+/// `append_tool` of a tool `name` from a thread of its own (not the loop's,
+/// which owns the registry while it runs, nor the MCP server's).
+fn register_elsewhere(name: &str) {
+    let def = CString::new(format!(
+        r#"{{"type":"function","function":{{"name":"{name}","description":"registered late","parameters":{{"type":"object","properties":{{}}}}}}}}"#
+    ))
+    .unwrap();
+    // SAFETY: a fresh definition handed over, and the tool above.
+    let rc = std::thread::spawn(move || unsafe {
+        append_tool(cJSON_Parse(def.as_ptr()), Some(late_tool))
+    })
+    .join()
+    .unwrap();
+    assert_eq!(rc, 0, "append_tool {name}");
+}
+
+/// Does `tools/list` name `name` now?
+fn listed(addr: SocketAddr, sid: &str, name: &str) -> bool {
+    let r = post(
+        addr,
+        &[("Mcp-Session-Id", sid)],
+        r#"{"jsonrpc":"2.0","id":7,"method":"tools/list"}"#,
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    r.body.contains(&format!(r#""name":"{name}""#))
+}
+
+/// Does `tools/list` name `name` within `wait` (asked every 20 ms)?
+fn listed_within(addr: SocketAddr, sid: &str, name: &str, wait: Duration) -> bool {
+    let until = std::time::Instant::now() + wait;
+    loop {
+        if listed(addr, sid, name) {
+            return true;
+        }
+        if std::time::Instant::now() >= until {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// `tools/call` of `name` answers with the tool's text.
+fn calls(addr: SocketAddr, sid: &str, name: &str) {
+    let r = post(
+        addr,
+        &[("Mcp-Session-Id", sid)],
+        &format!(
+            r#"{{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{{"name":"{name}"}}}}"#
+        ),
+    );
+    assert!(
+        r.body.contains(r#""text":"late but here""#) && !r.body.contains("Unknown tool"),
+        "tools/call {name}: {}",
+        r.body
+    );
+}
+
+/// A tool registered from another thread while the loop runs reaches MCP
+/// clients without anyone chatting: at once while the loop waits for a
+/// message, and right after the turn when one runs (never during it: the
+/// loop's request offers the tools it started with).
+#[test]
+fn a_tool_registered_while_the_loop_runs_reaches_mcp_clients_without_a_message() {
+    let _serial = lock();
+    let llm =
+        LlmServer::start(vec![ScriptedResponse::text(&["the turn is over"])
+            .first_byte_after(Duration::from_millis(1500))])
+        .unwrap();
+    let mcp = McpAgent::start(&llm, server::Overrides::default());
+    let a = mcp.addr;
+    let sid = initialize(a);
+
+    register_elsewhere("late_idle");
+    assert!(
+        listed_within(a, &sid, "late_idle", Duration::from_secs(1)),
+        "a tool registered while the loop waits is not listed within 1 s"
+    );
+    calls(a, &sid, "late_idle");
+
+    let asker = std::thread::spawn(|| {
+        heap::exclude_this_thread(true);
+        ask("take your time")
+    });
+    assert!(llm.wait_for_requests(1, Duration::from_secs(10)));
+    register_elsewhere("late_busy");
+    assert!(
+        !listed(a, &sid, "late_busy"),
+        "the registry changed during a turn"
+    );
+    assert_eq!(asker.join().unwrap(), "the turn is over");
+    assert!(
+        listed_within(a, &sid, "late_busy", Duration::from_secs(1)),
+        "a tool registered during a turn is not listed within 1 s of its end"
+    );
+    calls(a, &sid, "late_busy");
+    assert_eq!(llm.requests().len(), 1, "no other message was sent");
+}
+
 #[test]
 fn expect_100_continue_gets_the_go_ahead() {
     let _serial = lock();

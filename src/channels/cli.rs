@@ -2,7 +2,9 @@
 //! (`RT_CONSOLE_DEVICE_NAME`). It takes the console from the shell while it
 //! runs (its own receive callback), edits lines with [`LineEditor`], sends
 //! each line to the agent and prints the reply. Ctrl-D leaves the chat and
-//! gives the console back to the shell; the agent loop keeps running.
+//! gives the console back to the shell; the agent loop keeps running, and
+//! `main_loop_entry` opens the chat again on the same session ([`reopen`]):
+//! the conversation goes on.
 //!
 //! Giving the console back means putting back exactly the receive indicator
 //! that was on the device before: finsh's own (`finsh_rx_ind`), or with
@@ -61,10 +63,17 @@ struct Session {
     exited: Semaphore,
     /// Set by a stop: the thread leaves at its next look.
     stop: AtomicBool,
-    /// The indicator that was on the console when the channel took it.
-    saved_rx: agent_rx_indicate_t,
+    /// The indicator that was on the console when the chat took it (at the
+    /// start, or when [`reopen`] took it again). Written only by the start
+    /// and by a reopen that holds `chatting` while no chat thread runs; read
+    /// by the chat thread and by `close_session`.
+    saved_rx: UnsafeCell<agent_rx_indicate_t>,
     /// It was put back (on Ctrl-D, or by the stop).
     returned: AtomicBool,
+    /// A chat thread runs (or is about to): set by the start and by a
+    /// reopen (a compare-and-swap, so one at a time), cleared by the thread
+    /// as its last act on the session.
+    chatting: AtomicBool,
 }
 
 /// The channel. `session` is written only by start and stop (one at a time,
@@ -155,8 +164,9 @@ pub unsafe fn agent_cli_channel(message_hub: MessageHub_t, _context: Context_t) 
         stop: AtomicBool::new(false),
         // SAFETY: `device` is a live device; the glue only reads its
         // `rx_indicate` field.
-        saved_rx: unsafe { agent_glue_rx_indicate(device) },
+        saved_rx: UnsafeCell::new(unsafe { agent_glue_rx_indicate(device) }),
         returned: AtomicBool::new(false),
+        chatting: AtomicBool::new(true),
     };
     // SAFETY: claimed through `active`, with the gate closed and empty
     // (the last stop emptied it): nobody else reaches `session`.
@@ -165,18 +175,70 @@ pub unsafe fn agent_cli_channel(message_hub: MessageHub_t, _context: Context_t) 
     // SAFETY: `device` is live; `on_rx` has the indicator's C signature
     // and lives for the program.
     unsafe { rt_device_set_rx_indicate(device, Some(on_rx)) };
+    if !spawn_chat_thread() {
+        close_session();
+        return unclaim();
+    }
+    crate::runtime::agent_loop::channel_reopens_with(reopen);
+    0
+}
+
+/// Start the thread of the chat (false, logged, when it cannot be made).
+fn spawn_chat_thread() -> bool {
     let spec = thread::Spec {
         name: crate::runtime::agent_loop::CLI_THREAD_NAME,
         stack_size: board().cli_stack_size().min(u32::MAX as usize) as u32,
         priority: board().loop_priority.clamp(0, 255) as u8,
         tick: 10,
     };
-    if thread::Thread::spawn(&spec, cli_thread).is_none() {
+    let started = thread::Thread::spawn(&spec, cli_thread).is_some();
+    if !started {
         crate::log_e!("CLI channel: cannot start its thread");
-        close_session();
-        return unclaim();
     }
-    0
+    started
+}
+
+/// Open the chat again after the user left it with Ctrl-D
+/// (`main_loop_entry` on the running agent): the same session and hub, so
+/// the conversation goes on, and the console taken from whoever has it now,
+/// as at the start. False when there is no session (none started, or
+/// stopped by `agent_cli_stop`: a module that reads the replies itself),
+/// its chat still runs, or a stop is under way.
+fn reopen() -> bool {
+    CLI.enter(|session| {
+        if session
+            .chatting
+            .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            return false;
+        }
+        let give_up = || {
+            session.chatting.store(false, Ordering::Release);
+            false
+        };
+        // The stop's flag first, then the left thread's last release: a
+        // stop that took it first waits for nobody, and one after waits for
+        // the new thread's, which sees the flag and leaves at once.
+        if session.stop.load(Ordering::Acquire) || !session.exited.take(0) {
+            return give_up();
+        }
+        // SAFETY: `chatting` is held here and the left thread is done with
+        // the session (its last release was taken), so nobody reads
+        // `saved_rx` (close_session waits for this pass); the device is the
+        // live console, whose `rx_indicate` the glue only reads.
+        unsafe { *session.saved_rx.get() = agent_glue_rx_indicate(session.device) };
+        session.returned.store(false, Ordering::Release);
+        // SAFETY: as at the start: the live console and our indicator.
+        unsafe { rt_device_set_rx_indicate(session.device, Some(on_rx)) };
+        if !spawn_chat_thread() {
+            give_back(session);
+            session.exited.release();
+            return give_up();
+        }
+        true
+    })
+    .unwrap_or(false)
 }
 
 /// Give the console back and free the session (the channel thread is gone
@@ -194,8 +256,10 @@ fn close_session() {
 /// Give the console back to whoever had it, once per session.
 fn give_back(session: &Session) {
     if !session.returned.swap(true, Ordering::AcqRel) {
-        // SAFETY: the session's device is the live console it was made for.
-        unsafe { give_console_back(session.device, session.saved_rx) };
+        // SAFETY: the session's device is the live console it was made for;
+        // `saved_rx` is not written while a chat thread or close_session
+        // may read it (see `Session`).
+        unsafe { give_console_back(session.device, *session.saved_rx.get()) };
     }
 }
 
@@ -412,6 +476,8 @@ unsafe extern "C" fn cli_thread(_parameter: *mut c_void) {
                 );
             }
             session.exited.release();
+            // The last act on the session: a reopen may start a chat again.
+            session.chatting.store(false, Ordering::Release);
         });
     })
 }

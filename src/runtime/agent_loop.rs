@@ -147,6 +147,9 @@ struct Shared {
     /// User messages answered since the agent started (`agent_status`).
     #[cfg(feature = "msh-extras")]
     answered: usize,
+    /// How the channel opens its chat again when `main_loop_entry` finds
+    /// the agent running (the CLI after Ctrl-D): set by its init.
+    reopen: Option<fn() -> bool>,
 }
 
 // SAFETY: the pointers are heap objects the agent owns outright (a message
@@ -423,6 +426,14 @@ pub fn channel_frees_replies_with_messages_destroy() {
     CHANNEL_IS_OURS.store(true, Ordering::Release);
 }
 
+/// For a channel's `init`: `main_loop_entry` on the running agent calls
+/// `reopen` (the CLI: a chat the user left with Ctrl-D opens again, with
+/// the conversation kept); it says whether a chat was opened. Without it
+/// (every other channel) a second start only logs that the loop runs.
+pub fn channel_reopens_with(reopen: fn() -> bool) {
+    AGENT.with_shared(|shared| shared.reopen = Some(reopen));
+}
+
 /// Is the running channel one of the library's?
 fn channel_is_ours() -> bool {
     CHANNEL_IS_OURS.load(Ordering::Acquire)
@@ -479,6 +490,7 @@ fn build_agent(loop_thread: rt_thread_t) -> bool {
             streamed: [0; 4],
             #[cfg(feature = "msh-extras")]
             answered: 0,
+            reopen: None,
         };
         let fail = || {
             crate::log_e!("init_agent: out of memory");
@@ -761,6 +773,10 @@ unsafe extern "C" fn loop_thread(_parameter: *mut c_void) {
                 unsafe { serve(agent) }
             });
             tear_down_agent();
+        } else {
+            // Nothing was built: the registry is free again (after a stop
+            // `stop_agent` gives it back).
+            super::tools::set_owner(None);
         }
         crate::net::cancel::cancel_on_thread(ptr::null_mut());
         // The last act: whoever waits deletes the semaphore after this.
@@ -776,9 +792,15 @@ unsafe extern "C" fn loop_thread(_parameter: *mut c_void) {
 /// On the loop thread, with `agent` the live agent it built.
 unsafe fn serve(agent: &Agent) {
     loop {
+        // Tools appended from other threads during the turn are registered
+        // now; until the next message they are registered at once.
+        super::tools::owner_waits();
         // SAFETY: the hub is live while the agent is (this function's
         // contract), and so is its `input_mailbox`.
         let msg = unsafe { message_hub_get(agent.hub, (*agent.hub).input_mailbox) };
+        // The registry is the loop's again: no request reads it while
+        // another thread changes it.
+        super::tools::owner_works();
         if AGENT.lifecycle() == Lifecycle::Stopping {
             // SAFETY: `msg` is NULL or a received set this thread now owns;
             // not used again.
@@ -791,13 +813,6 @@ unsafe fn serve(agent: &Agent) {
         if msg.is_null() {
             continue;
         }
-        // Tools appended from other threads meanwhile: no request is reading
-        // the registry now.
-        let queued = super::tools::take_queued();
-        {
-            let _tools = super::tools::lock_tools();
-            super::tools::register_chain(queued);
-        }
         AGENT.busy.store(true, Ordering::SeqCst);
         // SAFETY: on the loop thread with the live agent; `msg` is a non-NULL
         // received set, handed over.
@@ -808,7 +823,9 @@ unsafe fn serve(agent: &Agent) {
 }
 
 /// Start the `AgentLoop` thread and return once the agent is initialised. A
-/// second call while it runs does nothing. Returns 0, or -1 when the thread
+/// second call while it runs starts nothing: it opens the channel's chat
+/// again if the user left it (the CLI after Ctrl-D; the conversation is
+/// kept), else it logs that the loop runs. Returns 0, or -1 when the thread
 /// cannot be created or the agent cannot be initialised (no memory).
 pub fn main_loop_entry() -> c_int {
     loop {
@@ -818,7 +835,11 @@ pub fn main_loop_entry() -> c_int {
                 AGENT.wait_while(Lifecycle::Stopping);
             }
             Err(_) => {
-                crate::log_w!("the agent loop is already running");
+                let reopen = with_running_loop(|agent| agent.shared.lock()?.reopen).flatten();
+                // Outside the gate: the channel's own state keeps a stop out.
+                if !reopen.is_some_and(|reopen| reopen()) {
+                    crate::log_w!("the agent loop is already running");
+                }
                 return 0;
             }
         }

@@ -15,8 +15,9 @@
 //! it is there with or without a running loop:
 //! - the loop holds it from the lookup of a tool call until the tool's
 //!   result has been copied into the context (the `ToolAnswer` that borrows
-//!   the node's result carries the guard), and while it registers tools
-//!   queued from other threads;
+//!   the node's result carries the guard);
+//! - whoever registers the tools queued from other threads (the loop after
+//!   a turn, or the queuing thread while the loop waits) holds it meanwhile;
 //! - the MCP server holds it from the lookup of a `tools/call` until its
 //!   reply holds a copy of the result, and while it lists the tools.
 //!

@@ -7,12 +7,17 @@
 //!
 //! Who may change it: while the agent loop runs, the registry belongs to the
 //! loop thread ([`set_owner`]; it registers the tools in `init_tools`, and
-//! its requests serialise the array). `append_tool` from any other thread
-//! then does not touch the registry: the tool waits in the registry's queue,
-//! under a lock, and the loop adds it between two messages
-//! ([`take_queued`]), when no request reads the array; it is offered to the
-//! model from the next message on. Without a running loop the caller owns
-//! the registry, as in the C package.
+//! its requests serialise the array). The loop reads it without a lock while
+//! it builds the agent, answers a message and tears the agent down; then
+//! the registry is in use ([`IN_USE`]) and `append_tool` from any other
+//! thread does not touch it: the tool waits in the registry's queue, under a
+//! lock, and the loop adds it when its turn is over, before it waits for the
+//! next message ([`owner_waits`]). While the loop waits, the registry is
+//! free: the thread that queued a tool takes it and registers the queue at
+//! once, so an MCP client sees the tool without anyone chatting. Either way
+//! no turn sees the tools array change: a tool is offered to the model from
+//! the next message on. Without a running loop the caller owns the registry,
+//! as in the C package.
 //!
 //! The tool lock ([`lock_tools`], see `super::tool_run`) is made with the
 //! registry and deleted with it: whoever runs a tool (the loop, the MCP
@@ -27,7 +32,7 @@
 use crate::abi::messages::{messages_create, messages_destroy, Messages_t};
 use crate::cjson::json;
 use crate::cjson::sys::{cJSON, cJSON_CreateArray, cJSON_Delete};
-use crate::rtt::atomic::{AtomicPtr, Ordering};
+use crate::rtt::atomic::{AtomicBool, AtomicPtr, Ordering};
 use crate::rtt::gate::{Gate, Pass};
 use crate::rtt::ipc::{Mutex, MutexGuard};
 use crate::rtt::name::ObjectName;
@@ -123,18 +128,82 @@ static QUEUED: AtomicPtr<AgentToolList> = AtomicPtr::new(ptr::null_mut());
 /// Held while [`QUEUED`] changes (a pointer swap or a push).
 static QUEUE_LOCK: SleepLock = SleepLock::new();
 
-/// The loop thread takes the registry (`Some`) or gives it back (`None`:
-/// the tools still queued are discarded, as the agent stops).
-pub(crate) fn set_owner(owner: Option<rt_thread_t>) {
-    OWNER.store(owner.unwrap_or(ptr::null_mut()), Ordering::SeqCst);
-    if owner.is_none() {
-        discard_chain(take_queued());
+/// The registry is in use: by its owner, which reads it without a lock
+/// (from [`set_owner`] to [`owner_waits`], and from [`owner_works`] to the
+/// next [`owner_waits`] or the end), or by another thread that registers
+/// the queued tools while the owner waits for a message. A flag taken with
+/// a compare-and-swap, not a kernel object: it exists with or without an
+/// agent. Taken before the tool lock, never after it.
+static IN_USE: AtomicBool = AtomicBool::new(false);
+
+fn try_take_registry() -> bool {
+    IN_USE
+        .compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst)
+        .is_ok()
+}
+
+/// Take the registry, waiting a tick at a time while another thread
+/// registers the queued tools (a registration, or as long as a tool the
+/// MCP server runs holds the tool lock, as for the loop before).
+fn take_registry() {
+    while !try_take_registry() {
+        thread::sleep_ms(1);
     }
 }
 
-/// The queued tools, oldest last, for [`register_chain`] (the owner,
-/// between messages).
-pub(crate) fn take_queued() -> AgentToolNode_t {
+/// Register the queued tools (with the registry taken).
+fn register_queued() {
+    let queued = take_queued();
+    if !queued.is_null() {
+        let _tools = lock_tools();
+        register_chain(queued);
+    }
+}
+
+/// Register what is queued unless the registry is in use. Whoever uses it
+/// calls this again once it has let go, so a tool queued meanwhile (whose
+/// thread found the registry in use) is never left for the next message.
+fn register_queued_if_free() {
+    while !QUEUED.load(Ordering::SeqCst).is_null() && try_take_registry() {
+        register_queued();
+        IN_USE.store(false, Ordering::SeqCst);
+    }
+}
+
+/// The loop thread takes the registry (`Some`) or gives it back (`None`:
+/// the tools still queued are discarded, as the agent stops). Every `Some`
+/// is followed by a `None`, once the owner is done with the registry.
+pub(crate) fn set_owner(owner: Option<rt_thread_t>) {
+    match owner {
+        Some(owner) => {
+            take_registry();
+            OWNER.store(owner, Ordering::SeqCst);
+        }
+        None => {
+            OWNER.store(ptr::null_mut(), Ordering::SeqCst);
+            discard_chain(take_queued());
+            IN_USE.store(false, Ordering::SeqCst);
+        }
+    }
+}
+
+/// The owner is done with its turn (or its start) and waits for a message:
+/// what was queued meanwhile is registered now, and until [`owner_works`]
+/// other threads register their tools at once.
+pub(crate) fn owner_waits() {
+    IN_USE.store(false, Ordering::SeqCst);
+    register_queued_if_free();
+}
+
+/// The owner took a message: the registry is its own again (a registration
+/// in progress ends first), with whatever was queued.
+pub(crate) fn owner_works() {
+    take_registry();
+    register_queued();
+}
+
+/// The queued tools, oldest last, for [`register_chain`].
+fn take_queued() -> AgentToolNode_t {
     let _held = QUEUE_LOCK.lock();
     QUEUED.swap(ptr::null_mut(), Ordering::SeqCst)
 }
@@ -217,8 +286,9 @@ pub fn agent_tool_list_create() -> rt_err_t {
 /// registered, or memory ran out.
 ///
 /// While the agent loop runs, a call from another thread queues the tool and
-/// returns `RT_EOK` (or `RT_ERROR` without memory); the loop registers it
-/// before its next message, with the same checks, and logs a refusal.
+/// returns `RT_EOK` (or `RT_ERROR` without memory); it is registered with
+/// the same checks (a refusal is logged) at once while the loop waits for a
+/// message, else as soon as the loop's turn is over.
 pub unsafe fn append_tool(
     tool_obj: *mut cJSON,
     execute_func: Option<unsafe extern "C" fn(param: *mut cJSON, node: *mut AgentToolList)>,
@@ -227,10 +297,14 @@ pub unsafe fn append_tool(
     if owner.is_null() || owner == thread::current() {
         return register_now(tool_obj, execute_func);
     }
-    let _held = QUEUE_LOCK.lock();
-    let mut chain = QUEUED.load(Ordering::SeqCst);
-    let rc = queue_tool(&mut chain, tool_obj, execute_func);
-    QUEUED.store(chain, Ordering::SeqCst);
+    let rc = {
+        let _held = QUEUE_LOCK.lock();
+        let mut chain = QUEUED.load(Ordering::SeqCst);
+        let rc = queue_tool(&mut chain, tool_obj, execute_func);
+        QUEUED.store(chain, Ordering::SeqCst);
+        rc
+    };
+    register_queued_if_free();
     rc
 }
 
@@ -282,8 +356,8 @@ fn oldest_first(mut node: AgentToolNode_t) -> AgentToolNode_t {
 }
 
 /// Register the tools of a queued chain in the order they were appended and
-/// free the chain (the loop thread, between messages).
-pub(crate) fn register_chain(chain: AgentToolNode_t) {
+/// free the chain (with the registry taken).
+fn register_chain(chain: AgentToolNode_t) {
     let mut node = oldest_first(chain);
     while !node.is_null() {
         // SAFETY: chain nodes were allocated by queue_tool and are owned here.
@@ -297,7 +371,7 @@ pub(crate) fn register_chain(chain: AgentToolNode_t) {
 }
 
 /// Free a queued chain with its tool definitions (the agent is stopping).
-pub(crate) fn discard_chain(mut node: AgentToolNode_t) {
+fn discard_chain(mut node: AgentToolNode_t) {
     while !node.is_null() {
         // SAFETY: chain nodes were allocated by queue_tool and are owned
         // here, each with its detached definition.

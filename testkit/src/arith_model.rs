@@ -16,7 +16,9 @@
 //! direct-output tool) and one naming `m1_slow` calls that remote MCP tool;
 //! after the tool's result the answer is `Result: <the result>`
 //! ([`ability_call`]). A question that starts with `slowly` is answered
-//! after [`SLOW_ANSWER`], each round.
+//! after [`SLOW_ANSWER`], each round. `what did I ask before?` is answered
+//! with the user's previous message in the conversation (what shows that
+//! the agent kept it).
 
 use crate::llm_server::*;
 use rtt_agent::cjson::sys::*;
@@ -211,6 +213,18 @@ fn parse_result(text: &str) -> Result<Value, String> {
 
 /// The conversation after the last user message: (question, tool results).
 pub fn conversation(body: &[u8]) -> Option<(String, Vec<String>)> {
+    let (mut questions, results) = questions_and_results(body)?;
+    questions.pop().map(|q| (q, results))
+}
+
+/// The user's messages of the request, oldest first (tool results sent as
+/// user messages left out); empty when the body is not a chat request.
+pub fn questions(body: &[u8]) -> Vec<String> {
+    questions_and_results(body).map_or_else(Vec::new, |(q, _)| q)
+}
+
+/// Every user message, and the tool results after the last one.
+fn questions_and_results(body: &[u8]) -> Option<(Vec<String>, Vec<String>)> {
     let c = CString::new(body.to_vec()).ok()?;
     // SAFETY: cJSON calls on a tree parsed here and deleted below.
     unsafe {
@@ -219,7 +233,7 @@ pub fn conversation(body: &[u8]) -> Option<(String, Vec<String>)> {
             return None;
         }
         let msgs = cJSON_GetObjectItemCaseSensitive(root, c"messages".as_ptr());
-        let mut user = None;
+        let mut questions = Vec::new();
         let mut results = Vec::new();
         for i in 0..cJSON_GetArraySize(msgs) {
             let m = cJSON_GetArrayItem(msgs, i);
@@ -256,7 +270,7 @@ pub fn conversation(body: &[u8]) -> Option<(String, Vec<String>)> {
                                 results.push(text(c"content").unwrap_or_default())
                             }
                             Some("text") => {
-                                user = text(c"text");
+                                questions.extend(text(c"text"));
                                 results.clear();
                             }
                             _ => {}
@@ -272,7 +286,7 @@ pub fn conversation(body: &[u8]) -> Option<(String, Vec<String>)> {
                             results.push(result.to_string());
                         }
                     } else {
-                        user = Some(content);
+                        questions.push(content);
                         results.clear();
                     }
                 }
@@ -281,7 +295,7 @@ pub fn conversation(body: &[u8]) -> Option<(String, Vec<String>)> {
             }
         }
         cJSON_Delete(root);
-        user.map(|u| (u, results))
+        Some((questions, results))
     }
 }
 
@@ -538,6 +552,22 @@ fn answer_now(req: &RecordedRequest, text_calls: bool) -> ScriptedResponse {
             None,
         );
     };
+    if question_text
+        .to_ascii_lowercase()
+        .contains("what did i ask before")
+    {
+        let asked = questions(&req.body);
+        let before = asked.len().checked_sub(2).and_then(|i| asked.get(i));
+        let text = match before {
+            Some(q) => format!("Before this you asked: {q}"),
+            None => "You asked nothing before this.".to_string(),
+        };
+        return text_response(
+            wire,
+            &text,
+            "The user asks about the conversation: look back.",
+        );
+    }
     // A tool beyond arithmetic, when offered: called, then its result is
     // the answer.
     if let Some((tool, args)) = ability_call(&question_text) {

@@ -108,7 +108,7 @@ int main(int argc, char **argv)
      * itself, so it stops the console chat first: it is the one reader. */
     agent_cli_stop();
     /* From this thread while the loop owns the registry: queued, and
-     * registered by the loop before it takes the next message. */
+     * registered at once, since the loop waits for a message. */
     register_probe();
     MessageHub_t hub = agent_get_message_hub();
     CHECK(hub != RT_NULL);
