@@ -68,6 +68,7 @@ use rtt_agent::runtime::tool_options::AgentToolOptions;
 use rtt_agent::runtime::tools::AgentToolList;
 use rtt_agent::wire::line_editor::{Event, LineEditor};
 use rtt_agent_testkit::arith_model;
+use rtt_agent_testkit::llm_server::faults::{Draws, Fault, Faults};
 use rtt_agent_testkit::llm_server::{LlmServer, RecordedRequest, ScriptedResponse};
 use std::ffi::CString;
 
@@ -138,6 +139,30 @@ fn help() {
 
 /// Point the agent at a real endpoint from the environment, or start the
 /// scripted model. The returned server must live as long as the session.
+/// Faults the built-in model makes on purpose (`SIM_MODEL_FAULTS`, a spec
+/// of `testkit::llm_server::faults`: `seed=N,http500=P,cut=P,stall=P`), for
+/// load runs (sim/tests/mix.py). A spec that does not parse stops the
+/// simulator.
+fn model_faults() -> Option<Draws> {
+    let spec = std::env::var("SIM_MODEL_FAULTS").ok()?;
+    match Faults::parse(&spec) {
+        Ok(f) => {
+            say(&format!(
+                "built-in model: faults on purpose: {}\r\n",
+                f.describe()
+            ));
+            Some(Draws::new(f))
+        }
+        Err(e) => {
+            eprintln!("SIM_MODEL_FAULTS: {e}");
+            std::process::exit(2)
+        }
+    }
+}
+
+/// Faults the built-in model has made (printed at exit).
+static FAULTS_DRAWN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 fn configure() -> Option<LlmServer> {
     if let Ok(url) = std::env::var("AGENT_API_URL") {
         let key = std::env::var("AGENT_API_KEY").unwrap_or_default();
@@ -154,7 +179,16 @@ fn configure() -> Option<LlmServer> {
         return None;
     }
     heap::exclude_this_thread(true);
-    let server = LlmServer::with_model(arith_model::respond);
+    let server = match model_faults() {
+        None => LlmServer::with_model(arith_model::respond),
+        Some(draws) => LlmServer::with_model(move |req| {
+            let fault = draws.next();
+            if fault != Fault::None {
+                FAULTS_DRAWN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+            draws.faults().answer(fault, arith_model::respond(req))
+        }),
+    };
     heap::exclude_this_thread(false);
     match server {
         Ok(server) => {
@@ -521,6 +555,12 @@ fn main() {
     }
     if agent_loop::is_running() {
         rtt_agent::runtime::agent_loop::cleanup_agent_entry();
+    }
+    if std::env::var_os("SIM_MODEL_FAULTS").is_some() {
+        say(&format!(
+            "built-in model: {} faults made on purpose\r\n",
+            FAULTS_DRAWN.load(std::sync::atomic::Ordering::Relaxed)
+        ));
     }
     say("\r\nbye\r\n");
 }

@@ -83,3 +83,26 @@ fn simulator_flags_through_a_pty() {
         "{stdout}\n{stderr}"
     );
 }
+
+/// The host version of the real firmware's load run (sim/tests/mix.py):
+/// the console chat, the WebNet page next to it, MCP calls and a token
+/// guesser, a scheduled prompt, all at once for 90 s (MIX_SECONDS) while
+/// the built-in model fails on purpose (5 % HTTP 500, 2 % cut streams, 1 %
+/// 20 s stalls); lost 0, misdelivered 0, the heap back.
+#[test]
+fn simulator_under_a_mixed_load() {
+    let exe = env!("CARGO_BIN_EXE_rtt-agent-sim");
+    let out = Command::new("python3")
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mix.py"))
+        .arg(exe)
+        .output()
+        .expect("python3 runs sim/tests/mix.py");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // The counts, in the test's output.
+    println!("{stdout}");
+    assert!(
+        out.status.success() && stdout.contains(" passed, 0 failed"),
+        "{stdout}\n{stderr}"
+    );
+}

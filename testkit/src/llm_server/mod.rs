@@ -27,6 +27,7 @@
 //! client sends). Everything public is re-exported here, so
 //! `use rtt_agent_testkit::llm_server::*;` brings all of it.
 
+pub mod faults;
 pub mod hostile;
 pub mod response;
 pub mod sse;
