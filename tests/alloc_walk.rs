@@ -492,6 +492,82 @@ fn walk_loop_conversation() {
     });
 }
 
+/// The chosen channel of [`walk_extra_debug_channel`]: nothing to start
+/// or stop (the Debug channel is the extra one).
+#[cfg(feature = "channel-debug")]
+static NO_CHANNEL_OPS: rtt_agent::runtime::agent_loop::AgentChannelOps =
+    rtt_agent::runtime::agent_loop::AgentChannelOps {
+        init: None,
+        reset: None,
+    };
+
+/// The Debug channel as an extra channel next to the chosen one: its
+/// start (its own reply mailbox, a route), a message marked with the route
+/// and the reply put there, then the stop, with every allocation failing in
+/// turn.
+#[cfg(feature = "channel-debug")]
+#[test]
+fn walk_extra_debug_channel() {
+    use rtt_agent::channels::debug::agent_debug_extra_ops;
+    use rtt_agent::runtime::agent_loop;
+    in_child_process("walk_extra_debug_channel", CHILD_LIMIT, || {
+        let server = Arc::new(server_with(arith_model::respond));
+        set_reply_timeout_ms(Some(15_000));
+        rtt_agent_testkit::agent::configure(
+            &server,
+            c"sk-walk-extra",
+            c"walk-model",
+            Overrides {
+                retry_base_ms: Some(1),
+                ..Overrides::default()
+            },
+        );
+        set_channel(&NO_CHANNEL_OPS);
+        agent_loop::set_extra_channels(Some(&[&agent_debug_extra_ops]));
+        let summary = walk(
+            "(b') a conversation through the Debug channel as an extra channel",
+            2,
+            BOTH,
+            Duration::from_secs(45),
+            move |armed| {
+                let mut reply = FixedText::default();
+                let (start, sent) = armed.run(|| {
+                    let start = main_loop_entry();
+                    let sent = send_message(TYPE_TEXT, QUESTION, &mut |r| reply.set(r));
+                    cleanup_agent_entry();
+                    (start, sent)
+                });
+                let text = reply.text();
+                match (start, sent) {
+                    (-1, _) => Ok("error return: main_loop_entry -1".into()),
+                    (0, Ok(())) if reply.calls != 1 => Err(format!("{} replies", reply.calls)),
+                    (0, Ok(())) if text == ANSWER => Ok("answered".into()),
+                    (0, Ok(())) if text.starts_with("error:") => {
+                        Ok(format!("error reply: {}", short(&text, 90)))
+                    }
+                    (0, Ok(())) if text.starts_with("A tool failed, so I stop here:") => {
+                        Ok(format!("model reply: {}", short(&text, 90)))
+                    }
+                    (0, Ok(())) => Err(format!("an unexpected reply: {text:?}")),
+                    // The extra channel could not open (no memory for its
+                    // mailbox or its lock), or no memory for the message or
+                    // its route's mark: the sender is told.
+                    (0, Err(why @ ("out of memory"
+                    | "the debug channel is not running (start the agent with main_loop_entry)"))) => {
+                        Ok(format!("error return: {why}"))
+                    }
+                    (rc, Err(why)) => Err(format!("start {rc}, no reply: {why}")),
+                    (rc, Ok(())) => Err(format!("main_loop_entry returned {rc}")),
+                }
+            },
+        );
+        agent_loop::set_extra_channels(None);
+        set_channel(std::ptr::null());
+        set_reply_timeout_ms(None);
+        assert!(summary.allocations > 100, "{summary:?}");
+    });
+}
+
 /// A direct-output tool (`append_tool_ex`): its answer is the reply.
 #[cfg(feature = "tool-options")]
 unsafe extern "C" fn direct_state(
