@@ -3,43 +3,47 @@
 //! Ctrl-D, cleanup and exit; with the built-in model in each wire format;
 //! with `--abilities`, the optional parts (sim/tests/abilities_pty.py); with
 //! the flags that start the agent at once, who gets what is typed
-//! (sim/tests/flags_pty.py).
+//! (sim/tests/flags_pty.py); every channel at once under a mixed load
+//! (sim/tests/mix.py).
 
 use std::process::Command;
 
-fn run_pty(format: Option<&str>) {
+/// Run `sim/tests/<script>` on the simulator (with `env` set), which ends
+/// with a `N passed, M failed` line; its output is returned.
+fn run_script(script: &str, env: &[(&str, &str)]) -> String {
     let exe = env!("CARGO_BIN_EXE_rtt-agent-sim");
-    let mut cmd = Command::new("python3");
-    cmd.arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/sim_pty.py"))
-        .arg(exe);
-    if let Some(f) = format {
-        cmd.env("AGENT_BUILTIN_FORMAT", f);
-    }
-    let out = cmd.output().expect("python3 runs sim/tests/sim_pty.py");
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let path = format!("{}/tests/{script}", env!("CARGO_MANIFEST_DIR"));
+    let out = Command::new("python3")
+        .arg(&path)
+        .arg(exe)
+        .envs(env.iter().copied())
+        .output()
+        .unwrap_or_else(|e| panic!("python3 runs {path}: {e}"));
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         out.status.success() && stdout.contains(" passed, 0 failed"),
-        "{format:?}: {stdout}\n{stderr}"
+        "{script} {env:?}: {stdout}\n{stderr}"
     );
+    stdout
 }
 
 #[test]
 fn simulator_through_a_pty() {
-    run_pty(None);
+    run_script("sim_pty.py", &[]);
 }
 
 /// The agent's URL is the built-in model's `/v1/messages`: Anthropic
 /// Messages, chosen by the URL.
 #[test]
 fn simulator_with_anthropic_messages() {
-    run_pty(Some("anthropic"));
+    run_script("sim_pty.py", &[("AGENT_BUILTIN_FORMAT", "anthropic")]);
 }
 
 /// `/api/chat`: Ollama's native NDJSON.
 #[test]
 fn simulator_with_ollama_native_chat() {
-    run_pty(Some("ollama"));
+    run_script("sim_pty.py", &[("AGENT_BUILTIN_FORMAT", "ollama")]);
 }
 
 /// `--abilities` (sim/tests/abilities_pty.py): scheduled prompts (replies
@@ -48,21 +52,7 @@ fn simulator_with_ollama_native_chat() {
 /// result as the reply, a remote MCP tool past its timeout.
 #[test]
 fn simulator_abilities_through_a_pty() {
-    let exe = env!("CARGO_BIN_EXE_rtt-agent-sim");
-    let out = Command::new("python3")
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/abilities_pty.py"
-        ))
-        .arg(exe)
-        .output()
-        .expect("python3 runs sim/tests/abilities_pty.py");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success() && stdout.contains(" passed, 0 failed"),
-        "{stdout}\n{stderr}"
-    );
+    run_script("abilities_pty.py", &[]);
 }
 
 /// `--mcp` without `--web` (sim/tests/flags_pty.py): the chat it opens on
@@ -70,18 +60,7 @@ fn simulator_abilities_through_a_pty() {
 /// the shell's.
 #[test]
 fn simulator_flags_through_a_pty() {
-    let exe = env!("CARGO_BIN_EXE_rtt-agent-sim");
-    let out = Command::new("python3")
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/flags_pty.py"))
-        .arg(exe)
-        .output()
-        .expect("python3 runs sim/tests/flags_pty.py");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success() && stdout.contains(" passed, 0 failed"),
-        "{stdout}\n{stderr}"
-    );
+    run_script("flags_pty.py", &[]);
 }
 
 /// The host version of the real firmware's load run (sim/tests/mix.py):
@@ -91,18 +70,6 @@ fn simulator_flags_through_a_pty() {
 /// 20 s stalls); lost 0, misdelivered 0, the heap back.
 #[test]
 fn simulator_under_a_mixed_load() {
-    let exe = env!("CARGO_BIN_EXE_rtt-agent-sim");
-    let out = Command::new("python3")
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mix.py"))
-        .arg(exe)
-        .output()
-        .expect("python3 runs sim/tests/mix.py");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
     // The counts, in the test's output.
-    println!("{stdout}");
-    assert!(
-        out.status.success() && stdout.contains(" passed, 0 failed"),
-        "{stdout}\n{stderr}"
-    );
+    println!("{}", run_script("mix.py", &[]));
 }

@@ -45,25 +45,13 @@ pub static agent_debug_extra_ops: AgentChannelOps = AgentChannelOps {
 
 unsafe extern "C" fn agent_debug_extra_init(hub: MessageHub_t, _ctx: Context_t) -> c_int {
     ffi_fn!(failure = -1, {
-        if hub.is_null() || CHANNEL.is_open() {
-            // Already the chosen channel, or no hub: nothing to add.
-            return -1;
-        }
-        // SAFETY: the channel framework's live hub, which outlives the
-        // channel (the agent resets its channels before freeing the hub).
-        let opened = unsafe {
-            CHANNEL.open_routed(
-                hub,
-                ObjectName::new(c"AgentDbg", c"AgDbg"),
-                ObjectName::new(c"AgentDbgR", c"AgDbR"),
-                &LOG_HOOKS,
-            )
-        };
-        if opened.is_err() {
-            crate::log_e!("Debug channel: no memory or no free reply route");
-            return -1;
-        }
-        0
+        let names = (
+            ObjectName::new(c"AgentDbg", c"AgDbg"),
+            ObjectName::new(c"AgentDbgR", c"AgDbR"),
+        );
+        // SAFETY: the channel framework's NULL or live hub, which outlives
+        // the channel (the agent resets its channels before freeing it).
+        unsafe { CHANNEL.open_extra(hub, names, &LOG_HOOKS, "Debug channel") }
     })
 }
 

@@ -19,7 +19,7 @@ use crate::runtime::agent_loop::StreamHooks;
 use crate::runtime::hub::{message_hub_get_timeout, message_hub_put, MessageHub_t};
 use crate::runtime::reply_route;
 use core::cell::UnsafeCell;
-use core::ffi::{c_char, CStr};
+use core::ffi::{c_char, c_int, CStr};
 use core::ptr;
 
 /// Wait `ms` for each reply instead of PKG_AGENT_REPLY_TIMEOUT_MS (`None`:
@@ -172,6 +172,31 @@ impl Exchange {
 
     pub fn is_open(&self) -> bool {
         self.gate.is_open()
+    }
+
+    /// An extra channel's `init`: open routed on `hub` (unless this
+    /// exchange is already the chosen channel's); 0, or -1 with a log line
+    /// naming `channel`.
+    ///
+    /// # Safety
+    /// As [`Exchange::open`]; `hub` is NULL or live.
+    pub unsafe fn open_extra(
+        &self,
+        hub: MessageHub_t,
+        names: (ObjectName, ObjectName),
+        hooks: &'static StreamHooks,
+        channel: &str,
+    ) -> c_int {
+        if hub.is_null() || self.is_open() {
+            // Already the chosen channel, or no hub: nothing to add.
+            return -1;
+        }
+        // SAFETY: forwarded (this function's contract).
+        if unsafe { self.open_routed(hub, names.0, names.1, hooks) }.is_err() {
+            crate::log_e!(channel, ": no memory or no free reply route");
+            return -1;
+        }
+        0
     }
 
     /// Is it open as an extra channel (with a reply route of its own)?

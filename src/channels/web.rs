@@ -217,26 +217,17 @@ pub static agent_webnet_extra_ops: AgentChannelOps = AgentChannelOps {
 
 unsafe extern "C" fn agent_webnet_extra_init(hub: MessageHub_t, _ctx: Context_t) -> c_int {
     ffi_fn!(failure = -1, {
-        if hub.is_null() || CHANNEL.is_open() {
-            // Already the chosen channel, or no hub: nothing to add.
-            return -1;
+        let names = (
+            ObjectName::new(c"AgentWeb", c"AgWeb"),
+            ObjectName::new(c"AgentWebR", c"AgWeR"),
+        );
+        // SAFETY: the channel framework's NULL or live hub, which outlives
+        // the channel (the agent resets its channels before freeing it).
+        let opened = unsafe { CHANNEL.open_extra(hub, names, &WEB_HOOKS, "WebNet channel") };
+        if opened == 0 {
+            start_serving();
         }
-        // SAFETY: the channel framework's live hub, which outlives the
-        // channel (the agent resets its channels before freeing the hub).
-        let opened = unsafe {
-            CHANNEL.open_routed(
-                hub,
-                ObjectName::new(c"AgentWeb", c"AgWeb"),
-                ObjectName::new(c"AgentWebR", c"AgWeR"),
-                &WEB_HOOKS,
-            )
-        };
-        if opened.is_err() {
-            crate::log_e!("WebNet channel: no memory or no free reply route");
-            return -1;
-        }
-        start_serving();
-        0
+        opened
     })
 }
 
