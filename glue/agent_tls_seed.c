@@ -14,6 +14,10 @@
  */
 #include <rtthread.h>
 #include <rtconfig.h>
+
+/* With the package's HTTPS (the host: its tls part); nothing otherwise. */
+#if defined(PKG_AGENT_TLS_MBEDTLS) || defined(AGENT_ALL_PARTS)
+
 #include <string.h>
 #include "agent_glue.h"
 
@@ -220,3 +224,5 @@ int agent_tls_seed_boot(const char *path, const struct agent_tls_seed_io *io, un
     agent_tls_seed_log(status, path, n);
     return status;
 }
+
+#endif /* PKG_AGENT_TLS_MBEDTLS || AGENT_ALL_PARTS */

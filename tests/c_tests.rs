@@ -278,6 +278,7 @@ fn c_abilities_through_the_real_loop() {
 /// without a hardware RNG (glue/agent_tls_seed.c, run as the board runs it,
 /// over a stand-in DRBG): read, mixed, rewritten; missing, short,
 /// unreadable, unwritable; one log line each, never the seed; heap back.
+#[cfg(feature = "tls")]
 #[test]
 fn c_tls_seed_file() {
     let dir = root().join("target/c-tests/tls-seed");
