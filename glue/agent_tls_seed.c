@@ -78,13 +78,15 @@ int agent_glue_board_ids(unsigned char *buf, int size)
         for (n = netif_list; n != RT_NULL; n = n->next)
 #endif
         {
+            /* (No break: with LWIP_SINGLE_NETIF this is an if.) */
             int len = n->hwaddr_len;
             if (len > NETIF_MAX_HWADDR_LEN)
                 len = NETIF_MAX_HWADDR_LEN;
-            if (len > size - used)
-                break;
-            memcpy(buf + used, n->hwaddr, (size_t)len);
-            used += len;
+            if (len <= size - used)
+            {
+                memcpy(buf + used, n->hwaddr, (size_t)len);
+                used += len;
+            }
         }
         rt_exit_critical();
     }
