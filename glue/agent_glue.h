@@ -201,6 +201,40 @@ void agent_tls_report(void);
 /* Drop the TLS session kept for resumption (the agent's cleanup). */
 void agent_tls_forget(void);
 
+/* TLS entropy on a board without a hardware RNG (agent_tls_seed.c, used by
+ * agent_tls.c). The seed file's path (PKG_AGENT_TLS_SEED_FILE with DFS's
+ * POSIX API, else ""). agent_glue_board_ids: what differs between boards
+ * (the MAC addresses of lwIP's interfaces, then agent_board_unique_id's
+ * bytes), at most `size` bytes into buf; their count. */
+#define AGENT_TLS_SEED_LEN 32
+const char *agent_glue_tls_seed_file(void);
+int agent_glue_board_ids(unsigned char *buf, int size);
+/* How agent_tls_seed_boot reaches the entropy: mix bytes into it (mbedTLS's
+ * entropy accumulator on a board), draw from the DRBG seeded with what was
+ * mixed (seeding it at the first draw). Each returns 0 on success. */
+struct agent_tls_seed_io
+{
+    void *ctx;
+    int (*mix)(void *ctx, const unsigned char *data, rt_size_t len);
+    int (*draw)(void *ctx, unsigned char *out, rt_size_t len);
+};
+/* agent_tls_seed_boot's result: the seed file's state, with
+ * AGENT_TLS_SEED_NOT_WRITTEN when the next one could not be written;
+ * AGENT_TLS_SEED_FAILED when mixing or drawing failed (pool zeroed). */
+#define AGENT_TLS_SEED_OFF 0        /* no seed file (`path` NULL or "") */
+#define AGENT_TLS_SEED_READ 1       /* read whole and mixed in */
+#define AGENT_TLS_SEED_MISSING 2    /* none yet: a first boot */
+#define AGENT_TLS_SEED_SHORT 3      /* under AGENT_TLS_SEED_LEN bytes (mixed in all the same) */
+#define AGENT_TLS_SEED_UNREADABLE 4 /* there, but a read failed */
+#define AGENT_TLS_SEED_NOT_WRITTEN 0x10
+#define AGENT_TLS_SEED_FAILED (-1)
+/* Once per boot: mix the seed file at `path` (if any) and the board's IDs
+ * in, write the next boot's seed drawn from the seeded DRBG (whole, to
+ * "<path>.tmp" renamed over it), then draw `pool_len` bytes into `pool`.
+ * Logs one line (path and counts, never the seed). */
+int agent_tls_seed_boot(const char *path, const struct agent_tls_seed_io *io, unsigned char *pool,
+                        rt_size_t pool_len);
+
 /* Tokens (issue 30). The WebNet channel: 1 with PKG_AGENT_WEB_OPEN_CHAT
  * (chat without a token while none is set); the client's address of the
  * request (IPv4: 4 bytes into addr; returns their count). The MCP server:

@@ -9,7 +9,9 @@
  *   between two polls how long the request on this thread may still wait
  *   (agent_tls_budget, src/net/tls_watch.rs);
  * - keys from the board's RNG (PKG_AGENT_TLS_RNG_FUNC, or RT-Thread's
- *   hwcrypto RNG), never from an unseeded rand() alone;
+ *   hwcrypto RNG), never from an unseeded rand() alone; without an RNG,
+ *   from a seed file renewed at every boot, the board's MAC addresses and
+ *   chip ID, the tick and the clock (agent_tls_seed.c);
  * - certificate dates checked against the board's clock once it is set
  *   (the package's tls_config.h leaves MBEDTLS_HAVE_TIME_DATE off);
  * - the reason of a failure (CA, name, date, timeout, record size) told to
@@ -43,6 +45,7 @@
 #include <tls_certificate.h>
 #include <mbedtls/ssl.h>
 #include <mbedtls/x509_crt.h>
+#include <mbedtls/platform_util.h>
 
 #ifdef RT_HWCRYPTO_USING_RNG
 #include <hwcrypto.h>
@@ -130,6 +133,107 @@ static int agent_tls_entropy(void *data, unsigned char *out, size_t len, size_t 
 #endif
     *olen = len;
     return 0;
+}
+
+/* The board's sources on an entropy context. Strong when it is a hardware
+ * RNG, or when mbedTLS has no strong source of its own (it would refuse to
+ * seed). */
+static void agent_tls_add_sources(mbedtls_entropy_context *entropy)
+{
+#if defined(MBEDTLS_ENTROPY_HARDWARE_ALT) || !defined(MBEDTLS_NO_PLATFORM_ENTROPY)
+    mbedtls_entropy_add_source(entropy, agent_tls_entropy, RT_NULL, 32,
+                               agent_tls_hw_rng() ? MBEDTLS_ENTROPY_SOURCE_STRONG : MBEDTLS_ENTROPY_SOURCE_WEAK);
+#else
+    mbedtls_entropy_add_source(entropy, agent_tls_entropy, RT_NULL, 32, MBEDTLS_ENTROPY_SOURCE_STRONG);
+#endif
+}
+
+/* ---- entropy that outlives a connection ------------------------------- */
+
+/*
+ * Made at the first connection after boot (agent_tls_seed_boot): that
+ * connection's entropy gets the seed file (without a hardware RNG) and the
+ * board's IDs mixed in, its DRBG is seeded from them and its sources, and
+ * the next boot's seed and then this pool are drawn from it before any key.
+ * Every later connection mixes the pool into its entropy and replaces it
+ * with a draw from its own seeded DRBG, so the pool changes with each
+ * connection and an old value does not give later keys. Reached under
+ * agent_tls_kept's lock.
+ */
+#define AGENT_TLS_POOL_LEN 32
+static struct
+{
+    int made; /* 0 not yet, 1 made, -1 failed (each connection keeps its own entropy) */
+    unsigned char bytes[AGENT_TLS_POOL_LEN];
+} agent_tls_pool;
+
+/* The first connection, as agent_tls_seed_boot reaches it. */
+struct agent_tls_first
+{
+    MbedTLSSession *session;
+    const unsigned char *pers;
+    size_t pers_len;
+    int seeded; /* 0 not yet, 1 seeded, < 0 mbedTLS's error */
+};
+
+static int agent_tls_first_mix(void *ctx, const unsigned char *data, rt_size_t len)
+{
+    struct agent_tls_first *f = (struct agent_tls_first *)ctx;
+    return mbedtls_entropy_update_manual(&f->session->entropy, data, len);
+}
+
+/* The DRBG is seeded at the first draw, with everything mixed in by then. */
+static int agent_tls_first_draw(void *ctx, unsigned char *out, rt_size_t len)
+{
+    struct agent_tls_first *f = (struct agent_tls_first *)ctx;
+    if (f->seeded == 0)
+    {
+        int ret = mbedtls_ctr_drbg_seed(&f->session->ctr_drbg, mbedtls_entropy_func, &f->session->entropy,
+                                        f->pers, f->pers_len);
+        f->seeded = ret == 0 ? 1 : ret;
+    }
+    if (f->seeded != 1)
+        return -1;
+    return mbedtls_ctr_drbg_random(&f->session->ctr_drbg, out, len);
+}
+
+/* Seed the connection's DRBG with the pool mixed in (made at the first
+ * connection) and draw the next pool; mbedTLS's result. The caller holds
+ * the lock. */
+static int agent_tls_seed_session(MbedTLSSession *session, const unsigned char *pers, size_t pers_len)
+{
+    int ret;
+    if (agent_tls_pool.made == 0)
+    {
+        struct agent_tls_first first;
+        struct agent_tls_seed_io io;
+        first.session = session;
+        first.pers = pers;
+        first.pers_len = pers_len;
+        first.seeded = 0;
+        io.ctx = &first;
+        io.mix = agent_tls_first_mix;
+        io.draw = agent_tls_first_draw;
+        /* With a hardware RNG the keys need no seed file (and the flash no
+         * write at every boot). */
+        agent_tls_pool.made = agent_tls_seed_boot(agent_tls_hw_rng() ? "" : agent_glue_tls_seed_file(), &io,
+                                                  agent_tls_pool.bytes, AGENT_TLS_POOL_LEN) == AGENT_TLS_SEED_FAILED
+                                  ? -1
+                                  : 1;
+        if (first.seeded == 1)
+            return 0;
+        if (first.seeded < 0)
+            return first.seeded;
+        /* Mixing failed before any draw: seeded as any connection. */
+        return mbedtls_ctr_drbg_seed(&session->ctr_drbg, mbedtls_entropy_func, &session->entropy, pers, pers_len);
+    }
+    if (agent_tls_pool.made == 1)
+        mbedtls_entropy_update_manual(&session->entropy, agent_tls_pool.bytes, AGENT_TLS_POOL_LEN);
+    ret = mbedtls_ctr_drbg_seed(&session->ctr_drbg, mbedtls_entropy_func, &session->entropy, pers, pers_len);
+    if (ret == 0 && agent_tls_pool.made == 1
+        && mbedtls_ctr_drbg_random(&session->ctr_drbg, agent_tls_pool.bytes, AGENT_TLS_POOL_LEN) != 0)
+        agent_tls_pool.made = -1;
+    return ret;
 }
 
 /* ---- the clock -------------------------------------------------------- */
@@ -325,6 +429,7 @@ static int agent_tls_tcp(struct agent_tls_conn *conn, const char *host, const ch
 
 /* ---- the kept session ------------------------------------------------- */
 
+/* Its lock also guards agent_tls_pool. */
 static struct
 {
     struct rt_mutex lock;
@@ -373,26 +478,23 @@ int __wrap_mbedtls_client_init(MbedTLSSession *session, void *pers, size_t pers_
 {
     unsigned char seed[48];
     size_t extra;
+    int ret;
     mbedtls_net_init(&session->server_fd);
     mbedtls_ssl_init(&session->ssl);
     mbedtls_ssl_config_init(&session->conf);
     mbedtls_ctr_drbg_init(&session->ctr_drbg);
     mbedtls_entropy_init(&session->entropy);
     mbedtls_x509_crt_init(&session->cacert);
-    /* Strong when it is a hardware RNG, or when mbedTLS has no strong
-     * source of its own (it would refuse to seed). */
-#if defined(MBEDTLS_ENTROPY_HARDWARE_ALT) || !defined(MBEDTLS_NO_PLATFORM_ENTROPY)
-    mbedtls_entropy_add_source(&session->entropy, agent_tls_entropy, RT_NULL, 32,
-                               agent_tls_hw_rng() ? MBEDTLS_ENTROPY_SOURCE_STRONG : MBEDTLS_ENTROPY_SOURCE_WEAK);
-#else
-    mbedtls_entropy_add_source(&session->entropy, agent_tls_entropy, RT_NULL, 32, MBEDTLS_ENTROPY_SOURCE_STRONG);
-#endif
+    agent_tls_add_sources(&session->entropy);
     /* The personalisation: the caller's string and what varies per boot. */
     extra = pers_len < 16 ? pers_len : 16;
     memcpy(seed, pers, extra);
     agent_tls_weak(seed + extra, 32);
-    return mbedtls_ctr_drbg_seed(&session->ctr_drbg, mbedtls_entropy_func, &session->entropy,
-                                 seed, extra + 32);
+    agent_tls_kept_lock();
+    ret = agent_tls_seed_session(session, seed, extra + 32);
+    rt_mutex_release(&agent_tls_kept.lock);
+    mbedtls_platform_zeroize(seed, sizeof(seed));
+    return ret;
 }
 
 int __wrap_mbedtls_client_context(MbedTLSSession *session)
@@ -534,8 +636,21 @@ void agent_tls_report(void)
         agent_glue_log(4, "TLS: the clock is not set: certificate dates are not checked "
                           "(set the time from an RTC or NTP to have them checked)");
     if (!agent_tls_hw_rng())
-        agent_glue_log(4, "TLS: no hardware RNG: TLS keys are predictable (enable RT-Thread's "
-                          "hwcrypto RNG or name one in PKG_AGENT_TLS_RNG_FUNC)");
+    {
+        const char *seed = agent_glue_tls_seed_file();
+        if (seed[0] == '\0')
+            agent_glue_log(4, "TLS: no hardware RNG and no seed file: TLS keys are predictable (enable "
+                              "RT-Thread's hwcrypto RNG, name one in PKG_AGENT_TLS_RNG_FUNC, or set "
+                              "PKG_AGENT_TLS_SEED_FILE on a file system)");
+        else
+        {
+            rt_snprintf(line, sizeof(line),
+                        "TLS: no hardware RNG: keys are seeded from %s, renewed at each boot; a first boot, "
+                        "before the file exists, has weak keys",
+                        seed);
+            agent_glue_log(4, line);
+        }
+    }
 }
 
 #else /* no HTTPS through webclient's mbedTLS mode */

@@ -141,6 +141,16 @@ rt_err_t agent_profile_add(const agent_profile_t *profile);
 rt_err_t agent_profile_del(const char *name);
 #endif /* PKG_AGENT_SUBAGENTS */
 
+/*
+ * The board's unique chip ID (an STM32's 96-bit UID, a chip's eFuse MAC,
+ * ...), mixed with the MAC addresses into the entropy of TLS keys, so that
+ * two boards without a hardware RNG differ (glue/agent_tls_seed.c;
+ * docs/tls.md). Not secret. A board that has one defines this function:
+ * write at most `len` bytes of the ID into `buf` and return how many. The
+ * package's own definition is weak and has none (0).
+ */
+rt_size_t agent_board_unique_id(rt_uint8_t *buf, rt_size_t len);
+
 #ifdef __cplusplus
 }
 #endif

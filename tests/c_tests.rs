@@ -274,6 +274,20 @@ fn c_abilities_through_the_real_loop() {
     );
 }
 
+/// The seed file that gives TLS keys entropy across boots on a board
+/// without a hardware RNG (glue/agent_tls_seed.c, run as the board runs it,
+/// over a stand-in DRBG): read, mixed, rewritten; missing, short,
+/// unreadable, unwritable; one log line each, never the seed; heap back.
+#[cfg(feature = "tls")]
+#[test]
+fn c_tls_seed_file() {
+    let dir = root().join("target/c-tests/tls-seed");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let exe = host_cc("test_tls_seed", &["tests/c/test_tls_seed.c"], &["-Iglue"]);
+    run_with(&exe, &[dir.to_str().unwrap()]);
+}
+
 #[test]
 fn c_multimodal_file_operations() {
     use rtt_agent_testkit::file_server::FileServer;

@@ -14,7 +14,11 @@
 //! (paho's `open("/dev/MQTTn")` sent there), `include/rtdbg.h`. Our
 //! `glue/agent_board_config.c` is compiled again with the toolset's options,
 //! as a board's build would, and linked ahead of the library. The program
-//! `tests/upstream/mqtt/mqtt_host.c` runs the agent with them.
+//! `tests/upstream/mqtt/mqtt_host.c` runs the agent with them and is the
+//! user of the host's CLI chat: it types into the console and reads the
+//! replies there, so the chat is the only reader of the agent's output
+//! mailbox, as on a board (the reply to the injected message is the chat's
+//! to show; a second reader of the mailbox raced it for that reply).
 //!
 //! `upstream_mqtt_against_mosquitto` also needs Debian's `mosquitto` and
 //! `mosquitto-clients`: the broker runs on 127.0.0.1, the scripted model

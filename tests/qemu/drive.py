@@ -67,6 +67,9 @@ TLS_SLACK_S = 10
 # may come (webclient's whole-second timeouts, the console).
 LM3S_DEADLINE_SLACK_S = 10
 TLS_PORT = 443
+# PKG_AGENT_TLS_SEED_FILE of the TLS firmwares (tests/qemu/layout.py
+# TLS_SEED_FILE): the entropy seed of a board without a hardware RNG.
+TLS_SEED_FILE = '/.agent_seed'
 # A question whose first round makes the arithmetic model call 16 tools in
 # parallel (16 innermost products), then 8, 4, 2 and 1 additions: six
 # requests, the first answer about 12 KB of SSE, in 12 KB TLS records from
@@ -2630,6 +2633,109 @@ class Run:
         b.close()
         self.board = None
 
+    # -- the entropy seed file: three boots on one SD card ---------------------
+    def tls_seed(self, bsp):
+        """The TLS firmware has no hardware RNG and PKG_AGENT_TLS_SEED_FILE
+        /.agent_seed: booted three times on the same SD card, its clock left
+        as the soft RTC starts it (2018-01-01). The start log says the keys
+        are seeded from the file; at the first connection of the first boot
+        the log says there is no seed yet (weak keys), at the next boots
+        that it was read; after each boot the file on the image (read with
+        mtools) holds 32 bytes, new each time, shown nowhere on the
+        console, and no .tmp is left. The front records each connection's
+        ClientHello random: the first one of the three boots must differ
+        after its first 4 bytes (the time)."""
+        fw = 'tls-seed'
+        if not getattr(self, 'front', None):
+            return
+        self.front.set_mode('good')
+        relay = [self.args.server, '--connect', '127.0.0.1:%d' % self.front.port]
+        state = {'seeds': [], 'randoms': []}
+        try:
+            state['img'] = self.sd_image('tls-seed')
+        except sdcard.SdError as e:
+            self.record(fw, 'a fresh SD image', 'FAIL', str(e))
+            return
+
+        def one(n):
+            img = state['img']
+            before = img.read(TLS_SEED_FILE)
+            mark = self.front.mark()
+            self.boot(bsp, '%s-%d' % (fw, n), guestfwds=[(GUEST_SERVER, TLS_PORT, relay)], sd=img)
+            how, _ = self.sd_mount
+            b = self.board
+            log = self.tls_start(fw, b)
+            said = [ln.strip() for ln in log.splitlines() if 'keys are seeded from %s' % TLS_SEED_FILE in ln]
+            if not said:
+                raise Fail('the start log does not say the keys are seeded from %s: %s'
+                           % (TLS_SEED_FILE, one_line(log)[-300:]))
+            cmark = len(b.buf)
+            self.chat('what is 6*7?', r'The result is 42\.', 60)
+            text = re.sub(r'\x1b\[[0-9;]*m', '', b.since(cmark))
+            if before is None:
+                want = "TLS: no entropy seed in %s yet: this boot's keys are weak; the next one is written"
+            else:
+                want = 'TLS: entropy seed read from %s; the next one is written'
+            want %= TLS_SEED_FILE
+            if want not in text:
+                seed_lines = [ln.strip() for ln in text.splitlines() if 'seed' in ln]
+                raise Fail('the first connection did not log "%s": %s' % (want, ' | '.join(seed_lines) or
+                                                                          one_line(text)[-300:]))
+            self.tls_leave(b)
+            st = b.thread_stack(LOOP_THREAD)
+            b.run('cleanup_agent_entry', timeout=20)
+            conns = self.front.since(mark)
+            transcript = re.sub(r'\x1b\[[0-9;]*m', '', b.since(0)).lower()
+            self.stop()
+            if not conns or not conns[0]['random']:
+                raise Fail('no ClientHello reached the front: %s' % self.tls_conn_note(conns))
+            state['randoms'].append(('boot %d' % n, conns[0]['random']))
+            after = img.read(TLS_SEED_FILE)
+            if after is None or len(after) != 32:
+                raise Fail('after the boot %s holds %s' % (TLS_SEED_FILE, 'nothing' if after is None
+                                                           else '%d bytes, not 32' % len(after)))
+            if img.read(TLS_SEED_FILE + '.tmp') is not None:
+                raise Fail('%s.tmp was left on the card' % TLS_SEED_FILE)
+            if after == before or after in state['seeds']:
+                raise Fail('the seed file was not renewed: %s again' % after.hex())
+            shown = [x.hex() for x in (before, after) if x and x.hex() in transcript]
+            if shown:
+                raise Fail('the seed shows on the console: %s' % shown)
+            state['seeds'].append(after)
+            if st and st[1] is not None and st[1] > state.get('stack', (-1, 0))[0]:
+                state['stack'] = (st[1], st[0])
+            return ('card %s; %s: %s -> %s (32 bytes); start log: %s; first ClientHello random %s'
+                    % (how, TLS_SEED_FILE, before.hex()[:16] + '...' if before else 'none yet',
+                       after.hex()[:16] + '...', said[0][-90:], conns[0]['random']))
+
+        for n in (1, 2, 3):
+            what = ('no seed yet: weak keys said, a seed written' if n == 1
+                    else 'the seed read and renewed')
+            if not self.attempt(fw, 'boot %d on one SD card: %s' % (n, what), lambda n=n: one(n)):
+                if self.board:
+                    self.board.close()
+                    self.board = None
+
+        def distinct():
+            r = state['randoms']
+            rows = '; '.join('%s: %s' % (w, x) for w, x in r)
+            if len(r) < 3:
+                raise Fail('only %d boot(s) recorded a ClientHello: %s' % (len(r), rows))
+            tails = [hello_random_tail(x) for _, x in r]
+            if len(set(tails)) < len(tails):
+                raise Fail('a ClientHello random repeats after its first 4 bytes (the time): %s' % rows)
+            return rows
+
+        self.attempt(fw, 'three boots on one SD card: three different ClientHello randoms', distinct)
+        if state['randoms']:
+            self.figures.append(('tls: first ClientHello random of three boots on one SD card, seed file, clock '
+                                 'not set (time | 28 random bytes)',
+                                 '; '.join('%s: %s' % (w, x[:8] + ' | ' + x[8:24] + '...') for w, x in
+                                           state['randoms'])))
+        if 'stack' in state:
+            self.figures.append(('tls: %s stack high-water with the seed file (list thread, highest of the boots)'
+                                 % LOOP_THREAD, '%s%% of %d bytes' % state['stack']))
+
     # -- an SD card that survives a reboot (--persist) -----------------------
     def persist(self, bsp):
         """The board's SD card across boots, with no library feature: a
@@ -3036,6 +3142,7 @@ def main():
             run.mcp(a.mcp, a.mcp_token, a.mcp_check, a.mcp_remote)
         if a.tls:
             run.tls(a.tls, a.tls_debug, a.pki)
+            run.tls_seed(a.tls)
         for bsp in a.lm3s:
             run.lm3s(bsp)
         if a.persist:

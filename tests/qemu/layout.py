@@ -82,6 +82,9 @@ USER_CA_NAME = 'qemu-test-root-ca.pem'
 # fault ends fast): tests/qemu/drive.py waits against the same figures.
 TLS_REQUEST_TIMEOUT_MS = 20000
 TLS_HTTP_TIMEOUT_MS = 8000
+# PKG_AGENT_TLS_SEED_FILE of the TLS firmwares (tests/qemu/drive.py
+# TLS_SEED_FILE says the same): the Kconfig's default.
+TLS_SEED_FILE = '/.agent_seed'
 # MBEDTLS_SSL_MAX_CONTENT_LEN of the TLS firmware: a whole TLS record as
 # servers send them (16384; the index entry's default is 3584).
 TLS_MAX_CONTENT_LEN = 16384
@@ -651,6 +654,13 @@ def overrides(a):
             # The recommended mbedTLS configuration (the default), or the
             # package's own (--mbedtls-config package: built for its flash).
             'PKG_AGENT_TLS_LEAN_MBEDTLS': 'y' if a.mbedtls_config == 'lean' else None,
+            # No hardware RNG on this board: the entropy seed file, at its
+            # default path, on the SD card the BSP mounts at "/" (the seed
+            # step boots on one; without a card it is missing and cannot be
+            # written, as a board whose file system is not there). Named so
+            # that `layout.py check` fails if a Kconfig change drops it.
+            'DFS_USING_POSIX': 'y',
+            'PKG_AGENT_TLS_SEED_FILE': '"%s"' % TLS_SEED_FILE,
         })
         if none:
             o[none] = None

@@ -35,7 +35,10 @@
 #                  CLI channel, and agent-tls-debug: Debug channel, both
 #                  with PKG_AGENT_TLS_MBEDTLS, webclient's "MbedTLS support"
 #                  and the mbedtls package, talking https:// to a TLS front
-#                  on 127.0.0.1 through a guestfwd), or only (just those)
+#                  on 127.0.0.1 through a guestfwd; then agent-tls booted
+#                  three times on one SD image: its entropy seed file, no
+#                  hardware RNG, three different ClientHello randoms), or
+#                  only (just those)
 #   MBEDTLS_SRC    the mbedtls package sources (RT-Thread-packages/mbedtls,
 #                  tag 2.28.1); needed when QEMU_TLS is on or only
 #   AGENT_SRC      the package sources put into the BSP (default: this work
@@ -247,7 +250,7 @@ apt_install qemu-system-arm scons gcc-arm-none-eabi rustc-web rust-web-src pytho
 [ -z "$upstream" ] || apt_install mosquitto mosquitto-clients
 # The SD images: mkfs.vfat (dosfstools) makes them, mtools reads and
 # changes them between boots (no root, no loop device).
-[ "$persist" = off ] && [ "$abilities" = off ] || apt_install dosfstools mtools
+[ "$persist" = off ] && [ "$abilities" = off ] && [ "$tls" = off ] || apt_install dosfstools mtools
 if [ "$mcp" != off ]; then
     # The official MCP Python SDK in target/mcp-venv (pinned, licences
     # checked), as the simulator's MCP test uses it.

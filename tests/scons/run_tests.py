@@ -670,6 +670,10 @@ def test_kconfig_options_and_defaults():
             check(kconf.syms[s].str_value == 'n', '%s not selected without TLS' % s)
         check(kconf.syms['PKG_AGENT_TLS_MBEDTLS'].set_value(2), 'mbedTLS selectable again')
         check(kconf.syms['PKG_USING_MBEDTLS'].str_value == 'y', 'mbedTLS selected again')
+        # The entropy seed file of boards without a hardware RNG: only with
+        # DFS's POSIX file API (not selected yet here).
+        check(kconf.syms['PKG_AGENT_TLS_SEED_FILE'].type == kconfiglib.STRING, 'the TLS seed file is a string option')
+        check(kconf.syms['PKG_AGENT_TLS_SEED_FILE'].visibility == 0, 'no TLS seed file without DFS_USING_POSIX')
         # Extra channels next to the CLI: the WebNet page selects WebNet and
         # offers the web token, as the WebNet channel does.
         check(kconf.syms['PKG_AGENT_ALSO_WEBNET_CHANNEL'].str_value == 'n', 'no extra WebNet page by default')
@@ -697,6 +701,9 @@ def test_kconfig_options_and_defaults():
         check(kconf.syms['PKG_AGENT_FILE_OP_THREAD_SIZE'].str_value == '4096', 'file thread stack default')
         for s in ('RT_USING_DFS', 'DFS_USING_POSIX'):
             check(kconf.syms[s].str_value == 'y', 'multimodal selects %s (the board\'s file API)' % s)
+        check(kconf.syms['PKG_AGENT_TLS_SEED_FILE'].str_value == '/.agent_seed',
+              'the TLS seed file defaults to /.agent_seed with DFS_USING_POSIX (got %r)'
+              % kconf.syms['PKG_AGENT_TLS_SEED_FILE'].str_value)
         check(kconf.syms['PKG_AGENT_MULTIMODAL_UPLOAD'].str_value == 'y', 'upload to a file server by default')
         check(kconf.syms['PKG_AGENT_MULTIMODAL_INLINE'].set_value(2), 'inline data: URLs selectable')
         check(kconf.syms['PKG_AGENT_MULTIMODAL_UPLOAD'].str_value == 'n', 'one way at a time')
