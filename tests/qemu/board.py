@@ -33,7 +33,7 @@ class Timeout(Exception):
 
 class Board:
     def __init__(self, bsp, relay_cmd, transcript, host_port=None, guest_port=80, guestfwds=(),
-                 machine='vexpress-a9', sd=None):
+                 machine='vexpress-a9', sd=None, hostfwds=()):
         """relay_cmd: the program QEMU runs per guest connection to
         GUEST_SERVER:80 (it connects to the scripted server on 127.0.0.1).
         host_port: forward 127.0.0.1:host_port on the host to the board's
@@ -43,7 +43,9 @@ class Board:
         client's remote server). machine: vexpress-a9 or lm3s6965evb.
         sd: an sdcard.SdImage to boot with as the board's SD card (A9
         only; the BSP mounts it at "/"); it is marked attached until
-        close(), and its host-side helpers refuse to touch it meanwhile."""
+        close(), and its host-side helpers refuse to touch it meanwhile.
+        hostfwds: more (host port, guest port) forwards from 127.0.0.1 (the
+        load run reaches the board's MCP server and its WebNet)."""
         if machine not in ('vexpress-a9', 'lm3s6965evb'):
             raise ValueError('unknown machine %r' % machine)
         self.machine = machine
@@ -64,10 +66,10 @@ class Board:
         # connects to 127.0.0.1.
         netdev = 'user,id=n0,restrict=on' + ''.join(
             ',guestfwd=tcp:%s:%d-cmd:%s' % (addr, int(port), ' '.join(cmd)) for addr, port, cmd in fwds)
-        if host_port is not None:
+        for hp, gp in ([(host_port, guest_port)] if host_port is not None else []) + list(hostfwds):
             # Only the host's loopback: restrict=on leaves explicit
-            # forwards working, and this one listens on 127.0.0.1 only.
-            netdev += ',hostfwd=tcp:127.0.0.1:%d-:%d' % (int(host_port), int(guest_port))
+            # forwards working, and these listen on 127.0.0.1 only.
+            netdev += ',hostfwd=tcp:127.0.0.1:%d-:%d' % (int(hp), int(gp))
         if machine == 'vexpress-a9':
             self.cmd = ['qemu-system-arm', '-M', 'vexpress-a9', '-smp', 'cpus=1', '-m', '128M',
                         '-kernel', image, '-display', 'none', '-monitor', 'none', '-serial', 'stdio',

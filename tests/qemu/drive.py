@@ -175,10 +175,11 @@ def hello_random_tail(r):
 
 
 class Server:
-    def __init__(self, exe, log_path):
+    def __init__(self, exe, log_path, args=()):
+        """args: more arguments of the server (the load run's --faults)."""
         self.exe = exe
         self.log_path = log_path
-        self.proc = subprocess.Popen([exe], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        self.proc = subprocess.Popen([exe] + list(args), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=open(log_path, 'w'), start_new_session=True)
         line = self.proc.stdout.readline().decode()
         m = re.match(r'PORT (\d+)', line)
@@ -264,7 +265,7 @@ class Run:
         self.args = args
         self.results = []   # (firmware, step, status, detail)
         self.figures = []   # (what, value)
-        self.server = Server(args.server, os.path.join(args.logs, 'server.log'))
+        self.server = Server(args.server, os.path.join(args.logs, 'server.log'), getattr(args, 'server_args', ()))
         self.board = None
         self.boots = 0
         self.remotes = []
@@ -297,21 +298,26 @@ class Run:
             return False
 
     # -- board ---------------------------------------------------------------
-    def boot(self, bsp, name, host_port=None, guest_port=80, guestfwds=(), machine='vexpress-a9', sd=None):
+    def boot(self, bsp, name, host_port=None, guest_port=80, guestfwds=(), machine='vexpress-a9', sd=None,
+             hostfwds=(), prompt=None):
         """Start QEMU and wait for the shell and a DHCP address; returns
         `free`. sd: an sdcard.SdImage as the board's SD card (the BSP must
         say it mounted it at "/"; self.sd_mount says how). The seconds from
         QEMU's start to the shell prompt are in self.boot_secs; reboot()
-        boots the same again."""
+        boots the same again. hostfwds: more (host port, guest port)
+        forwards; prompt: the shell's prompt when not the machine's usual
+        one (an lm3s firmware with DFS prints "msh />")."""
         if self.board:
             self.board.close()
         self.boots += 1
         self.last_boot = (bsp, name, dict(host_port=host_port, guest_port=guest_port, guestfwds=guestfwds,
-                                          machine=machine, sd=sd))
+                                          machine=machine, sd=sd, hostfwds=hostfwds, prompt=prompt))
         transcript = os.path.join(self.args.logs, 'serial-%s-%d.txt' % (name, self.boots))
         t0 = time.monotonic()
         self.board = Board(bsp, self.server.relay, transcript, host_port=host_port, guest_port=guest_port,
-                           guestfwds=guestfwds, machine=machine, sd=sd)
+                           guestfwds=guestfwds, machine=machine, sd=sd, hostfwds=hostfwds)
+        if prompt:
+            self.board.prompt = prompt
         self.transcript = transcript
         b = self.board
         if machine == 'lm3s6965evb':

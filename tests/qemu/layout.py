@@ -93,6 +93,19 @@ TLS_MAX_CONTENT_LEN = 16384
 ABILITIES_NOTES_FILE = '/agent_notes.txt'
 ABILITIES_NOTES_MAX = 2048
 ABILITIES_SCHEDULE_FILE = '/agent_sched.txt'
+# The load run's firmware (issue 37, tests/qemu/soak.py): the request
+# deadline answers the scripted server's 20 s stall with an error reply, and
+# the read timeout stays below it (the stall sends an SSE comment every 2 s,
+# so only the deadline ends it).
+SOAK_REQUEST_TIMEOUT_MS = 12000
+SOAK_HTTP_TIMEOUT_MS = 8000
+# Where the load run's tool goes in the work dir's copy of the package (the
+# SConscript compiles every .c under src/tools/), and the line added to
+# that copy's tool_func.c after "your tools go here".
+SOAK_TOOL_PATH = os.path.join('src', 'tools', 'soak', 'tool_board_mem.c')
+SOAK_TOOLS_MARK = '/* ========== your tools go here ========== */'
+SOAK_TOOLS_CALL = ('    { extern void soak_tools_register(void); soak_tools_register(); }'
+                   ' /* tests/qemu (issue 37): the load run\'s board_mem tool */\n')
 # Never copied from the repo into the package folder.
 SKIP_NAMES = {'.git', 'target', '__pycache__', 'corpus', 'artifacts'}
 SKIP_SUFFIX = ('.o', '.pyc')
@@ -113,14 +126,25 @@ def same_content(a, b):
         return fa.read() == fb.read()
 
 
-def sync_dir(src, dst, skip_top=(), keep=()):
+def sync_dir(src, dst, skip_top=(), keep=(), overlay=None):
     """Make dst a copy of src: files whose content changed are copied (with
     a new mtime, so cargo and SCons rebuild exactly what changed), removed
     files deleted. Build outputs (*.o) in dst are left alone, and so are the
-    files named in `keep` (paths relative to dst) once they exist."""
+    files named in `keep` (paths relative to dst) once they exist.
+    overlay: {path relative to dst: text} written instead of (or besides)
+    src's file of that path, only when the content differs (the load run's
+    tool and its registration, in the work dir's copy only)."""
     os.makedirs(dst, exist_ok=True)
     keep = {os.path.normpath(k) for k in keep}
+    overlay = {os.path.normpath(k): v for k, v in (overlay or {}).items()}
     wanted = set()
+    for rel, text in overlay.items():
+        wanted.add(rel)
+        parts = rel.split(os.sep)
+        for i in range(1, len(parts)):
+            wanted.add(os.path.join(*parts[:i]))
+        os.makedirs(os.path.dirname(os.path.join(dst, rel)) or dst, exist_ok=True)
+        write_if_changed(os.path.join(dst, rel), text)
     for root, dirs, files in os.walk(src):
         rel = os.path.relpath(root, src)
         dirs[:] = [d for d in dirs if d not in SKIP_NAMES and not (rel == '.' and d in skip_top)]
@@ -133,6 +157,8 @@ def sync_dir(src, dst, skip_top=(), keep=()):
             s = os.path.join(root, f)
             d = os.path.normpath(os.path.join(dst, rel, f))
             wanted.add(os.path.normpath(os.path.join(rel, f)))
+            if os.path.normpath(os.path.join(rel, f)) in overlay:
+                continue
             if os.path.islink(s):
                 s = os.path.realpath(s)
                 if not os.path.isfile(s):
@@ -443,7 +469,7 @@ def cmd_bsp(a):
     shutil.copy2(os.path.join(template, '.config'), os.path.join(bsp, '.config.stock'))
     if a.board == 'lm3s':
         # What the board needs on QEMU's lm3s6965evb, to this copy only.
-        lm3s.patch_bsp(template, bsp)
+        lm3s.patch_bsp(template, bsp, soak=bool(a.soak_tool))
 
     pkgs = os.path.join(bsp, 'packages')
     os.makedirs(pkgs, exist_ok=True)
@@ -457,7 +483,8 @@ def cmd_bsp(a):
         if not os.path.isfile(os.path.join(src, marker)):
             die('%s has no %s' % (src, marker))
         sync_dir(os.path.abspath(src), os.path.join(pkgs, name),
-                 keep=MBEDTLS_GENERATED if name == MBEDTLS_DIR else ())
+                 keep=MBEDTLS_GENERATED if name == MBEDTLS_DIR else (),
+                 overlay=soak_overlay(src, a.soak_tool) if name == AGENT_DIR and a.soak_tool else None)
     if a.pahomqtt:
         # issue 29: paho-mqtt, and the C package's tool files over the
         # package's copy (tests/qemu/upstream_tools.py).
@@ -487,6 +514,22 @@ def cmd_bsp(a):
     print(bsp)
 
 
+def soak_overlay(agent_src, tool):
+    """The load run's files in the work dir's copy of the package: its tool
+    (tests/qemu/soak/tool_board_mem.c) and the package's tool_func.c with
+    one call registering it. The package itself is not changed."""
+    with open(tool) as f:
+        tool_text = f.read()
+    path = os.path.join(agent_src, 'src', 'tool_func.c')
+    with open(path) as f:
+        func = f.read()
+    at = func.find(SOAK_TOOLS_MARK)
+    if at < 0:
+        die('%s has no "%s" line: the load run cannot register its tool there' % (path, SOAK_TOOLS_MARK))
+    at = func.index('\n', at) + 1
+    return {SOAK_TOOL_PATH: tool_text, os.path.join('src', 'tool_func.c'): func[:at] + SOAK_TOOLS_CALL + func[at:]}
+
+
 def _sync_keep(src, dst):
     for root, dirs, files in os.walk(src):
         rel = os.path.relpath(root, src)
@@ -514,8 +557,16 @@ def agent_kconfig_tls_choice(bsp):
 
 def overrides(a):
     if a.board == 'lm3s':
-        return lm3s.overrides(*agent_kconfig_tls_choice(a.bsp), prebuilt=a.prebuilt, name_max=a.name_max,
-                              profile=a.profile, agent_dir=os.path.join(a.bsp, 'packages', AGENT_DIR))
+        o = lm3s.overrides(*agent_kconfig_tls_choice(a.bsp), prebuilt=a.prebuilt, name_max=a.name_max,
+                           profile=a.profile, agent_dir=os.path.join(a.bsp, 'packages', AGENT_DIR), soak=a.soak)
+        if a.soak:
+            o.update({
+                'PKG_AGENT_SCHEDULE': 'y',
+                'PKG_AGENT_SCHEDULE_FILE': '"%s"' % ABILITIES_SCHEDULE_FILE,
+                'PKG_AGENT_REQUEST_TIMEOUT_MS': str(SOAK_REQUEST_TIMEOUT_MS),
+                'PKG_AGENT_HTTP_TIMEOUT_MS': str(SOAK_HTTP_TIMEOUT_MS),
+            })
+        return o
     o = {
         'BSP_DRV_EMAC': 'y',
         'RT_USING_LWIP': 'y',
@@ -616,6 +667,38 @@ def overrides(a):
             'PKG_AGENT_SCHEDULE_FILE': '"%s"' % ABILITIES_SCHEDULE_FILE,
             'PKG_AGENT_SUMMARY': 'y',
         })
+    if a.soak:
+        # issue 37's load run (tests/qemu/soak.py): the CLI channel with
+        # the MCP server (--mcp-token), the notes and the schedule on the
+        # SD card, a request deadline below the scripted server's 20 s
+        # stall (and a read timeout below that), and lwIP's tcpip thread
+        # at the 2048 bytes the MCP server's help asks for.
+        o.update({
+            'DFS_USING_POSIX': 'y',
+            'PKG_AGENT_NOTES': 'y',
+            'PKG_AGENT_NOTES_FILE': '"%s"' % ABILITIES_NOTES_FILE,
+            'PKG_AGENT_NOTES_MAX': str(ABILITIES_NOTES_MAX),
+            'PKG_AGENT_SCHEDULE': 'y',
+            'PKG_AGENT_SCHEDULE_FILE': '"%s"' % ABILITIES_SCHEDULE_FILE,
+            'PKG_AGENT_REQUEST_TIMEOUT_MS': str(SOAK_REQUEST_TIMEOUT_MS),
+            'PKG_AGENT_HTTP_TIMEOUT_MS': str(SOAK_HTTP_TIMEOUT_MS),
+            'RT_LWIP_TCPTHREAD_STACKSIZE': '2048',
+        })
+        if a.soak_web:
+            # The WebNet page next to the CLI channel (the shared
+            # conversation, each reply to the channel that sent its
+            # message): the real WebNet package with its CGI module, as
+            # the WebNet firmware has it.
+            o.update({
+                'PKG_AGENT_ALSO_WEBNET_CHANNEL': 'y',
+                'PKG_USING_WEBNET': 'y',
+                'WEBNET_USING_CGI': 'y',
+                'WEBNET_PORT': '80',
+                'WEBNET_ROOT': '"/webnet"',
+                'RT_USING_DFS': 'y',
+                'RT_USING_LEGACY': 'y',
+                'PKG_AGENT_WEB_TOKEN': '"%s"' % a.soak_web,
+            })
     if a.mqtt_broker:
         # issue 29: the C package's MQTT toolset on paho-mqtt, and its
         # audio driver (tests/qemu/upstream_tools.py).
@@ -743,7 +826,8 @@ def cmd_check(a):
             bad.append('%s should be %s, is %s' % (k, v, values.get(k)))
     if a.board == 'lm3s':
         # What the lm3s check keeps as the BSP ships it (tests/qemu/lm3s.py).
-        bad += ['%s should stay off (as bsp/lm3s8962 ships it)' % k for k in lm3s.MUST_STAY_OFF if k in defined]
+        bad += ['%s should stay off (as bsp/lm3s8962 ships it)' % k for k in lm3s.MUST_STAY_OFF
+                if k in defined and not (a.soak and k in lm3s.SOAK_TURNS_ON)]
     if a.board == 'lm3s' and a.profile == 'small':
         # A hand-written rtconfig.h's profile: the options left to the glue.
         bad += ['%s should be left to the small profile (not defined; `layout.py strip-profile`)' % k
@@ -759,7 +843,11 @@ def cmd_check(a):
           + (' + PKG_AGENT_NOTES (%s), PKG_AGENT_SCHEDULE (%s), PKG_AGENT_SUMMARY'
              % (ABILITIES_NOTES_FILE, ABILITIES_SCHEDULE_FILE) if a.abilities else '')
           + (' + the C package\'s MQTT toolset on paho-mqtt (pipe mode), broker %s, and PKG_AGENT_DRIVER_AUDIO'
-             % a.mqtt_broker if a.mqtt_broker else ''))
+             % a.mqtt_broker if a.mqtt_broker else '')
+          + (' + the load run\'s settings (schedule%s, request deadline %d ms%s)'
+             % (' on a RAM file system' if a.board == 'lm3s' else ', notes, MCP server',
+                SOAK_REQUEST_TIMEOUT_MS, ', the WebNet page next to the CLI' if a.soak_web else '')
+             if a.soak else ''))
 
 
 def main():
@@ -778,6 +866,8 @@ def main():
     b.add_argument('--pahomqtt', default='')
     b.add_argument('--upstream-agent', default='')
     b.add_argument('--board', choices=('a9', 'lm3s'), default='a9')
+    b.add_argument('--soak-tool', default='', help='the load run\'s tool (tests/qemu/soak/tool_board_mem.c), put '
+                   'into the work dir\'s copy of the package and registered from that copy\'s tool_func.c')
     for name in ('config', 'check'):
         c = sub.add_parser(name)
         c.add_argument('bsp')
@@ -796,6 +886,12 @@ def main():
         c.add_argument('--name-max', default='', help='lm3s: RT_NAME_MAX instead of the BSP\'s')
         c.add_argument('--profile', choices=('', 'small'), default='',
                        help='lm3s: PKG_AGENT_PROFILE_SMALL, its options left to the glue')
+        c.add_argument('--soak', action='store_true', help='issue 37\'s load run (tests/qemu/soak.py): A9: the '
+                       'notes, the schedule, the load run\'s deadlines (with --mcp-token: the MCP server); lm3s: '
+                       'the schedule on a RAM file system (DFS v1, ramfs)')
+        c.add_argument('--soak-web', default='', metavar='TOKEN',
+                       help='with --soak: the WebNet page next to the CLI channel '
+                       '(PKG_AGENT_ALSO_WEBNET_CHANNEL), with that PKG_AGENT_WEB_TOKEN')
     s = sub.add_parser('strip-profile')
     s.add_argument('bsp')
     a = p.parse_args()

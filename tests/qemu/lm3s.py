@@ -78,6 +78,8 @@ def _once(text, pattern, repl, what, path, flags=0):
 
 
 MARK = 'tests/qemu (issue 31)'
+# The load run's edits (issue 37), on its firmware only.
+SOAK_MARK = 'tests/qemu (issue 37)'
 
 
 def patch_tree(rtt):
@@ -98,9 +100,11 @@ def patch_tree(rtt):
     _edit(path, fn)
 
 
-def patch_bsp(template, bsp):
+def patch_bsp(template, bsp, soak=False):
     """The BSP copy: linker script, NIC after lwIP, link up; each file made
-    from the template's (the unpatched BSP's) text."""
+    from the template's (the unpatched BSP's) text. soak: the load run's
+    firmware (issue 37): DFS with a RAM file system at "/" instead of the
+    SD card (see SOAK_RAMFS_BYTES)."""
     def tpl(path):
         return os.path.join(template, os.path.relpath(path, bsp))
     ld = os.path.join(bsp, 'lm3s_rom.ld')
@@ -117,9 +121,16 @@ def patch_bsp(template, bsp):
     def startup_fn(t):
         if MARK in t:
             return t
-        return _once(t, r'\n[ \t]*/\* register ethernetif device \*/\n[ \t]*rt_hw_luminaryif_init\(\);\n',
-                     '\n    /* %s: the NIC is registered by the init thread, after lwip_sys_init() */\n' % MARK,
-                     'rt_hw_luminaryif_init() out of rtthread_startup()', startup)
+        t = _once(t, r'\n[ \t]*/\* register ethernetif device \*/\n[ \t]*rt_hw_luminaryif_init\(\);\n',
+                  '\n    /* %s: the NIC is registered by the init thread, after lwip_sys_init() */\n' % MARK,
+                  'rt_hw_luminaryif_init() out of rtthread_startup()', startup)
+        if soak:
+            # No SD card: the RAM file system needs no block device, and
+            # rt_hw_sdcard_init() spins on QEMU's SSI.
+            t = _once(t, r'\n#ifdef RT_USING_DFS\n([ \t]*/\* init sd card device \*/\n[ \t]*rt_hw_sdcard_init\(\);\n)',
+                      r'\n#if defined(RT_USING_DFS) && defined(RT_USING_DFS_ELMFAT) /* %s */\n\1' % SOAK_MARK,
+                      'rt_hw_sdcard_init() only with elm FAT', startup)
+        return t
     _edit(startup, startup_fn, tpl(startup))
 
     app = os.path.join(bsp, 'applications', 'application.c')
@@ -127,6 +138,28 @@ def patch_bsp(template, bsp):
     def app_fn(t):
         if MARK in t:
             return t
+        if soak:
+            # The load run's schedule file on a RAM file system at "/"
+            # (its pool a static array: the heap's figures stay the
+            # library's), mounted where the BSP would mount the card;
+            # elm's header only with elm.
+            t = _once(t, r'\n#include <dfs_elm.h>\n',
+                      '\n#ifdef RT_USING_DFS_ELMFAT /* %s */\n#include <dfs_elm.h>\n#endif\n' % SOAK_MARK,
+                      'dfs_elm.h only with elm FAT', app)
+            t = _once(t, r'(\n([ \t]*)dfs_init\(\);\n)',
+                      r'\1#ifdef RT_USING_DFS_RAMFS /* %s: "/" on a RAM file system */\n'
+                      r'\2{\n'
+                      r'\2    extern int dfs_ramfs_init(void);\n'
+                      r'\2    extern struct dfs_ramfs *dfs_ramfs_create(rt_uint8_t *pool, rt_size_t size);\n'
+                      r'\2    static rt_uint8_t ramfs_pool[%d];\n'
+                      r'\2    dfs_ramfs_init();\n'
+                      r'\2    if (dfs_mount(RT_NULL, "/", "ram", 0, dfs_ramfs_create(ramfs_pool, sizeof(ramfs_pool))) == 0)\n'
+                      r'\2        rt_kprintf("RAM file system of %%d bytes mounted at /\\n", (int)sizeof(ramfs_pool));\n'
+                      r'\2    else\n'
+                      r'\2        rt_kprintf("RAM file system: mount failed\\n");\n'
+                      r'\2}\n'
+                      r'#endif\n' % (SOAK_MARK, SOAK_RAMFS_BYTES),
+                      'a RAM file system mounted after dfs_init()', app)
         return _once(t, r'(\n([ \t]*)lwip_sys_init\(\);\n)',
                      r"\1\2{ /* %s: the NIC after lwIP's tcpip thread */\n"
                      r'\2    extern int rt_hw_luminaryif_init(void);\n'
@@ -159,6 +192,16 @@ def patch_bsp(template, bsp):
                      'the link declared up after eth_device_init()', nic)
     _edit(nic, nic_fn, tpl(nic))
 
+
+# The load run's firmware (issue 37): the schedule keeps its entries in a
+# file (PKG_AGENT_SCHEDULE depends on RT_USING_DFS, and the glue stops the
+# build without DFS_USING_POSIX). This board's card needs the SSI, which
+# QEMU's machine does not give, so that firmware has DFS v1 with a RAM file
+# system at "/" (a static pool of this many bytes: the schedule file, its
+# .tmp while it is replaced, ramfs's own entries), elm FAT and devfs off.
+SOAK_RAMFS_BYTES = 1536
+# What the load run's firmware turns on of MUST_STAY_OFF.
+SOAK_TURNS_ON = ('RT_USING_DFS',)
 
 # The request deadline and the answer-text cap of the lm3s firmwares (see
 # overrides); drive.py reads the values back from each BSP's rtconfig.h.
@@ -208,7 +251,7 @@ def profile_options(agent_dir):
 
 # .config overrides of the lm3s firmware (None: off). The package with the
 # old feature set, the agent's settings as the A9 CLI firmware has them.
-def overrides(tls_none, tls_others, prebuilt='', name_max='', profile='', agent_dir=''):
+def overrides(tls_none, tls_others, prebuilt='', name_max='', profile='', agent_dir='', soak=False):
     """prebuilt: PKG_AGENT_PREBUILT_LIB (the second firmware links the
     first one's library); name_max: RT_NAME_MAX instead of the BSP's 12 (8,
     as many BSPs have it); profile 'small': PKG_AGENT_PROFILE_SMALL, and
@@ -252,6 +295,23 @@ def overrides(tls_none, tls_others, prebuilt='', name_max='', profile='', agent_
         'PKG_AGENT_MULTIMODAL_DISABLE': 'y',
         'PKG_AGENT_PREBUILT_LIB': '"%s"' % prebuilt,
     }
+    if soak:
+        # DFS v1 and a RAM file system (SOAK_RAMFS_BYTES); the schedule
+        # itself is set by layout.py.
+        o.update({
+            'RT_USING_DFS': 'y',
+            'DFS_USING_POSIX': 'y',
+            # No working directory: the shell's prompt would read it (a
+            # lock dfs_init() makes) before the init thread has run
+            # dfs_init(), and its code is flash this board has not.
+            'DFS_USING_WORKDIR': None,
+            'RT_USING_DFS_V1': 'y',
+            'RT_USING_DFS_ELMFAT': None,
+            'RT_USING_DFS_DEVFS': None,
+            'RT_USING_DFS_RAMFS': 'y',
+            'DFS_FD_MAX': '4',
+            'DFS_FILESYSTEMS_MAX': '1',
+        })
     if name_max:
         o['RT_NAME_MAX'] = str(int(name_max))
     if profile == 'small':

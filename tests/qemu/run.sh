@@ -86,13 +86,30 @@
 #                  chat is used, the notes file made unreadable or foreign
 #                  between boots; tests/qemu/abilities.py), or only (just
 #                  that firmware)
+#   QEMU_SOAK      MINUTES: issue 37's load run alone (tests/qemu/soak.py),
+#                  for that many minutes: on the A9 the firmware agent-soak
+#                  (CLI channel, MCP server, schedule and notes on an SD
+#                  image, and with SOAK_WEB the WebNet page next to the
+#                  CLI), on lm3s (--board lm3s) agent-lm3s-soak (the small
+#                  profile, the schedule on a RAM file system); a scheduled
+#                  prompt every 5 s, a console question every 10 s, an MCP
+#                  tool call every 1 s and a client guessing tokens (A9), a
+#                  WebNet chat every 3 s (SOAK_WEB), the scripted server
+#                  failing at random (seeded: SOAK_SEED); a report
+#                  (logs/soak.json) and exit status 1 when a bound is broken
+#   SOAK_WEB       with QEMU_SOAK on the A9: 1 (the WebNet page next to the
+#                  CLI channel, PKG_AGENT_ALSO_WEBNET_CHANNEL; needs
+#                  WEBNET_SRC), 0 (without it), or unset: 1 when the
+#                  package's Kconfig has PKG_AGENT_ALSO_WEBNET_CHANNEL, else
+#                  0 (said so)
+#   SOAK_SEED      the scripted server's fault draws (default 37)
 # Options: --stdio on|off|both (as QEMU_STDIO), --skip-build, --webnet
 # (QEMU_WEBNET=on), --webnet-only (QEMU_WEBNET=only), --browser, --mcp
 # (QEMU_MCP=on), --mcp-only (QEMU_MCP=only), --tls (QEMU_TLS=on),
 # --tls-only (QEMU_TLS=only), --board a9|lm3s (QEMU_BOARD),
 # --upstream-tools (QEMU_UPSTREAM_TOOLS=1), --persist (QEMU_PERSIST=on),
 # --persist-only (QEMU_PERSIST=only), --abilities (QEMU_ABILITIES=on),
-# --abilities-only (QEMU_ABILITIES=only).
+# --abilities-only (QEMU_ABILITIES=only), --soak MINUTES (QEMU_SOAK).
 #
 # Network: qemu's user networking only, restricted (restrict=on: the guest
 # reaches nothing but the one guestfwd), 10.0.2.100:80 forwarded to the
@@ -118,6 +135,7 @@ board="${QEMU_BOARD:-a9}"
 upstream="${QEMU_UPSTREAM_TOOLS:-}"
 persist="${QEMU_PERSIST:-off}"
 abilities="${QEMU_ABILITIES:-off}"
+soak="${QEMU_SOAK:-}"
 while [ $# -gt 0 ]; do
     case "$1" in
         --stdio) stdio="$2"; shift 2 ;;
@@ -135,10 +153,23 @@ while [ $# -gt 0 ]; do
         --persist-only) persist=only; shift ;;
         --abilities) abilities=on; shift ;;
         --abilities-only) abilities=only; shift ;;
-        *) echo "usage: $0 [--board a9|lm3s] [--stdio on|off|both] [--skip-build] [--webnet|--webnet-only] [--browser] [--mcp|--mcp-only] [--tls|--tls-only] [--upstream-tools] [--persist|--persist-only] [--abilities|--abilities-only]" >&2; exit 2 ;;
+        --soak) soak="${2:-}"; shift 2 || { echo "--soak needs MINUTES" >&2; exit 2; } ;;
+        *) echo "usage: $0 [--board a9|lm3s] [--stdio on|off|both] [--skip-build] [--webnet|--webnet-only] [--browser] [--mcp|--mcp-only] [--tls|--tls-only] [--upstream-tools] [--persist|--persist-only] [--abilities|--abilities-only] [--soak MINUTES]" >&2; exit 2 ;;
     esac
 done
 case "$board" in a9|lm3s) ;; *) echo "QEMU_BOARD/--board must be a9 or lm3s" >&2; exit 2 ;; esac
+if [ -n "$soak" ]; then
+    # issue 37's load run: its firmware alone.
+    [[ "$soak" =~ ^[1-9][0-9]*$ ]] || { echo "--soak/QEMU_SOAK must be a whole number of minutes (1 or more), not '$soak'" >&2; exit 2; }
+    if [ "$webnet" != off ] || [ "$mcp" != off ] || [ "$tls" != off ] || [ -n "$browser" ] || [ "$stdio" != on ] \
+        || [ -n "$upstream" ] || [ "$persist" != off ] || [ "$abilities" != off ]; then
+        echo "--soak runs the load run's firmware alone (--board a9 or lm3s): the other firmware options do not apply" >&2; exit 2
+    fi
+    if [ -z "${RTT_ROOT:-}" ]; then
+        echo "load run (tests/qemu/run.sh --soak) NOT RUN: RTT_ROOT is not set (needs an RT-Thread 5.x tree, CJSON_SRC and WEBCLIENT_SRC, and WEBNET_SRC for its WebNet part; see tests/qemu/README.md)"
+        exit 0
+    fi
+fi
 if [ "$board" = lm3s ] && { [ "$webnet" != off ] || [ "$mcp" != off ] || [ "$tls" != off ] || [ -n "$browser" ] || [ "$stdio" != on ]; }; then
     echo "--board lm3s builds its own firmwares (CLI channel, no TLS): --stdio, --webnet, --browser, --mcp and --tls do not apply" >&2; exit 2
 fi
@@ -195,6 +226,27 @@ if [ "$webnet" != off ]; then
     [ -n "${WEBNET_SRC:-}" ] && [ -f "$WEBNET_SRC/src/webnet.c" ] && [ -f "$WEBNET_SRC/module/wn_module_cgi.c" ] \
         || fail "WEBNET_SRC must name the WebNet package sources (has src/webnet.c, module/wn_module_cgi.c); got '${WEBNET_SRC:-}'"
 fi
+# The load run's WebNet part (SOAK_WEB; see the head of this file).
+soak_web=0
+soak_web_why=""
+if [ -n "$soak" ] && [ "$board" = a9 ]; then
+    soak_kconfig="${AGENT_SRC:-$repo}/packages/Kconfig"
+    case "${SOAK_WEB:-}" in
+        1) soak_web=1 ;;
+        0) soak_web=0; soak_web_why="SOAK_WEB=0"; echo "load run: the WebNet part is off (SOAK_WEB=0)" ;;
+        "") if grep -q '^[[:space:]]*config PKG_AGENT_ALSO_WEBNET_CHANNEL\b' "$soak_kconfig"; then
+                soak_web=1
+            else
+                soak_web_why="the package has no PKG_AGENT_ALSO_WEBNET_CHANNEL yet"
+                echo "load run: the WebNet part is off: the package has no PKG_AGENT_ALSO_WEBNET_CHANNEL (the WebNet page next to the CLI channel) yet; SOAK_WEB=1 forces it"
+            fi ;;
+        *) fail "SOAK_WEB must be 1, 0 or unset, not '$SOAK_WEB'" ;;
+    esac
+    if [ "$soak_web" = 1 ]; then
+        [ -n "${WEBNET_SRC:-}" ] && [ -f "$WEBNET_SRC/src/webnet.c" ] && [ -f "$WEBNET_SRC/module/wn_module_cgi.c" ] \
+            || fail "the load run's WebNet part (SOAK_WEB) needs WEBNET_SRC, the WebNet package sources (has src/webnet.c, module/wn_module_cgi.c); got '${WEBNET_SRC:-}' (SOAK_WEB=0 runs without it)"
+    fi
+fi
 if [ -n "$upstream" ]; then
     [ -f "$UPSTREAM_AGENT_SRC/src/tools/tool_mqtt/tool_mqtt.c" ] && [ -f "$UPSTREAM_AGENT_SRC/src/tool_func.c" ] \
         && [ -f "$UPSTREAM_AGENT_SRC/include/tools/tool_mqtt/tool_mqtt.h" ] \
@@ -250,7 +302,7 @@ apt_install qemu-system-arm scons gcc-arm-none-eabi rustc-web rust-web-src pytho
 [ -z "$upstream" ] || apt_install mosquitto mosquitto-clients
 # The SD images: mkfs.vfat (dosfstools) makes them, mtools reads and
 # changes them between boots (no root, no loop device).
-[ "$persist" = off ] && [ "$abilities" = off ] && [ "$tls" = off ] || apt_install dosfstools mtools
+[ "$persist" = off ] && [ "$abilities" = off ] && [ "$tls" = off ] && { [ -z "$soak" ] || [ "$board" != a9 ]; } || apt_install dosfstools mtools
 if [ "$mcp" != off ]; then
     # The official MCP Python SDK in target/mcp-venv (pinned, licences
     # checked), as the simulator's MCP test uses it.
@@ -284,6 +336,17 @@ build_bsp() { # name channel stdio [prebuilt-lib]
     [ "$name" = agent-mcp ] && extra=(--mcp-token "$mcp_token" --mcp-servers "$mcp_remote_url")
     # issue 28: the notes, the schedule and the summary (tests/qemu/abilities.py).
     [ "$name" = agent-abilities ] && extra=(--abilities)
+    # issue 37's load run (tests/qemu/soak.py): the MCP server, the notes
+    # and the schedule, its deadlines, the WebNet page next to the CLI with
+    # SOAK_WEB=1, and its board_mem tool in the work dir's package copy.
+    if [ "$name" = agent-soak ]; then
+        extra=(--soak --mcp-token "$mcp_token")
+        bsp_extra=(--soak-tool "$here/soak/tool_board_mem.c")
+        if [ "$soak_web" = 1 ]; then
+            extra+=(--soak-web "$web_token")
+            bsp_extra+=(--webnet "$WEBNET_SRC")
+        fi
+    fi
     # The HTTPS firmwares: the mbedtls package (from MBEDTLS_SRC) with the
     # test root CA in its certs/ folder, the agent's mbedTLS choice, an
     # https:// URL.
@@ -330,13 +393,20 @@ build_bsp() { # name channel stdio [prebuilt-lib]
 # hands the library the board's settings).
 rtt_lm3s="$work/rtt-lm3s"
 lm3s_bsps=(agent-lm3s agent-lm3s-name8 agent-lm3s-small)
-build_lm3s() { # name [name-max prebuilt-lib profile]
-    local name="$1" name_max="${2:-}" prebuilt="${3:-}" profile="${4:-}"
+build_lm3s() { # name [name-max prebuilt-lib profile soak]
+    local name="$1" name_max="${2:-}" prebuilt="${3:-}" profile="${4:-}" soak_fw="${5:-}"
     local bsp="$rtt_lm3s/bsp/$name"
     local opts=(--board lm3s --channel cli --posix-stdio off --prebuilt "$prebuilt" --name-max "$name_max"
                 --profile "$profile")
-    step "build $name: lm3s8962 BSP, CLI channel, no TLS${name_max:+, RT_NAME_MAX $name_max}${profile:+, PKG_AGENT_PROFILE_SMALL (its options left to the glue)}${prebuilt:+, prebuilt Rust library}"
-    "$py" "$here/layout.py" bsp "$rtt_lm3s" "$name" "$agent_src" "$CJSON_SRC" "$WEBCLIENT_SRC" --board lm3s >/dev/null
+    local bsp_extra=()
+    if [ -n "$soak_fw" ]; then
+        # issue 37's load run: the schedule on a RAM file system, its
+        # deadlines, its board_mem tool (tests/qemu/soak.py).
+        opts+=(--soak)
+        bsp_extra=(--soak-tool "$here/soak/tool_board_mem.c")
+    fi
+    step "build $name: lm3s8962 BSP, CLI channel, no TLS${name_max:+, RT_NAME_MAX $name_max}${profile:+, PKG_AGENT_PROFILE_SMALL (its options left to the glue)}${prebuilt:+, prebuilt Rust library}${soak_fw:+, the load run (the schedule on a RAM file system)}"
+    "$py" "$here/layout.py" bsp "$rtt_lm3s" "$name" "$agent_src" "$CJSON_SRC" "$WEBCLIENT_SRC" --board lm3s ${bsp_extra[@]+"${bsp_extra[@]}"} >/dev/null
     "$py" "$here/layout.py" config "$bsp" "${opts[@]}"
     (
         cd "$bsp"
@@ -360,10 +430,15 @@ build_lm3s() { # name [name-max prebuilt-lib profile]
 if [ "$board" = lm3s ] && [ -z "$skip_build" ]; then
     step "lay out RT-Thread ($src_rtt) into $rtt_lm3s with bsp/lm3s8962 and the board's patch (tests/qemu/lm3s.py; RTT_ROOT is not modified)"
     "$py" "$here/layout.py" tree "$src_rtt" "$rtt_lm3s" --board lm3s
-    build_lm3s agent-lm3s
-    lm3s_lib="$(ls "$rtt_lm3s/bsp/agent-lm3s"/build/rtt_agent/*/release/librtt_agent.a | head -1)"
-    build_lm3s agent-lm3s-name8 8 "$lm3s_lib"
-    build_lm3s agent-lm3s-small "" "$lm3s_lib" small
+    if [ -n "$soak" ]; then
+        # The load run's firmware alone (its own Rust library: the schedule).
+        build_lm3s agent-lm3s-soak "" "" small soak
+    else
+        build_lm3s agent-lm3s
+        lm3s_lib="$(ls "$rtt_lm3s/bsp/agent-lm3s"/build/rtt_agent/*/release/librtt_agent.a | head -1)"
+        build_lm3s agent-lm3s-name8 8 "$lm3s_lib"
+        build_lm3s agent-lm3s-small "" "$lm3s_lib" small
+    fi
 fi
 
 cli_bsps=()
@@ -380,9 +455,10 @@ esac
 [ -n "$upstream" ] && cli_bsps=()
 [ "$persist" = only ] && cli_bsps=()
 [ "$abilities" = only ] && cli_bsps=()
+[ -n "$soak" ] && cli_bsps=()
 # The Debug firmware runs unless one firmware alone was asked for.
 debug=1
-[ "$webnet" = only ] || [ "$mcp" = only ] || [ "$tls" = only ] || [ "$persist" = only ] || [ "$abilities" = only ] || [ "$board" = lm3s ] || [ -n "$upstream" ] && debug=
+[ "$webnet" = only ] || [ "$mcp" = only ] || [ "$tls" = only ] || [ "$persist" = only ] || [ "$abilities" = only ] || [ "$board" = lm3s ] || [ -n "$upstream" ] || [ -n "$soak" ] && debug=
 # The test PKI of the TLS firmwares (made once, kept: its root is built in).
 pki="$work/pki"
 if [ "$tls" != off ]; then
@@ -433,6 +509,9 @@ if [ -z "$skip_build" ] && [ "$board" = a9 ]; then
     # issue 28's notes, schedule and summary (their own library: cargo
     # features notes, schedule, memory-summary), on an SD card.
     [ "$abilities" = off ] || build_bsp agent-abilities cli on
+    # issue 37's load run (its own library: MCP server, notes, schedule,
+    # and with SOAK_WEB the WebNet page).
+    [ -z "$soak" ] || build_bsp agent-soak cli on
     # The newest C package's MQTT toolset and audio driver (issue 29).
     [ -z "$upstream" ] || build_bsp agent-upstream-tools cli on
 fi
@@ -477,6 +556,17 @@ fi
 [ "$abilities" = off ] || args+=(--abilities "$rtt/bsp/agent-abilities" --sd-dir "$work/sd")
 if [ -n "$upstream" ]; then
     args+=(--upstream-tools "$rtt/bsp/agent-upstream-tools" --upstream-src "$(cd "$UPSTREAM_AGENT_SRC" && pwd)")
+fi
+if [ -n "$soak" ]; then
+    soak_args=(--server "$server" --logs "$logs" --minutes "$soak" --seed "${SOAK_SEED:-37}")
+    if [ "$board" = lm3s ]; then
+        soak_args+=(--board lm3s --bsp "$rtt_lm3s/bsp/agent-lm3s-soak")
+    else
+        soak_args+=(--board a9 --bsp "$rtt/bsp/agent-soak" --mcp-token "$mcp_token" --sd-dir "$work/sd")
+        if [ "$soak_web" = 1 ]; then soak_args+=(--web-token "$web_token"); else soak_args+=(--web-why "$soak_web_why"); fi
+    fi
+    step "load run: $soak minute(s) on the $board board (transcripts and the report in $logs)"
+    exec "$py" "$here/soak.py" "${soak_args[@]}"
 fi
 step "boot and drive (transcripts in $logs)"
 exec "$py" "$here/drive.py" --server "$server" --logs "$logs" "${args[@]}"
