@@ -4,15 +4,22 @@
     tools/figures.py MEASURED_DIR OUT.md
 
 MEASURED_DIR (target/figures/) may hold: size-report.md (tests/cross/run.sh),
-bench-agent.txt and bench-stream.txt (cargo bench), and qemu-*/logs/
-figures.json (tests/qemu/run.sh, one per run). Whatever is missing is said
+bench-agent.txt and bench-stream.txt (cargo bench), qemu-*/logs/
+figures.json (tests/qemu/run.sh, one per run) and qemu-soak*/logs/soak.json
+(the load runs, tests/qemu/run.sh --soak). Whatever is missing is said
 to be missing; nothing is typed in by hand: the C package's figures shown
 are the ones those outputs quote, with where they come from.
 
 The charts go next to OUT.md, in its figures/ folder (tools/svgchart.py):
-flash-by-area.svg (the size report's flash by area, per target) and
+flash-by-area.svg (the size report's flash by area, per target),
 heap-conversation.svg (heap used over the chat cycles of the real-firmware
-check). A chart whose data was not measured is removed, and OUT.md says so.
+check) and soak-<board>.svg (heap and stacks over a load run). A chart
+whose data was not measured is removed, and OUT.md says so.
+
+    tools/figures.py --only-soak MEASURED_DIR OUT.md
+
+writes only the load runs' section of an existing OUT.md (with the commit
+and date of those runs), leaving the rest as it was measured.
 """
 import datetime
 import glob
@@ -234,6 +241,195 @@ def lm3s_summary(runs):
             out.append('No thread listed (`list thread`).')
         out.append('')
     return out
+
+
+SOAK_SECTION = '## Load runs on the real firmware'
+# The load run's kinds of request, in the order shown, with their names.
+SOAK_KINDS = (('console', 'console question (CLI chat)'), ('schedule', 'scheduled prompt'),
+              ('web', 'WebNet chat'), ('mcp', 'MCP tools/call board_mem'))
+# A chart's series: at most this many points (the largest of each stretch).
+SOAK_POINTS = 150
+
+
+def load_soaks(measured):
+    out = []
+    for path in sorted(glob.glob(os.path.join(measured, 'qemu-soak*', 'logs', 'soak.json'))):
+        with open(path) as f:
+            out.append(json.load(f))
+    return out
+
+
+def thin(points, n=SOAK_POINTS):
+    """At most n points: the largest value of each stretch of time."""
+    if len(points) <= n:
+        return points
+    t_end = points[-1][0] or 1
+    buckets = {}
+    for t, v in points:
+        k = min(n - 1, int(t / t_end * n))
+        if k not in buckets or v > buckets[k][1]:
+            buckets[k] = (t, v)
+    return [buckets[k] for k in sorted(buckets)]
+
+
+def soak_chart(rep, path):
+    cols = rep.get('sample_columns', [])
+    samples = rep.get('samples', [])
+    if not samples or 'used' not in cols:
+        return False
+    ix = {c: i for i, c in enumerate(cols)}
+    mins = [s[0] / 60.0 for s in samples]
+
+    def series(col):
+        return thin([(m, s[ix[col]]) for m, s in zip(mins, samples) if s[ix[col]] is not None])
+
+    h = rep['heap']
+    warm = h.get('warmup_s', 0) / 60.0
+    load = (rep.get('load_s') or rep['minutes'] * 60) / 60.0
+    refs = []
+    if h.get('max_used_at_warmup') is not None:
+        refs.append((h['max_used_at_warmup'] + h['drift_bound'], warm, load,
+                     'bound: max_used at the warm-up + %d bytes' % h['drift_bound']))
+    stacks = rep.get('stacks', {})
+    colours = {'loop': '#f28e2b', 'cli': '#59a14f', 'mcp': '#b07aa1', 'schedule': '#9c755f'}
+    stack_series = [('%s (stack %d bytes)' % (st['name'], st['size']), colours.get(role, '#666'),
+                     series('stack_used_' + role)) for role, st in stacks.items() if 'stack_used_' + role in ix]
+    via = 'the MCP client\'s board_mem call, every %d s' % rep['every_s']['mcp'] if rep['board'] == 'a9' else \
+        'the console question\'s board_mem call, every %d s' % rep['every_s']['console']
+    svg = svgchart.over_time(
+        'Heap and stacks over a %d-minute load run, %s' % (rep['minutes'], rep['machine']),
+        '%s (tests/qemu/run.sh%s --soak %d): %s' % (rep['firmware'], ' --board lm3s' if rep['board'] == 'lm3s'
+                                                    else '', rep['minutes'], rep['date']),
+        [('heap (rt_memory_info)', [('used', '#4e79a7', series('used')), ('max_used', '#e15759', series('max_used'))],
+          refs),
+         ('stack high-water (bytes used)', stack_series, [])],
+        load, marks=[(warm, 'end of the warm-up')] if warm else [],
+        notes=['Sampled by %s; with more samples than %d, each point is the largest of its stretch.'
+               % (via, SOAK_POINTS),
+               'Stacks: the bytes of each thread\'s stack no longer holding the kernel\'s fill ("#"), as list_thread '
+               'computes its percentage.'])
+    with open(path, 'w') as f:
+        f.write(svg)
+    return True
+
+
+def soak_section(soaks, charts):
+    """The load runs (tests/qemu/run.sh --soak): what each kind of request
+    got, the heap and the stacks over time, the bounds."""
+    out = [SOAK_SECTION, '']
+    for name in ('a9', 'lm3s'):
+        stale = os.path.join(charts, 'soak-%s.svg' % name)
+        if not any(r['board'] == name for r in soaks) and os.path.exists(stale):
+            os.remove(stale)
+    if not soaks:
+        return out + ['Not measured (`tools/figures --soak-only`, or `FIGURES_SOAK=MINUTES tools/figures`, with '
+                      '`RTT_ROOT` set: tests/qemu/README.md, "The load run").', '']
+    for rep in soaks:
+        h = rep['heap']
+        out += ['### %s, %d minutes (%s, %s%s)' % (rep['firmware'], rep['minutes'], rep['machine'], rep['date'],
+                                                  ', commit %s' % rep['commit'] if rep.get('commit') else ''), '']
+        every = rep['every_s']
+        out += ['At once: a scheduled prompt every %d s, a console question every %d s%s%s; the scripted server '
+                'failing at random (`%s`: HTTP 500, an answer cut in the middle, a 20 s stall, in percent of '
+                'its requests; %s drawn in %d requests); the request deadline 12 s. %s' % (
+                    every['schedule'], every['console'],
+                    ', an MCP `tools/call` every %d s and a client guessing tokens' % every['mcp']
+                    if every.get('mcp') else '',
+                    ', a WebNet chat every %d s' % every['web'] if every.get('web') else
+                    (' (the WebNet chat not run: %s)' % rep.get('web_why', 'off') if rep['board'] == 'a9' else ''),
+                    rep['faults'], ', '.join('%d %s' % (n, f) for f, n in sorted(rep.get('faults_drawn', {}).items()))
+                    or 'none', rep.get('model_requests', 0),
+                    '**Every bound held.**' if rep.get('ok') else '**Bounds broken: %s.**' % '; '.join(
+                        b['what'] for b in rep.get('bounds', []) if not b['ok'])), '']
+        out += ['| requests | sent | answered | lost | its own answer | an error reply | refused (429) | '
+                'on the wrong channel | longest time without an answer | time to answer, median / p99 |',
+                '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|']
+        kinds = rep.get('kinds', {})
+        for kind, label in SOAK_KINDS:
+            k = kinds.get(kind)
+            if not k:
+                continue
+            lat = k.get('latency_s') or {}
+            out.append('| %s | %d | %d | %d | %d | %d | %s | %d | %.1f s | %s |' % (
+                label, k['sent'], k['answered'], k['lost'], k['ok'], k['error_reply'], k.get('refused_429', '–'),
+                k.get('wrong', 0), k['longest_gap_s'],
+                '%.2f / %.2f s' % (lat['median'], lat['p99']) if lat.get('median') is not None else '–'))
+        g = kinds.get('mcp_token_guesser')
+        if g:
+            out.append('| MCP client guessing tokens | %d | %d | %d | – | %d × 401 | %d (Retry-After %s s) | – | – '
+                       '| – |' % (g['sent'], g['401'] + g['429'] + g['other'], g['lost'], g['401'], g['429'],
+                                  ', '.join(sorted(set(str(r) for r in g['retry_after'])))))
+        out.append('')
+        mcp = kinds.get('mcp')
+        if mcp:
+            a, b, c = (mcp['tool_call_latency_s'], mcp['tool_call_latency_loop_busy_s'],
+                       mcp['tool_call_latency_loop_idle_s'])
+
+            def ms(v):
+                return '–' if v is None else '%.0f ms' % (v * 1000)
+            out += ['MCP tool calls, from the request to its answer at the host: %s median, %s p99 (%d calls); '
+                    'with the loop busy as the tool ran (its `agent_is_busy()`): %s median, %s p99 (%d calls); '
+                    'idle: %s median, %s p99 (%d calls). Longest time without a tool result %.1f s: through slirp '
+                    'every host connection comes from 10.0.2.2, so the board\'s limit of wrong tokens (per address) '
+                    'refuses the good client too while the guesser\'s 60 s window runs.' % (
+                        ms(a['median']), ms(a['p99']), a['calls'], ms(b['median']), ms(b['p99']), b['calls'],
+                        ms(c['median']), ms(c['p99']), c['calls'], mcp['longest_gap_between_results_s']), '']
+        sched = kinds.get('schedule', {})
+        if sched.get('missed_while_waiting') is not None:
+            out += ['The schedule ran its prompt %d times and counted %d runs as missed (due while the last one '
+                    'waited or was answered).' % (sched['sent'], sched['missed_while_waiting']), '']
+        rows = [('heap total', h.get('total')), ('at boot', h.get('boot')),
+                ('baseline for the cleanup', h.get('base')),
+                ('used during the load, lowest / highest sample', '%s / %s' % (h.get('used_min'), h.get('used_max'))),
+                ('max_used at the end of the warm-up (%.0f s)' % h.get('warmup_s', 0), h.get('max_used_at_warmup')),
+                ('max_used at the end', h.get('max_used_end')),
+                ('max_used growth after the warm-up (bound %d)' % h.get('drift_bound', 0),
+                 None if h.get('drift_after_warmup') is None else '%+d' % h['drift_after_warmup']),
+                ('used after the final cleanup', h.get('after_cleanup')),
+                ('samples', h.get('samples'))]
+        out += ['| heap (bytes) | measured |', '|---|---:|']
+        out += ['| %s | %s |' % (w, 'not measured' if v is None else v) for w, v in rows]
+        out.append('')
+        stacks = rep.get('stacks', {})
+        if stacks:
+            out += ['| thread | stack (bytes) | most used during the load | at the end |', '|---|---:|---:|---:|']
+            for role, st in stacks.items():
+                end = rep.get('stacks_end', {}).get(role, {})
+                end_txt = ('%d%%' % end['percent']) if 'percent' in end else (
+                    '%d bytes (its [mem] line)' % end['used'] if 'used' in end else '–')
+                out.append('| %s | %d | %d bytes (%d%%) | %s |' % (st['name'], st['size'], st['max_used'],
+                                                                  st['max_used'] * 100 // st['size'], end_txt))
+            out.append('')
+        chart = os.path.join(charts, 'soak-%s.svg' % rep['board'])
+        if soak_chart(rep, chart):
+            out += ['![Heap used and max_used, and the stack high-water of the library\'s threads, over the load run '
+                    'on %s](figures/soak-%s.svg)' % (rep['machine'], rep['board']), '']
+        elif os.path.exists(chart):
+            os.remove(chart)
+        out += ['| bound | held | measured |', '|---|---|---|']
+        out += ['| %s | %s | %s |' % (b['what'].replace('|', '/'), 'yes' if b['ok'] else '**no**',
+                                      str(b['value']).replace('|', '/').replace('\n', ' ')[:300])
+                for b in rep.get('bounds', [])]
+        out.append('')
+    return out
+
+
+def splice_soak(measured, target):
+    """Only the load runs' section of TARGET, the rest kept."""
+    with open(target) as f:
+        text = f.read()
+    charts = os.path.join(os.path.dirname(os.path.abspath(target)), 'figures')
+    os.makedirs(charts, exist_ok=True)
+    section = '\n'.join(soak_section(load_soaks(measured), charts)).rstrip() + '\n'
+    start = text.find(SOAK_SECTION + '\n')
+    if start >= 0:
+        end = text.find('\n## ', start + len(SOAK_SECTION))
+        text = text[:start] + section + (text[end + 1:] if end >= 0 else '')
+    else:
+        at = text.find('\n## Real-firmware runs\n')
+        text = (text[:at + 1] + section + '\n' + text[at + 1:]) if at >= 0 else text.rstrip() + '\n\n' + section
+    with open(target, 'w') as f:
+        f.write(text)
 
 
 def run_tables(runs):
@@ -460,6 +656,9 @@ def comparison(measured, runs, fig):
 
 
 def main():
+    if sys.argv[1] == '--only-soak':
+        splice_soak(sys.argv[2], sys.argv[3])
+        return
     measured, target = sys.argv[1], sys.argv[2]
     runs = load_runs(measured)
     try:
@@ -507,6 +706,7 @@ def main():
             '"peak" is its maximum since boot, read after the cycle\'s cleanup. A – in the threads\' table: '
             'not listed at that point.', '']
     out += lm3s_summary(runs)
+    out += soak_section(load_soaks(measured), charts)
     out += ['## Real-firmware runs', '']
     out += run_tables(runs) or ['No real-firmware run measured (tests/qemu/run.sh needs RTT_ROOT).', '']
     out += ['## Flash by target (tests/cross/run.sh)', '']

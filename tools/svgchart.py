@@ -224,3 +224,87 @@ def points(title, subtitle, categories, series, absent=(), notes=(), width=680):
         body.append(text(10, y, note, fill='#444', size=10))
         y += 13
     return document(width, int(y), body, title)
+
+
+def over_time(title, subtitle, panels, x_max, x_label='minutes', marks=(), notes=(), width=720):
+    """Lines over time, in panels stacked above each other on one time axis.
+
+    panels: (panel title, series, refs), with series (name, colour, points)
+    where points are (x, bytes) sorted by x, and refs (bytes, x from, x to,
+    label) horizontal dashed lines (a bound). The y axis of each panel runs
+    from a round value below its lowest point to one above its highest
+    (labelled in KB; not from zero when the values are far from it). marks:
+    (x, label) vertical dashed lines across every panel (the warm-up's
+    end). x values in x_label's unit, from 0 to x_max."""
+    x0, x1 = 64, width - 20
+    xscale = (x1 - x0) / float(x_max or 1)
+    body = [text(10, 18, title, size=13, weight='bold')]
+    if subtitle:
+        body.append(text(10, 34, subtitle, fill='#444'))
+    y = 56 if subtitle else 36
+    plot_h = 150
+    legend_items = []
+    tops = []
+    for ptitle, series, refs in panels:
+        vals = [v for _, _, pts in series for _, v in pts] + [r[0] for r in refs]
+        lo, hi = (min(vals), max(vals)) if vals else (0, 1024)
+        step = nice_step(max(hi - lo, 512), 4)
+        floor = (lo // step) * step
+        if floor < 2 * step:
+            floor = 0
+        ceil = -(-hi // step) * step
+        if ceil <= hi:
+            ceil += step
+        yscale = plot_h / float(ceil - floor)
+        body.append(text(x0, y, ptitle, weight='bold'))
+        top = y + 8
+        bottom = top + plot_h
+        tops.append((top, bottom))
+        grid = []
+        t = floor
+        while t <= ceil:
+            gy = bottom - (t - floor) * yscale
+            grid.append('M%s %sH%s' % (num(x0), num(gy), num(x1)))
+            label = ('%.1f' % (t / 1024.0)) if step % 1024 else '%d' % (t // 1024)
+            body.append(text(x0 - 6, gy + 4, label, anchor='end', fill='#444'))
+            t += step
+        body.append('<path d="%s" stroke="#e4e4e4"/>' % ''.join(grid))
+        body.append(text(x0 - 6, top - 10, 'KB', anchor='end', fill='#444'))
+        for value, xa, xb, label in refs:
+            ry = bottom - (value - floor) * yscale
+            body.append('<path d="M%s %sH%s" stroke="#000" stroke-dasharray="4 3"/>'
+                        % (num(x0 + xa * xscale), num(ry), num(x0 + xb * xscale)))
+            body.append(text(x0 + xb * xscale - 2, ry - 4, label, anchor='end', size=10))
+        for name, colour, pts in series:
+            if not pts:
+                legend_items.append((name + ' (not sampled)', '#999', True))
+                continue
+            d = ''.join('%s%s %s' % ('L' if i else 'M', num(x0 + px * xscale), num(bottom - (v - floor) * yscale))
+                        for i, (px, v) in enumerate(pts))
+            body.append('<path d="%s" fill="none" stroke="%s" stroke-width="1.5"/>' % (d, colour))
+            legend_items.append((name, colour, False))
+        y = bottom + 30
+    # The time axis, under the last panel.
+    last_bottom = tops[-1][1] if tops else y
+    tstep = 1
+    while x_max / tstep > 10:
+        tstep = {1: 2, 2: 5, 5: 10}.get(tstep, tstep * 2)
+    t = 0
+    while t <= x_max + 1e-9:
+        gx = x0 + t * xscale
+        body.append(text(gx, last_bottom + 14, '%g' % t, anchor='middle', fill='#444'))
+        t += tstep
+    body.append(text(x1, last_bottom + 28, x_label, anchor='end', fill='#444'))
+    for mx, label in marks:
+        gx = x0 + mx * xscale
+        body.append('<path d="M%s %sV%s" stroke="#888" stroke-dasharray="2 3"/>'
+                    % (num(gx), num(tops[0][0] if tops else 0), num(last_bottom)))
+        body.append(text(gx + 3, last_bottom - 4, label, size=10, fill='#666'))
+    y = last_bottom + 48
+    lines, h = legend(legend_items, 10, y, width - 20, (width - 20) // 3)
+    body += lines
+    y += h + 4
+    for note in notes:
+        body.append(text(10, y, note, fill='#444', size=10))
+        y += 13
+    return document(width, int(y), body, title)
