@@ -10,6 +10,8 @@ would, and writes its .config; used by tests/qemu/run.sh (std lib only).
   layout.py bsp    WORK_RTT NAME REPO CJSON WEBCLIENT [--webnet WEBNET]
                    [--mbedtls MBEDTLS --user-ca PEM] [--board a9|lm3s]
                    [--pahomqtt PAHOMQTT --upstream-agent UPSTREAM]
+                   [--soak-tool C_FILE: the load run's tool put into
+                    the package's copy and registered there]
                                                bsp/NAME from qemu-vexpress-a9,
                                                packages/ laid out (WebNet too
                                                with --webnet; the mbedtls
@@ -23,7 +25,7 @@ would, and writes its .config; used by tests/qemu/run.sh (std lib only).
   layout.py config BSP_DIR --channel cli|debug|webnet --posix-stdio on|off
                    [--prebuilt LIB] [--web-token TOKEN] [--mcp-token TOKEN]
                    [--mcp-servers URLS] [--tls-url URL] [--mqtt-broker URL]
-                   [--abilities]
+                   [--abilities] [--soak [--soak-web TOKEN]]
                                                .config overrides (--mcp-token:
                                                the MCP server on, with that
                                                bearer token; --mcp-servers:
@@ -37,7 +39,9 @@ would, and writes its .config; used by tests/qemu/run.sh (std lib only).
                                                audio driver on, that
                                                broker URL; --abilities:
                                                the notes, the schedule
-                                               and the summary on)
+                                               and the summary on;
+                                               --soak: the load run's
+                                               settings, tests/qemu/soak.py)
                    [--board lm3s: the lm3s firmware's .config,
                     tests/qemu/lm3s.py; --channel cli --posix-stdio off;
                     --name-max N: RT_NAME_MAX N; --profile small:
