@@ -213,6 +213,17 @@ class Soak:
                 self.wrong_channel('a scheduled reply (its log line)', text)
         self.sched_pos = end
 
+    def web_on_console(self, text):
+        """A WebNet answer shown anywhere on the console (log lines left
+        out: the loop logs the tool calls it makes for every channel)."""
+        for line in text.splitlines():
+            if drive.LOG_LINE.match(line):
+                continue
+            line = drive.LOG_FALLBACK.sub('', line)
+            for kind, n in markers(line):
+                if kind in ('web', 'mcp'):
+                    self.wrong_channel('the console shows the %s answer to #%d' % (kind, n), line)
+
     def console_text(self, n):
         return ('boardmem %d' % n) if self.board_kind == 'lm3s' else ('what is %d+%d?' % (ADDEND, n))
 
@@ -514,6 +525,7 @@ class Soak:
         self.sched_pos = len(b.buf)
         b.pos = len(b.buf)
         # The load.
+        load_mark = len(b.buf)
         self.t0 = now()
         end_t = self.t0 + a.minutes * 60
         threads = []
@@ -534,6 +546,7 @@ class Soak:
             for th in threads:
                 th.join(DRAIN_S)
         rep['load_s'] = round(self.t(), 1)
+        self.web_on_console(plain(b.buf[load_mark:]))
         # After the load: the chat left, the schedule's last replies, the
         # figures, the cleanup.
         mark = len(b.buf)
