@@ -256,7 +256,8 @@ def load_soaks(measured):
     for path in sorted(glob.glob(os.path.join(measured, 'qemu-soak*', 'logs', 'soak.json'))):
         with open(path) as f:
             out.append(json.load(f))
-    return out
+    # The A9 first, then the 64 KB board.
+    return sorted(out, key=lambda r: r.get('board') != 'a9')
 
 
 def thin(points, n=SOAK_POINTS):
