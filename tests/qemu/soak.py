@@ -766,11 +766,13 @@ def main():
         if old.startswith('serial-') and old.endswith('.txt'):
             os.remove(os.path.join(a.logs, old))
     s = Soak(a)
+    # What was measured: this tree as the run starts.
+    measured = commit()
     s.report = {'date': time.strftime('%Y-%m-%d'), 'board': a.board,
                 'machine': 'qemu-system-arm -M %s' % ('lm3s6965evb' if a.board == 'lm3s' else 'vexpress-a9'),
                 'firmware': os.path.basename(a.bsp.rstrip('/')), 'minutes': a.minutes, 'seed': a.seed,
                 'faults': FAULTS % a.seed, 'web': bool(a.web_token), 'web_why': a.web_why or None,
-                'commit': commit(),
+                'commit': measured,
                 'every_s': {'schedule': SCHEDULE_EVERY_S, 'console': CONSOLE_EVERY_S,
                             'mcp': MCP_EVERY_S if a.board == 'a9' else None,
                             'web': WEB_EVERY_S if a.web_token else None},
