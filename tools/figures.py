@@ -281,8 +281,18 @@ def soak_chart(rep, path):
     ix = {c: i for i, c in enumerate(cols)}
     mins = [s[0] / 60.0 for s in samples]
 
+    # A stretch without samples (the MCP client refused while the token
+    # guesser's window ran) breaks the lines instead of joining across it.
+    steps = sorted(b - a for a, b in zip(mins, mins[1:]))
+    gap = max(3 * steps[len(steps) // 2] if steps else 0, 2.5 * (mins[-1] - mins[0]) / SOAK_POINTS)
+
     def series(col):
-        return thin([(m, s[ix[col]]) for m, s in zip(mins, samples) if s[ix[col]] is not None])
+        out = []
+        for p in thin([(m, s[ix[col]]) for m, s in zip(mins, samples) if s[ix[col]] is not None]):
+            if out and p[0] - out[-1][0] > gap:
+                out.append((p[0], None))
+            out.append(p)
+        return out
 
     h = rep['heap']
     warm = h.get('warmup_s', 0) / 60.0
@@ -307,6 +317,9 @@ def soak_chart(rep, path):
         load, marks=[(warm, 'end of the warm-up')] if warm else [],
         notes=['Sampled by %s; with more samples than %d, each point is the largest of its stretch.'
                % (via, SOAK_POINTS),
+               'A break in a line: no sample there%s.' % (' (the MCP client refused while the token guesser\'s window '
+                                                         'ran: one address through slirp)' if rep['board'] == 'a9'
+                                                         else ''),
                'Stacks: the bytes of each thread\'s stack no longer holding the kernel\'s fill ("#"), as list_thread '
                'computes its percentage.'])
     with open(path, 'w') as f:

@@ -230,7 +230,8 @@ def over_time(title, subtitle, panels, x_max, x_label='minutes', marks=(), notes
     """Lines over time, in panels stacked above each other on one time axis.
 
     panels: (panel title, series, refs), with series (name, colour, points)
-    where points are (x, bytes) sorted by x, and refs (bytes, x from, x to,
+    where points are (x, bytes) sorted by x (bytes None: the line breaks,
+    nothing was sampled there), and refs (bytes, x from, x to,
     label) horizontal dashed lines (a bound). The y axis of each panel runs
     from a round value below its lowest point to one above its highest
     (labelled in KB; not from zero when the values are far from it). marks:
@@ -246,7 +247,7 @@ def over_time(title, subtitle, panels, x_max, x_label='minutes', marks=(), notes
     legend_items = []
     tops = []
     for ptitle, series, refs in panels:
-        vals = [v for _, _, pts in series for _, v in pts] + [r[0] for r in refs]
+        vals = [v for _, _, pts in series for _, v in pts if v is not None] + [r[0] for r in refs]
         lo, hi = (min(vals), max(vals)) if vals else (0, 1024)
         step = nice_step(max(hi - lo, 512), 4)
         floor = (lo // step) * step
@@ -279,8 +280,13 @@ def over_time(title, subtitle, panels, x_max, x_label='minutes', marks=(), notes
             if not pts:
                 legend_items.append((name + ' (not sampled)', '#999', True))
                 continue
-            d = ''.join('%s%s %s' % ('L' if i else 'M', num(x0 + px * xscale), num(bottom - (v - floor) * yscale))
-                        for i, (px, v) in enumerate(pts))
+            d, pen = '', False
+            for px, v in pts:
+                if v is None:
+                    pen = False
+                    continue
+                d += '%s%s %s' % ('L' if pen else 'M', num(x0 + px * xscale), num(bottom - (v - floor) * yscale))
+                pen = True
             body.append('<path d="%s" fill="none" stroke="%s" stroke-width="1.5"/>' % (d, colour))
             legend_items.append((name, colour, False))
         y = bottom + 30
