@@ -61,20 +61,16 @@
 //!   OpenAI's fragment shape, one round per nesting level).
 //!
 //! Faults on purpose (`--faults SPEC`, or the environment's
-//! `QEMU_LLM_FAULTS`; the load run's): every request, whatever it asks,
-//! draws from a random number generator seeded from SPEC, so a run can be
-//! repeated, and gets with the given percentages an HTTP 500 (an
-//! OpenAI-style error body), its normal answer cut in the middle (the
-//! connection closed after half of the body's bytes), or a stall (the 200
-//! head, then only an SSE comment every 2 s for `stall_s` seconds: no read
-//! waits as long as a read timeout, so the board's request deadline must
-//! end it). SPEC: `seed=N,http500=P,cut=P,stall=P[,stall_s=S]` (P in
-//! percent, decimals allowed; any part may be left out: 0 %, seed 1,
-//! 20 s). The answer's log line names the fault (`scenario=fault-http500`,
+//! `QEMU_LLM_FAULTS`; the load run's, `tests/qemu/soak.py`): every request,
+//! whatever it asks, draws an HTTP 500, its normal answer cut in the
+//! middle, or a stall the board's request deadline must end, from the test
+//! kit's `llm_server::faults` (SPEC and the faults are described there).
+//! The answer's log line names the fault (`scenario=fault-http500`,
 //! `fault-cut:<the scenario cut>`, `fault-stall`).
 
 use rtt_agent_testkit::agent::messages_of;
 use rtt_agent_testkit::arith_model;
+use rtt_agent_testkit::llm_server::faults::{Draws, Fault, Faults};
 use rtt_agent_testkit::llm_server::*;
 use std::collections::HashSet;
 use std::io::{Read, Write};
@@ -380,120 +376,6 @@ fn huge_pieces(size: usize) -> Vec<String> {
 
 static RATE_LIMITED: Mutex<Option<HashSet<String>>> = Mutex::new(None);
 
-/// The faults of `--faults` / `QEMU_LLM_FAULTS` (see the module docs), in
-/// hundredths of a percent.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-struct Faults {
-    seed: u64,
-    http500: u32,
-    cut: u32,
-    stall: u32,
-    stall_s: u64,
-}
-
-/// What a request draws.
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Fault {
-    None,
-    Http500,
-    Cut,
-    Stall,
-}
-
-impl Faults {
-    /// `seed=N,http500=P,cut=P,stall=P,stall_s=S` (commas or spaces).
-    fn parse(spec: &str) -> Result<Faults, String> {
-        let mut f = Faults {
-            seed: 1,
-            stall_s: 20,
-            ..Faults::default()
-        };
-        for part in spec.split([',', ' ']).filter(|p| !p.is_empty()) {
-            let (k, v) = part
-                .split_once('=')
-                .ok_or_else(|| format!("{part:?}: not key=value"))?;
-            let pct = || -> Result<u32, String> {
-                let p: f64 = v.parse().map_err(|_| format!("{part:?}: not a number"))?;
-                if !(0.0..=100.0).contains(&p) {
-                    return Err(format!("{part:?}: not a percentage"));
-                }
-                Ok((p * 100.0).round() as u32)
-            };
-            match k {
-                "seed" => f.seed = v.parse().map_err(|_| format!("{part:?}: not a number"))?,
-                "http500" => f.http500 = pct()?,
-                "cut" => f.cut = pct()?,
-                "stall" => f.stall = pct()?,
-                "stall_s" => f.stall_s = v.parse().map_err(|_| format!("{part:?}: not seconds"))?,
-                _ => {
-                    return Err(format!(
-                        "{k:?}: not one of seed, http500, cut, stall, stall_s"
-                    ))
-                }
-            }
-        }
-        if f.http500 + f.cut + f.stall > 10_000 {
-            return Err("the percentages add up to more than 100".into());
-        }
-        Ok(f)
-    }
-
-    /// The fault of the draw `r` (any u64).
-    fn pick(&self, r: u64) -> Fault {
-        let x = (r % 10_000) as u32;
-        if x < self.http500 {
-            Fault::Http500
-        } else if x < self.http500 + self.cut {
-            Fault::Cut
-        } else if x < self.http500 + self.cut + self.stall {
-            Fault::Stall
-        } else {
-            Fault::None
-        }
-    }
-}
-
-/// splitmix64: the faults' draws, reproducible from the seed.
-fn splitmix64(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
-/// The answer of a request that drew `fault`, or None (answer normally).
-/// A cut takes the normal answer and closes the connection after half of
-/// its body.
-fn faulty(
-    fault: Fault,
-    faults: &Faults,
-    req: &RecordedRequest,
-) -> Option<(String, ScriptedResponse)> {
-    match fault {
-        Fault::None => None,
-        Fault::Http500 => Some((
-            "fault-http500".into(),
-            ScriptedResponse::error(500, "scripted fault of the load run", "server_error", None),
-        )),
-        Fault::Stall => {
-            // A write every 2 s: the head, the comments, the end.
-            let comments = (0..(faults.stall_s / 2).saturating_sub(1).max(1))
-                .map(|_| b": stalled on purpose\n\n".to_vec())
-                .collect();
-            Some((
-                "fault-stall".into(),
-                ScriptedResponse::sse(comments).delay(Duration::from_secs(2)),
-            ))
-        }
-        Fault::Cut => {
-            let (scenario, resp) = respond(req);
-            let half = resp.wire_body().len() / 2;
-            Some((format!("fault-cut:{scenario}"), resp.cut_after(half)))
-        }
-    }
-}
-
 fn respond(req: &RecordedRequest) -> (&'static str, ScriptedResponse) {
     let (user, tools) = last_user(&req.body);
     if messages_of(req)
@@ -650,30 +532,18 @@ fn main() {
         Some(i) => args.get(i + 1).cloned(),
         None => std::env::var("QEMU_LLM_FAULTS").ok(),
     };
-    let faults = match spec.as_deref().map(Faults::parse) {
+    // The draws, in the order requests arrive (testkit's llm_server::faults).
+    let draws = match spec.as_deref().map(Faults::parse) {
         None => None,
-        Some(Ok(f)) => Some(f),
+        Some(Ok(f)) => Some(Draws::new(f)),
         Some(Err(e)) => {
             eprintln!("qemu_llm_server: --faults/QEMU_LLM_FAULTS: {e}");
             std::process::exit(2);
         }
     };
-    if let Some(f) = faults {
-        eprintln!(
-            "[server] faults: seed {}, HTTP 500 {}.{:02}%, cut {}.{:02}%, stall {}.{:02}% ({} s)",
-            f.seed,
-            f.http500 / 100,
-            f.http500 % 100,
-            f.cut / 100,
-            f.cut % 100,
-            f.stall / 100,
-            f.stall % 100,
-            f.stall_s
-        );
+    if let Some(d) = &draws {
+        eprintln!("[server] faults: {}", d.faults().describe());
     }
-    // The draws, in the order requests arrive (one lock: each request
-    // draws once).
-    let rng = Mutex::new(faults.map_or(0, |f| f.seed));
     let count = std::sync::atomic::AtomicUsize::new(0);
     let server = LlmServer::with_model(move |req| {
         let n = count.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
@@ -687,16 +557,24 @@ fn main() {
             req.body.len(),
             offered_tools(&req.body).join(",")
         );
-        let fault = faults.map_or(Fault::None, |f| {
-            let mut st = rng.lock().unwrap_or_else(|e| e.into_inner());
-            f.pick(splitmix64(&mut st))
-        });
-        let (scenario, resp) = match faults.and_then(|f| faulty(fault, &f, req)) {
-            Some(answer) => answer,
-            None => {
+        let fault = draws.as_ref().map_or(Fault::None, Draws::next);
+        let (scenario, resp) = match (fault, &draws) {
+            (Fault::None, _) | (_, None) => {
                 let (scenario, resp) = respond(req);
                 (scenario.to_string(), resp)
             }
+            // A cut takes the normal answer (its scenario named too).
+            (Fault::Cut, Some(d)) => {
+                let (scenario, resp) = respond(req);
+                (
+                    format!("{}:{scenario}", fault.name()),
+                    d.faults().answer(fault, resp),
+                )
+            }
+            (_, Some(d)) => (
+                fault.name().to_string(),
+                d.faults().answer(fault, ScriptedResponse::no_script_left()),
+            ),
         };
         let kind = match &resp.body {
             Body::Pieces(p)
