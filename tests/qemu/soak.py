@@ -514,6 +514,7 @@ class Soak:
         elif added != base:
             base = added
         rep['heap']['base'] = base
+        rep['heap']['fd_slots_base'] = self.fd_slots()
         log = self.chat_start()
         if not re.search(r'schedule: 1 scheduled prompt\(s\)', log):
             raise Fail('the start did not log "schedule: 1 scheduled prompt(s)": %s' % drive.one_line(log))
@@ -589,6 +590,13 @@ class Soak:
         after = b.free()
         rep['heap']['after_cleanup'] = after['used']
         rep['heap']['max_after_cleanup'] = after['max']
+        rep['heap']['fd_slots_end'] = self.fd_slots()
+
+    def fd_slots(self):
+        """(slots, bytes per slot) of the kernel's file descriptor table
+        (the soak tool's `soak_fds`), or None without DFS."""
+        m = re.search(r'fd table: (-?\d+) slots of (\d+) bytes', self.shell('soak_fds'))
+        return (int(m.group(1)), int(m.group(2))) if m and int(m.group(1)) >= 0 else None
 
     def chat_start(self):
         b = self.run.board
@@ -733,13 +741,26 @@ class Soak:
                         '%+d bytes (%d at %.0f s, %d at the end)' % (h['drift_after_warmup'], h['max_used_at_warmup'],
                                                                       h['warmup_s'], h['max_used_end'])))
         if 'after_cleanup' in h:
+            # DFS's descriptor table grows by four slots when more
+            # descriptors (sockets included) are open at once than ever
+            # before, and never shrinks: that growth is the kernel's, for
+            # good, and is told apart (the heap's blocks are 8-byte aligned).
+            fd0, fd1 = h.get('fd_slots_base'), h.get('fd_slots_end')
+            fd_growth = 0
+            if fd0 and fd1 and fd1[0] > fd0[0]:
+                align = lambda n: (n + 7) & ~7
+                fd_growth = align(fd1[0] * fd1[1]) - align(fd0[0] * fd0[1])
+            h['fd_table_growth'] = fd_growth
             out.append(('heap back after the final cleanup (%s)' % (
                             'the heap after WebNet\'s first start and cleanup' if 'base_after_webnet_start' in h
                             else 'boot' if h['base'] == h['boot']
                             else 'the heap after the first file command at the shell, DFS\'s descriptor table '
                                  'made: boot %+d' % (h['base'] - h['boot'])),
-                        h['after_cleanup'] == h['base'],
-                        'used %d, baseline %d (%+d)' % (h['after_cleanup'], h['base'], h['after_cleanup'] - h['base'])))
+                        h['after_cleanup'] == h['base'] + fd_growth,
+                        'used %d, baseline %d (%+d)%s' % (
+                            h['after_cleanup'], h['base'], h['after_cleanup'] - h['base'],
+                            ', of which the kernel\'s descriptor table grown from %d to %d slots: %+d'
+                            % (fd0[0], fd1[0], fd_growth) if fd_growth else '')))
         return out
 
 

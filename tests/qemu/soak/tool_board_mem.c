@@ -130,6 +130,25 @@ static void tool_board_mem(cJSON *args_obj, AgentToolNode_t node)
     rt_free(text);
 }
 
+#if defined(RT_USING_DFS) && defined(RT_USING_FINSH)
+#include <dfs.h>
+#include <finsh.h>
+/* `soak_fds`: the slots of the kernel's file descriptor table. DFS grows
+ * the table by four slots (rt_realloc) when a descriptor past its end is
+ * needed, sockets included, and never shrinks it: the load, with more
+ * sockets open at once than the baseline's start, can grow it for good,
+ * and the heap after the final cleanup is then larger by exactly that
+ * growth. The run reads this before and after to tell the two apart. */
+static int soak_fds(void)
+{
+    struct dfs_fdtable *fdt = dfs_fdtable_get();
+
+    rt_kprintf("fd table: %d slots of %d bytes\n", fdt ? (int)fdt->maxfd : -1, (int)sizeof(void *));
+    return 0;
+}
+MSH_CMD_EXPORT(soak_fds, the load run: slots of the kernel file descriptor table);
+#endif
+
 /* Called from init_tools() of the work dir's copy of tool_func.c. */
 void soak_tools_register(void)
 {
