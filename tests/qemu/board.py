@@ -86,6 +86,12 @@ class Board:
             self.cmd = ['qemu-system-arm', '-M', 'lm3s6965evb', '-kernel', image, '-display', 'none',
                         '-monitor', 'none', '-serial', 'stdio',
                         '-netdev', netdev, '-net', 'nic,netdev=n0,model=stellaris']
+        # QEMU_GDB_PORT: QEMU's gdb stub on 127.0.0.1:PORT, for a debugger
+        # to attach to a run (e.g. a breakpoint on rt_assert_handler to see
+        # which thread failed an assertion and how it got there).
+        gdb_port = os.environ.get('QEMU_GDB_PORT')
+        if gdb_port:
+            self.cmd += ['-gdb', 'tcp:127.0.0.1:%d' % int(gdb_port)]
         self.log = open(transcript, 'w', encoding='utf-8', errors='replace')
         self.log.write('$ %s\n' % ' '.join(self.cmd))
         self.sd = sd
