@@ -47,7 +47,7 @@ use crate::runtime::hub::MessageHub_t;
 use crate::runtime::settings::web::{base_token, open_chat_allowed};
 use alloc::vec::Vec;
 use core::cell::UnsafeCell;
-use core::ffi::{c_char, c_int, CStr};
+use core::ffi::{c_char, c_int, c_void, CStr};
 
 /// WebNet's `struct webnet_session`, only ever handled by pointer (its
 /// layout depends on WebNet's options; the glue reads it).
@@ -97,7 +97,7 @@ extern "C" {
     fn agent_glue_web_peer(session: *mut WebSession, addr: *mut u8) -> c_int;
     fn agent_glue_web_unread(session: *mut WebSession) -> c_int;
     fn agent_glue_web_linger(session: *mut WebSession, poll_ms: c_int);
-    fn agent_glue_web_recv(session: *mut WebSession, buf: *mut u8, len: c_int) -> c_int;
+    fn agent_glue_web_recv(session: *mut WebSession, buf: *mut c_void, len: c_int) -> c_int;
 }
 
 static CHANNEL: Exchange = Exchange::closed();
@@ -485,7 +485,7 @@ fn linger(session: *mut WebSession) {
         while !deadline.expired(now()) {
             let len = scrap.len().min(c_int::MAX as usize) as c_int;
             // SAFETY: the live session; `scrap` is writable for `len` bytes.
-            let n = unsafe { agent_glue_web_recv(session, scrap.as_mut_ptr(), len) };
+            let n = unsafe { agent_glue_web_recv(session, scrap.as_mut_ptr().cast(), len) };
             if n > 0 {
                 return Some(n as usize);
             }
