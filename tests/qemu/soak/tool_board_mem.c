@@ -130,6 +130,24 @@ static void tool_board_mem(cJSON *args_obj, AgentToolNode_t node)
     rt_free(text);
 }
 
+#if defined(RT_USING_DFS) && defined(DFS_USING_POSIX) && defined(RT_USING_FINSH)
+#include <dfs.h>
+/*
+ * soak_fds: the slots of DFS's table of descriptors (files and, with SAL's
+ * POSIX sockets, sockets). DFS grows it, 4 slots at a time, when more
+ * descriptors are open at once than it holds, and keeps it for good: the
+ * load run compares the heap after its final cleanup with the baseline
+ * knowing how much of a difference that table explains.
+ */
+static int soak_fds(void)
+{
+    struct dfs_fdtable *t = dfs_fdtable_get();
+    rt_kprintf("soak: descriptor table of %d slots\n", t ? (int)t->maxfd : -1);
+    return 0;
+}
+MSH_CMD_EXPORT(soak_fds, the load run: DFS descriptor table slots);
+#endif
+
 /* Called from init_tools() of the work dir's copy of tool_func.c. */
 void soak_tools_register(void)
 {
