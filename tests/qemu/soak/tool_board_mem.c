@@ -130,23 +130,22 @@ static void tool_board_mem(cJSON *args_obj, AgentToolNode_t node)
     rt_free(text);
 }
 
-#if defined(RT_USING_DFS) && defined(RT_USING_FINSH)
+#if defined(RT_USING_DFS) && defined(DFS_USING_POSIX) && defined(RT_USING_FINSH)
 #include <dfs.h>
-#include <finsh.h>
-/* `soak_fds`: the slots of the kernel's file descriptor table. DFS grows
- * the table by four slots (rt_realloc) when a descriptor past its end is
- * needed, sockets included, and never shrinks it: the load, with more
- * sockets open at once than the baseline's start, can grow it for good,
- * and the heap after the final cleanup is then larger by exactly that
- * growth. The run reads this before and after to tell the two apart. */
+/*
+ * soak_fds: the slots of DFS's table of descriptors (files and, with SAL's
+ * POSIX sockets, sockets). DFS grows it, 4 slots at a time, when more
+ * descriptors are open at once than it holds, and keeps it for good: the
+ * load run compares the heap after its final cleanup with the baseline
+ * knowing how much of a difference that table explains.
+ */
 static int soak_fds(void)
 {
-    struct dfs_fdtable *fdt = dfs_fdtable_get();
-
-    rt_kprintf("fd table: %d slots of %d bytes\n", fdt ? (int)fdt->maxfd : -1, (int)sizeof(void *));
+    struct dfs_fdtable *t = dfs_fdtable_get();
+    rt_kprintf("soak: descriptor table of %d slots\n", t ? (int)t->maxfd : -1);
     return 0;
 }
-MSH_CMD_EXPORT(soak_fds, the load run: slots of the kernel file descriptor table);
+MSH_CMD_EXPORT(soak_fds, the load run: DFS descriptor table slots);
 #endif
 
 /* Called from init_tools() of the work dir's copy of tool_func.c. */
