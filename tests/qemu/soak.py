@@ -41,7 +41,6 @@ import os
 import random
 import re
 import signal
-import socket
 import string
 import subprocess
 import sys
@@ -94,8 +93,6 @@ MCP_ANSWER_GAP_S = 15
 BAD_FIRST_S = 20
 BAD_PAUSE_S = 120
 BAD_AFTER_429 = 3
-# Connections held open at once to WebNet before the baseline (see go()).
-WEB_HOLD = 10
 # After the load: how long an outstanding request may still take.
 DRAIN_S = 150
 # The console's chat prompt, or a NUL where a log line clobbered it
@@ -500,27 +497,22 @@ class Soak:
         if a.web_token:
             # WebNet cannot be stopped: what it takes at the first start
             # stays (its thread, socket, CGI table). One start and cleanup
-            # without load first: the heap after it is the baseline. Meanwhile
-            # WEB_HOLD connections to WebNet held open at once: each is a
-            # descriptor of DFS and a socket of SAL, whose tables grow 4 slots
-            # at a time and are kept for good, so they reach the size the
-            # load needs before the baseline is taken.
+            # without load first: the heap after it is the baseline. Its
+            # connections, at once, also grow the kernel's tables of
+            # sockets (SAL) and descriptors (DFS), 4 slots at a time, kept
+            # for good: `soak_grow` (the tool file's) opens as many sockets
+            # at once as lwIP allows and closes them, so the load cannot
+            # grow those tables any more after the baseline.
             self.chat_start()
-            held = []
-            for _ in range(WEB_HOLD):
-                try:
-                    held.append(socket.create_connection(('127.0.0.1', a.web_port), timeout=10))
-                except OSError as e:
-                    self.notes.append('warm-up: a connection to WebNet failed: %s' % e)
-            b.quiet(3)
-            for c in held:
-                c.close()
-            b.quiet(3)
-            rep['heap']['web_connections_held'] = len(held)
             b.send('\x04')
             b.expect(r'leaving the agent chat', 10, 'Ctrl-D leaves the chat')
             run.shell_alive('after Ctrl-D')
             self.shell('cleanup_agent_entry', 40)
+            m = re.search(r'soak: (\d+) sockets open at once \((\d+) TCP\)', self.shell('soak_grow'))
+            if not m:
+                raise Fail('`soak_grow` (the load run\'s tool file) printed no count of sockets')
+            rep['heap']['sockets_grown'] = int(m.group(1))
+            self.web_settle()
             base = b.free()['used']
             rep['heap']['base_after_webnet_start'] = base
         rep['heap']['base'] = base
@@ -601,10 +593,25 @@ class Soak:
         t_clean = now()
         self.shell('cleanup_agent_entry', 40)
         rep['cleanup_s'] = round(now() - t_clean, 1)
+        if a.web_token:
+            self.web_settle()
         after = b.free()
         rep['heap']['after_cleanup'] = after['used']
         rep['heap']['max_after_cleanup'] = after['max']
         rep['heap']['fd_slots_end'] = self.fd_slots()
+
+    def web_settle(self):
+        """WebNet's thread holds, while it waits in select(), a block sized
+        by the highest descriptor it last waited on (seen with
+        RT_USING_MEMTRACE: 32 or 48 bytes, depending on the connections of
+        the moment). One page request with nothing else open puts it in the
+        same state before each of the two `free`s the cleanup compares."""
+        try:
+            r = drive.Web(self.a.web_port).get('/cgi-bin/agent', timeout=20)
+            self.report['heap'].setdefault('settle_status', []).append(r.status)
+        except (OSError, Fail) as e:
+            self.notes.append('the page request before a `free` failed: %s' % e)
+        self.run.board.quiet(1)
 
     def fd_slots(self):
         """The slots of DFS's descriptor table (the soak_fds command of the

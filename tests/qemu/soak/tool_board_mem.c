@@ -148,6 +148,45 @@ static int soak_fds(void)
 MSH_CMD_EXPORT(soak_fds, the load run: DFS descriptor table slots);
 #endif
 
+#if defined(RT_USING_SAL) && defined(SAL_USING_POSIX) && defined(RT_USING_FINSH)
+#include <sys/socket.h>
+#define SOAK_GROW_MAX 16
+/*
+ * soak_grow: open as many sockets at once as lwIP gives (TCP first, then
+ * UDP, at most SOAK_GROW_MAX), then close them all. Each socket takes a
+ * slot of SAL's socket table and one of DFS's descriptor table, which grow
+ * 4 slots at a time and are kept for good; lwIP's pools bound how many
+ * sockets can be open at once, so after this the load cannot grow them
+ * any more (the load run calls it before it takes its heap baseline).
+ */
+static int soak_grow(void)
+{
+    int fds[SOAK_GROW_MAX];
+    int n = 0, tcp = 0, i;
+
+    while (n < SOAK_GROW_MAX)
+    {
+        int s = socket(AF_INET, SOCK_STREAM, 0);
+        if (s < 0)
+            break;
+        fds[n++] = s;
+        tcp++;
+    }
+    while (n < SOAK_GROW_MAX)
+    {
+        int s = socket(AF_INET, SOCK_DGRAM, 0);
+        if (s < 0)
+            break;
+        fds[n++] = s;
+    }
+    for (i = 0; i < n; i++)
+        closesocket(fds[i]);
+    rt_kprintf("soak: %d sockets open at once (%d TCP), closed\n", n, tcp);
+    return 0;
+}
+MSH_CMD_EXPORT(soak_grow, the load run: grow the kernel socket and descriptor tables to their bound);
+#endif
+
 /* Called from init_tools() of the work dir's copy of tool_func.c. */
 void soak_tools_register(void)
 {
