@@ -356,7 +356,7 @@ def soak_section(soaks, charts):
                     '**Every bound held.**' if rep.get('ok') else '**Bounds broken: %s.**' % '; '.join(
                         b['what'] for b in rep.get('bounds', []) if not b['ok'])), '']
         out += ['| requests | sent | answered | lost | its own answer | an error reply | refused (429) | '
-                'on the wrong channel | longest time without an answer | time to answer, median / p99 |',
+                'on the wrong channel | longest time without an answer | time to answer, median / p99 (429s included) |',
                 '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|']
         kinds = rep.get('kinds', {})
         for kind, label in SOAK_KINDS:
@@ -385,9 +385,12 @@ def soak_section(soaks, charts):
                     'with the loop busy as the tool ran (its `agent_is_busy()`): %s median, %s p99 (%d calls); '
                     'idle: %s median, %s p99 (%d calls). Longest time without a tool result %.1f s: through slirp '
                     'every host connection comes from 10.0.2.2, so the board\'s limit of wrong tokens (per address) '
-                    'refuses the good client too while the guesser\'s 60 s window runs.' % (
+                    'refuses the good client too while the guesser\'s 60 s window runs%s.' % (
                         ms(a['median']), ms(a['p99']), a['calls'], ms(b['median']), ms(b['p99']), b['calls'],
-                        ms(c['median']), ms(c['p99']), c['calls'], mcp['longest_gap_between_results_s']), '']
+                        ms(c['median']), ms(c['p99']), c['calls'], mcp['longest_gap_between_results_s'],
+                        ', and the WebNet chat too (one table of wrong tokens for both servers; its longest time '
+                        'without an answer other than 429: %.1f s)' % kinds['web']['longest_gap_not_refused_s']
+                        if 'web' in kinds else ''), '']
         sched = kinds.get('schedule', {})
         if sched.get('missed_while_waiting') is not None:
             out += ['The schedule ran its prompt %d times and counted %d runs as missed (due while the last one '
