@@ -395,9 +395,19 @@ def soak_section(soaks, charts):
         if sched.get('missed_while_waiting') is not None:
             out += ['The schedule ran its prompt %d times and counted %d runs as missed (due while the last one '
                     'waited or was answered).' % (sched['sent'], sched['missed_while_waiting']), '']
+        # The heap at rest: the lowest sample of the first minute after the
+        # warm-up and of the last minute sampled (a leak raises it; a peak
+        # of what is in flight at once, which max_used keeps, does not).
+        samples = rep.get('samples', [])
+        warm = h.get('warmup_s', 0)
+        first = [x[1] for x in samples if warm <= x[0] < warm + 60]
+        last_t = samples[-1][0] if samples else 0
+        last = [x[1] for x in samples if x[0] > last_t - 60]
+        rest = ('%d / %d (%+d)' % (min(first), min(last), min(last) - min(first))) if first and last else None
         rows = [('heap total', h.get('total')), ('at boot', h.get('boot')),
                 ('baseline for the cleanup', h.get('base')),
                 ('used during the load, lowest / highest sample', '%s / %s' % (h.get('used_min'), h.get('used_max'))),
+                ('used at rest: the lowest sample of the first minute after the warm-up / of the last minute', rest),
                 ('max_used at the end of the warm-up (%.0f s)' % h.get('warmup_s', 0), h.get('max_used_at_warmup')),
                 ('max_used at the end', h.get('max_used_end')),
                 ('max_used growth after the warm-up (bound %d)' % h.get('drift_bound', 0),
