@@ -25,6 +25,7 @@ use rtt_agent_testkit::agent::*;
 use rtt_agent_testkit::arith_model;
 use rtt_agent_testkit::llm_server::*;
 use rtt_agent_testkit::mcp_server::{python, remote_model, McpServer};
+use rtt_agent_testkit::shell::msh;
 use std::path::PathBuf;
 
 /// The `tools` of a recorded chat request: (name, parameters as JSON text).
@@ -462,17 +463,6 @@ fn garbage_servers_leave_their_tools_out() {
     assert!(init
         .body_text()
         .contains(r#""protocolVersion":"2025-11-25""#));
-}
-
-/// `agent_config mcp ...` through the shell: its output and result.
-fn msh(line: &str) -> (i32, String) {
-    let line = std::ffi::CString::new(line).unwrap();
-    console::rt_host_console_capture(1);
-    // SAFETY: a NUL-terminated command line.
-    let rc = unsafe { rtt_agent::host::shell::rt_host_msh_exec(line.as_ptr()) };
-    let out = console::take_captured();
-    console::rt_host_console_capture(0);
-    (rc, out)
 }
 
 /// `agent_config mcp list|add|del|reset`: bounded (4 URLs of at most 127

@@ -7,7 +7,7 @@
 //! once, are shown masked, refused when short, and survive a restart with
 //! a state file.
 
-use rtt_agent::host::{console, shell};
+use rtt_agent::host::console;
 use rtt_agent::net::token_limit;
 use rtt_agent::runtime::chat::Overrides;
 use rtt_agent::runtime::config::tokens::{
@@ -15,6 +15,7 @@ use rtt_agent::runtime::config::tokens::{
 };
 use rtt_agent::runtime::mcp::server;
 use rtt_agent::runtime::settings::web::{set_open_chat, set_token};
+use rtt_agent_testkit::shell::msh;
 #[path = "support/http_exchange.rs"]
 mod http_exchange;
 use http_exchange::Resp;
@@ -105,14 +106,6 @@ const TWO: Ipv4Addr = Ipv4Addr::new(127, 0, 0, 2);
 fn fresh() {
     token_limit::forget_all();
     tokens::reboot(None);
-}
-
-fn msh(line: &str) -> (i32, String) {
-    console::rt_host_console_capture(1);
-    let rc = shell::exec(line).expect("the command exists");
-    let out = console::take_captured();
-    console::rt_host_console_capture(0);
-    (rc, out)
 }
 
 fn start_mcp(llm: &LlmServer, o: server::Overrides) -> Agent {

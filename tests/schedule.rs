@@ -49,21 +49,6 @@ fn model(req: &RecordedRequest) -> ScriptedResponse {
     ScriptedResponse::text(&["echo: ", &last])
 }
 
-/// Run the `agent_schedule` command with `args`: its result and output.
-fn msh(args: &[&str]) -> (i32, String) {
-    let owned: Vec<CString> = std::iter::once("agent_schedule")
-        .chain(args.iter().copied())
-        .map(|a| CString::new(a).unwrap())
-        .collect();
-    let mut argv: Vec<*mut c_char> = owned.iter().map(|a| a.as_ptr() as *mut c_char).collect();
-    console::rt_host_console_capture(1);
-    // SAFETY: argc NUL-terminated strings that outlive the call.
-    let rc = unsafe { agent_schedule(argv.len() as c_int, argv.as_mut_ptr()) };
-    let out = console::take_captured();
-    console::rt_host_console_capture(0);
-    (rc, out)
-}
-
 fn wait_until(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
     let until = Instant::now() + limit;
     while !done() {
@@ -204,4 +189,9 @@ fn steps(llm: &LlmServer, file: &PathBuf) {
     assert_eq!(msh(&["del", "3"]).0, 0);
     assert_eq!(msh(&["del", "4"]).0, 0);
     drop(agent);
+}
+
+/// Run the `agent_schedule` command with `args`: its result and output.
+fn msh(args: &[&str]) -> (i32, String) {
+    rtt_agent_testkit::shell::msh_argv(agent_schedule, "agent_schedule", args)
 }

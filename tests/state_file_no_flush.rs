@@ -13,8 +13,7 @@
 #![cfg(all(target_os = "linux", feature = "schedule"))]
 
 use rtt_agent::ffi::schedule::agent_schedule;
-use rtt_agent::host::console;
-use std::ffi::{c_char, c_int, CString};
+use std::ffi::c_int;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicI32, Ordering};
 
@@ -29,21 +28,6 @@ static FSYNC_ANSWER: AtomicI32 = AtomicI32::new(0);
 #[no_mangle]
 pub extern "C" fn fsync(_fd: c_int) -> c_int {
     FSYNC_ANSWER.load(Ordering::SeqCst)
-}
-
-/// Run the `agent_schedule` command with `args`: its result and output.
-fn msh(args: &[&str]) -> (i32, String) {
-    let owned: Vec<CString> = std::iter::once("agent_schedule")
-        .chain(args.iter().copied())
-        .map(|a| CString::new(a).unwrap())
-        .collect();
-    let mut argv: Vec<*mut c_char> = owned.iter().map(|a| a.as_ptr() as *mut c_char).collect();
-    console::rt_host_console_capture(1);
-    // SAFETY: argc NUL-terminated strings that outlive the call.
-    let rc = unsafe { agent_schedule(argv.len() as c_int, argv.as_mut_ptr()) };
-    let out = console::take_captured();
-    console::rt_host_console_capture(0);
-    (rc, out)
 }
 
 #[test]
@@ -91,4 +75,9 @@ fn a_file_system_without_flush_keeps_the_schedule_and_a_failed_flush_still_fails
     // SAFETY: as above.
     unsafe { std::env::remove_var("RTT_AGENT_SCHEDULE_FILE") };
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Run the `agent_schedule` command with `args`: its result and output.
+fn msh(args: &[&str]) -> (i32, String) {
+    rtt_agent_testkit::shell::msh_argv(agent_schedule, "agent_schedule", args)
 }

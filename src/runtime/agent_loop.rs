@@ -931,7 +931,8 @@ unsafe fn handle_user_message(agent: &Agent, msg: Messages_t) {
     });
     // An extra channel's turn streams to that channel, not to the chosen
     // one's hooks (the console must not show a web user's answer).
-    let hooks = routed_hooks(origin).unwrap_or(hooks);
+    let routed = routed_hooks(origin);
+    let hooks = routed.unwrap_or(hooks);
     // Forget a reason left by an earlier content (a tool result's).
     #[cfg(feature = "multimodal")]
     super::multimodal::take_content_error(&mut crate::net::error::ErrorText::new());
@@ -1024,7 +1025,7 @@ unsafe fn handle_user_message(agent: &Agent, msg: Messages_t) {
             );
         }
     }
-    if out.is_null() && (channel_is_ours() || routed_hooks(origin).is_some()) {
+    if out.is_null() && (channel_is_ours() || routed.is_some()) {
         // Not even the spare: the static reply, which needs no memory.
         out = crate::abi::messages::out_of_memory_reply();
     }

@@ -14,6 +14,7 @@
 //! - [`webclient_client`]: thin wrappers over the host webclient's C API;
 //! - [`mcp_server`]: the scripted remote MCP server (Python SDK) and a
 //!   model calling its tools;
+//! - [`shell`]: MSH commands run as typed, their output captured;
 //! - [`alloc_walk`]: running a scenario with the k-th allocation of the
 //!   process failing, for every k, in a child process.
 //!
@@ -37,6 +38,7 @@ pub mod deadline_run;
 pub mod file_server;
 pub mod llm_server;
 pub mod mcp_server;
+pub mod shell;
 // The WebNet channel's helpers: only with the channel.
 #[cfg(agent_part = "channel-webnet")]
 pub mod web;
