@@ -36,7 +36,7 @@ use crate::cjson::json;
 use crate::cjson::sys::*;
 use crate::ffi_fn;
 use crate::rtt::name::ObjectName;
-use crate::rtt::sleep_lock::SleepLock;
+use crate::rtt::sleep_cell::SleepCell;
 use crate::rtt::*;
 use crate::runtime::agent_loop::{
     request_conversation_reset, set_stream_hooks, AgentChannelOps, StreamHooks,
@@ -46,7 +46,6 @@ use crate::runtime::context::Context_t;
 use crate::runtime::hub::MessageHub_t;
 use crate::runtime::settings::web::{base_token, open_chat_allowed};
 use alloc::vec::Vec;
-use core::cell::UnsafeCell;
 use core::ffi::{c_char, c_int, c_void, CStr};
 
 /// WebNet's `struct webnet_session`, only ever handled by pointer (its
@@ -104,11 +103,6 @@ static CHANNEL: Exchange = Exchange::closed();
 
 /// The events of the turn a streaming request waits for, from the loop's
 /// hooks to WebNet's thread.
-struct Stream {
-    lock: SleepLock,
-    state: UnsafeCell<StreamState>,
-}
-
 struct StreamState {
     /// A streaming request is waiting: the hooks queue events.
     active: bool,
@@ -124,24 +118,10 @@ impl StreamState {
     }
 }
 
-// SAFETY: `state` is only reached with `lock` held (`Stream::with`).
-unsafe impl Sync for Stream {}
-
-impl Stream {
-    fn with<R>(&self, f: impl FnOnce(&mut StreamState) -> R) -> R {
-        let _held = self.lock.lock();
-        // SAFETY: the lock is held, so this is the only reference.
-        f(unsafe { &mut *self.state.get() })
-    }
-}
-
-static STREAM: Stream = Stream {
-    lock: SleepLock::new(),
-    state: UnsafeCell::new(StreamState {
-        active: false,
-        pending: Vec::new(),
-    }),
-};
+static STREAM: SleepCell<StreamState> = SleepCell::new(StreamState {
+    active: false,
+    pending: Vec::new(),
+});
 
 const WEB_HOOKS: StreamHooks = StreamHooks {
     on_reasoning: Some(hook_reasoning),

@@ -153,25 +153,8 @@ pub enum Outcome {
 
 /// The one table of the board, shared by the MCP server and the WebNet
 /// channel (a peer that guesses at one is refused at both).
-struct Shared {
-    lock: crate::rtt::sleep_lock::SleepLock,
-    table: core::cell::UnsafeCell<TokenLimit>,
-}
-// SAFETY: `table` is only reached with `lock` held (`Shared::with`).
-unsafe impl Sync for Shared {}
-
-impl Shared {
-    fn with<R>(&self, f: impl FnOnce(&mut TokenLimit) -> R) -> R {
-        let _held = self.lock.lock();
-        // SAFETY: the lock is held: this is the only reference.
-        f(unsafe { &mut *self.table.get() })
-    }
-}
-
-static SHARED: Shared = Shared {
-    lock: crate::rtt::sleep_lock::SleepLock::new(),
-    table: core::cell::UnsafeCell::new(TokenLimit::new()),
-};
+static SHARED: crate::rtt::sleep_cell::SleepCell<TokenLimit> =
+    crate::rtt::sleep_cell::SleepCell::new(TokenLimit::new());
 
 /// Milliseconds of the kernel's tick (wrapping with it).
 pub fn now_ms() -> u32 {

@@ -17,6 +17,7 @@ pub mod ipc;
 pub mod kernel;
 pub mod log;
 pub mod name;
+pub mod sleep_cell;
 pub mod sleep_lock;
 pub mod strdup;
 pub mod thread;

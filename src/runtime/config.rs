@@ -236,8 +236,7 @@ pub fn masked_key(key: &[u8], out: &mut [u8; 48]) -> usize {
 #[cfg(any(feature = "mcp-server", feature = "channel-webnet"))]
 pub mod tokens {
     use crate::ffi_fn;
-    use crate::rtt::sleep_lock::SleepLock;
-    use core::cell::UnsafeCell;
+    use crate::rtt::sleep_cell::SleepCell;
     use core::ffi::{c_char, c_int, CStr};
 
     pub const AGENT_TOKEN_WEB: c_int = 0;
@@ -329,15 +328,11 @@ pub mod tokens {
         file: Option<&'static CStr>,
     }
 
-    struct Cell(UnsafeCell<Store>);
-    // SAFETY: reached only under LOCK (`with`).
-    unsafe impl Sync for Cell {}
-    static LOCK: SleepLock = SleepLock::new();
-    static STORE: Cell = Cell(UnsafeCell::new(Store {
+    static STORE: SleepCell<Store> = SleepCell::new(Store {
         loaded: false,
         slots: [EMPTY; 2],
         file: None,
-    }));
+    });
 
     extern "C" {
         fn agent_glue_state_file() -> *const c_char;
@@ -346,14 +341,13 @@ pub mod tokens {
     }
 
     fn with<R>(f: impl FnOnce(&mut Store) -> R) -> R {
-        let _held = LOCK.lock();
-        // SAFETY: under the lock: the only reference.
-        let store = unsafe { &mut *STORE.0.get() };
-        if !store.loaded {
-            store.loaded = true;
-            load(store);
-        }
-        f(store)
+        STORE.with(|store| {
+            if !store.loaded {
+                store.loaded = true;
+                load(store);
+            }
+            f(store)
+        })
     }
 
     fn state_file(store: &Store) -> &'static CStr {
@@ -524,12 +518,11 @@ pub mod tokens {
     /// file, if any, is read again at the next use); `file` replaces the
     /// board's state file (tests, the simulator). Not for a board.
     pub fn reboot(file: Option<&'static CStr>) {
-        let _held = LOCK.lock();
-        // SAFETY: under the lock.
-        let store = unsafe { &mut *STORE.0.get() };
-        store.loaded = false;
-        store.slots = [EMPTY; 2];
-        store.file = file;
+        STORE.with(|store| {
+            store.loaded = false;
+            store.slots = [EMPTY; 2];
+            store.file = file;
+        })
     }
 
     /// How a token is shown: its length only ("(none)" when empty).

@@ -17,9 +17,8 @@
 use super::hub::{message_hub_put, MessageHub_t};
 use super::turn::StreamHooks;
 use crate::abi::messages::Messages_t;
-use crate::rtt::sleep_lock::SleepLock;
+use crate::rtt::sleep_cell::SleepCell;
 use crate::rtt::*;
-use core::cell::UnsafeCell;
 
 /// How many extra channels can be open at once (the Debug and the WebNet
 /// channel).
@@ -31,24 +30,14 @@ struct Route {
     hooks: &'static StreamHooks,
 }
 
-struct Table {
-    lock: SleepLock,
-    routes: UnsafeCell<[Option<Route>; SLOTS]>,
-}
+// SAFETY: a route's mailbox is a kernel object, usable from any thread;
+// its hooks are static.
+unsafe impl Send for Route {}
 
-// SAFETY: `routes` is reached only with `lock` held (`with`); a route's
-// mailbox is a kernel object, usable from any thread.
-unsafe impl Sync for Table {}
-
-static TABLE: Table = Table {
-    lock: SleepLock::new(),
-    routes: UnsafeCell::new([None; SLOTS]),
-};
+static TABLE: SleepCell<[Option<Route>; SLOTS]> = SleepCell::new([None; SLOTS]);
 
 fn with<R>(f: impl FnOnce(&mut [Option<Route>; SLOTS]) -> R) -> R {
-    let _held = TABLE.lock.lock();
-    // SAFETY: the lock is held, so this is the only reference.
-    f(unsafe { &mut *TABLE.routes.get() })
+    TABLE.with(f)
 }
 
 /// The route of `slot` (1-based), if claimed.

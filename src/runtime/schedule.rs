@@ -22,6 +22,7 @@ use crate::base::text_buf::TextBuf;
 use crate::rtt::atomic::{AtomicBool, AtomicPtr, Ordering};
 use crate::rtt::ipc::Semaphore;
 use crate::rtt::name::ObjectName;
+use crate::rtt::sleep_cell::SleepCell;
 use crate::rtt::sleep_lock::SleepLock;
 use crate::rtt::thread;
 use crate::wire::deadline::ms_to_ticks;
@@ -61,25 +62,18 @@ struct Entry {
 }
 
 struct Table {
-    lock: SleepLock,
-    entries: UnsafeCell<Vec<Entry>>,
+    entries: Vec<Entry>,
     /// Messages of ours on the mailbox, with their entry.
-    tags: UnsafeCell<Vec<(usize, u32)>>,
+    tags: Vec<(usize, u32)>,
 }
 
-// SAFETY: `entries` and `tags` are reached only with `lock` held.
-unsafe impl Sync for Table {}
-
-static TABLE: Table = Table {
-    lock: SleepLock::new(),
-    entries: UnsafeCell::new(Vec::new()),
-    tags: UnsafeCell::new(Vec::new()),
-};
+static TABLE: SleepCell<Table> = SleepCell::new(Table {
+    entries: Vec::new(),
+    tags: Vec::new(),
+});
 
 fn with_table<R>(f: impl FnOnce(&mut Vec<Entry>, &mut Vec<(usize, u32)>) -> R) -> R {
-    let _held = TABLE.lock.lock();
-    // SAFETY: the lock is held.
-    unsafe { f(&mut *TABLE.entries.get(), &mut *TABLE.tags.get()) }
+    TABLE.with(|t| f(&mut t.entries, &mut t.tags))
 }
 
 /// The reply's receiver a module set: `(id, reply)`.

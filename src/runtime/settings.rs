@@ -19,9 +19,8 @@
 //!
 //! A format whose feature is not built in is never chosen.
 
-use crate::rtt::sleep_lock::SleepLock;
+use crate::rtt::sleep_cell::SleepCell;
 use crate::wire::stream::Format;
-use core::cell::UnsafeCell;
 
 /// Replacements for the chat client's caps and network options (the
 /// simulator and tests use them to exercise the limit paths without a new
@@ -66,12 +65,7 @@ pub struct Settings {
     pub mcp_max_response: Option<usize>,
 }
 
-struct Current(UnsafeCell<Settings>);
-// SAFETY: reached only under LOCK.
-unsafe impl Sync for Current {}
-
-static LOCK: SleepLock = SleepLock::new();
-static CURRENT: Current = Current(UnsafeCell::new(Settings {
+static CURRENT: SleepCell<Settings> = SleepCell::new(Settings {
     chat: ChatOverrides {
         max_content: None,
         max_reasoning: None,
@@ -96,20 +90,16 @@ static CURRENT: Current = Current(UnsafeCell::new(Settings {
     mcp_server: mcp_server::Overrides::NONE,
     #[cfg(feature = "mcp-client")]
     mcp_max_response: None,
-}));
+});
 
 /// The settings now, as one copy.
 pub fn snapshot() -> Settings {
-    let _held = LOCK.lock();
-    // SAFETY: under the lock.
-    unsafe { *CURRENT.0.get() }
+    CURRENT.with(|s| *s)
 }
 
 /// Change some settings; the next snapshot sees all of the change at once.
 pub fn change(f: impl FnOnce(&mut Settings)) {
-    let _held = LOCK.lock();
-    // SAFETY: under the lock; `f` gets the only reference while it runs.
-    f(unsafe { &mut *CURRENT.0.get() });
+    CURRENT.with(f);
 }
 
 #[cfg(any(feature = "provider-anthropic", feature = "provider-ollama"))]

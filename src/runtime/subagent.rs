@@ -30,11 +30,10 @@ use crate::base::text_buf::TextBuf;
 use crate::cjson::json;
 use crate::cjson::sys::*;
 use crate::rtt::atomic::{AtomicBool, Ordering};
-use crate::rtt::sleep_lock::SleepLock;
+use crate::rtt::sleep_cell::SleepCell;
 use crate::rtt::{board, rt_eok, rt_error};
 use crate::wire::profiles::{self, ProfileText};
 use alloc::vec::Vec;
-use core::cell::UnsafeCell;
 use core::ffi::{c_char, c_int, CStr};
 
 extern "C" {
@@ -89,23 +88,10 @@ impl Profile {
     }
 }
 
-struct Profiles {
-    lock: SleepLock,
-    list: UnsafeCell<Vec<Profile>>,
-}
-
-// SAFETY: `list` is reached only with `lock` held.
-unsafe impl Sync for Profiles {}
-
-static PROFILES: Profiles = Profiles {
-    lock: SleepLock::new(),
-    list: UnsafeCell::new(Vec::new()),
-};
+static PROFILES: SleepCell<Vec<Profile>> = SleepCell::new(Vec::new());
 
 fn with<R>(f: impl FnOnce(&mut Vec<Profile>) -> R) -> R {
-    let _held = PROFILES.lock.lock();
-    // SAFETY: the lock is held.
-    f(unsafe { &mut *PROFILES.list.get() })
+    PROFILES.with(f)
 }
 
 /// Why a profile was refused.

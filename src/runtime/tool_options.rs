@@ -20,10 +20,9 @@
 
 use crate::base::fallible::{copy_of, extend, push};
 use crate::rtt::atomic::{AtomicUsize, Ordering};
-use crate::rtt::sleep_lock::SleepLock;
+use crate::rtt::sleep_cell::SleepCell;
 use crate::wire::deadline::{ticks_to_ms, Deadline};
 use alloc::vec::Vec;
-use core::cell::UnsafeCell;
 
 /// AgentExt.h's `agent_tool_options_t`.
 #[repr(C)]
@@ -55,23 +54,10 @@ struct Entry {
     registry: bool,
 }
 
-struct Table {
-    lock: SleepLock,
-    entries: UnsafeCell<Vec<Entry>>,
-}
-
-// SAFETY: `entries` is reached only with `lock` held.
-unsafe impl Sync for Table {}
-
-static TABLE: Table = Table {
-    lock: SleepLock::new(),
-    entries: UnsafeCell::new(Vec::new()),
-};
+static TABLE: SleepCell<Vec<Entry>> = SleepCell::new(Vec::new());
 
 fn with_table<R>(f: impl FnOnce(&mut Vec<Entry>) -> R) -> R {
-    let _held = TABLE.lock.lock();
-    // SAFETY: the lock is held.
-    f(unsafe { &mut *TABLE.entries.get() })
+    TABLE.with(f)
 }
 
 /// Keep `options` for the tool `name` (replacing earlier ones);
@@ -218,23 +204,10 @@ pub fn left_ms() -> Option<u32> {
 
 /// The direct-output results of the current turn, joined by new lines:
 /// what the user gets instead of another answer of the model.
-struct Direct {
-    lock: SleepLock,
-    text: UnsafeCell<Vec<u8>>,
-}
-
-// SAFETY: `text` is reached only with `lock` held.
-unsafe impl Sync for Direct {}
-
-static DIRECT: Direct = Direct {
-    lock: SleepLock::new(),
-    text: UnsafeCell::new(Vec::new()),
-};
+static DIRECT: SleepCell<Vec<u8>> = SleepCell::new(Vec::new());
 
 fn with_direct<R>(f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
-    let _held = DIRECT.lock.lock();
-    // SAFETY: the lock is held.
-    f(unsafe { &mut *DIRECT.text.get() })
+    DIRECT.with(f)
 }
 
 /// Add a direct-output tool's result to the turn's answer; false without

@@ -586,10 +586,8 @@ fn answer_directly(_name: &[u8], _result: &[u8]) {}
 /// repeated identical call (same tool, same arguments) is not run again;
 /// the model gets the earlier result with a note. Loop thread only (the
 /// lock keeps it sound).
-struct Earlier {
-    lock: crate::rtt::sleep_lock::SleepLock,
-    calls: core::cell::UnsafeCell<alloc::vec::Vec<EarlierCall>>,
-}
+static EARLIER: crate::rtt::sleep_cell::SleepCell<alloc::vec::Vec<EarlierCall>> =
+    crate::rtt::sleep_cell::SleepCell::new(alloc::vec::Vec::new());
 
 /// One call that ran: its tool, its arguments as cJSON prints them
 /// unformatted, the text its tool answered.
@@ -599,18 +597,8 @@ struct EarlierCall {
     result: alloc::vec::Vec<u8>,
 }
 
-// SAFETY: `calls` is reached only with `lock` held.
-unsafe impl Sync for Earlier {}
-
-static EARLIER: Earlier = Earlier {
-    lock: crate::rtt::sleep_lock::SleepLock::new(),
-    calls: core::cell::UnsafeCell::new(alloc::vec::Vec::new()),
-};
-
 fn with_earlier<R>(f: impl FnOnce(&mut alloc::vec::Vec<EarlierCall>) -> R) -> R {
-    let _held = EARLIER.lock.lock();
-    // SAFETY: the lock is held.
-    f(unsafe { &mut *EARLIER.calls.get() })
+    EARLIER.with(f)
 }
 
 /// What the model reads instead of a repeated call's result, before the

@@ -27,10 +27,9 @@ use crate::abi::messages::{
 use crate::cjson::json;
 use crate::cjson::sys::*;
 use crate::rtt::atomic::{AtomicPtr, Ordering};
-use crate::rtt::sleep_lock::SleepLock;
+use crate::rtt::sleep_cell::SleepCell;
 use crate::wire::text_calls::{calls, CallFilter};
 use alloc::vec::Vec;
-use core::cell::UnsafeCell;
 use core::ffi::{c_char, c_int, c_void, CStr};
 
 extern "C" {
@@ -171,16 +170,7 @@ pub unsafe fn refresh_system_prompt(ctx: Context_t) {
 
 /// The filter between `chat()` and the channel's `on_context` during a
 /// text-mode request (the loop thread only; the lock keeps it sound).
-struct Filter {
-    lock: SleepLock,
-    state: UnsafeCell<CallFilter>,
-}
-// SAFETY: `state` is reached only with `lock` held.
-unsafe impl Sync for Filter {}
-static FILTER: Filter = Filter {
-    lock: SleepLock::new(),
-    state: UnsafeCell::new(CallFilter::new()),
-};
+static FILTER: SleepCell<CallFilter> = SleepCell::new(CallFilter::new());
 /// The channel's `on_context` (a C function pointer), or NULL.
 static SINK: AtomicPtr<c_void> = AtomicPtr::new(core::ptr::null_mut());
 
@@ -209,9 +199,7 @@ fn forward(text: &[u8]) {
 }
 
 fn with_filter(f: impl FnOnce(&mut CallFilter)) {
-    let _held = FILTER.lock.lock();
-    // SAFETY: the lock is held.
-    f(unsafe { &mut *FILTER.state.get() });
+    FILTER.with(f);
 }
 
 /// Is `object` (JSON text) a call of a registered tool: an object whose

@@ -76,33 +76,25 @@ pub use none::*;
 mod marks {
     use super::{Messages_t, Origin};
     use crate::base::fallible::push;
-    use crate::rtt::sleep_lock::SleepLock;
+    use crate::rtt::sleep_cell::SleepCell;
     use alloc::vec::Vec;
-    use core::cell::UnsafeCell;
 
     /// A marked input: the message's address and its origin (0: unasked;
     /// otherwise the reply route's slot).
     type Input = (usize, u8);
 
     struct Marks {
-        lock: SleepLock,
-        inputs: UnsafeCell<Vec<Input>>,
-        replies: UnsafeCell<Vec<usize>>,
+        inputs: Vec<Input>,
+        replies: Vec<usize>,
     }
 
-    // SAFETY: both lists are reached only with `lock` held.
-    unsafe impl Sync for Marks {}
-
-    static MARKS: Marks = Marks {
-        lock: SleepLock::new(),
-        inputs: UnsafeCell::new(Vec::new()),
-        replies: UnsafeCell::new(Vec::new()),
-    };
+    static MARKS: SleepCell<Marks> = SleepCell::new(Marks {
+        inputs: Vec::new(),
+        replies: Vec::new(),
+    });
 
     fn with<R>(f: impl FnOnce(&mut Vec<Input>, &mut Vec<usize>) -> R) -> R {
-        let _held = MARKS.lock.lock();
-        // SAFETY: the lock is held.
-        unsafe { f(&mut *MARKS.inputs.get(), &mut *MARKS.replies.get()) }
+        MARKS.with(|m| f(&mut m.inputs, &mut m.replies))
     }
 
     /// Remove the first entry of `list` that is `found`, and return it. An

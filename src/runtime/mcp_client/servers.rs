@@ -11,9 +11,8 @@
 //! of `.bss` on every board that builds the client, configured or not. The
 //! lock is held only to read or change the copy (and to free it).
 
-use crate::rtt::sleep_lock::SleepLock;
+use crate::rtt::sleep_cell::SleepCell;
 use alloc::vec::Vec;
-use core::cell::UnsafeCell;
 use core::ffi::{c_char, CStr};
 
 /// Most servers in the list.
@@ -70,17 +69,10 @@ struct List {
     text: Option<Vec<u8>>,
 }
 
-struct Shared(UnsafeCell<List>);
-// SAFETY: every access goes through LOCK (see `with`).
-unsafe impl Sync for Shared {}
-
-static LIST: Shared = Shared(UnsafeCell::new(List { text: None }));
-static LOCK: SleepLock = SleepLock::new();
+static LIST: SleepCell<List> = SleepCell::new(List { text: None });
 
 fn with<R>(f: impl FnOnce(&mut List) -> R) -> R {
-    let _held = LOCK.lock();
-    // SAFETY: the only access, under the lock.
-    f(unsafe { &mut *LIST.0.get() })
+    LIST.with(f)
 }
 
 /// `PKG_AGENT_MCP_SERVERS` as the glue gives it.

@@ -5,6 +5,7 @@ use super::upload::{download_url, upload, FileId};
 use super::with_urls;
 use crate::net::error::ErrorText;
 use crate::rtt::name::ObjectName;
+use crate::rtt::sleep_cell::SleepCell;
 use crate::rtt::sleep_lock::SleepLock;
 use crate::rtt::webclient::*;
 use crate::rtt::*;
@@ -69,18 +70,16 @@ struct FileOp {
     done: rt_sem_t,
 }
 
-struct FileOpCell(UnsafeCell<FileOp>);
-// SAFETY: changed only under FILE_OP_LOCK; the thread reads its handles
-// once at its start, and they stay valid until it has said it ended.
-unsafe impl Sync for FileOpCell {}
+// SAFETY: kernel object handles, usable from any thread; the worker reads
+// them once at its start, and they stay valid until it has said it ended.
+unsafe impl Send for FileOp {}
 
-static FILE_OP: FileOpCell = FileOpCell(UnsafeCell::new(FileOp {
+static FILE_OP: SleepCell<FileOp> = SleepCell::new(FileOp {
     input: ptr::null_mut(),
     output: ptr::null_mut(),
     thread: ptr::null_mut(),
     done: ptr::null_mut(),
-}));
-static FILE_OP_LOCK: SleepLock = SleepLock::new();
+});
 
 /// The C package's names where the board holds them (`list thread`).
 const FILE_OP_THREAD: ObjectName = ObjectName::new(c"fileop_wk", c"fopWk");
@@ -92,9 +91,7 @@ const FILE_OP_QUEUE: rt_size_t = 4;
 const FILE_OP_PRIORITY: u8 = 9;
 
 fn file_op<R>(f: impl FnOnce(&mut FileOp) -> R) -> R {
-    let _held = FILE_OP_LOCK.lock();
-    // SAFETY: the lock is held: nobody else touches the cell.
-    f(unsafe { &mut *FILE_OP.0.get() })
+    FILE_OP.with(f)
 }
 
 /// The URL in the static buffer `agent_up_load` returns.

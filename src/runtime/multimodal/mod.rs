@@ -45,11 +45,10 @@ use crate::cjson::sys::*;
 use crate::net::error::ErrorText;
 use crate::rtt::atomic::{AtomicBool, Ordering};
 use crate::rtt::file;
-use crate::rtt::sleep_lock::SleepLock;
+use crate::rtt::sleep_cell::SleepCell;
 use crate::rtt::*;
 use crate::wire::chat::inline_file::{media_type, INLINE_FILE};
 use alloc::vec::Vec;
-use core::cell::UnsafeCell;
 use core::ffi::{c_char, c_int, CStr};
 use core::ptr;
 use upload::download_url;
@@ -205,20 +204,17 @@ struct ContentError {
     text: Vec<u8>,
 }
 
-struct ContentErrorCell(UnsafeCell<ContentError>);
-// SAFETY: read and written only under CONTENT_ERROR_LOCK.
-unsafe impl Sync for ContentErrorCell {}
+// SAFETY: the thread handle is only compared, never used to reach the
+// thread.
+unsafe impl Send for ContentError {}
 
-static CONTENT_ERROR: ContentErrorCell = ContentErrorCell(UnsafeCell::new(ContentError {
+static CONTENT_ERROR: SleepCell<ContentError> = SleepCell::new(ContentError {
     thread: ptr::null_mut(),
     text: Vec::new(),
-}));
-static CONTENT_ERROR_LOCK: SleepLock = SleepLock::new();
+});
 
 fn with_content_error<R>(f: impl FnOnce(&mut ContentError) -> R) -> R {
-    let _held = CONTENT_ERROR_LOCK.lock();
-    // SAFETY: the lock is held: nobody else touches the cell.
-    f(unsafe { &mut *CONTENT_ERROR.0.get() })
+    CONTENT_ERROR.with(f)
 }
 
 /// Whether reasons are kept: while the agent runs ([`keep_content_errors`]).
