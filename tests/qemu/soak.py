@@ -66,12 +66,22 @@ MCP_BASE = 400000
 ADDEND = 7
 SCHEDULE_PROMPT = 'what is 5+%d?' % SCHEDULE_N
 SCHEDULE_ANSWER = SCHEDULE_N + 5
-# The scripted server's faults (qemu_llm_server --faults), in percent.
-FAULTS = 'seed=%d,http500=5,cut=2,stall=1,stall_s=20'
+# The scripted server's faults (qemu_llm_server --faults), in percent, and
+# one stall forced on a turn's second round (its largest request) at 4/5 of
+# the warm-up, counted from the first model request: the heaviest moment
+# the load makes (the loop stalled with its largest conversation while the
+# other clients' requests wait) is then part of the warm-up's max_used, not
+# left to chance later; the random stalls go on after it.
+FAULTS = 'seed=%d,http500=5,cut=2,stall=1,stall_s=20,force_stall_s=%d'
 # max_used may grow by at most this much after the warm-up (bytes).
 DRIFT_BOUND = {'a9': 1024, 'lm3s': 512}
 # The warm-up: the first 5 minutes, or the first half of a shorter run.
 WARMUP_S = 300
+
+
+def warmup_s(load_s):
+    return min(WARMUP_S, load_s / 2.0)
+
 # Starvation: the longest time a kind of request may go without an answer
 # (seconds). A turn is one or two model requests, each ended by the 12 s
 # deadline at worst (with its retries inside it), and the loop answers one
@@ -699,7 +709,7 @@ class Soak:
         rep['samples'] = [[s['t'], s['used'], s['max']] + [self.stack_of(s, role) for role, _ in THREADS]
                           for s in samples]
         rep['sample_columns'] = ['t_s', 'used', 'max_used'] + ['stack_used_' + r for r, _ in THREADS]
-        warm = min(WARMUP_S, load / 2.0)
+        warm = warmup_s(load)
         at_warm = [s['max'] for s in samples if s['t'] <= warm]
         late = [s['max'] for s in samples if s['t'] > warm]
         end_max = max(late + [rep['heap'].get('before_cleanup', {}).get('max') or 0]) if samples else None
@@ -821,7 +831,8 @@ def main():
     if a.board == 'a9' and not a.mcp_token:
         p.error('--board a9 needs --mcp-token')
     a.sd_dir = a.sd_dir or os.path.join(os.path.dirname(os.path.abspath(a.logs)), 'sd')
-    a.server_args = ['--faults', FAULTS % a.seed]
+    a.faults = FAULTS % (a.seed, int(warmup_s(a.minutes * 60.0) * 0.8))
+    a.server_args = ['--faults', a.faults]
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, lambda n, f: sys.exit('load run: FAIL: stopped by signal %d' % n))
     for old in os.listdir(a.logs):
@@ -833,7 +844,7 @@ def main():
     s.report = {'date': time.strftime('%Y-%m-%d'), 'board': a.board,
                 'machine': 'qemu-system-arm -M %s' % ('lm3s6965evb' if a.board == 'lm3s' else 'vexpress-a9'),
                 'firmware': os.path.basename(a.bsp.rstrip('/')), 'minutes': a.minutes, 'seed': a.seed,
-                'faults': FAULTS % a.seed, 'web': bool(a.web_token), 'web_why': a.web_why or None,
+                'faults': a.faults, 'web': bool(a.web_token), 'web_why': a.web_why or None,
                 'commit': measured,
                 'every_s': {'schedule': SCHEDULE_EVERY_S, 'console': CONSOLE_EVERY_S,
                             'mcp': MCP_EVERY_S if a.board == 'a9' else None,

@@ -557,7 +557,9 @@ fn main() {
             req.body.len(),
             offered_tools(&req.body).join(",")
         );
-        let fault = draws.as_ref().map_or(Fault::None, Draws::next);
+        let fault = draws.as_ref().map_or(Fault::None, |d| {
+            d.next_request(tools > 0, std::time::Instant::now())
+        });
         let (scenario, resp) = match (fault, &draws) {
             (Fault::None, _) | (_, None) => {
                 let (scenario, resp) = respond(req);

@@ -3,16 +3,24 @@
 //! draws from a random number generator seeded from the spec, so a run can
 //! be repeated.
 //!
-//! The spec: `seed=N,http500=P,cut=P,stall=P[,stall_s=S]` (P in percent,
-//! decimals allowed; commas or spaces; any part may be left out: 0 %,
-//! seed 1, a 20 s stall). A cut takes the normal answer and closes the
+//! The spec: `seed=N,http500=P,cut=P,stall=P[,stall_s=S][,force_stall_s=T]`
+//! (P in percent, decimals allowed; commas or spaces; any part may be left
+//! out: 0 %, seed 1, a 20 s stall, nothing forced).
+//!
+//! `force_stall_s=T`: the first request that carries tool results (a
+//! turn's second round, its largest request) arriving T seconds or more
+//! after the first request stalls, whatever it drew. A load run puts it in
+//! its warm-up, so that the heaviest moment the load makes (a stalled
+//! second round while every other client waits) is part of the warm-up's
+//! `max_used` and not left to chance later. Its draw is still made, so the
+//! rest of the sequence is the same with or without it. A cut takes the normal answer and closes the
 //! connection after half of its body; a stall sends the 200 head, then only
 //! an SSE comment every 2 s for `stall_s` seconds (no read waits as long as
 //! a read timeout, so the client's request deadline must end it).
 
 use super::response::ScriptedResponse;
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The percentages of each fault, in hundredths of a percent.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -22,6 +30,9 @@ pub struct Faults {
     pub cut: u32,
     pub stall: u32,
     pub stall_s: u64,
+    /// Seconds after the first request from which the next request with
+    /// tool results stalls (`None`: nothing forced).
+    pub force_stall_s: Option<u64>,
 }
 
 /// What a request drew.
@@ -31,6 +42,8 @@ pub enum Fault {
     Http500,
     Cut,
     Stall,
+    /// A stall made on purpose (`force_stall_s`), not drawn.
+    ForcedStall,
 }
 
 impl Fault {
@@ -41,6 +54,7 @@ impl Fault {
             Fault::Http500 => "fault-http500",
             Fault::Cut => "fault-cut",
             Fault::Stall => "fault-stall",
+            Fault::ForcedStall => "fault-stall-forced",
         }
     }
 }
@@ -70,9 +84,12 @@ impl Faults {
                 "cut" => f.cut = pct()?,
                 "stall" => f.stall = pct()?,
                 "stall_s" => f.stall_s = v.parse().map_err(|_| format!("{part:?}: not seconds"))?,
+                "force_stall_s" => {
+                    f.force_stall_s = Some(v.parse().map_err(|_| format!("{part:?}: not seconds"))?)
+                }
                 _ => {
                     return Err(format!(
-                        "{k:?}: not one of seed, http500, cut, stall, stall_s"
+                        "{k:?}: not one of seed, http500, cut, stall, stall_s, force_stall_s"
                     ))
                 }
             }
@@ -100,8 +117,12 @@ impl Faults {
     /// A one-line description for a log.
     pub fn describe(&self) -> String {
         let pct = |p: u32| format!("{}.{:02}%", p / 100, p % 100);
+        let forced = match self.force_stall_s {
+            Some(t) => format!(", a stall forced on the first second round from {t} s"),
+            None => String::new(),
+        };
         format!(
-            "seed {}, HTTP 500 {}, cut {}, stall {} ({} s)",
+            "seed {}, HTTP 500 {}, cut {}, stall {} ({} s){forced}",
             self.seed,
             pct(self.http500),
             pct(self.cut),
@@ -118,7 +139,7 @@ impl Faults {
             Fault::Http500 => {
                 ScriptedResponse::error(500, "scripted fault of the load run", "server_error", None)
             }
-            Fault::Stall => {
+            Fault::Stall | Fault::ForcedStall => {
                 // A write every 2 s: the head, the comments, the end.
                 let comments = (0..(self.stall_s / 2).saturating_sub(1).max(1))
                     .map(|_| b": stalled on purpose\n\n".to_vec())
@@ -137,14 +158,26 @@ impl Faults {
 /// each request draws once).
 pub struct Draws {
     faults: Faults,
-    state: Mutex<u64>,
+    state: Mutex<DrawState>,
+}
+
+struct DrawState {
+    rng: u64,
+    /// When the first request came.
+    first: Option<Instant>,
+    /// The forced stall was made.
+    forced: bool,
 }
 
 impl Draws {
     pub fn new(faults: Faults) -> Draws {
         Draws {
             faults,
-            state: Mutex::new(faults.seed),
+            state: Mutex::new(DrawState {
+                rng: faults.seed,
+                first: None,
+                forced: false,
+            }),
         }
     }
 
@@ -152,10 +185,28 @@ impl Draws {
         &self.faults
     }
 
-    /// The next request's fault.
+    /// The next request's fault, drawn.
     pub fn next(&self) -> Fault {
+        self.next_request(false, Instant::now())
+    }
+
+    /// The fault of a request arriving `now`, which carries tool results
+    /// or not (see `force_stall_s`).
+    pub fn next_request(&self, tool_results: bool, now: Instant) -> Fault {
         let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        self.faults.pick(splitmix64(&mut st))
+        let drawn = self.faults.pick(splitmix64(&mut st.rng));
+        let first = *st.first.get_or_insert(now);
+        match self.faults.force_stall_s {
+            Some(t)
+                if tool_results
+                    && !st.forced
+                    && now.saturating_duration_since(first) >= Duration::from_secs(t) =>
+            {
+                st.forced = true;
+                Fault::ForcedStall
+            }
+            _ => drawn,
+        }
     }
 }
 
@@ -183,7 +234,7 @@ mod tests {
         assert!(Faults::parse("bogus=1").is_err());
         assert!(Faults::parse("cut").is_err());
         let draws = Draws::new(f);
-        let mut seen = [0usize; 4];
+        let mut seen = [0usize; 5];
         for _ in 0..100_000 {
             seen[draws.next() as usize] += 1;
         }
@@ -203,5 +254,34 @@ mod tests {
         // The same seed draws the same sequence.
         let (a, b) = (Draws::new(f), Draws::new(f));
         assert!((0..1000).all(|_| a.next() == b.next()));
+    }
+
+    #[test]
+    fn a_forced_stall_takes_the_first_second_round_after_its_time_once() {
+        let f = Faults::parse("seed=7,force_stall_s=10").unwrap();
+        assert_eq!(f.force_stall_s, Some(10));
+        let forced = Draws::new(f);
+        let t0 = Instant::now();
+        let at = |s| t0 + Duration::from_secs(s);
+        // Before its time, or a first round: as drawn (no fault at 0 %).
+        assert_eq!(forced.next_request(false, at(0)), Fault::None);
+        assert_eq!(forced.next_request(true, at(9)), Fault::None);
+        assert_eq!(forced.next_request(false, at(11)), Fault::None);
+        // The first second round from 10 s on, and only that one.
+        assert_eq!(forced.next_request(true, at(12)), Fault::ForcedStall);
+        assert_eq!(forced.next_request(true, at(13)), Fault::None);
+        // The draws go on as without it.
+        let g = Faults::parse("seed=9,http500=30,cut=20,force_stall_s=0").unwrap();
+        let (a, b) = (
+            Draws::new(g),
+            Draws::new(Faults {
+                force_stall_s: None,
+                ..g
+            }),
+        );
+        let firsts: Vec<_> = (0..50).map(|_| a.next_request(true, t0)).collect();
+        let seconds: Vec<_> = (0..50).map(|_| b.next_request(true, t0)).collect();
+        assert_eq!(firsts[0], Fault::ForcedStall);
+        assert_eq!(firsts[1..], seconds[1..]);
     }
 }
