@@ -12,13 +12,13 @@ check reads the output; waits are generous, and the checks are by content.
 ABILITIES_PTY_SHOW=1 prints each run's whole output to stderr.
 """
 import os
-import pty
 import re
-import select
 import shutil
 import sys
 import tempfile
 import time
+
+import pty_sim
 
 exe = sys.argv[1]
 tmp = tempfile.mkdtemp(prefix="rtt-agent-abilities-")
@@ -34,71 +34,16 @@ def fail(why, seen=b""):
     sys.exit(1)
 
 
-class Sim:
-    """One simulator process on a pseudo-terminal."""
+class Sim(pty_sim.Sim):
+    """The simulator with --abilities, on the notes and schedule files of
+    this run."""
 
     def __init__(self):
-        self.pid, self.fd = pty.fork()
-        if self.pid == 0:
-            env = dict(os.environ)
-            env.pop("AGENT_API_URL", None)  # always the built-in scripted model
-            env.pop("AGENT_BUILTIN_FORMAT", None)
-            env["RTT_AGENT_NOTES_FILE"] = notes_file
-            env["RTT_AGENT_SCHEDULE_FILE"] = sched_file
-            os.execve(exe, [exe, "--abilities"], env)
-        self.seen = b""
-
-    def pump(self, timeout):
-        r, _, _ = select.select([self.fd], [], [], max(timeout, 0))
-        if r:
-            try:
-                chunk = os.read(self.fd, 4096)
-            except OSError:
-                chunk = b""
-            self.seen += chunk
-
-    def mark(self):
-        return len(self.seen)
-
-    def wait(self, pattern, since=0, count=1, timeout=30):
-        """Until `pattern` has appeared `count` times after `since`."""
-        end = time.time() + timeout
-        while self.seen[since:].count(pattern) < count:
-            left = end - time.time()
-            if left <= 0:
-                os.kill(self.pid, 9)
-                fail("timed out waiting for %r (x%d)" % (pattern, count), self.seen)
-            self.pump(left)
-
-    def idle(self, secs):
-        """Read for `secs`, whatever comes."""
-        end = time.time() + secs
-        while time.time() < end:
-            self.pump(end - time.time())
-
-    def send(self, data):
-        for b in data:  # one key at a time, as typed
-            os.write(self.fd, bytes([b]))
-            time.sleep(0.002)
-
-    def shell(self, line, expect, timeout=30):
-        """A command at msh />: its output and the next prompt."""
-        m = self.mark()
-        self.send(line + b"\r")
-        self.wait(expect, since=m, timeout=timeout)
-        self.wait(b"msh />", since=m, timeout=timeout)
-        return self.seen[m:]
+        super().__init__(exe, ["--abilities"], {"RTT_AGENT_NOTES_FILE": notes_file,
+                                                "RTT_AGENT_SCHEDULE_FILE": sched_file}, fail)
 
     def start_agent(self):
-        m = self.mark()
-        self.send(b"main_loop_entry\r")
-        self.wait(b"[mem] agent started", since=m)
-        self.wait(b"you> ", since=m)
-        # The shell prints its prompt once main_loop_entry returns, then
-        # reads the console once before it sleeps: type after that.
-        self.wait(b"msh />", since=m)
-        time.sleep(0.1)
-        return m
+        return self.enter_chat(started=True)
 
     def ask(self, line, expect, timeout=30):
         """A line in the chat: `expect` in what follows, then the prompt."""
@@ -109,21 +54,11 @@ class Sim:
         self.wait(b"you> ", since=m, timeout=timeout)
         return m
 
-    def leave_chat(self):
-        m = self.mark()
-        self.send(b"\x04")
-        self.wait(b"leaving the agent chat", since=m)
-        time.sleep(0.1)
-
     def finish(self):
         self.shell(b"cleanup_agent_entry", b"[mem] cleanup done")
-        self.send(b"exit\r")
-        self.wait(b"bye")
-        if os.environ.get("ABILITIES_PTY_SHOW"):
-            sys.stderr.write(self.seen.decode(errors="replace"))
-        _, status = os.waitpid(self.pid, 0)
-        if os.waitstatus_to_exitcode(status) != 0:
-            fail("the simulator exited with %d" % os.waitstatus_to_exitcode(status), self.seen)
+        code = self.exit("ABILITIES_PTY_SHOW")
+        if code != 0:
+            fail("the simulator exited with %d" % code, self.seen)
 
 
 def ok(what):

@@ -19,13 +19,12 @@ start the agent at once: who gets what is typed on the console.
 FLAGS_PTY_SHOW=1 prints each run's whole output to stderr.
 """
 import json
-import os
-import pty
 import re
-import select
 import sys
 import time
 import urllib.request
+
+import pty_sim
 
 exe = sys.argv[1]
 passed = 0
@@ -37,41 +36,11 @@ def fail(why, seen=b""):
     sys.exit(1)
 
 
-class Sim:
-    """One simulator process on a pseudo-terminal."""
+class Sim(pty_sim.Sim):
+    """The simulator started with `args`; each check counts as passed."""
 
     def __init__(self, args):
-        self.args = args
-        self.pid, self.fd = pty.fork()
-        if self.pid == 0:
-            env = dict(os.environ)
-            env.pop("AGENT_API_URL", None)  # always the built-in scripted model
-            env.pop("AGENT_BUILTIN_FORMAT", None)
-            os.execve(exe, [exe] + args, env)
-        self.seen = b""
-
-    def pump(self, timeout):
-        r, _, _ = select.select([self.fd], [], [], max(timeout, 0))
-        if r:
-            try:
-                chunk = os.read(self.fd, 4096)
-            except OSError:
-                chunk = b""
-            self.seen += chunk
-
-    def mark(self):
-        return len(self.seen)
-
-    def wait(self, pattern, since=0, count=1, timeout=30):
-        """Until `pattern` has appeared `count` times after `since`."""
-        end = time.time() + timeout
-        while self.seen[since:].count(pattern) < count:
-            left = end - time.time()
-            if left <= 0:
-                os.kill(self.pid, 9)
-                fail("%s: timed out waiting for %r (x%d)" % (" ".join(self.args), pattern, count),
-                     self.seen)
-            self.pump(left)
+        super().__init__(exe, args, {}, fail)
 
     def check(self, pattern, since=0, count=1, timeout=30):
         global passed
@@ -84,11 +53,6 @@ class Sim:
             fail("%s: %r was printed" % (" ".join(self.args), pattern), self.seen)
         passed += 1
 
-    def send(self, data):
-        for b in data:  # one key at a time, as typed
-            os.write(self.fd, bytes([b]))
-            time.sleep(0.002)
-
     def settle(self):
         """The shell prints its prompt, then reads the console once before
         it sleeps (finsh_getchar); a key typed before that read is the
@@ -97,14 +61,9 @@ class Sim:
 
     def exit(self):
         global passed
-        self.send(b"exit\r")
-        self.wait(b"bye")
-        _, status = os.waitpid(self.pid, 0)
-        if os.environ.get("FLAGS_PTY_SHOW"):
-            sys.stderr.write("--- %s ---\n%s\n" % (" ".join(self.args), self.seen.decode(errors="replace")))
-        if os.waitstatus_to_exitcode(status) != 0:
-            fail("%s: exit status %d" % (" ".join(self.args), os.waitstatus_to_exitcode(status)),
-                 self.seen)
+        code = super().exit("FLAGS_PTY_SHOW")
+        if code != 0:
+            fail("%s: exit status %d" % (" ".join(self.args), code), self.seen)
         passed += 1
 
 

@@ -27,14 +27,14 @@ faults' seed; MIX_SHOW=1 prints the console's whole output to stderr.
 import http.client
 import json
 import os
-import pty
 import re
-import select
 import shutil
 import sys
 import tempfile
 import threading
 import time
+
+import pty_sim
 
 exe = sys.argv[1]
 seconds = float(os.environ.get("MIX_SECONDS", "90"))
@@ -71,65 +71,25 @@ def ok(what):
     sys.stdout.flush()
 
 
-class Sim:
-    """The simulator on a pseudo-terminal."""
+class Sim(pty_sim.Sim):
+    """The simulator with every channel, its model failing at random."""
 
     def __init__(self):
-        self.pid, self.fd = pty.fork()
-        if self.pid == 0:
-            env = dict(os.environ)
-            env.pop("AGENT_API_URL", None)  # always the built-in model
-            env.pop("AGENT_BUILTIN_FORMAT", None)
-            env["SIM_MODEL_FAULTS"] = "seed=%s,http500=5,cut=2,stall=1,stall_s=20" % seed
-            env["RTT_AGENT_SCHEDULE_FILE"] = os.path.join(tmp, "sched.txt")
-            env["RTT_AGENT_NOTES_FILE"] = os.path.join(tmp, "notes.txt")
-            env["RTT_AGENT_STATE_FILE"] = os.path.join(tmp, "agent.state")
-            os.execve(exe, [exe, "--with-web", "--web-token", WEB_TOKEN,
-                            "--mcp", "--mcp-token", MCP_TOKEN], env)
-        self.seen = b""
+        super().__init__(exe, ["--with-web", "--web-token", WEB_TOKEN, "--mcp", "--mcp-token", MCP_TOKEN], {
+            "SIM_MODEL_FAULTS": "seed=%s,http500=5,cut=2,stall=1,stall_s=20" % seed,
+            "RTT_AGENT_SCHEDULE_FILE": os.path.join(tmp, "sched.txt"),
+            "RTT_AGENT_NOTES_FILE": os.path.join(tmp, "notes.txt"),
+            "RTT_AGENT_STATE_FILE": os.path.join(tmp, "agent.state"),
+        }, fail)
 
-    def pump(self, timeout):
-        r, _, _ = select.select([self.fd], [], [], max(timeout, 0))
-        if r:
-            try:
-                self.seen += os.read(self.fd, 65536)
-            except OSError:
-                pass
-
-    def wait(self, pattern, since=0, timeout=60):
-        end = time.time() + timeout
-        while pattern not in self.seen[since:]:
-            left = end - time.time()
-            if left <= 0:
-                os.kill(self.pid, 9)
-                fail("timed out waiting for %r" % pattern, self.seen)
-            self.pump(left)
-        return self.seen.index(pattern, since)
-
-    def send(self, data):
-        for b in data:  # one key at a time, as typed
-            os.write(self.fd, bytes([b]))
-            time.sleep(0.002)
+    def wait(self, pattern, since=0, count=1, timeout=60):
+        return super().wait(pattern, since, count, timeout)
 
     def shell(self, line, expect, timeout=60):
-        m = len(self.seen)
-        self.send(line + b"\r")
-        self.wait(expect, since=m, timeout=timeout)
-        self.wait(b"msh />", since=m, timeout=timeout)
-        return self.seen[m:]
+        return super().shell(line, expect, timeout)
 
-    def leave_chat(self):
-        m = len(self.seen)
-        self.send(b"\x04")
-        self.wait(b"leaving the agent chat", since=m)
-        time.sleep(0.2)
-
-    def enter_chat(self):
-        m = len(self.seen)
-        self.send(b"main_loop_entry\r")
-        self.wait(b"you> ", since=m)
-        self.wait(b"msh />", since=m)
-        time.sleep(0.1)
+    def leave_chat(self, pause=0.2):
+        super().leave_chat(pause)
 
     def used(self):
         out = self.shell(b"free", b"available")
