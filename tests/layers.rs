@@ -420,3 +420,94 @@ fn the_check_flags_a_circle() {
         ]]
     );
 }
+
+/// Where the library may declare C symbols (`extern "C" { .. }`): the
+/// kernel's and the glue's in `rtt` (the glue's in `rtt::glue`), cJSON's in
+/// `cjson::sys`, and the host port, which is the board's C side. Anywhere
+/// else a declaration would be a call into C this test cannot see.
+fn foreign_declarations_outside_rtt(files: &[(PathBuf, String)]) -> Vec<String> {
+    fn walk(items: &[syn::Item], file: &str, out: &mut Vec<String>) {
+        for item in items {
+            match item {
+                syn::Item::ForeignMod(m) => {
+                    for f in &m.items {
+                        let name = match f {
+                            syn::ForeignItem::Fn(f) => f.sig.ident.to_string(),
+                            syn::ForeignItem::Static(s) => s.ident.to_string(),
+                            other => other.to_token_stream().to_string(),
+                        };
+                        out.push(format!("{file}: {name}"));
+                    }
+                }
+                syn::Item::Mod(m) => {
+                    if let Some((_, inner)) = &m.content {
+                        walk(inner, file, out);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (path, text) in files {
+        let module = module_of(path);
+        let allowed = match module.first().map(String::as_str) {
+            Some("rtt") | Some("host") => true,
+            Some("cjson") => module.get(1).map(String::as_str) == Some("sys"),
+            _ => false,
+        };
+        if allowed {
+            continue;
+        }
+        let ast = syn::parse_file(text).unwrap();
+        walk(&ast.items, &path.display().to_string(), &mut out);
+    }
+    out
+}
+
+#[test]
+fn c_symbols_are_declared_in_rtt_only() {
+    let found = foreign_declarations_outside_rtt(&library_sources());
+    assert!(
+        found.is_empty(),
+        "C symbols declared outside rtt (the glue's belong in rtt::glue, the kernel's in rtt::kernel):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_check_flags_a_declaration_outside_rtt() {
+    let src = root().join("src");
+    let files = [
+        (
+            src.join("runtime/x.rs"),
+            "extern \"C\" { fn agent_glue_x() -> i32; }".to_string(),
+        ),
+        (
+            src.join("channels/y.rs"),
+            "mod inner { extern \"C\" { static agent_y: i32; } }".to_string(),
+        ),
+        (
+            src.join("rtt/glue.rs"),
+            "extern \"C\" { fn agent_glue_z(); }".to_string(),
+        ),
+        (
+            src.join("cjson/sys.rs"),
+            "extern \"C\" { fn cJSON_Parse(); }".to_string(),
+        ),
+        (
+            src.join("cjson/tree.rs"),
+            "extern \"C\" { fn cJSON_Print(); }".to_string(),
+        ),
+    ];
+    let found = foreign_declarations_outside_rtt(&files);
+    let names: Vec<&str> = found
+        .iter()
+        .map(|f| f.rsplit(": ").next().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["agent_glue_x", "agent_y", "cJSON_Print"],
+        "{found:?}"
+    );
+}

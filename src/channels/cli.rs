@@ -28,27 +28,9 @@ use crate::wire::line_editor::{Event, LineEditor};
 use core::cell::UnsafeCell;
 use core::ffi::{c_char, c_int, c_void, CStr};
 
-extern "C" {
-    fn rt_device_read(
-        dev: rt_device_t,
-        pos: rt_off_t,
-        buffer: *mut c_void,
-        size: rt_size_t,
-    ) -> rt_ssize_t;
-    fn rt_device_set_rx_indicate(
-        dev: rt_device_t,
-        rx_ind: Option<unsafe extern "C" fn(dev: rt_device_t, size: rt_size_t) -> rt_err_t>,
-    ) -> rt_err_t;
-    fn agent_glue_rx_indicate(dev: rt_device_t) -> agent_rx_indicate_t;
-    /// The device the shell reads (glue/agent_console.c), or NULL.
-    fn agent_glue_console() -> rt_device_t;
-    /// Bytes of the calling thread's stack ever used; 0 on the host.
-    fn agent_glue_stack_used() -> rt_size_t;
-}
-
-/// The C glue's typedef of the same name (agent_glue.h).
-type agent_rx_indicate_t =
-    Option<unsafe extern "C" fn(dev: rt_device_t, size: rt_size_t) -> rt_err_t>;
+use crate::rtt::glue::{
+    agent_glue_console, agent_glue_rx_indicate, agent_glue_stack_used, agent_rx_indicate_t,
+};
 
 const PROMPT: &[u8] = b"you> ";
 

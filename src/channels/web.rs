@@ -46,14 +46,9 @@ use crate::runtime::context::Context_t;
 use crate::runtime::hub::MessageHub_t;
 use crate::runtime::settings::web::{base_token, open_chat_allowed};
 use alloc::vec::Vec;
-use core::ffi::{c_char, c_int, c_void, CStr};
+use core::ffi::{c_char, c_int, CStr};
 
-/// WebNet's `struct webnet_session`, only ever handled by pointer (its
-/// layout depends on WebNet's options; the glue reads it).
-#[repr(C)]
-pub struct WebSession {
-    _opaque: [u8; 0],
-}
+pub use crate::rtt::glue::WebSession;
 
 // Which CGI a request came to, and the methods told apart (agent_glue.h).
 const CHAT: c_int = 0;
@@ -79,25 +74,11 @@ const STREAM_POLL_MS: u32 = 50;
 static PAGE_GZ: [u8; include_bytes!(concat!(env!("OUT_DIR"), "/agent.html.gz")).len()] =
     *include_bytes!(concat!(env!("OUT_DIR"), "/agent.html.gz"));
 
-extern "C" {
-    fn agent_glue_web_start() -> c_int;
-    fn agent_glue_web_port() -> c_int;
-    fn agent_glue_web_method(session: *mut WebSession) -> c_int;
-    fn agent_glue_web_body(session: *mut WebSession, declared_length: *mut c_int) -> *const c_char;
-    fn agent_glue_web_query(session: *mut WebSession, name: *const c_char) -> *const c_char;
-    fn agent_glue_web_header(
-        session: *mut WebSession,
-        mimetype: *const c_char,
-        code: c_int,
-        status: *const c_char,
-        length: c_int,
-    );
-    fn agent_glue_web_write(session: *mut WebSession, data: *const c_char, size: rt_size_t);
-    fn agent_glue_web_peer(session: *mut WebSession, addr: *mut u8) -> c_int;
-    fn agent_glue_web_unread(session: *mut WebSession) -> c_int;
-    fn agent_glue_web_linger(session: *mut WebSession, poll_ms: c_int);
-    fn agent_glue_web_recv(session: *mut WebSession, buf: *mut c_void, len: c_int) -> c_int;
-}
+use crate::rtt::glue::{
+    agent_glue_web_body, agent_glue_web_header, agent_glue_web_linger, agent_glue_web_method,
+    agent_glue_web_peer, agent_glue_web_port, agent_glue_web_query, agent_glue_web_recv,
+    agent_glue_web_start, agent_glue_web_unread, agent_glue_web_write,
+};
 
 static CHANNEL: Exchange = Exchange::closed();
 

@@ -130,3 +130,17 @@ extern "C" {
 extern "C" {
     pub fn rt_kprintf(fmt: *const c_char, ...) -> c_int;
 }
+
+// Devices (the console's, read by the CLI channel).
+extern "C" {
+    pub fn rt_device_read(
+        dev: rt_device_t,
+        pos: rt_off_t,
+        buffer: *mut c_void,
+        size: rt_size_t,
+    ) -> rt_ssize_t;
+    pub fn rt_device_set_rx_indicate(
+        dev: rt_device_t,
+        rx_ind: Option<unsafe extern "C" fn(dev: rt_device_t, size: rt_size_t) -> rt_err_t>,
+    ) -> rt_err_t;
+}

@@ -13,6 +13,7 @@ pub mod board;
 #[cfg(feature = "multimodal")]
 pub mod file;
 pub mod gate;
+pub mod glue;
 pub mod ipc;
 pub mod kernel;
 pub mod log;

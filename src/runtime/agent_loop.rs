@@ -51,17 +51,7 @@ pub struct AgentChannelOps {
 // SAFETY: a table of function pointers, never written after start-up.
 unsafe impl Sync for AgentChannelOps {}
 
-extern "C" {
-    /// AGENT_CHANNEL_OPS, as the C glue sees it.
-    fn agent_glue_channel_ops() -> *const AgentChannelOps;
-    /// The extra channels chosen in menuconfig (`PKG_AGENT_ALSO_*`), one
-    /// per index from 0; NULL past the last.
-    #[cfg(any(feature = "channel-debug", feature = "channel-webnet"))]
-    fn agent_glue_extra_channel_ops(index: c_int) -> *const AgentChannelOps;
-    /// Both in the user-editable src/tool_func.c.
-    fn init_tools();
-    fn agent_tools_cleanup();
-}
+use crate::rtt::glue::{agent_tools_cleanup, init_tools};
 
 /// The loop thread's name (`list thread` shows it; cleanup looks it up).
 const LOOP_THREAD_NAME: ObjectName = ObjectName::new(c"AgentLoop", c"AgLoop");
@@ -288,7 +278,8 @@ fn for_each_extra_channel(mut f: impl FnMut(&'static AgentChannelOps)) {
                 .map_or(ptr::null(), |o| o.load(Ordering::Acquire))
         } else {
             // SAFETY: the glue's getter: NULL or a static channel table.
-            unsafe { agent_glue_extra_channel_ops(i as c_int) }
+            unsafe { crate::rtt::glue::agent_glue_extra_channel_ops(i as c_int) }
+                .cast::<AgentChannelOps>()
         };
         // SAFETY: NULL or a static channel table (both sources above).
         if let Some(ops) = unsafe { ops.as_ref() } {
@@ -449,7 +440,9 @@ fn channel_ops() -> Option<&'static AgentChannelOps> {
         if !over.is_null() {
             return Some(&*over);
         }
-        agent_glue_channel_ops().as_ref()
+        crate::rtt::glue::agent_glue_channel_ops()
+            .cast::<AgentChannelOps>()
+            .as_ref()
     }
 }
 

@@ -34,13 +34,10 @@ pub struct agent_runtime_config {
 }
 pub type agent_runtime_config_t = agent_runtime_config;
 
-extern "C" {
-    static mut agent_runtime_config_storage: agent_runtime_config_t;
-}
-
 fn storage() -> *mut agent_runtime_config_t {
-    // Taking the address of the glue's static creates no reference.
-    addr_of_mut!(agent_runtime_config_storage)
+    // Taking the address of the glue's static creates no reference; the
+    // glue defines it as an `agent_runtime_config_t`.
+    addr_of_mut!(crate::rtt::glue::agent_runtime_config_storage).cast()
 }
 
 /// The runtime configuration, owned by the library (never free it). Fields
@@ -334,11 +331,7 @@ pub mod tokens {
         file: None,
     });
 
-    extern "C" {
-        fn agent_glue_state_file() -> *const c_char;
-        fn agent_glue_state_read(path: *const c_char, buf: *mut c_char, size: c_int) -> c_int;
-        fn agent_glue_state_write(path: *const c_char, data: *const c_char, len: c_int) -> c_int;
-    }
+    use crate::rtt::glue::{agent_glue_state_file, agent_glue_state_read, agent_glue_state_write};
 
     fn with<R>(f: impl FnOnce(&mut Store) -> R) -> R {
         STORE.with(|store| {

@@ -9,12 +9,7 @@ use crate::wire::notes::{self, Corrupt, Notes};
 use alloc::vec::Vec;
 use core::ffi::{c_char, c_int, CStr};
 
-extern "C" {
-    fn agent_glue_state_read(path: *const c_char, buf: *mut c_char, size: c_int) -> c_int;
-    fn agent_glue_state_write(path: *const c_char, data: *const c_char, len: c_int) -> c_int;
-    /// Rename `path` to `<path>.bad` (an older one is replaced); 0 on success.
-    fn agent_glue_file_set_aside(path: *const c_char) -> c_int;
-}
+use crate::rtt::glue::{agent_glue_file_set_aside, agent_glue_state_read, agent_glue_state_write};
 
 /// Why a file is set aside.
 #[derive(Clone, Copy)]

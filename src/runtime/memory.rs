@@ -26,10 +26,7 @@ pub const NOTE_HEAD: &str = "Notes from earlier in this conversation: ";
 /// newest part is kept: the note so far comes first and is never cut).
 const TRANSCRIPT_MAX: usize = 6144;
 
-extern "C" {
-    /// PKG_AGENT_SUMMARY_MAX_LEN with PKG_AGENT_SUMMARY, else 0 (glue).
-    fn agent_glue_summary_max_len() -> c_int;
-}
+use crate::rtt::glue::agent_glue_summary_max_len;
 
 /// Summaries of at most `max_len` bytes (`Some(0)`: off; `None`: the
 /// board's PKG_AGENT_SUMMARY / PKG_AGENT_SUMMARY_MAX_LEN).

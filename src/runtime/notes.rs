@@ -19,17 +19,11 @@ use crate::rtt::sleep_lock::SleepLock;
 use crate::rtt::{rt_eok, rt_error};
 use crate::wire::notes::{self, Notes, Refused};
 use alloc::vec::Vec;
-use core::ffi::{c_char, c_int, CStr};
+use core::ffi::CStr;
 
 use super::tools::AgentToolList;
 
-extern "C" {
-    /// PKG_AGENT_NOTES_FILE ("" : no notes); on the host
-    /// RTT_AGENT_NOTES_FILE from the environment.
-    fn agent_glue_notes_file() -> *const c_char;
-    /// PKG_AGENT_NOTES_MAX.
-    fn agent_glue_notes_max() -> c_int;
-}
+use crate::rtt::glue::{agent_glue_notes_file, agent_glue_notes_max};
 
 /// One reader or writer of the file at a time (the loop's tools, the
 /// summary after a reply, the MCP server's tool calls).

@@ -32,12 +32,7 @@ use alloc::vec::Vec;
 use core::cell::UnsafeCell;
 use core::ffi::{c_char, c_int, CStr};
 
-extern "C" {
-    /// PKG_AGENT_SCHEDULE_FILE; on the host RTT_AGENT_SCHEDULE_FILE.
-    fn agent_glue_schedule_file() -> *const c_char;
-    /// The board's local time, when its clock is set: 0, or -1.
-    fn agent_glue_local_time(tm: *mut c_int) -> c_int;
-}
+use crate::rtt::glue::{agent_glue_local_time, agent_glue_schedule_file};
 
 /// Most entries, and the longest prompt (bytes).
 pub const MAX_ENTRIES: usize = 8;

@@ -103,10 +103,7 @@ pub fn change(f: impl FnOnce(&mut Settings)) {
 }
 
 #[cfg(any(feature = "provider-anthropic", feature = "provider-ollama"))]
-extern "C" {
-    /// `PKG_AGENT_API_FORMAT` (glue/agent_board_config.c).
-    static agent_api_format: [core::ffi::c_char; 0];
-}
+use crate::rtt::glue::agent_api_format;
 
 /// The board's `PKG_AGENT_API_FORMAT`, when it names a built-in format.
 #[cfg(any(feature = "provider-anthropic", feature = "provider-ollama"))]
@@ -154,12 +151,9 @@ pub fn format_for(url: &core::ffi::CStr, settings: &Settings) -> Format {
 /// precedence over both.
 #[cfg(feature = "channel-webnet")]
 pub mod web {
-    use core::ffi::{c_char, c_int, CStr};
+    use core::ffi::CStr;
 
-    extern "C" {
-        fn agent_glue_web_token() -> *const c_char;
-        fn agent_glue_web_open_chat() -> c_int;
-    }
+    use crate::rtt::glue::{agent_glue_web_open_chat, agent_glue_web_token};
 
     /// The WebNet channel's run-time choices.
     #[derive(Clone, Copy, Default)]
@@ -210,12 +204,9 @@ pub mod web {
 /// precedence over the build's.
 #[cfg(feature = "mcp-server")]
 pub mod mcp_server {
-    use core::ffi::{c_char, c_int, CStr};
+    use core::ffi::{c_int, CStr};
 
-    extern "C" {
-        fn agent_glue_mcp_option(which: c_int) -> c_int;
-        fn agent_glue_mcp_text(which: c_int) -> *const c_char;
-    }
+    use crate::rtt::glue::{agent_glue_mcp_option, agent_glue_mcp_text};
 
     /// Settings chosen at run time (tests, the simulator); `None` fields keep
     /// the board's.

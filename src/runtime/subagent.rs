@@ -36,11 +36,7 @@ use crate::wire::profiles::{self, ProfileText};
 use alloc::vec::Vec;
 use core::ffi::{c_char, c_int, CStr};
 
-extern "C" {
-    /// PKG_AGENT_PROFILES_FILE; on the host RTT_AGENT_PROFILES_FILE.
-    fn agent_glue_profiles_file() -> *const c_char;
-    fn agent_glue_state_read(path: *const c_char, buf: *mut c_char, size: c_int) -> c_int;
-}
+use crate::rtt::glue::{agent_glue_profiles_file, agent_glue_state_read};
 
 /// The largest profiles file read.
 const FILE_MAX: usize = 4096;

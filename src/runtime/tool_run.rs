@@ -451,14 +451,9 @@ pub(crate) unsafe fn run_tool_call(
     }
 }
 
-extern "C" {
-    /// glue/agent_board_config.c: the MQTT toolset built without a broker.
-    static agent_mqtt_broker_unset: core::ffi::c_int;
-}
-
 fn mqtt_broker_unset() -> bool {
     // SAFETY: a constant of the glue, only read.
-    unsafe { agent_mqtt_broker_unset != 0 }
+    unsafe { crate::rtt::glue::agent_mqtt_broker_unset != 0 }
 }
 
 /// Whether a call of the tool `name` is refused for want of configuration:

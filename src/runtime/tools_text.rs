@@ -30,12 +30,9 @@ use crate::rtt::atomic::{AtomicPtr, Ordering};
 use crate::rtt::sleep_cell::SleepCell;
 use crate::wire::text_calls::{calls, CallFilter};
 use alloc::vec::Vec;
-use core::ffi::{c_char, c_int, c_void, CStr};
+use core::ffi::{c_char, c_void, CStr};
 
-extern "C" {
-    /// 1 with PKG_AGENT_TOOLS_TEXT, else 0 (glue).
-    fn agent_glue_tools_text() -> c_int;
-}
+use crate::rtt::glue::agent_glue_tools_text;
 
 /// Tools as text (`Some(true)`), natively (`Some(false)`), or as the board
 /// chose (`None`). Takes effect with the next message.

@@ -66,18 +66,11 @@ use core::cell::UnsafeCell;
 use core::ffi::{c_int, c_void, CStr};
 use core::ops::Range;
 
-extern "C" {
-    fn agent_glue_mcp_entropy() -> u32;
-    fn agent_mcp_listen(port: c_int, loopback_only: c_int, accept_poll_ms: c_int) -> c_int;
-    fn agent_mcp_port(fd: c_int) -> c_int;
-    fn agent_mcp_accept(fd: c_int, io_timeout_ms: c_int) -> c_int;
-    fn agent_mcp_peer(fd: c_int, addr: *mut u8) -> c_int;
-    fn agent_mcp_recv(fd: c_int, buf: *mut c_void, len: c_int) -> c_int;
-    fn agent_mcp_send(fd: c_int, buf: *const c_void, len: c_int) -> c_int;
-    fn agent_mcp_set_timeout(fd: c_int, ms: c_int) -> c_int;
-    fn agent_mcp_shutdown_write(fd: c_int);
-    fn agent_mcp_close(fd: c_int);
-}
+use crate::rtt::glue::{
+    agent_glue_mcp_entropy, agent_mcp_accept, agent_mcp_close, agent_mcp_listen, agent_mcp_peer,
+    agent_mcp_port, agent_mcp_recv, agent_mcp_send, agent_mcp_set_timeout,
+    agent_mcp_shutdown_write,
+};
 
 /// Longest request head read.
 pub const HEAD_MAX: usize = 2048;

@@ -52,7 +52,7 @@ use crate::runtime::tools::{append_tool, AgentToolList, AgentToolNode_t};
 use crate::wire::stream::Format;
 use alloc::vec::Vec;
 use core::cell::UnsafeCell;
-use core::ffi::{c_char, c_int, CStr};
+use core::ffi::{c_char, CStr};
 use rpc::{Params, Reply, ReplyError, Rpc};
 use servers::Url;
 
@@ -63,12 +63,7 @@ const NAME_MAX: usize = 64;
 /// Longest `nextCursor` followed.
 const CURSOR_MAX: usize = 256;
 
-extern "C" {
-    /// PKG_AGENT_MCP_MAX_TOOLS (glue/agent_mcp_client.c).
-    fn agent_glue_mcp_max_tools() -> c_int;
-    /// PKG_AGENT_MCP_MAX_RESPONSE (glue/agent_mcp_client.c).
-    fn agent_glue_mcp_max_response() -> c_int;
-}
+use crate::rtt::glue::{agent_glue_mcp_max_response, agent_glue_mcp_max_tools};
 
 fn max_tools() -> usize {
     // SAFETY: a plain getter of the glue.

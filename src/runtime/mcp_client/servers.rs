@@ -13,17 +13,14 @@
 
 use crate::rtt::sleep_cell::SleepCell;
 use alloc::vec::Vec;
-use core::ffi::{c_char, CStr};
+use core::ffi::CStr;
 
 /// Most servers in the list.
 pub const MAX_SERVERS: usize = 4;
 /// Longest URL, as `agent_config`'s other values.
 pub const URL_MAX: usize = 127;
 
-extern "C" {
-    /// PKG_AGENT_MCP_SERVERS (glue/agent_mcp_client.c): a static string.
-    fn agent_glue_mcp_servers() -> *const c_char;
-}
+use crate::rtt::glue::agent_glue_mcp_servers;
 
 /// One URL, NUL-terminated within its slot.
 #[derive(Clone, Copy)]
