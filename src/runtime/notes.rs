@@ -11,12 +11,11 @@
 //! `<file>.bad` with a log line, and a fresh one is started.
 
 use super::kept_file::{self, Failed};
-use crate::abi::messages::{message_of, messages_destroy};
 use crate::base::text_buf::TextBuf;
 use crate::cjson::json;
 use crate::cjson::sys::*;
+use crate::rtt::rt_eok;
 use crate::rtt::sleep_lock::SleepLock;
-use crate::rtt::{rt_eok, rt_error};
 use crate::wire::notes::{self, Notes, Refused};
 use alloc::vec::Vec;
 use core::ffi::CStr;
@@ -171,24 +170,6 @@ fn forget(key: &[u8], out: &mut TextBuf) -> bool {
     }
 }
 
-/// Give `node` the tool's result, as a C tool does.
-///
-/// # Safety
-/// `node` is the live node the tool was called with.
-unsafe fn answer(node: *mut AgentToolList, text: TextBuf, ok: bool) {
-    let messages = message_of(text);
-    // SAFETY: the node's old result is its own; the new set is handed over.
-    unsafe {
-        messages_destroy((*node).ret.messages);
-        (*node).ret.messages = messages;
-        (*node).ret.ret = if ok && !messages.is_null() {
-            rt_eok()
-        } else {
-            rt_error()
-        };
-    }
-}
-
 /// Which of the three tools a call is.
 #[derive(Clone, Copy)]
 enum Which {
@@ -218,7 +199,7 @@ unsafe fn run(which: Which, args: *mut cJSON, node: *mut AgentToolList) {
         }
     };
     // SAFETY: the node the tool was called with.
-    unsafe { answer(node, out, ok) };
+    unsafe { super::tools::set_result(node, out, ok, crate::abi::messages::OUT_OF_MEMORY_TEXT) };
 }
 
 unsafe extern "C" fn tool_remember(args: *mut cJSON, node: *mut AgentToolList) {

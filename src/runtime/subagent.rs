@@ -21,9 +21,7 @@ use super::chat::Endpoint;
 use super::context::{agent_context_create, agent_context_destroy, Context_t};
 use super::tools::{get_agent_tools, AgentToolList};
 use super::turn::{LoopConversation, LoopTools, ModelChat, StreamHooks};
-use crate::abi::messages::{
-    message_of, messages_append, messages_create, messages_destroy, TYPE_TEXT,
-};
+use crate::abi::messages::{messages_append, messages_create, messages_destroy, TYPE_TEXT};
 use crate::agent::turn::{self, Answer, Reply, ToolMode, TurnError, TurnEvents, TurnSettings};
 use crate::base::fallible::{extend, push};
 use crate::base::text_buf::TextBuf;
@@ -31,7 +29,7 @@ use crate::cjson::json;
 use crate::cjson::sys::*;
 use crate::rtt::atomic::{AtomicBool, Ordering};
 use crate::rtt::sleep_cell::SleepCell;
-use crate::rtt::{board, rt_eok, rt_error};
+use crate::rtt::{board, rt_eok};
 use crate::wire::profiles::{self, ProfileText};
 use alloc::vec::Vec;
 use core::ffi::{c_char, c_int, CStr};
@@ -276,17 +274,8 @@ unsafe fn run_tool(args: *mut cJSON, node: *mut AgentToolList) {
     let task = unsafe { json::get_str(args, c"task") }.map_or(&b""[..], CStr::to_bytes);
     let mut out = TextBuf::new();
     let ok = run(name, task, &mut out);
-    let messages = message_of(out);
-    // SAFETY: the node's old result is its own; the new set is handed over.
-    unsafe {
-        messages_destroy((*node).ret.messages);
-        (*node).ret.messages = messages;
-        (*node).ret.ret = if ok && !messages.is_null() {
-            rt_eok()
-        } else {
-            rt_error()
-        };
-    }
+    // SAFETY: a live node (contract).
+    unsafe { super::tools::set_result(node, out, ok, crate::abi::messages::OUT_OF_MEMORY_TEXT) };
 }
 
 /// Run the profile `name` on `task`: its final answer (true) or why there

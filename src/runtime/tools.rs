@@ -64,6 +64,42 @@ pub struct AgentToolList {
 pub type AgentToolNode = AgentToolList;
 pub type AgentToolNode_t = *mut AgentToolList;
 
+/// Give `node` the result of the library's own tool that ran on it (notes,
+/// sub-agents, remote MCP tools), as a C tool gives its own: `text` as the
+/// node's one message, or `no_memory` when the text ran out of memory;
+/// RT_EOK when `ok` and the whole text was kept, else RT_ERROR. The node's
+/// old result is freed. The one place such a result is written.
+///
+/// # Safety
+/// `node` is a live node of the registry.
+pub unsafe fn set_result(
+    node: *mut AgentToolList,
+    text: crate::base::text_buf::TextBuf,
+    ok: bool,
+    no_memory: &CStr,
+) {
+    let whole = !text.oom;
+    let messages = if whole {
+        crate::abi::messages::message_of(text)
+    } else {
+        crate::abi::messages::text_message(no_memory)
+    };
+    if messages.is_null() {
+        crate::log_e!("no memory for a tool's result");
+    }
+    // SAFETY: a live node (the contract); its old result is its own to
+    // free, and it takes the new set.
+    unsafe {
+        messages_destroy((*node).ret.messages);
+        (*node).ret.messages = messages;
+        (*node).ret.ret = if ok && whole && !messages.is_null() {
+            rt_eok()
+        } else {
+            rt_error()
+        };
+    }
+}
+
 static HEAD: AtomicPtr<AgentToolList> = AtomicPtr::new(ptr::null_mut());
 static TOOLS_ARRAY: AtomicPtr<cJSON> = AtomicPtr::new(ptr::null_mut());
 

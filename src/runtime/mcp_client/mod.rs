@@ -40,14 +40,13 @@
 pub mod rpc;
 pub mod servers;
 
-use crate::abi::messages::{messages_append, messages_create, messages_destroy, TYPE_TEXT};
 use crate::base::text_buf::TextBuf;
 use crate::cjson::json::{self, Json};
 use crate::cjson::sys::*;
 use crate::net::error::{ErrorText, Failure, ServerMessage};
 use crate::net::transport::{self, ResponseSink, Settings};
 use crate::rtt::atomic::{AtomicBool, Ordering};
-use crate::rtt::{rt_eok, rt_error};
+use crate::rtt::rt_eok;
 use crate::runtime::tools::{append_tool, AgentToolList, AgentToolNode_t};
 use crate::wire::stream::Format;
 use alloc::vec::Vec;
@@ -772,13 +771,6 @@ pub fn stop() {
 /// # Safety
 /// `node` is a live node of the registry, `args` NULL or a live object.
 pub unsafe fn run_remote(node: *mut AgentToolList, args: *mut cJSON) {
-    // SAFETY: a live registry node (the caller's contract); its old
-    // result is its own to free.
-    unsafe {
-        messages_destroy((*node).ret.messages);
-        (*node).ret.messages = core::ptr::null_mut();
-        (*node).ret.ret = rt_error();
-    }
     let mut text = TextBuf::new();
     // SAFETY: `node` is live; `args` NULL or a live object, borrowed.
     let ok =
@@ -786,32 +778,13 @@ pub unsafe fn run_remote(node: *mut AgentToolList, args: *mut cJSON) {
             text.say(&[b"error: the MCP client is busy with another call; try again"]);
             false
         });
-    text.say(&[b"\0"]);
-    // A result cut short by memory would mislead the model: say so
-    // instead, from a constant.
-    let shown: *const c_char = if text.oom {
+    if text.oom {
         crate::log_e!("mcp: no memory for a remote tool's result");
-        NO_MEMORY.as_ptr()
-    } else {
-        text.bytes.as_ptr() as *const c_char
-    };
-    let messages = messages_create(1);
-    // SAFETY: `messages` is NULL or a fresh set; `shown` is NUL-terminated
-    // (the NUL pushed above, or a literal) and copied; the node takes the
-    // set.
-    unsafe {
-        if messages.is_null() || messages_append(messages, TYPE_TEXT, shown) != rt_eok() {
-            messages_destroy(messages);
-            crate::log_e!("mcp: no memory for a tool result");
-            return;
-        }
-        (*node).ret.messages = messages;
-        (*node).ret.ret = if ok && !text.oom {
-            rt_eok()
-        } else {
-            rt_error()
-        };
     }
+    // A result cut short by memory would mislead the model: NO_MEMORY says
+    // so instead.
+    // SAFETY: a live registry node (the caller's contract).
+    unsafe { super::tools::set_result(node, text, ok, NO_MEMORY) };
 }
 
 /// The `execute_func` a remote tool's node carries, for C code that calls
