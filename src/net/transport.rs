@@ -70,9 +70,6 @@ use core::ffi::{c_char, c_int, c_void, CStr};
 const HEADER_BUFSZ: usize = 1024;
 /// How much of an error response body is kept to find its message.
 const ERROR_BODY_MAX: usize = 2048;
-/// Longest wait of our own between attempts (a server's Retry-After is
-/// bounded by the deadline only).
-const MAX_BACKOFF_MS: u32 = 60_000;
 /// Largest read buffer, whatever PKG_AGENT_RESP_BUFSZ says: the parser is
 /// incremental, so a bigger buffer only costs heap.
 const MAX_READ_BUF: usize = 4096;
@@ -459,22 +456,29 @@ unsafe fn send_dyn(
                     // then not on the stack on top of the attempt's frame.
                     log_failure(Level::Error, b"", failure, said, None, &[]);
                 }
-                if !retryable || attempt >= settings.retries || sink.delivered() {
-                    return fail(failure);
-                }
-                let backoff = settings
-                    .retry_base_ms
-                    .saturating_mul(1u32 << attempt.min(16))
-                    .min(MAX_BACKOFF_MS);
-                let wait = retry_after_ms.unwrap_or(backoff);
-                if wait >= deadline.remaining_ms(now()) {
-                    warn_retry(failure, said, &*sink, None, wait);
-                    return Err(NetError {
-                        failure,
-                        stream: None,
-                        retry_past_deadline: true,
-                    });
-                }
+                let failed = retry::Failed {
+                    retryable,
+                    attempt,
+                    delivered: sink.delivered(),
+                    retry_after_ms,
+                };
+                let wait = match retry::next(
+                    failed,
+                    settings.retries,
+                    settings.retry_base_ms,
+                    deadline.remaining_ms(now()),
+                ) {
+                    retry::Next::GiveUp => return fail(failure),
+                    retry::Next::PastDeadline(wait) => {
+                        warn_retry(failure, said, &*sink, None, wait);
+                        return Err(NetError {
+                            failure,
+                            stream: None,
+                            retry_past_deadline: true,
+                        });
+                    }
+                    retry::Next::RetryIn(wait) => wait,
+                };
                 let next = (attempt + 1, settings.retries);
                 warn_retry(failure, said, &*sink, Some(next), wait);
                 if !sleep_unless_cancelled(wait) {

@@ -18,6 +18,54 @@ pub fn retryable_status(status: i32) -> bool {
     status == 408 || status == 429 || (500..600).contains(&status)
 }
 
+/// The longest wait of our own between two attempts, whatever the base and
+/// the count (a server's Retry-After is bounded by the deadline only).
+pub const MAX_BACKOFF_MS: u32 = 60_000;
+
+/// What a failed attempt leads to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Next {
+    /// Report the failure.
+    GiveUp,
+    /// Report it: the wait before a retry (ms) would pass the deadline.
+    PastDeadline(u32),
+    /// Wait this many ms, then send the request again.
+    RetryIn(u32),
+}
+
+/// One failed attempt of a request, as the retry rule sees it.
+#[derive(Clone, Copy, Debug)]
+pub struct Failed {
+    /// The failure is worth another attempt (see [`retryable_status`]).
+    pub retryable: bool,
+    /// Attempts made before this one (0 for the first).
+    pub attempt: u32,
+    /// Some of the answer reached the caller: sent again, it would be
+    /// delivered twice.
+    pub delivered: bool,
+    /// The server's own wait (`retry-after-ms` or `Retry-After`).
+    pub retry_after_ms: Option<u32>,
+}
+
+/// After `failed`: give up, or wait and retry. At most `retries` retries;
+/// the wait is the server's, else `base_ms` doubled per retry (at most
+/// [`MAX_BACKOFF_MS`]); a wait that is not shorter than `remaining_ms`, the
+/// time left before the request's deadline, is not made.
+pub fn next(failed: Failed, retries: u32, base_ms: u32, remaining_ms: u32) -> Next {
+    if !failed.retryable || failed.attempt >= retries || failed.delivered {
+        return Next::GiveUp;
+    }
+    let backoff = base_ms
+        .saturating_mul(1u32 << failed.attempt.min(16))
+        .min(MAX_BACKOFF_MS);
+    let wait = failed.retry_after_ms.unwrap_or(backoff);
+    if wait >= remaining_ms {
+        Next::PastDeadline(wait)
+    } else {
+        Next::RetryIn(wait)
+    }
+}
+
 /// Strip leading and trailing blanks (webclient keeps trailing ones).
 pub fn trim(b: &[u8]) -> &[u8] {
     let start = b
@@ -170,4 +218,80 @@ pub fn http_date(b: &[u8]) -> Option<u32> {
     days_from_civil(year, mon, day)
         .checked_mul(86_400)?
         .checked_add(h * 3600 + m * 60 + s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn next_gives_up_waits_or_stops_at_the_deadline() {
+        let f = |retryable, attempt, delivered, retry_after_ms| Failed {
+            retryable,
+            attempt,
+            delivered,
+            retry_after_ms,
+        };
+        // (failed, retries, base, remaining) -> next
+        let table = [
+            (f(false, 0, false, None), 3, 500, 10_000, Next::GiveUp),
+            (f(true, 3, false, None), 3, 500, 10_000, Next::GiveUp),
+            (f(true, 0, true, None), 3, 500, 10_000, Next::GiveUp),
+            (f(true, 0, false, None), 3, 500, 10_000, Next::RetryIn(500)),
+            (
+                f(true, 2, false, None),
+                3,
+                500,
+                10_000,
+                Next::RetryIn(2_000),
+            ),
+            // The server's wait wins over the backoff.
+            (
+                f(true, 2, false, Some(700)),
+                3,
+                500,
+                10_000,
+                Next::RetryIn(700),
+            ),
+            // Capped, and never past the deadline (equal counts as past).
+            (
+                f(true, 16, false, None),
+                99,
+                500,
+                100_000,
+                Next::RetryIn(MAX_BACKOFF_MS),
+            ),
+            (
+                f(true, 40, false, None),
+                99,
+                500,
+                100_000,
+                Next::RetryIn(MAX_BACKOFF_MS),
+            ),
+            (
+                f(true, 1, false, None),
+                3,
+                500,
+                1_000,
+                Next::PastDeadline(1_000),
+            ),
+            (
+                f(true, 0, false, Some(9_000)),
+                3,
+                500,
+                8_000,
+                Next::PastDeadline(9_000),
+            ),
+            (
+                f(true, 0, false, None),
+                3,
+                u32::MAX,
+                8_000,
+                Next::PastDeadline(MAX_BACKOFF_MS),
+            ),
+        ];
+        for (failed, retries, base, remaining, want) in table {
+            assert_eq!(next(failed, retries, base, remaining), want, "{failed:?}");
+        }
+    }
 }
