@@ -13,6 +13,10 @@ loudly when the text they expect is not there:
   moves from rtthread_startup() into the init thread, after lwip_sys_init();
 - the link declared up once the NIC is registered: QEMU's stellaris_enet
   has no PHY, so nothing else ever says so;
+- the soft-timer thread started in rtthread_startup() (the BSP's
+  configuration has RT_USING_TIMER_SOFT, its startup never started it,
+  and the SysTick then failed a kernel assertion at a fixed uptime: see
+  patch_bsp);
 - lwIP's MEMP_OVERFLOW_CHECK 0 (the port's lwipopts.h sets 1 whatever the
   configuration says; the lm3s board has its own RT-Thread copy, so the A9
   firmwares keep theirs);
@@ -124,6 +128,21 @@ def patch_bsp(template, bsp, soak=False):
         t = _once(t, r'\n[ \t]*/\* register ethernetif device \*/\n[ \t]*rt_hw_luminaryif_init\(\);\n',
                   '\n    /* %s: the NIC is registered by the init thread, after lwip_sys_init() */\n' % MARK,
                   'rt_hw_luminaryif_init() out of rtthread_startup()', startup)
+        # The soft-timer thread the BSP's configuration asks for
+        # (RT_USING_TIMER_SOFT) but its rtthread_startup() never starts:
+        # without it the soft-timer list and semaphore stay zero, and the
+        # SysTick's rt_timer_check() takes the zeroed list's NULL for a
+        # timer whose timeout is the word at flash 0x14 (the BusFault
+        # vector: 111552 ticks, 18 min 35 s, in the load run's firmware),
+        # and at that tick releases the never-made semaphore: the kernel's
+        # assertion in rt_sem_release, in the interrupt, and the board
+        # hangs. Started where RT-Thread's own rtthread_startup
+        # (components.c) starts it.
+        t = _once(t, r'(\n([ \t]*)/\* init idle thread \*/\n)',
+                  r'\n#ifdef RT_USING_TIMER_SOFT /* %s: the BSP never starts it */\n'
+                  r'\2rt_system_timer_thread_init();\n'
+                  r'#endif\n\1' % SOAK_MARK,
+                  'rt_system_timer_thread_init() before rt_thread_idle_init()', startup)
         if soak:
             # No SD card: the RAM file system needs no block device, and
             # rt_hw_sdcard_init() spins on QEMU's SSI.

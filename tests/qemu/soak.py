@@ -50,7 +50,7 @@ import time
 sys.dont_write_bytecode = True  # nothing written into the repo
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import drive  # noqa: E402
-from board import Timeout  # noqa: E402
+from board import FATAL, Timeout  # noqa: E402
 from drive import Fail  # noqa: E402
 
 # How often each kind of request is sent (seconds).
@@ -66,6 +66,12 @@ MCP_BASE = 400000
 ADDEND = 7
 SCHEDULE_PROMPT = 'what is 5+%d?' % SCHEDULE_N
 SCHEDULE_ANSWER = SCHEDULE_N + 5
+# lm3s: the run starts as a board up for this long (`soak_uptime`, the
+# tool file's command, moves the kernel's tick forward), past any tick a
+# defect keyed on the uptime waits for: the lm3s BSP's soft-timer list,
+# never made, fired the SysTick's assertion at the tick its flash held at
+# 0x14 (below 256 KB: 2622 s at 100 Hz), 18 min 35 s in.
+UPTIME_S = 3600
 # The scripted server's faults (qemu_llm_server --faults), in percent, and
 # one stall forced on a turn's second round (its largest request) at 4/5 of
 # the warm-up, counted from the first model request: the heaviest moment
@@ -502,6 +508,19 @@ class Soak:
             if not m:
                 raise Fail('the board did not mount its RAM file system at "/" (the schedule keeps its file there)')
             rep['ramfs_bytes'] = int(m.group(1))
+            mark = len(b.buf)
+            out = self.shell('soak_uptime %d' % UPTIME_S)
+            if not re.search(r'soak: the tick moved forward to \d+', out):
+                raise Fail('`soak_uptime %d` (the load run\'s tool file) printed %r' % (UPTIME_S, drive.one_line(out)))
+            # A second of SysTicks at the new tick: no crash report, and
+            # the shell still answers.
+            b.quiet(1)
+            crash = FATAL.search(b.buf, mark)
+            if crash:
+                raise Fail('`soak_uptime %d`: the firmware then reported %r' % (UPTIME_S, drive.one_line(
+                    b.buf[crash.start():crash.start() + 300])))
+            run.shell_alive('after `soak_uptime %d`' % UPTIME_S)
+            rep['uptime_s'] = UPTIME_S
         base = heap['used']
         rep['heap']['fd_slots_boot'] = self.fd_slots()
         if a.web_token:

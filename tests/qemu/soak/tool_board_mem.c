@@ -187,6 +187,33 @@ static int soak_grow(void)
 MSH_CMD_EXPORT(soak_grow, the load run: grow the kernel socket and descriptor tables to their bound);
 #endif
 
+#if defined(RT_USING_FINSH)
+#include <stdlib.h>
+/*
+ * soak_uptime SECONDS: move the kernel's tick forward by that many seconds,
+ * so the run that follows is that of a board up for that long (timers
+ * already waiting fire at once). The lm3s BSP once never started its
+ * soft-timer thread: the SysTick then released a never-made semaphore
+ * once the tick passed a value its flash happened to hold (18 min 35 s in
+ * the load run's firmware), a kernel assertion no short run reaches. The
+ * load run jumps past any such value at the start instead.
+ */
+static int soak_uptime(int argc, char **argv)
+{
+    long seconds = argc > 1 ? strtol(argv[1], RT_NULL, 10) : 0;
+
+    if (seconds <= 0 || seconds > 7 * 24 * 3600L)
+    {
+        rt_kprintf("usage: soak_uptime SECONDS (1 to a week)\n");
+        return -1;
+    }
+    rt_tick_set(rt_tick_get() + (rt_tick_t)seconds * RT_TICK_PER_SECOND);
+    rt_kprintf("soak: the tick moved forward to %u\n", (unsigned)rt_tick_get());
+    return 0;
+}
+MSH_CMD_EXPORT(soak_uptime, the load run: move the tick forward SECONDS (a board up for long));
+#endif
+
 /* Called from init_tools() of the work dir's copy of tool_func.c. */
 void soak_tools_register(void)
 {
