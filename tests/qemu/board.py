@@ -167,7 +167,9 @@ class Board:
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
             try:
-                self._pump(deadline - time.monotonic())
+                # Never negative: the deadline may pass between the two reads
+                # of the clock (select() refuses a negative timeout).
+                self._pump(max(0.0, deadline - time.monotonic()))
             except Timeout:
                 return
 
