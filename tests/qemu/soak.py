@@ -72,13 +72,8 @@ SCHEDULE_ANSWER = SCHEDULE_N + 5
 # never made, fired the SysTick's assertion at the tick its flash held at
 # 0x14 (below 256 KB: 2622 s at 100 Hz), 18 min 35 s in.
 UPTIME_S = 3600
-# The scripted server's faults (qemu_llm_server --faults), in percent, and
-# one stall forced on a turn's second round (its largest request) at 4/5 of
-# the warm-up, counted from the first model request: the heaviest moment
-# the load makes (the loop stalled with its largest conversation while the
-# other clients' requests wait) is then part of the warm-up's max_used, not
-# left to chance later; the random stalls go on after it.
-FAULTS = 'seed=%d,http500=5,cut=2,stall=1,stall_s=20,force_stall_s=%d'
+# The scripted server's faults (qemu_llm_server --faults), in percent.
+FAULTS = 'seed=%d,http500=5,cut=2,stall=1,stall_s=20'
 # max_used may grow by at most this much after the warm-up (bytes).
 DRIFT_BOUND = {'a9': 1024, 'lm3s': 512}
 # The warm-up: the first 5 minutes, or the first half of a shorter run.
@@ -850,7 +845,7 @@ def main():
     if a.board == 'a9' and not a.mcp_token:
         p.error('--board a9 needs --mcp-token')
     a.sd_dir = a.sd_dir or os.path.join(os.path.dirname(os.path.abspath(a.logs)), 'sd')
-    a.faults = FAULTS % (a.seed, int(warmup_s(a.minutes * 60.0) * 0.8))
+    a.faults = FAULTS % a.seed
     a.server_args = ['--faults', a.faults]
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, lambda n, f: sys.exit('load run: FAIL: stopped by signal %d' % n))
