@@ -9,11 +9,10 @@
 //!
 //! `force_stall_s=T`: the first request that carries tool results (a
 //! turn's second round, its largest request) arriving T seconds or more
-//! after the first request stalls, whatever it drew. A load run puts it in
-//! its warm-up, so that the heaviest moment the load makes (a stalled
-//! second round while every other client waits) is part of the warm-up's
-//! `max_used` and not left to chance later. Its draw is still made, so the
-//! rest of the sequence is the same with or without it. A cut takes the normal answer and closes the
+//! after the first request stalls, whatever it drew: a load run can put
+//! the heavy moment of a stalled second round (every other client waiting
+//! meanwhile) where it wants it, e.g. in its warm-up. Its draw is still
+//! made, so the rest of the sequence is the same with or without it. A cut takes the normal answer and closes the
 //! connection after half of its body; a stall sends the 200 head, then only
 //! an SSE comment every 2 s for `stall_s` seconds (no read waits as long as
 //! a read timeout, so the client's request deadline must end it).
