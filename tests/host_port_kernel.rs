@@ -129,6 +129,42 @@ fn heap_edge_cases() {
     assert!(heap::rt_calloc(0, 8).is_null());
 }
 
+/// A growing `rt_realloc` holds the old block and the new one at once, as
+/// RT-Thread 5.3's small-memory heap does (`rt_smem_realloc`: allocate,
+/// copy, free), so `max_used` sees both; a shrinking one raises nothing.
+#[test]
+fn realloc_growth_counts_both_blocks_for_a_moment() {
+    let _g = serial();
+    let mut measured = None;
+    // As in malloc_align_block_size: another thread's allocation between
+    // two readings spoils one try, not the block sizes.
+    for _ in 0..20 {
+        let p = heap::rt_malloc(1000);
+        assert!(!p.is_null());
+        let before = heap::used();
+        heap::rt_host_heap_reset_max_used();
+        // SAFETY: `p` is a live block of this heap, replaced by the result.
+        let q = unsafe { heap::rt_realloc(p, 3000) };
+        assert!(!q.is_null());
+        let grow_peak = heap::max_used() - before;
+        let grown = heap::used() - before;
+        let before_shrink = heap::used();
+        heap::rt_host_heap_reset_max_used();
+        // SAFETY: `q` is live; the result replaces it.
+        let r = unsafe { heap::rt_realloc(q, 500) };
+        assert!(!r.is_null());
+        let shrink_peak = heap::max_used() - before_shrink;
+        let shrunk = before_shrink - heap::used();
+        // SAFETY: `r` is live and freed once.
+        unsafe { heap::rt_free(r) };
+        if heap::used() + 1000 == before {
+            measured = Some((grow_peak, grown, shrink_peak, shrunk));
+            break;
+        }
+    }
+    assert_eq!(measured, Some((3000, 2000, 0, 2500)));
+}
+
 /// rt_malloc_align's block: size rounded up to the pointer size, plus the
 /// alignment rounded up to the pointer size (5.3 kservice.c).
 #[test]
@@ -217,4 +253,51 @@ fn message_queues_as_in_ipc_c() {
     thread::sleep(Duration::from_millis(100));
     assert_eq!(rt_mq_delete(mq), rt_eok());
     assert_eq!(waiter.join().unwrap(), rt_error());
+}
+
+/// The heap's peak tracer (`RT_HOST_HEAP_TRACE`, src/host/heap_trace.rs)
+/// and `tools/heap-peaks.py`: a child process holding one known block at
+/// its peak has that block named by the function that allocated it.
+#[test]
+fn heap_trace_names_the_holder_of_a_peak() {
+    let dir = std::env::temp_dir().join(format!("rtt-heap-trace-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "heap_trace_child", "--test-threads=1"])
+        .env("RT_HOST_HEAP_TRACE", &dir)
+        .env("HEAP_TRACE_CHILD", "1")
+        .output()
+        .unwrap();
+    assert!(child.status.success(), "{child:?}");
+    let report = std::process::Command::new("python3")
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tools/heap-peaks.py"))
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&report.stdout);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(report.status.success(), "{report:?}");
+    assert!(
+        text.lines()
+            .any(|l| l.trim_start().starts_with("77777  ") && l.ends_with("hold_a_peak_block")),
+        "{text}"
+    );
+}
+
+/// The child of [`heap_trace_names_the_holder_of_a_peak`] (nothing
+/// without its variable).
+#[test]
+fn heap_trace_child() {
+    if std::env::var_os("HEAP_TRACE_CHILD").is_some() {
+        hold_a_peak_block();
+    }
+}
+
+#[inline(never)]
+fn hold_a_peak_block() {
+    let p = heap::rt_malloc(77777);
+    assert!(!p.is_null());
+    // SAFETY: the block just made, freed once.
+    unsafe { heap::rt_free(p) };
 }

@@ -1152,3 +1152,40 @@ fn refusals_arrive_whole_when_the_body_comes_apart_from_the_head() {
         tally.wrong
     );
 }
+
+/// The receive buffer is the server's, made once at its start: a request
+/// does not allocate one of its own. A buffer per connection put its
+/// `HEAD_MAX` bytes on top of whatever the loop held at that moment, and
+/// the board's load run saw `max_used` creep up long after its warm-up.
+#[test]
+fn a_request_allocates_no_receive_buffer_of_its_own() {
+    let _serial = lock();
+    let llm = uncounted_server_with(arith_model::respond);
+    let mcp = McpAgent::start(&llm, server::Overrides::default());
+    let a = mcp.addr;
+    let peak = std::thread::spawn(move || {
+        heap::exclude_this_thread(true);
+        let sid = initialize(a);
+        let s: &[(&str, &str)] = &[("Mcp-Session-Id", &sid)];
+        let ping = r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#;
+        // The least of a few tries: the agent's other threads may allocate
+        // during one of them.
+        (0..5)
+            .map(|_| {
+                let before = heap::used();
+                heap::rt_host_heap_reset_max_used();
+                let r = post(a, s, ping);
+                assert_eq!(r.status, 200, "{}", r.body);
+                heap::max_used() - before
+            })
+            .min()
+            .unwrap()
+    })
+    .join()
+    .unwrap();
+    assert!(
+        peak < server::HEAD_MAX,
+        "a ping's heap peak is {peak} bytes, a receive buffer's worth ({})",
+        server::HEAD_MAX
+    );
+}

@@ -296,7 +296,11 @@ pub extern "C" fn rt_malloc(size: rt_size_t) -> *mut c_void {
         }
         *(base as *mut usize) = size;
         *(base as *mut usize).add(1) = if counted { 0 } else { NOT_COUNTED };
-        base.add(HEADER) as *mut c_void
+        let p = base.add(HEADER) as *mut c_void;
+        if counted {
+            super::heap_trace::born(p, size, USED.load(Ordering::Relaxed));
+        }
+        p
     }
 }
 
@@ -315,6 +319,7 @@ pub unsafe extern "C" fn rt_free(p: *mut c_void) {
     unsafe {
         let h = header_of(p);
         if *h.add(1) != NOT_COUNTED {
+            super::heap_trace::died(p);
             release(*h);
         }
         libc::free(h as *mut c_void);
@@ -342,21 +347,32 @@ pub unsafe extern "C" fn rt_realloc(p: *mut c_void, newsize: rt_size_t) -> *mut 
         let h = header_of(p);
         let old = *h;
         let counted = *h.add(1) != NOT_COUNTED;
-        if counted && newsize > old && (injected_failure() || !reserve(newsize - old)) {
+        // A growing block is counted as RT-Thread's heaps do it: a new block
+        // of the new size while the old one is still held (small memory's
+        // `rt_smem_realloc` allocates, copies, then frees), so `max_used`
+        // sees both for a moment, as on the board.
+        if counted && newsize > old && (injected_failure() || !reserve(newsize)) {
             return ptr::null_mut();
         }
         let base = libc::realloc(h as *mut c_void, newsize + HEADER) as *mut u8;
         if base.is_null() {
             if counted && newsize > old {
-                release(newsize - old);
+                release(newsize);
             }
             return ptr::null_mut();
         }
-        if counted && newsize < old {
-            release(old - newsize);
+        let q = base.add(HEADER) as *mut c_void;
+        if counted {
+            super::heap_trace::died(p);
+            if newsize > old {
+                release(old);
+            } else {
+                release(old - newsize);
+            }
+            super::heap_trace::born(q, newsize, USED.load(Ordering::Relaxed));
         }
         *(base as *mut usize) = newsize;
-        base.add(HEADER) as *mut c_void
+        q
     }
 }
 

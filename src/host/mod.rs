@@ -30,6 +30,7 @@ pub fn log_fmt(level: crate::rtt::log::Level, args: core::fmt::Arguments<'_>) {
 
 pub mod console;
 pub mod heap;
+pub mod heap_trace;
 pub mod ipc;
 pub mod irq;
 pub mod shell;

@@ -27,6 +27,10 @@ FATAL = re.compile(r'E/agent: panic|\) assertion failed at function|data abort|p
                    r'undefined instruction|hard fault on (thread|handler)')
 
 
+# What may come between two echoed characters of a typed command: colour
+# codes and whole kernel log lines (`[tick] L/tag: text`).
+LOG_BETWEEN = r'(?:\x1b\[[0-9;]*m|\[\d+\] [DIWEA]/[^\n]*\n)*'
+
 class Timeout(Exception):
     pass
 
@@ -184,7 +188,12 @@ class Board:
         """Type a command at `msh />` and return its output (up to the next
         prompt)."""
         self.send(command + '\r')
-        start = self.expect(re.escape(command), 5, what or ('the shell echoes `%s`' % command)).end()
+        # The kernel's log lines may land inside the echo (a scheduled
+        # prompt's retry warning between two typed characters): the echo is
+        # the command's characters with whole log lines and colour codes
+        # allowed between them.
+        echo = LOG_BETWEEN.join(re.escape(c) for c in command)
+        start = self.expect(echo, 5, what or ('the shell echoes `%s`' % command)).end()
         end = self.expect(re.escape(self.prompt), timeout, what or ('`%s` finishes' % command)).start()
         return self.buf[start:end]
 

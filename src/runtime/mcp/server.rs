@@ -171,6 +171,12 @@ struct ServerThread {
     /// later on the thread.
     sessions: Sessions,
     listening: ListenSocket,
+    /// The receive buffer, [`HEAD_MAX`] bytes, made once for the server's
+    /// life: a buffer per connection came and went with every request, and
+    /// on a loaded board its 2 KB landed on top of the loop's own peak now
+    /// and then, so `max_used` kept creeping up long after the warm-up. A
+    /// request with a larger body grows it for that request alone.
+    buf: Vec<u8>,
 }
 
 /// The listening socket, closed when dropped.
@@ -227,7 +233,11 @@ pub fn start() {
     let listening = ListenSocket(fd);
     let sessions = Sessions::new(s.max_sessions, entropy());
     let done = Semaphore::create(ObjectName::new(c"AgentMcpD", c"AgMcpD"), 0);
-    let (Some(sessions), Some(done)) = (sessions, done) else {
+    let mut buf = Vec::new();
+    let buf = crate::base::fallible::resize(&mut buf, HEAD_MAX, 0)
+        .ok()
+        .map(|()| buf);
+    let (Some(sessions), Some(done), Some(buf)) = (sessions, done, buf) else {
         crate::log_e!("[mcp] not started: out of memory");
         return;
     };
@@ -246,6 +256,7 @@ pub fn start() {
         settings: s,
         sessions,
         listening,
+        buf,
     };
     if thread::Thread::spawn_with(&spec, state, server_thread).is_none() {
         crate::log_e!("[mcp] not started: no memory for its thread");
@@ -301,7 +312,20 @@ fn server_thread(mut state: ServerThread) {
         // SAFETY: the accepted socket; 16 writable bytes.
         let len = unsafe { agent_mcp_peer(client, peer.addr.as_mut_ptr()) };
         peer.len = len.clamp(0, 16) as u8;
-        let unread = serve_connection(client, &state.settings, &mut state.sessions, &peer);
+        let unread = serve_connection(
+            client,
+            &state.settings,
+            &mut state.sessions,
+            &peer,
+            &mut state.buf,
+        );
+        // Back to its own size after a large body (shrinking stays in
+        // place on RT-Thread's heaps).
+        state.buf.truncate(HEAD_MAX);
+        state.buf.shrink_to(HEAD_MAX);
+        // Whole again (a small request left it shorter): within its
+        // capacity, so nothing is allocated.
+        let _ = crate::base::fallible::resize(&mut state.buf, HEAD_MAX, 0);
         linger(client, unread, state.settings.max_body);
         // SAFETY: the accepted socket, not used again.
         unsafe { agent_mcp_close(client) };
@@ -362,22 +386,16 @@ fn serve_connection(
     s: &Settings,
     sessions: &mut Sessions,
     peer: &crate::net::token_limit::Peer,
+    buf: &mut Vec<u8>,
 ) -> Unread {
     let deadline = Deadline::new(now(), READ_DEADLINE_MS, hz());
-    let mut buf: Vec<u8> = Vec::new();
-    if crate::base::fallible::resize(&mut buf, HEAD_MAX, 0).is_err() {
-        // Read the head first (and drop it), so the answer follows the
-        // request; a body may follow, of a length not known here.
-        skip_head(fd, &deadline);
-        return reply(fd, &fail(503, b"out of memory"), None, Unread::Unknown);
-    }
     let mut filled = 0;
     let request = loop {
         match http::parse_head(buf.get(..filled).unwrap_or_default()) {
             Ok(head) => {
                 // What the head declares, less what came in with it.
                 let unread = http::declared_body(&head).less(filled.saturating_sub(head.len));
-                match check(&buf, &head, s, peer) {
+                match check(buf, &head, s, peer) {
                     Ok(r) => break r,
                     Err((answer, extra)) => {
                         return reply(fd, &answer, extra.bytes(&mut [0; 40]), unread)
@@ -410,7 +428,7 @@ fn serve_connection(
             let answer = fail(400, b"DELETE needs an Mcp-Session-Id header");
             return reply(fd, &answer, None, unread);
         };
-        let answer = if sessions.remove(value(&buf, id)) {
+        let answer = if sessions.remove(value(buf, id)) {
             Answer::new(200, Vec::new())
         } else {
             fail(404, b"no such session")
@@ -419,7 +437,7 @@ fn serve_connection(
     }
     // A POST: the body, then a NUL for cJSON.
     let total = request.head_len + request.body_len;
-    if crate::base::fallible::resize(&mut buf, total.max(filled) + 1, 0).is_err() {
+    if crate::base::fallible::resize(buf, total.max(filled) + 1, 0).is_err() {
         return reply(fd, &fail(503, b"out of memory"), None, unread);
     }
     if request.expect_continue && filled < total && !send_all(fd, b"HTTP/1.1 100 Continue\r\n\r\n")
@@ -468,14 +486,13 @@ fn serve_connection(
         idle_ticks: s.idle_ticks,
         entropy: entropy(),
         page_size: s.page_size,
-        session: request.session.as_ref().map(|at| value(&buf, at)),
-        protocol: request.protocol.as_ref().map(|at| value(&buf, at)),
-        mcp_method: request.mcp_method.as_ref().map(|at| value(&buf, at)),
-        mcp_name: request.mcp_name.as_ref().map(|at| value(&buf, at)),
+        session: request.session.as_ref().map(|at| value(buf, at)),
+        protocol: request.protocol.as_ref().map(|at| value(buf, at)),
+        mcp_method: request.mcp_method.as_ref().map(|at| value(buf, at)),
+        mcp_name: request.mcp_name.as_ref().map(|at| value(buf, at)),
         duplicate_routing: request.duplicate_routing,
     };
     let answer = rpc::answer(&mut ctx, body);
-    drop(buf);
     // The request was read to its end: a plain close.
     reply(fd, &answer, None, Unread::Bytes(0))
 }
@@ -649,20 +666,6 @@ fn receive(fd: c_int, buf: &mut [u8], deadline: &Deadline) -> Option<usize> {
         // A timeout (or an interrupted call): look at the deadline again.
     }
     None
-}
-
-/// Read and drop a request's head, up to its blank line, without the heap.
-fn skip_head(fd: c_int, deadline: &Deadline) {
-    let mut last = [0u8; 4];
-    let mut chunk = [0u8; 32];
-    while let Some(n) = receive(fd, &mut chunk, deadline) {
-        for &b in chunk.get(..n).unwrap_or_default() {
-            last = [last[1], last[2], last[3], b];
-            if &last == b"\r\n\r\n" {
-                return;
-            }
-        }
-    }
 }
 
 /// Before the close: when the answer left request bytes unread, the
