@@ -173,7 +173,7 @@ fn chat_16k() {
 /// With the MCP server only (every part, as `cargo bench` builds).
 #[cfg(feature = "mcp-server")]
 fn mcp_figures() {
-    use rtt_agent::runtime::mcp::server;
+    use rtt_agent::abilities::mcp_server::server;
     let llm = uncounted_server(Vec::new);
     server::set_overrides(server::Overrides {
         enabled: Some(true),

@@ -1,5 +1,5 @@
 /*
- * The MCP client's options (src/runtime/mcp/client/): the remote servers and the
+ * The MCP client's options (src/abilities/mcp_server/client/): the remote servers and the
  * caps, read through small getters as agent_options.c does for others.
  */
 #include <rtthread.h>

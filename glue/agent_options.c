@@ -1,7 +1,7 @@
 /*
  * Options the library reads through small getters rather than through
  * struct agent_board_config: the summary of trimmed turns
- * (src/runtime/memory.rs) and tools for models without function calling
+ * (src/abilities/memory_summary/mod.rs) and tools for models without function calling
  * (src/runtime/tools_text.rs).
  */
 #include <rtthread.h>
@@ -31,7 +31,7 @@ int agent_glue_tools_text(void)
 }
 
 /*
- * The MCP server's options (src/runtime/mcp/server.rs), by number, so the library
+ * The MCP server's options (src/abilities/mcp_server/server.rs), by number, so the library
  * needs no struct layout for them: 0 enabled, 1 port, 2 largest body,
  * 3 sessions, 4 session idle seconds, 5 tools per page, 6 thread stack,
  * 7 thread priority, 8 loopback only, 9 no token allowed
@@ -138,7 +138,7 @@ const char *agent_glue_state_file(void)
 #endif
 
 /*
- * The notes file (PKG_AGENT_NOTES; src/runtime/notes.rs): its path and
+ * The notes file (PKG_AGENT_NOTES; src/abilities/notes/mod.rs): its path and
  * bound. It is read and written with the state file's functions below.
  * On the host the simulator's file is RTT_AGENT_NOTES_FILE.
  */
@@ -173,7 +173,7 @@ const char *agent_glue_notes_file(void)
 #endif
 
 /*
- * The schedule file (PKG_AGENT_SCHEDULE; src/runtime/schedule.rs), kept
+ * The schedule file (PKG_AGENT_SCHEDULE; src/abilities/schedule/mod.rs), kept
  * like the notes; on the host RTT_AGENT_SCHEDULE_FILE.
  */
 #if defined(__linux__) && (defined(AGENT_ALL_PARTS) || defined(AGENT_HOST_PARTS))
@@ -200,7 +200,7 @@ const char *agent_glue_schedule_file(void)
 #endif
 
 /*
- * The sub-agent profiles file (PKG_AGENT_SUBAGENTS; src/runtime/subagent.rs),
+ * The sub-agent profiles file (PKG_AGENT_SUBAGENTS; src/abilities/sub_agents/mod.rs),
  * read at the agent's start; on the host RTT_AGENT_PROFILES_FILE.
  */
 #if defined(__linux__) && (defined(AGENT_ALL_PARTS) || defined(AGENT_HOST_PARTS))

@@ -30,6 +30,7 @@
 extern crate alloc;
 
 pub mod abi;
+pub mod abilities;
 pub mod agent;
 pub mod base;
 pub mod channels;

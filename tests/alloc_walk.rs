@@ -47,9 +47,9 @@ use rtt_agent::abi::messages::TYPE_TEXT;
 use rtt_agent::channels::debug::{send_message, set_reply_timeout_ms};
 use rtt_agent::cjson::sys::*;
 use rtt_agent::host::{console, heap};
-use rtt_agent::runtime::agent_loop::{
-    cleanup_agent, cleanup_agent_entry, init_agent, main_loop_entry, set_channel,
-};
+// The C exports, which install the abilities before the start.
+use rtt_agent::ffi::agent_loop::{init_agent, main_loop_entry};
+use rtt_agent::runtime::agent_loop::{cleanup_agent, cleanup_agent_entry, set_channel};
 use rtt_agent::runtime::chat::{agent_chat_last_error, chat, chat_response_free, set_overrides};
 use rtt_agent::runtime::chat::{ChatResponse, Overrides};
 use rtt_agent::runtime::config::agent_config_set;
@@ -849,11 +849,11 @@ fn walk_schedule() {
                         agent_schedule_add(c"every 24h".as_ptr(), c"much later".as_ptr())
                     };
                     let mut out = rtt_agent::base::text_buf::TextBuf::new();
-                    rtt_agent::runtime::schedule::list(&mut out);
+                    rtt_agent::abilities::schedule::list(&mut out);
                     drop(out);
                     // The run path: put, the loop's answer, the reply logged.
                     let ran = if added > 0 {
-                        rtt_agent::runtime::schedule::run_now(added as u32)
+                        rtt_agent::abilities::schedule::run_now(added as u32)
                     } else {
                         Ok(())
                     };
@@ -1115,7 +1115,7 @@ fn mcp_outcome(what: &str, a: &McpAnswer, expected: &str) -> Result<Option<Strin
 #[cfg(feature = "mcp-server")]
 #[test]
 fn walk_mcp_session() {
-    use rtt_agent::runtime::mcp::server;
+    use rtt_agent::abilities::mcp_server::server;
     in_child_process("walk_mcp_session", CHILD_LIMIT, || {
         let llm = Arc::new(server_with(arith_model::respond));
         let srv = llm.clone();
@@ -1197,7 +1197,7 @@ const MCP_2026_META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion
 #[cfg(feature = "mcp-server")]
 #[test]
 fn walk_mcp_2026() {
-    use rtt_agent::runtime::mcp::server;
+    use rtt_agent::abilities::mcp_server::server;
     in_child_process("walk_mcp_2026", CHILD_LIMIT, || {
         let llm = Arc::new(server_with(arith_model::respond));
         let srv = llm.clone();

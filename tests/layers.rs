@@ -38,6 +38,13 @@ const LAYERS: &[(&str, &[&str])] = &[
         "runtime",
         &["base", "cjson", "wire", "rtt", "abi", "net", "agent"],
     ),
+    // The abilities plug into runtime's hook table; runtime names none.
+    (
+        "abilities",
+        &[
+            "base", "cjson", "wire", "rtt", "abi", "net", "agent", "runtime",
+        ],
+    ),
     (
         "channels",
         &[
@@ -47,7 +54,16 @@ const LAYERS: &[(&str, &[&str])] = &[
     (
         "ffi",
         &[
-            "base", "cjson", "wire", "rtt", "abi", "net", "agent", "runtime", "channels",
+            "base",
+            "cjson",
+            "wire",
+            "rtt",
+            "abi",
+            "net",
+            "agent",
+            "runtime",
+            "abilities",
+            "channels",
         ],
     ),
 ];
@@ -368,6 +384,16 @@ fn the_check_flags_an_upward_import() {
             "cjson -> wire",
         ),
         ("wire/x.rs", "fn f() { m!(crate::net::y); }", "wire -> net"),
+        (
+            "runtime/agent_loop.rs",
+            "fn f() { crate::abilities::schedule::stop(); }",
+            "runtime -> abilities",
+        ),
+        (
+            "abilities/notes/mod.rs",
+            "use crate::channels::cli;",
+            "abilities -> channels",
+        ),
     ];
     for (file, text, expect) in cases {
         let found = violations(&[(src.join(file), text.to_string())]);

@@ -89,7 +89,7 @@ fn mcp_client() {
 /// remote tool is not offered on (two boards pointed at each other would
 /// call each other in a loop), and cannot be called through it.
 fn the_boards_server_passes_no_remote_tool_on(python: &PathBuf) {
-    use rtt_agent::runtime::mcp::server;
+    use rtt_agent::abilities::mcp_server::server;
     use rtt_agent_testkit::mcp_server::{mcp_post, mcp_session};
     let mcp = McpServer::start(python, &[]);
     servers::reset();

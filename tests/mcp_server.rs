@@ -6,10 +6,10 @@
 //! (The happy path with the official SDK: sim/tests/mcp_sdk.rs.)
 
 use rtt_agent::abi::messages::{messages_append, messages_create, messages_destroy, TYPE_TEXT};
+use rtt_agent::abilities::mcp_server::server;
 use rtt_agent::cjson::sys::*;
 use rtt_agent::host::heap;
 use rtt_agent::runtime::chat::Overrides;
-use rtt_agent::runtime::mcp::server;
 use rtt_agent::runtime::tools::{append_tool, AgentToolList};
 use rtt_agent_testkit::agent::*;
 #[path = "support/http_exchange.rs"]

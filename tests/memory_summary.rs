@@ -3,9 +3,9 @@
 //! into one bounded note after the system prompt; a failing summary request
 //! changes nothing else.
 
+use rtt_agent::abilities::memory_summary::{set_summary_max_len, NOTE_HEAD};
 use rtt_agent::host::heap;
 use rtt_agent::runtime::chat::Overrides;
-use rtt_agent::runtime::memory::{set_summary_max_len, NOTE_HEAD};
 use rtt_agent_testkit::agent::*;
 use rtt_agent_testkit::llm_server::*;
 use std::sync::{Arc, Mutex};

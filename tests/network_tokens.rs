@@ -7,13 +7,13 @@
 //! once, are shown masked, refused when short, and survive a restart with
 //! a state file.
 
+use rtt_agent::abilities::mcp_server::server;
 use rtt_agent::host::console;
 use rtt_agent::net::token_limit;
 use rtt_agent::runtime::chat::Overrides;
 use rtt_agent::runtime::config::tokens::{
     self, agent_token_is_set, agent_token_set, AGENT_TOKEN_MCP, AGENT_TOKEN_WEB,
 };
-use rtt_agent::runtime::mcp::server;
 use rtt_agent::runtime::settings::web::{set_open_chat, set_token};
 use rtt_agent_testkit::shell::msh;
 #[path = "support/http_exchange.rs"]

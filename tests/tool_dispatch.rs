@@ -14,13 +14,13 @@
 
 use rtt_agent::cjson::sys::*;
 // The C exports (messages.h, tool_base.h), as a board's C code calls them.
+use rtt_agent::abilities::mcp_server::server;
 use rtt_agent::ffi::messages::{
     messages_append, messages_create, messages_destroy, messages_get_content_idx,
 };
 use rtt_agent::ffi::tools::append_tool;
 use rtt_agent::net::token_limit;
 use rtt_agent::runtime::chat::Overrides;
-use rtt_agent::runtime::mcp::server;
 use rtt_agent::runtime::tools::{AgentToolList, AgentToolRet};
 #[path = "support/http_exchange.rs"]
 mod http_exchange;

@@ -24,7 +24,7 @@ use libfuzzer_sys::fuzz_target;
 use rtt_agent::channels::debug::agent_debug_ops;
 use rtt_agent::host::heap;
 use rtt_agent::runtime::agent_loop;
-use rtt_agent::runtime::mcp::server;
+use rtt_agent::abilities::mcp_server::server;
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::sync::OnceLock;

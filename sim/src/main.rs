@@ -465,7 +465,7 @@ fn main() {
     console::start_stdin_reader();
     let _remote = if opts.abilities { abilities() } else { None };
     if let Some(port) = opts.mcp_port {
-        use rtt_agent::runtime::mcp::server;
+        use rtt_agent::abilities::mcp_server::server;
         server::set_overrides(server::Overrides {
             enabled: Some(true),
             port: Some(port),
@@ -491,7 +491,7 @@ fn main() {
             agent_loop::set_channel(std::ptr::addr_of!(web::agent_webnet_ops));
         }
         start_agent(opts.abilities, || {
-            agent_loop::main_loop_entry();
+            rtt_agent::ffi::agent_loop::main_loop_entry();
         });
         // SAFETY: a plain getter of the host port.
         let bound = unsafe { rt_host_webnet_bound_port() };
@@ -502,12 +502,12 @@ fn main() {
         agent_loop::set_channel(std::ptr::addr_of!(rtt_agent::channels::cli::agent_cli_ops));
         if opts.mcp_port.is_some() {
             start_agent(opts.abilities, || {
-                agent_loop::main_loop_entry();
+                rtt_agent::ffi::agent_loop::main_loop_entry();
             });
         }
     }
     if opts.mcp_port.is_some() {
-        match rtt_agent::runtime::mcp::server::port() {
+        match rtt_agent::abilities::mcp_server::server::port() {
             Some(port) => say(&format!("MCP server: http://127.0.0.1:{port}/mcp\r\n")),
             None => say("MCP server: not started (see the log)\r\n"),
         }

@@ -1,12 +1,12 @@
 //! `AgentExt.h`'s scheduled prompts and the `agent_schedule` MSH command.
-//! The exports; the code is [`crate::runtime::schedule`].
+//! The exports; the code is [`crate::abilities::schedule`].
 
+use crate::abilities::schedule::{self, AddError};
 use crate::ffi_fn;
 use crate::rtt::*;
-use crate::runtime::schedule::{self, AddError};
 use core::ffi::{c_char, c_int, CStr};
 
-/// C export of [`crate::runtime::schedule::command`], with its contract.
+/// C export of [`crate::abilities::schedule::command`], with its contract.
 #[no_mangle]
 pub unsafe extern "C" fn agent_schedule(argc: c_int, argv: *mut *mut c_char) -> c_int {
     ffi_fn!(failure = -1, nonnull(argv), {

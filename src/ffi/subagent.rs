@@ -1,9 +1,9 @@
 //! `AgentExt.h`'s sub-agent profiles. The exports; the code is
-//! [`crate::runtime::subagent`].
+//! [`crate::abilities::sub_agents`].
 
+use crate::abilities::sub_agents::{self, AddError};
 use crate::ffi_fn;
 use crate::rtt::*;
-use crate::runtime::subagent::{self, AddError};
 use crate::wire::profiles::ProfileText;
 use core::ffi::{c_char, CStr};
 
@@ -42,7 +42,7 @@ pub unsafe extern "C" fn agent_profile_add(profile: *const AgentProfile) -> rt_e
             model: text(p.model),
             tools: text(p.tools),
         };
-        match subagent::add(&given) {
+        match sub_agents::add(&given) {
             Ok(()) => rt_eok(),
             Err(AddError::NoMemory) => -rt_enomem(),
             Err(_) => -rt_einval(),
@@ -57,7 +57,7 @@ pub unsafe extern "C" fn agent_profile_del(name: *const c_char) -> rt_err_t {
     ffi_fn!(failure = -rt_error(), nonnull(name), {
         // SAFETY: non-NULL, so NUL-terminated (the caller's promise).
         let name = unsafe { CStr::from_ptr(name) }.to_bytes();
-        if subagent::del(name) {
+        if sub_agents::del(name) {
             rt_eok()
         } else {
             -rt_einval()

@@ -20,6 +20,7 @@
 //! agent without a loop thread; `cleanup_agent` (or `cleanup_agent_entry`)
 //! frees it on the calling thread.
 
+use super::ability;
 use super::context::Context_t;
 use super::hub::{
     message_hub_create, message_hub_destroy, message_hub_get, message_hub_put, MessageHub_t,
@@ -516,13 +517,9 @@ fn build_agent(loop_thread: rt_thread_t) -> bool {
             drop(agent);
             return fail();
         }
-        // The summary note kept in the notes file comes back.
-        #[cfg(all(feature = "notes", feature = "memory-summary"))]
         // SAFETY: non-NULL (checked above): the context just made, this
-        // thread's.
-        unsafe {
-            super::memory::restore_note(context)
-        };
+        // thread's, before any message reaches it.
+        ability::each(|a| a.context_made, |made| unsafe { made(context) });
         // SAFETY: non-NULL (checked above): the hub just made, live.
         super::hub::watch_input(unsafe { (*hub).input_mailbox });
         // SAFETY: Starting, with the gate closed: no other thread reaches `agent`
@@ -559,10 +556,7 @@ fn build_agent(loop_thread: rt_thread_t) -> bool {
                 }
             }
         });
-        #[cfg(feature = "mcp-server")]
-        crate::runtime::mcp::server::start();
-        #[cfg(feature = "schedule")]
-        super::schedule::start(put_user_message);
+        ability::each(|a| a.start, |start| start(put_user_message));
         true
     }
 
@@ -572,10 +566,7 @@ fn build_agent(loop_thread: rt_thread_t) -> bool {
     CONVERSATION_RESET.store(false, Ordering::SeqCst);
     // SAFETY: C function of the package (the user-editable tool_func.c).
     unsafe { init_tools() };
-    #[cfg(feature = "notes")]
-    super::notes::register_tools();
-    #[cfg(feature = "sub-agents")]
-    super::subagent::register_tools();
+    ability::each(|a| a.register_tools, |register| register());
     #[cfg(feature = "mcp-client")]
     crate::runtime::mcp_client::start();
     assemble(loop_thread)
@@ -586,12 +577,9 @@ fn build_agent(loop_thread: rt_thread_t) -> bool {
 /// gate, wait for its users, free everything, clean the tools up.
 fn tear_down_agent() {
     CHANNEL_IS_OURS.store(false, Ordering::Release);
-    // No scheduled prompt is put on a hub that is going.
-    #[cfg(feature = "schedule")]
-    super::schedule::stop();
-    // First: its tool calls go through the gate and use the registry.
-    #[cfg(feature = "mcp-server")]
-    crate::runtime::mcp::server::stop();
+    // First: nothing more is put on a hub that is going, and no tool call
+    // from outside goes through the gate and the registry.
+    ability::each(|a| a.stop, |stop| stop());
     for_each_extra_channel(|ops| {
         if let Some(reset) = ops.reset {
             // SAFETY: the channel's own reset; afterwards it no longer
@@ -618,8 +606,7 @@ fn tear_down_agent() {
     drop(agent);
     // The hub went with what was queued on it: their marks go too.
     super::unasked::forget_all();
-    #[cfg(feature = "sub-agents")]
-    super::subagent::forget();
+    ability::each(|a| a.forget, |forget| forget());
     #[cfg(feature = "mcp-client")]
     crate::runtime::mcp_client::stop();
     // SAFETY: C function of the package.
@@ -906,9 +893,11 @@ pub fn cleanup_agent_entry() -> c_int {
 unsafe fn handle_user_message(agent: &Agent, msg: Messages_t) {
     let ctx = agent.context;
     let mut reply = TextBuf::new();
-    // A scheduled prompt's reply also goes to the log and the sink.
-    #[cfg(feature = "schedule")]
-    let scheduled = super::schedule::take_tag(msg);
+    // The abilities' tags of this message (a scheduled prompt's, whose
+    // reply also goes to the log and the sink).
+    let tags = ability::Tags::take(msg);
+    // An ability's trim after the reply (the summary's), decided once.
+    let trim_later = ability::trim_after_reply();
     // Who sent it: no channel (its reply is marked, so none takes it for
     // its own), an extra channel (the reply goes to its route) or the
     // chosen one.
@@ -973,7 +962,7 @@ unsafe fn handle_user_message(agent: &Agent, msg: Messages_t) {
         // With the summary on, the context is trimmed after the reply went
         // out (below): the summary request must not delay it.
         // SAFETY: `ctx` is live; `trim_context` is its own method.
-        let trim = unsafe { (*ctx).trim_context }.filter(|_| !summary_on());
+        let trim = unsafe { (*ctx).trim_context }.filter(|_| trim_later.is_none());
         if let Some(trim) = trim {
             // SAFETY: the context's method, called with that context.
             unsafe {
@@ -984,10 +973,7 @@ unsafe fn handle_user_message(agent: &Agent, msg: Messages_t) {
             };
         }
     }
-    #[cfg(feature = "schedule")]
-    if let Some(id) = scheduled {
-        super::schedule::replied(id, &reply.bytes);
-    }
+    tags.replied(&reply.bytes);
     let mut out = crate::abi::messages::message_of(reply);
     if unasked && !out.is_null() {
         super::unasked::mark_reply(out);
@@ -1030,30 +1016,12 @@ unsafe fn handle_user_message(agent: &Agent, msg: Messages_t) {
     // SAFETY: the hub is live while the agent is (this function's
     // contract); `out` is NULL or a set owned here, handed over.
     unsafe { deliver(agent.hub, out, origin) };
-    if !ctx.is_null() && appended && summary_on() {
+    if let Some(trim) = trim_later.filter(|_| !ctx.is_null() && appended) {
         let keep = board().message_trim.clamp(0, c_int::MAX as isize) as c_int;
         // SAFETY: `ctx` is this thread's live context (non-NULL: appended).
-        unsafe { fold_and_trim(ctx, keep) };
+        unsafe { trim(ctx, keep) };
     }
 }
-
-/// Is the summary before trimming on (`PKG_AGENT_SUMMARY`)?
-#[cfg(feature = "memory-summary")]
-fn summary_on() -> bool {
-    super::memory::enabled()
-}
-#[cfg(not(feature = "memory-summary"))]
-fn summary_on() -> bool {
-    false
-}
-
-#[cfg(feature = "memory-summary")]
-unsafe fn fold_and_trim(ctx: Context_t, keep: c_int) {
-    // SAFETY: forwarded (the caller's contract is this one's).
-    unsafe { super::memory::fold_and_trim(ctx, keep) };
-}
-#[cfg(not(feature = "memory-summary"))]
-unsafe fn fold_and_trim(_ctx: Context_t, _keep: c_int) {}
 
 /// The hooks of the extra channel that sent a message, if one did (and its
 /// route is still claimed).

@@ -8,6 +8,7 @@
 // says), written once here rather than as a `# Safety` section on each.
 #![allow(clippy::missing_safety_doc)]
 
+pub mod ability;
 pub mod agent_loop;
 pub mod chat;
 #[cfg(feature = "msh-extras")]
@@ -18,24 +19,14 @@ pub mod hub;
 pub mod inject;
 #[cfg(any(feature = "notes", feature = "schedule", feature = "sub-agents"))]
 pub mod kept_file;
-#[cfg(feature = "mcp-server")]
-pub mod mcp;
 #[cfg(feature = "mcp-client")]
 pub mod mcp_client;
-#[cfg(feature = "memory-summary")]
-pub mod memory;
 #[cfg(feature = "multimodal")]
 pub mod multimodal;
-#[cfg(feature = "notes")]
-pub mod notes;
 pub mod prompt;
 #[cfg(any(feature = "channel-debug", feature = "channel-webnet"))]
 pub mod reply_route;
-#[cfg(feature = "schedule")]
-pub mod schedule;
 pub mod settings;
-#[cfg(feature = "sub-agents")]
-pub mod subagent;
 #[cfg(feature = "tool-options")]
 pub mod tool_options;
 pub mod tool_run;

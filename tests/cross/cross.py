@@ -587,7 +587,7 @@ def panic_abort_figure(target, prefix, cflags):
 
 # Thread entry functions (mangled-name suffix) and the stack each thread gets by default.
 # The library's tool functions, reached through a node's execute pointer.
-RUST_TOOLS = re.compile(r'(5notes\d+tool_(remember|recall|forget)|8subagent\d+subagent_tool)')
+RUST_TOOLS = re.compile(r'(5notes\d+tool_(remember|recall|forget)|10sub_agents\d+subagent_tool)')
 THREAD_ENTRIES = [('agent_loop11loop_thread', 'agent loop thread (PKG_AGENT_LOOP_STACK_SIZE, 6144 by default)'),
                   ('cli10cli_thread', 'CLI channel thread'),
                   ('agent_web_cgi', 'WebNet channel\'s handlers, on WebNet\'s thread (WEBNET_THREAD_STACKSIZE, 4096 by default)'),
@@ -686,9 +686,9 @@ def check_target(target, board, prefix, cflags, results, api_names):
         # The tool's execute function, called through its node: the loop's and
         # the MCP server's calls, and a sub-agent's (which never calls a
         # sub-agent: depth 1).
-        if indirect and ('agent_loop' in f or '3mcp3rpc' in f or 'subagent' in f):
+        if indirect and ('agent_loop' in f or '10mcp_server3rpc' in f or '10sub_agents' in f):
             callees.update(t for t in tool_funcs if t in graph)
-            callees.update(t for t in rust_tools if not ('subagent' in f and 'subagent' in t))
+            callees.update(t for t in rust_tools if not ('10sub_agents' in f and '10sub_agents' in t))
     entries = {}
     for name, label in THREAD_ENTRIES:
         found = [f for f in graph if f.endswith(name)]
@@ -824,11 +824,11 @@ AREAS = [
                                               r'^agent_file_op|^agent_up_load$|^down_load$|^get_agent_file_op|^agent_glue_file'),
     ('tool-argument check', r'rtt_agent::wire::tool_args'),
     ('tools as text', r'rtt_agent::wire::text_calls|rtt_agent::runtime::tools_text'),
-    ('memory summary', r'rtt_agent::runtime::memory'),
+    ('memory summary', r'rtt_agent::abilities::memory_summary'),
     ('WebNet channel (its page gzipped included)',
      r'rtt_agent::channels::web|rtt_agent::ffi::channel_web|^agent_web|^webnet_agent_mode$|^cgi_'),
     ('channels\' exchange (Debug, WebNet)', r'rtt_agent::channels::exchange'),
-    ('MCP server (mcp-server)', r'rtt_agent::runtime::mcp::|rtt_agent::wire::mcp_|^agent_mcp_|^agent_glue_mcp_'),
+    ('MCP server (mcp-server)', r'rtt_agent::abilities::mcp_server::|rtt_agent::wire::mcp_|^agent_mcp_|^agent_glue_mcp_'),
     ('MSH commands', r'rtt_agent::runtime::commands|rtt_agent::ffi::commands|^agent_config$|^agent_status$'),
     ('agent loop', r'rtt_agent::runtime::(agent_loop|tool_run)|rtt_agent::ffi::agent_loop|^main_loop_entry$|^cleanup_agent|^init_agent$'),
     ('logging', r'rtt_agent::rtt::log'),

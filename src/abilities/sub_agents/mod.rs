@@ -17,10 +17,6 @@
 //! transport (deadlines, retries, cleanup's cancel), the tool's timeout
 //! (`PKG_AGENT_TOOL_OPTIONS`) ending them sooner.
 
-use super::chat::Endpoint;
-use super::context::{agent_context_create, agent_context_destroy, Context_t};
-use super::tools::{get_agent_tools, AgentToolList};
-use super::turn::{LoopConversation, LoopTools, ModelChat, StreamHooks};
 use crate::abi::messages::{messages_append, messages_create, messages_destroy, TYPE_TEXT};
 use crate::agent::turn::{self, Answer, Reply, ToolMode, TurnError, TurnEvents, TurnSettings};
 use crate::base::fallible::{extend, push};
@@ -30,6 +26,10 @@ use crate::cjson::sys::*;
 use crate::rtt::atomic::{AtomicBool, Ordering};
 use crate::rtt::sleep_cell::SleepCell;
 use crate::rtt::{board, rt_eok};
+use crate::runtime::chat::Endpoint;
+use crate::runtime::context::{agent_context_create, agent_context_destroy, Context_t};
+use crate::runtime::tools::{get_agent_tools, AgentToolList};
+use crate::runtime::turn::{LoopConversation, LoopTools, ModelChat, StreamHooks};
 use crate::wire::profiles::{self, ProfileText};
 use alloc::vec::Vec;
 use core::ffi::{c_char, c_int, CStr};
@@ -138,7 +138,8 @@ fn is_profile(name: &[u8]) -> bool {
 /// its profiles left out.
 fn load_file() {
     // SAFETY: the glue returns NULL or a static NUL-terminated string.
-    let Some(path) = (unsafe { super::kept_file::path(agent_glue_profiles_file()) }) else {
+    let Some(path) = (unsafe { crate::runtime::kept_file::path(agent_glue_profiles_file()) })
+    else {
         return;
     };
     let mut buf: Vec<u8> = Vec::new();
@@ -215,7 +216,7 @@ pub fn register_tools() {
     });
     for def in defs {
         // SAFETY: a detached definition handed over (freed on failure).
-        if unsafe { super::tools::append_tool(def, Some(subagent_tool)) } != rt_eok() {
+        if unsafe { crate::runtime::tools::append_tool(def, Some(subagent_tool)) } != rt_eok() {
             crate::log_w!("sub-agents: a tool could not be registered (no memory)");
         }
     }
@@ -240,7 +241,11 @@ unsafe fn definition(name: &[u8], description: &[u8]) -> *mut cJSON {
     }
     // SAFETY: NUL-terminated texts (contract); `params` is taken over.
     unsafe {
-        super::utils::create_tool_item(cstr(name).as_ptr(), cstr(description).as_ptr(), params)
+        crate::runtime::utils::create_tool_item(
+            cstr(name).as_ptr(),
+            cstr(description).as_ptr(),
+            params,
+        )
     }
 }
 
@@ -268,14 +273,16 @@ unsafe extern "C" fn subagent_tool(args: *mut cJSON, node: *mut AgentToolList) {
 /// `args` NULL or a live object; `node` a live node of the registry.
 unsafe fn run_tool(args: *mut cJSON, node: *mut AgentToolList) {
     // SAFETY: a live node (contract).
-    let name =
-        unsafe { super::tools::function_name((*node).tool_obj) }.map_or(&b""[..], CStr::to_bytes);
+    let name = unsafe { crate::runtime::tools::function_name((*node).tool_obj) }
+        .map_or(&b""[..], CStr::to_bytes);
     // SAFETY: `args` NULL or live (contract).
     let task = unsafe { json::get_str(args, c"task") }.map_or(&b""[..], CStr::to_bytes);
     let mut out = TextBuf::new();
     let ok = run(name, task, &mut out);
     // SAFETY: a live node (contract).
-    unsafe { super::tools::set_result(node, out, ok, crate::abi::messages::OUT_OF_MEMORY_TEXT) };
+    unsafe {
+        crate::runtime::tools::set_result(node, out, ok, crate::abi::messages::OUT_OF_MEMORY_TEXT)
+    };
 }
 
 /// Run the profile `name` on `task`: its final answer (true) or why there
@@ -328,7 +335,7 @@ fn tool_subset(allowed: &dyn Fn(&[u8]) -> bool) -> *mut cJSON {
     // NULL-checked, the new array freed on failure.
     unsafe {
         for t in json::children(all) {
-            let name = super::tools::function_name(t).map_or(&b""[..], CStr::to_bytes);
+            let name = crate::runtime::tools::function_name(t).map_or(&b""[..], CStr::to_bytes);
             if !allowed(name) {
                 continue;
             }
@@ -407,7 +414,7 @@ struct UntilTimeout;
 impl TurnEvents for UntilTimeout {
     fn stopping(&self) -> bool {
         #[cfg(feature = "tool-options")]
-        return super::tool_options::left_ms() == Some(0);
+        return crate::runtime::tool_options::left_ms() == Some(0);
         #[cfg(not(feature = "tool-options"))]
         false
     }
@@ -425,7 +432,7 @@ fn run_profile(name: &[u8], chosen: &Chosen, task: &[u8], out: &mut TextBuf) -> 
         return false;
     };
     #[cfg(feature = "tool-options")]
-    let request_timeout_ms = super::tool_options::left_ms();
+    let request_timeout_ms = crate::runtime::tool_options::left_ms();
     #[cfg(not(feature = "tool-options"))]
     let request_timeout_ms = None;
     let endpoint = Endpoint {
@@ -495,3 +502,11 @@ fn run_profile(name: &[u8], chosen: &Chosen, task: &[u8], out: &mut TextBuf) -> 
     );
     ok
 }
+
+/// The sub-agents' hooks: their tools, and their state forgotten with the
+/// agent.
+pub const ABILITY: crate::runtime::ability::Ability = crate::runtime::ability::Ability {
+    register_tools: Some(register_tools),
+    forget: Some(forget),
+    ..crate::runtime::ability::Ability::NONE
+};

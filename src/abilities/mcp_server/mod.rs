@@ -11,3 +11,11 @@
 pub mod rpc;
 #[cfg(feature = "mcp-server")]
 pub mod server;
+
+/// The server's hooks: it runs while the agent does, and stops before the
+/// channels (its tool calls go through the loop's gate and registry).
+pub const ABILITY: crate::runtime::ability::Ability = crate::runtime::ability::Ability {
+    start: Some(|_| server::start()),
+    stop: Some(server::stop),
+    ..crate::runtime::ability::Ability::NONE
+};

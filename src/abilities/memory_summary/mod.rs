@@ -11,12 +11,12 @@
 //! there is no memory for it), trimming proceeds as without the option and
 //! the old note stays.
 
-use super::chat::{chat_response_free, chat_with_error, ChatResponse};
-use super::context::Context_t;
 use crate::base::text_buf::TextBuf;
 use crate::cjson::json;
 use crate::cjson::sys::*;
 use crate::net::error::ErrorText;
+use crate::runtime::chat::{chat_response_free, chat_with_error, ChatResponse};
+use crate::runtime::context::Context_t;
 use alloc::vec::Vec;
 use core::ffi::{c_char, c_int, CStr};
 
@@ -31,7 +31,7 @@ use crate::rtt::glue::agent_glue_summary_max_len;
 /// Summaries of at most `max_len` bytes (`Some(0)`: off; `None`: the
 /// board's PKG_AGENT_SUMMARY / PKG_AGENT_SUMMARY_MAX_LEN).
 pub fn set_summary_max_len(max_len: Option<usize>) {
-    super::settings::change(|s| s.summary_max_len = max_len);
+    crate::runtime::settings::change(|s| s.summary_max_len = max_len);
 }
 
 /// Is the option on (a non-zero limit)?
@@ -40,7 +40,7 @@ pub fn enabled() -> bool {
 }
 
 fn max_len() -> usize {
-    super::settings::snapshot()
+    crate::runtime::settings::snapshot()
         .summary_max_len
         // SAFETY: a plain getter of the glue.
         .unwrap_or_else(|| unsafe { agent_glue_summary_max_len() }.max(0) as usize)
@@ -243,7 +243,7 @@ unsafe fn summarize(transcript: &[u8], limit: usize) -> Option<Vec<u8>> {
             None,
             None,
             &mut error,
-            &mut super::chat::LongCalls::default(),
+            &mut crate::runtime::chat::LongCalls::default(),
         )
     };
     // SAFETY: the array made above, owned here.
@@ -331,7 +331,7 @@ pub unsafe fn fold_and_trim(ctx: Context_t, keep: c_int) -> bool {
     crate::log_i!("memory: ", n as u32, " messages folded into the note");
     #[cfg(feature = "notes")]
     // SAFETY: `new_note` is now a live element of the array.
-    super::notes::save_summary(
+    crate::abilities::notes::save_summary(
         unsafe { content(new_note) }
             .get(NOTE_HEAD.len()..)
             .unwrap_or_default(),
@@ -350,7 +350,7 @@ pub unsafe fn restore_note(ctx: Context_t) {
     if !enabled() {
         return;
     }
-    let saved = super::notes::saved_summary();
+    let saved = crate::abilities::notes::saved_summary();
     if saved.is_empty() {
         return;
     }
@@ -378,4 +378,25 @@ pub unsafe fn restore_note(ctx: Context_t) {
         json::insert_at(array, start, note);
     }
     crate::log_i!("memory: the summary note is back from the notes file");
+}
+
+/// The summary's hooks: the kept summary note back into a new
+/// conversation (with the notes), and the trim after the reply while the
+/// summary is on.
+pub const ABILITY: crate::runtime::ability::Ability = crate::runtime::ability::Ability {
+    #[cfg(feature = "notes")]
+    context_made: Some(restore_note),
+    trim_after_reply: Some(trim_now),
+    ..crate::runtime::ability::Ability::NONE
+};
+
+fn trim_now() -> Option<crate::runtime::ability::Trim> {
+    enabled().then_some(fold_and_trim_hook as crate::runtime::ability::Trim)
+}
+
+/// [`fold_and_trim`] as the hook (its result, whether a summary was made,
+/// is the log's business).
+unsafe fn fold_and_trim_hook(ctx: Context_t, keep: c_int) {
+    // SAFETY: the hook's contract is this function's.
+    unsafe { fold_and_trim(ctx, keep) };
 }

@@ -6,7 +6,7 @@
 //!
 //! The entries live in a file on the board's file system
 //! (`PKG_AGENT_SCHEDULE_FILE`, `crate::wire::notes`'s form, written whole
-//! through `super::kept_file`), read at the agent's start. While the agent
+//! through `crate::runtime::kept_file`), read at the agent's start. While the agent
 //! runs, a thread wakes every second; a due prompt goes on the loop's input
 //! mailbox as a user message, as the Debug channel's do, and its reply goes
 //! out as every reply does (the channel shows it), to the log
@@ -15,7 +15,6 @@
 //! answered, a run that falls due is counted as missed, not queued: at most
 //! one run per entry waits.
 
-use super::kept_file::{self, Failed};
 use crate::abi::messages::Messages_t;
 use crate::base::fallible::{copy_of, extend, push};
 use crate::base::text_buf::TextBuf;
@@ -25,6 +24,7 @@ use crate::rtt::name::ObjectName;
 use crate::rtt::sleep_cell::SleepCell;
 use crate::rtt::sleep_lock::SleepLock;
 use crate::rtt::thread;
+use crate::runtime::kept_file::{self, Failed};
 use crate::wire::deadline::ms_to_ticks;
 use crate::wire::notes::{self, Note, Notes};
 use crate::wire::schedule::{self as when, BadWhen, Tm, When};
@@ -369,7 +369,7 @@ static SIGNALS: Signals = Signals {
 /// How a prompt goes on the running loop's input mailbox (the loop hands
 /// it over at start: the loop is above this module): `Err` gives the
 /// message back.
-pub type Put = unsafe fn(Messages_t) -> Result<(), Messages_t>;
+pub use crate::runtime::ability::Put;
 static PUT: AtomicPtr<()> = AtomicPtr::new(core::ptr::null_mut());
 
 /// Read the file and start the thread (the agent's start), putting due
@@ -629,7 +629,7 @@ fn put(id: u32, prompt: &[u8]) -> bool {
         return false;
     }
     if with_table(|_, tags| push(tags, (msg as usize, id))).is_err()
-        || !super::unasked::mark_input(msg)
+        || !crate::runtime::unasked::mark_input(msg)
     {
         with_table(|_, tags| tags.retain(|&(m, _)| m != msg as usize));
         // SAFETY: made above, owned here.
@@ -648,7 +648,7 @@ fn put(id: u32, prompt: &[u8]) -> bool {
     match sent {
         Ok(()) => true,
         Err(msg) => {
-            super::unasked::unmark_input(msg);
+            crate::runtime::unasked::unmark_input(msg);
             with_table(|_, tags| tags.retain(|&(m, _)| m != msg as usize));
             // SAFETY: given back, so still ours.
             unsafe { messages_destroy(msg) };
@@ -797,4 +797,24 @@ pub unsafe fn command(argc: c_int, argv: *mut *mut c_char) -> c_int {
 
 fn say(text: &[u8]) {
     crate::rtt::log::console_print(text);
+}
+
+/// The schedule's hooks: its thread runs with the agent; a scheduled
+/// prompt's reply goes to the log and the sink.
+pub const ABILITY: crate::runtime::ability::Ability = crate::runtime::ability::Ability {
+    start: Some(start),
+    stop: Some(stop),
+    took: Some(took),
+    replied: Some(replied_to),
+    ..crate::runtime::ability::Ability::NONE
+};
+
+/// [`take_tag`] as a hook's tag: the entry's id plus one (0: not a
+/// scheduled prompt).
+fn took(msg: Messages_t) -> u32 {
+    take_tag(msg).map_or(0, |id| id.saturating_add(1))
+}
+
+fn replied_to(tag: u32, reply: &[u8]) {
+    replied(tag - 1, reply);
 }

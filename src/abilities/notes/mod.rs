@@ -10,17 +10,17 @@
 //! new one. A file that is not a notes file, or was damaged, is renamed to
 //! `<file>.bad` with a log line, and a fresh one is started.
 
-use super::kept_file::{self, Failed};
 use crate::base::text_buf::TextBuf;
 use crate::cjson::json;
 use crate::cjson::sys::*;
 use crate::rtt::rt_eok;
 use crate::rtt::sleep_lock::SleepLock;
+use crate::runtime::kept_file::{self, Failed};
 use crate::wire::notes::{self, Notes, Refused};
 use alloc::vec::Vec;
 use core::ffi::CStr;
 
-use super::tools::AgentToolList;
+use crate::runtime::tools::AgentToolList;
 
 use crate::rtt::glue::{agent_glue_notes_file, agent_glue_notes_max};
 
@@ -199,7 +199,9 @@ unsafe fn run(which: Which, args: *mut cJSON, node: *mut AgentToolList) {
         }
     };
     // SAFETY: the node the tool was called with.
-    unsafe { super::tools::set_result(node, out, ok, crate::abi::messages::OUT_OF_MEMORY_TEXT) };
+    unsafe {
+        crate::runtime::tools::set_result(node, out, ok, crate::abi::messages::OUT_OF_MEMORY_TEXT)
+    };
 }
 
 unsafe extern "C" fn tool_remember(args: *mut cJSON, node: *mut AgentToolList) {
@@ -240,7 +242,7 @@ pub fn register_tools() {
             crate::log_w!("notes: no memory to read ", path.to_bytes());
         }
     }
-    let tools: [(&CStr, super::tools::ExecuteFn); 3] = [
+    let tools: [(&CStr, crate::runtime::tools::ExecuteFn); 3] = [
         (REMEMBER, tool_remember),
         (RECALL, tool_recall),
         (FORGET, tool_forget),
@@ -248,7 +250,9 @@ pub fn register_tools() {
     for (definition, f) in tools {
         // SAFETY: a NUL-terminated constant; the tree (or NULL) is handed
         // to append_tool, which takes it also on failure.
-        let rc = unsafe { super::tools::append_tool(cJSON_Parse(definition.as_ptr()), Some(f)) };
+        let rc = unsafe {
+            crate::runtime::tools::append_tool(cJSON_Parse(definition.as_ptr()), Some(f))
+        };
         if rc != rt_eok() {
             crate::log_w!("notes: a tool could not be registered (no memory)");
         }
@@ -268,3 +272,9 @@ pub fn save_summary(summary: &[u8]) {
         ((), ok)
     });
 }
+
+/// The notes' hooks: their tools.
+pub const ABILITY: crate::runtime::ability::Ability = crate::runtime::ability::Ability {
+    register_tools: Some(register_tools),
+    ..crate::runtime::ability::Ability::NONE
+};

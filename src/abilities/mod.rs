@@ -1,0 +1,43 @@
+//! The abilities: what the agent can do beyond the C package's loop, each
+//! a cargo feature and a folder of its own, each plugged into the loop
+//! through its table of hooks ([`crate::runtime::ability::Ability`]). They
+//! stand above runtime and use it; runtime names none of them.
+//!
+//! Adding one: its folder here with its `ABILITY` table, its line in
+//! [`ALL`]; nothing in runtime changes.
+
+#![allow(clippy::missing_safety_doc)]
+
+#[cfg(feature = "mcp-server")]
+pub mod mcp_server;
+#[cfg(feature = "memory-summary")]
+pub mod memory_summary;
+#[cfg(feature = "notes")]
+pub mod notes;
+#[cfg(feature = "schedule")]
+pub mod schedule;
+#[cfg(feature = "sub-agents")]
+pub mod sub_agents;
+
+use crate::runtime::ability::Ability;
+
+/// Every ability of this build, in the order their hooks run: tools are
+/// registered, and threads started and stopped, in this order.
+pub static ALL: &[&Ability] = &[
+    #[cfg(feature = "notes")]
+    &notes::ABILITY,
+    #[cfg(feature = "sub-agents")]
+    &sub_agents::ABILITY,
+    #[cfg(feature = "memory-summary")]
+    &memory_summary::ABILITY,
+    #[cfg(feature = "schedule")]
+    &schedule::ABILITY,
+    #[cfg(feature = "mcp-server")]
+    &mcp_server::ABILITY,
+];
+
+/// Give the loop this build's abilities (before an agent starts; the C
+/// exports and the test kit do it).
+pub fn install() {
+    crate::runtime::ability::install(ALL);
+}
