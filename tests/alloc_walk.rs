@@ -1261,7 +1261,7 @@ fn walk_mcp_2026() {
 #[cfg(all(feature = "mcp-client", feature = "channel-debug"))]
 #[test]
 fn walk_mcp_client() {
-    use rtt_agent::runtime::mcp_client::servers;
+    use rtt_agent::abilities::mcp_client::servers;
     use rtt_agent_testkit::agent::configure_at;
     use rtt_agent_testkit::mcp_server::{python, remote_model, McpServer};
     // A failure, not a skip: the test command installs what the venv needs.

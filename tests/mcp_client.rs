@@ -18,9 +18,9 @@
 //! One test function in a process of its own, as `agent_lifecycle.rs`: the
 //! heap checks need nothing else running beside them.
 
+use rtt_agent::abilities::mcp_client::{self as client, servers};
 use rtt_agent::host::{console, heap};
 use rtt_agent::runtime::chat::Overrides;
-use rtt_agent::runtime::mcp_client::{self as client, servers};
 use rtt_agent_testkit::agent::*;
 use rtt_agent_testkit::arith_model;
 use rtt_agent_testkit::llm_server::*;

@@ -5,10 +5,10 @@
 //! there and back at the next start.
 #![cfg(feature = "notes")]
 
+use rtt_agent::abilities::mcp_client::servers;
 use rtt_agent::abilities::memory_summary::{set_summary_max_len, NOTE_HEAD};
 use rtt_agent::host::console;
 use rtt_agent::runtime::chat::Overrides;
-use rtt_agent::runtime::mcp_client::servers;
 use rtt_agent_testkit::agent::*;
 use rtt_agent_testkit::llm_server::*;
 use std::path::PathBuf;

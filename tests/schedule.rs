@@ -6,12 +6,12 @@
 //! restart; the heap is back after cleanup.
 #![cfg(feature = "schedule")]
 
+use rtt_agent::abilities::mcp_client::servers;
 use rtt_agent::ffi::schedule::{
     agent_schedule, agent_schedule_add, agent_schedule_del, agent_schedule_set_sink,
 };
 use rtt_agent::host::console;
 use rtt_agent::runtime::chat::Overrides;
-use rtt_agent::runtime::mcp_client::servers;
 use rtt_agent_testkit::agent::*;
 use rtt_agent_testkit::llm_server::*;
 use std::ffi::{c_char, c_int, CStr, CString};

@@ -323,7 +323,7 @@ fn abilities() -> Option<LlmServer> {
         }
     };
     let url = format!("http://{}/mcp", server.addr());
-    if rtt_agent::runtime::mcp_client::servers::add(url.as_bytes()).is_err() {
+    if rtt_agent::abilities::mcp_client::servers::add(url.as_bytes()).is_err() {
         say("abilities: the remote MCP server could not be added\r\n");
     }
     let options = AgentToolOptions {

@@ -8,6 +8,8 @@
 
 #![allow(clippy::missing_safety_doc)]
 
+#[cfg(feature = "mcp-client")]
+pub mod mcp_client;
 #[cfg(feature = "mcp-server")]
 pub mod mcp_server;
 #[cfg(feature = "memory-summary")]
@@ -28,6 +30,8 @@ pub static ALL: &[&Ability] = &[
     &notes::ABILITY,
     #[cfg(feature = "sub-agents")]
     &sub_agents::ABILITY,
+    #[cfg(feature = "mcp-client")]
+    &mcp_client::ABILITY,
     #[cfg(feature = "memory-summary")]
     &memory_summary::ABILITY,
     #[cfg(feature = "schedule")]

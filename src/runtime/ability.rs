@@ -5,7 +5,9 @@
 //! which installs their table before an agent starts.
 
 use crate::abi::messages::Messages_t;
+use crate::cjson::sys::cJSON;
 use crate::runtime::context::Context_t;
+use crate::runtime::tools::{AgentToolList, AgentToolNode_t};
 use core::ffi::c_int;
 use core::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
@@ -38,7 +40,34 @@ pub struct Ability {
     /// Trimming the conversation after the reply went out instead of
     /// before: `Some` when the ability does it now (its setting is on).
     pub trim_after_reply: Option<fn() -> Option<Trim>>,
+    /// What runs a registry node the ability serves (a remote MCP
+    /// server's tool), `None` for a node that is not its own.
+    ///
+    /// # Safety
+    /// The node is a live node of the registry, read under the tool lock.
+    pub runs_tool: Option<unsafe fn(AgentToolNode_t) -> Option<RunTool>>,
+    /// A word of `agent_config` the ability answers (`agent_config mcp
+    /// ...`).
+    pub config_word: Option<ConfigWord>,
 }
+
+/// Runs a tool an ability serves: the node (live, under the tool lock)
+/// and its arguments (borrowed); the result is left in the node.
+pub type RunTool = unsafe fn(*mut AgentToolList, *mut cJSON);
+
+/// `agent_config WORD ...`, answered by an ability.
+#[derive(Clone, Copy)]
+pub struct ConfigWord {
+    pub word: &'static [u8],
+    /// Its part of `agent_config`'s usage line (` [mcp list|add ...]`).
+    pub usage: &'static [u8],
+    /// Run with the words after it (at most [`CONFIG_WORDS`]; `more`: there
+    /// were more than that); the command's exit code.
+    pub run: fn(words: &[&[u8]], more: bool) -> c_int,
+}
+
+/// The most words after an ability's `agent_config` word it is given.
+pub const CONFIG_WORDS: usize = 2;
 
 /// A trim that runs after the reply was delivered.
 ///
@@ -57,6 +86,8 @@ impl Ability {
         took: None,
         replied: None,
         trim_after_reply: None,
+        runs_tool: None,
+        config_word: None,
     };
 }
 
@@ -123,6 +154,26 @@ impl Tags {
             }
         }
     }
+}
+
+/// What runs `node`, when an ability serves it.
+///
+/// # Safety
+/// `node` is a live node of the registry, read under the tool lock.
+pub unsafe fn runs_tool(node: AgentToolNode_t) -> Option<RunTool> {
+    installed()
+        .iter()
+        .filter_map(|a| a.runs_tool)
+        // SAFETY: forwarded (this function's contract is the hook's).
+        .find_map(|runs| unsafe { runs(node) })
+}
+
+/// The ability that answers `agent_config WORD`.
+pub fn config_word(word: &[u8]) -> Option<ConfigWord> {
+    installed()
+        .iter()
+        .filter_map(|a| a.config_word)
+        .find(|c| c.word == word)
 }
 
 /// The trim an ability runs after the reply, if one does now.

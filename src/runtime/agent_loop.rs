@@ -488,8 +488,8 @@ fn build_agent(loop_thread: rt_thread_t) -> bool {
         };
         let fail = || {
             crate::log_e!("init_agent: out of memory");
-            #[cfg(feature = "mcp-client")]
-            crate::runtime::mcp_client::stop();
+            // What the abilities made with their tools goes with them.
+            ability::each(|a| a.forget, |forget| forget());
             // SAFETY: C function of the package.
             unsafe { agent_tools_cleanup() };
             false
@@ -567,8 +567,6 @@ fn build_agent(loop_thread: rt_thread_t) -> bool {
     // SAFETY: C function of the package (the user-editable tool_func.c).
     unsafe { init_tools() };
     ability::each(|a| a.register_tools, |register| register());
-    #[cfg(feature = "mcp-client")]
-    crate::runtime::mcp_client::start();
     assemble(loop_thread)
 }
 
@@ -607,8 +605,6 @@ fn tear_down_agent() {
     // The hub went with what was queued on it: their marks go too.
     super::unasked::forget_all();
     ability::each(|a| a.forget, |forget| forget());
-    #[cfg(feature = "mcp-client")]
-    crate::runtime::mcp_client::stop();
     // SAFETY: C function of the package.
     unsafe { agent_tools_cleanup() };
     // After every request of the agent has ended (the loop thread and the

@@ -9,14 +9,16 @@ use crate::rtt::log::console_print;
 use crate::rtt::*;
 use core::ffi::{c_char, c_int, CStr};
 
-fn line(parts: &[&[u8]]) {
+/// One console line of `parts` (the abilities' commands write theirs so).
+pub(crate) fn line(parts: &[&[u8]]) {
     for p in parts {
         console_print(p);
     }
     console_print(b"\n");
 }
 
-fn number(n: usize, buf: &mut [u8; 20]) -> &[u8] {
+/// `n` in decimal, in `buf`.
+pub(crate) fn number(n: usize, buf: &mut [u8; 20]) -> &[u8] {
     crate::base::text::decimal(n as u64, buf)
 }
 
@@ -120,21 +122,21 @@ pub unsafe fn agent_config(argc: c_int, argv: *mut *mut c_char) -> c_int {
     }
     // SAFETY: finsh passes argc NUL-terminated strings.
     let arg = |i: c_int| unsafe { *argv.add(i as usize) as *const c_char };
-    #[cfg(feature = "mcp-client")]
     // SAFETY: argc > 1, so argv[1] is one of finsh's NUL-terminated words.
-    if unsafe { CStr::from_ptr(arg(1)) }.to_bytes() == b"mcp" {
-        let word = |i: c_int| {
-            // SAFETY: only for i < argc: finsh's NUL-terminated words.
-            (i < argc).then(|| unsafe { CStr::from_ptr(arg(i)) }.to_bytes())
-        };
-        return mcp_command(word(2), word(3), argc > 4);
+    if let Some(c) = super::ability::config_word(unsafe { CStr::from_ptr(arg(1)) }.to_bytes()) {
+        let mut words: [&[u8]; super::ability::CONFIG_WORDS] = [b""; super::ability::CONFIG_WORDS];
+        let given = (argc as usize - 2).min(words.len());
+        for (i, w) in words.iter_mut().take(given).enumerate() {
+            // SAFETY: i + 2 < argc: finsh's NUL-terminated words.
+            *w = unsafe { CStr::from_ptr(arg(i as c_int + 2)) }.to_bytes();
+        }
+        let more = argc as usize - 2 > words.len();
+        return (c.run)(words.get(..given).unwrap_or_default(), more);
     }
     if argc != 3 {
-        line(&[
-            b"usage: agent_config [key|model|url <value>] [tools text|native] [format <name>] [web-token|mcp-token <token>]",
-            #[cfg(feature = "mcp-client")]
-            b" [mcp list|add|del|reset ...]",
-        ]);
+        console_print(b"usage: agent_config [key|model|url <value>] [tools text|native] [format <name>] [web-token|mcp-token <token>]");
+        super::ability::each(|a| a.config_word, |c| console_print(c.usage));
+        line(&[]);
         return -1;
     }
     // SAFETY: argc is 3 (checked above), so argv[1] and argv[2] are
@@ -196,65 +198,6 @@ pub unsafe fn agent_config(argc: c_int, argv: *mut *mut c_char) -> c_int {
         }
     }
     show_config();
-    0
-}
-
-/// `agent_config mcp list|add <url>|del <url>|reset`: the remote MCP
-/// servers of the next agent start (bounded, on the heap once changed: see
-/// `mcp_client::servers`).
-#[cfg(feature = "mcp-client")]
-fn mcp_command(what: Option<&[u8]>, url: Option<&[u8]>, extra: bool) -> c_int {
-    use crate::runtime::mcp_client::servers::{self, Refused, MAX_SERVERS, URL_MAX};
-    let usage = || {
-        line(&[b"usage: agent_config mcp [list | add <url> | del <url> | reset]"]);
-        -1
-    };
-    if extra {
-        return usage();
-    }
-    let result = match (what, url) {
-        (None | Some(b"list"), None) => Ok(()),
-        (Some(b"add"), Some(url)) => servers::add(url),
-        (Some(b"del"), Some(url)) => servers::del(url),
-        (Some(b"reset"), None) => {
-            servers::reset();
-            Ok(())
-        }
-        _ => return usage(),
-    };
-    if let Err(why) = result {
-        let mut a = [0u8; 20];
-        let mut b = [0u8; 20];
-        match why {
-            Refused::BadUrl => line(&[
-                b"agent_config mcp: a URL is 1 to ",
-                number(URL_MAX, &mut a),
-                b" bytes without blanks",
-            ]),
-            Refused::Full => line(&[
-                b"agent_config mcp: the list is full (",
-                number(MAX_SERVERS, &mut b),
-                b" servers)",
-            ]),
-            Refused::Duplicate => line(&[b"agent_config mcp: already in the list"]),
-            Refused::NotFound => line(&[b"agent_config mcp: not in the list"]),
-            Refused::OutOfMemory => line(&[b"agent_config mcp: out of memory"]),
-        }
-        return -1;
-    }
-    let mut any = false;
-    for i in 0..MAX_SERVERS {
-        let Some(url) = servers::get(i) else { break };
-        let mut n = [0u8; 20];
-        line(&[b"mcp ", number(i + 1, &mut n), b": ", url.as_bytes()]);
-        any = true;
-    }
-    if !any {
-        line(&[b"mcp: no remote MCP servers"]);
-    }
-    if what.is_some_and(|w| w != b"list") {
-        line(&[b"(from the next agent start)"]);
-    }
     0
 }
 

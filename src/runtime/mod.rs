@@ -19,8 +19,6 @@ pub mod hub;
 pub mod inject;
 #[cfg(any(feature = "notes", feature = "schedule", feature = "sub-agents"))]
 pub mod kept_file;
-#[cfg(feature = "mcp-client")]
-pub mod mcp_client;
 #[cfg(feature = "multimodal")]
 pub mod multimodal;
 pub mod prompt;

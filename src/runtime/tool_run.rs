@@ -44,9 +44,8 @@ use core::ptr;
 pub(crate) enum Tool {
     /// A C tool: its `execute_func` fills the node's `ret`.
     C(unsafe extern "C" fn(*mut cJSON, *mut AgentToolList)),
-    /// A tool of a remote MCP server (`mcp_client`).
-    #[cfg(feature = "mcp-client")]
-    Remote,
+    /// A tool an ability serves (a remote MCP server's): its runner.
+    Served(super::ability::RunTool),
 }
 
 impl Tool {
@@ -55,9 +54,9 @@ impl Tool {
     /// # Safety
     /// `node` is a live node of the registry, read under the tool lock.
     unsafe fn of(node: AgentToolNode_t) -> Option<Tool> {
-        #[cfg(feature = "mcp-client")]
-        if super::mcp_client::is_remote(node) {
-            return Some(Tool::Remote);
+        // SAFETY: as this function's contract says.
+        if let Some(run) = unsafe { super::ability::runs_tool(node) } {
+            return Some(Tool::Served(run));
         }
         // SAFETY: as this function's contract says.
         unsafe { (*node).execute_func }.map(Tool::C)
@@ -103,11 +102,10 @@ impl CallScope {
         let name =
             unsafe { tools::function_name((*node).tool_obj) }.map_or(&b""[..], |n| n.to_bytes());
         let options = super::tool_options::of(name);
-        #[cfg(feature = "mcp-client")]
+        // A tool an ability serves keeps its own time (a remote call's
+        // deadline is its request's): no report past the timeout.
         // SAFETY: as above.
-        let remote = matches!(unsafe { Tool::of(node) }, Some(Tool::Remote));
-        #[cfg(not(feature = "mcp-client"))]
-        let remote = false;
+        let remote = matches!(unsafe { Tool::of(node) }, Some(Tool::Served(_)));
         CallScope {
             scope: super::tool_options::CallScope::enter(&options),
             node,
@@ -201,9 +199,9 @@ impl ToolSet {
             // SAFETY: the tool's own function with a live arguments object
             // (borrowed) and its node, as `append_tool` documents.
             Some(Tool::C(exec)) => unsafe { exec(args, node) },
-            #[cfg(feature = "mcp-client")]
-            // SAFETY: a live node of the registry and a live object.
-            Some(Tool::Remote) => unsafe { super::mcp_client::run_remote(node, args) },
+            // SAFETY: a live node of the registry and a live object, as
+            // the runner's type documents.
+            Some(Tool::Served(run)) => unsafe { run(node, args) },
             None => {}
         }
         // SAFETY: as above: the node's result, read under the lock.

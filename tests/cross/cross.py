@@ -813,7 +813,7 @@ def prebuilt_check(prefix):
 AREAS = [
     ('Anthropic adapter (provider-anthropic)', r'rtt_agent::wire::(stream|chat)::anthropic'),
     ('Ollama adapter (provider-ollama)', r'rtt_agent::wire::stream::ndjson|rtt_agent::wire::chat::ollama'),
-    ('MCP client (mcp-client)', r'rtt_agent::runtime::mcp_client'),
+    ('MCP client (mcp-client)', r'rtt_agent::abilities::mcp_client'),
     ('provider layer (format choice, shared writers)', r'rtt_agent::wire::chat::(provider|common)|rtt_agent::runtime::settings'),
     ('stream parser', r'rtt_agent::wire::stream::'),
     ('chat client', r'rtt_agent::wire::chat::(request|content)|rtt_agent::net::(transport|tls_watch|cancel)|^chat$|rtt_agent::runtime::chat::|rtt_agent::ffi::chat::'),

@@ -23,13 +23,13 @@ ALL = '*all*'
 # glue) is not in them, nor Rust's rodata (unnamed sections): the
 # firmware without the part is the exact comparison.
 PARTS = (
-    # rtt_agent::abilities::mcp_server is the server, rtt_agent::runtime::mcp_client
-    # the client (mangled `9abilities10mcp_server` and `7runtime10mcp_client`).
+    # rtt_agent::abilities::mcp_server is the server, rtt_agent::abilities::mcp_client
+    # the client (mangled `9abilities10mcp_server` and `9abilities10mcp_client`).
     ('of which the MCP server\'s code (rtt_agent::abilities::mcp_server, agent_mcp_socket.c)',
      lambda sec, obj: ('librtt_agent.a' in obj and '9abilities10mcp_server' in sec)
      or obj.endswith('glue/agent_mcp_socket.o')),
-    ('of which the MCP client\'s code (rtt_agent::runtime::mcp_client, agent_mcp_client.c)',
-     lambda sec, obj: ('librtt_agent.a' in obj and '7runtime10mcp_client' in sec)
+    ('of which the MCP client\'s code (rtt_agent::abilities::mcp_client, agent_mcp_client.c)',
+     lambda sec, obj: ('librtt_agent.a' in obj and '9abilities10mcp_client' in sec)
      or obj.endswith('glue/agent_mcp_client.o')),
 )
 

@@ -1,6 +1,6 @@
 //! The Model Context Protocol server: the board's C tools served to MCP
 //! clients (`PKG_AGENT_MCP_SERVER`). The board as a client of remote MCP
-//! servers is `crate::runtime::mcp_client` (`PKG_AGENT_MCP_CLIENT`).
+//! servers is `crate::abilities::mcp_client` (`PKG_AGENT_MCP_CLIENT`).
 //!
 //! Server layers: `crate::wire::mcp_http` and `crate::wire::mcp_session`
 //! are pure (no I/O, no FFI); [`rpc`] answers one JSON-RPC message against the tool registry;

@@ -700,7 +700,7 @@ unsafe fn list_tools(id: *const cJSON, params: *const cJSON, page_size: usize) -
 /// each other then do not loop).
 #[cfg(feature = "mcp-client")]
 fn served(node: AgentToolNode_t) -> bool {
-    !crate::runtime::mcp_client::is_remote(node)
+    !crate::abilities::mcp_client::is_remote(node)
 }
 #[cfg(not(feature = "mcp-client"))]
 fn served(_node: AgentToolNode_t) -> bool {

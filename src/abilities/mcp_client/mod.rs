@@ -37,6 +37,8 @@
 //! meanwhile) an error answer rather than a race. [`stop`] frees it all;
 //! the nodes themselves are the registry's and go with it.
 
+#[cfg(feature = "msh-extras")]
+mod command;
 pub mod rpc;
 pub mod servers;
 
@@ -784,7 +786,7 @@ pub unsafe fn run_remote(node: *mut AgentToolList, args: *mut cJSON) {
     // A result cut short by memory would mislead the model: NO_MEMORY says
     // so instead.
     // SAFETY: a live registry node (the caller's contract).
-    unsafe { super::tools::set_result(node, text, ok, NO_MEMORY) };
+    unsafe { crate::runtime::tools::set_result(node, text, ok, NO_MEMORY) };
 }
 
 /// The `execute_func` a remote tool's node carries, for C code that calls
@@ -911,4 +913,26 @@ unsafe fn call(
         }
         !is_error
     }
+}
+
+/// The client's hooks: the remote tools join the registry after the C
+/// tools, run through their server, and go with the agent;
+/// `agent_config mcp ...` lists and changes the servers.
+pub const ABILITY: crate::runtime::ability::Ability = crate::runtime::ability::Ability {
+    register_tools: Some(start),
+    forget: Some(stop),
+    runs_tool: Some(runs_tool),
+    #[cfg(feature = "msh-extras")]
+    config_word: Some(crate::runtime::ability::ConfigWord {
+        word: b"mcp",
+        usage: b" [mcp list|add|del|reset ...]",
+        run: command::mcp_command,
+    }),
+    ..crate::runtime::ability::Ability::NONE
+};
+
+/// # Safety
+/// `node` is a live node of the registry, read under the tool lock.
+unsafe fn runs_tool(node: AgentToolNode_t) -> Option<crate::runtime::ability::RunTool> {
+    is_remote(node).then_some(run_remote as crate::runtime::ability::RunTool)
 }
