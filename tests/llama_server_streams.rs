@@ -217,7 +217,7 @@ fn an_http_400_json_error_to_a_streamed_request_is_reported() {
 fn the_loop_runs_the_recorded_tool_call() {
     // Native mode (the only one without the tools-as-text part).
     #[cfg(feature = "tools-text")]
-    use rtt_agent::runtime::tools_text::set_text_mode;
+    use rtt_agent::abilities::tools_text::set_text_mode;
     use rtt_agent_testkit::agent::*;
     let _serial = lock();
     let server = LlmServer::start(vec![

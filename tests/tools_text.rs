@@ -3,8 +3,8 @@
 //! refuses any request with `tools`) completes a two-round tool
 //! conversation; the calls never reach the user as text.
 
+use rtt_agent::abilities::tools_text::set_text_mode;
 use rtt_agent::runtime::chat::Overrides;
-use rtt_agent::runtime::tools_text::set_text_mode;
 use rtt_agent_testkit::agent::*;
 use rtt_agent_testkit::arith_model;
 use rtt_agent_testkit::llm_server::*;

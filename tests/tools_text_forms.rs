@@ -6,8 +6,8 @@
 //! call within one turn is answered with the earlier result, not run again;
 //! the round cap still ends a model that keeps calling.
 
+use rtt_agent::abilities::tools_text::{set_text_call_fallback, set_text_mode};
 use rtt_agent::runtime::chat::Overrides;
-use rtt_agent::runtime::tools_text::{set_text_call_fallback, set_text_mode};
 use rtt_agent_testkit::agent::*;
 use rtt_agent_testkit::llm_server::*;
 use rtt_agent_testkit::web::*;

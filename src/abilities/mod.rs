@@ -20,6 +20,8 @@ pub mod notes;
 pub mod schedule;
 #[cfg(feature = "sub-agents")]
 pub mod sub_agents;
+#[cfg(feature = "tools-text")]
+pub mod tools_text;
 
 use crate::runtime::ability::Ability;
 
@@ -32,6 +34,8 @@ pub static ALL: &[&Ability] = &[
     &sub_agents::ABILITY,
     #[cfg(feature = "mcp-client")]
     &mcp_client::ABILITY,
+    #[cfg(feature = "tools-text")]
+    &tools_text::ABILITY,
     #[cfg(feature = "memory-summary")]
     &memory_summary::ABILITY,
     #[cfg(feature = "schedule")]

@@ -4,8 +4,10 @@
 //! the abilities themselves stand above runtime (`crate::abilities`),
 //! which installs their table before an agent starts.
 
+use crate::abi::hooks::TextHook;
 use crate::abi::messages::Messages_t;
 use crate::cjson::sys::cJSON;
+use crate::runtime::chat::ChatResponse_t;
 use crate::runtime::context::Context_t;
 use crate::runtime::tools::{AgentToolList, AgentToolNode_t};
 use core::ffi::c_int;
@@ -32,6 +34,12 @@ pub struct Ability {
     pub stop: Option<fn()>,
     /// The agent, its hub and its context are gone.
     pub forget: Option<fn()>,
+    /// Before a user message joins the conversation (the system prompt
+    /// brought up to date).
+    ///
+    /// # Safety
+    /// The context is the loop's live one, on the loop thread.
+    pub before_turn: Option<unsafe fn(Context_t)>,
     /// The loop took a user message: a tag of the ability's (0: none),
     /// handed back to [`Ability::replied`] with the turn's reply.
     pub took: Option<fn(Messages_t) -> u32>,
@@ -49,6 +57,35 @@ pub struct Ability {
     /// A word of `agent_config` the ability answers (`agent_config mcp
     /// ...`).
     pub config_word: Option<ConfigWord>,
+    /// Lines of its own in `agent_config`'s listing.
+    pub show_config: Option<fn()>,
+    /// Tools written in the answer's text, for models without function
+    /// calling (one ability offers them).
+    pub text_tools: Option<&'static TextTools>,
+}
+
+/// The turn's hooks for tools written as text in the answer.
+pub struct TextTools {
+    /// Tools are offered as text now (the setting).
+    pub on: fn() -> bool,
+    /// The context hook that keeps call text out of what streams, given
+    /// the turn's own (`whole_only`: a call may only come whole).
+    pub filtered: fn(TextHook, bool) -> TextHook,
+    /// The turn's streaming ended: what the filter held back goes out.
+    pub finish_filtered: fn(),
+    /// Answer the calls written in `resp`'s text: `None` when it has none
+    /// (it is the reply), `Some(false)` when one could not be recorded.
+    ///
+    /// # Safety
+    /// On the loop thread, the context its live one, the response live.
+    pub answer_calls: unsafe fn(Context_t, ChatResponse_t, TextHook, TextHook) -> Option<bool>,
+    /// In native mode, an answer that is one call written as text is run.
+    pub fallback_on: fn() -> bool,
+    /// Make `resp`'s text, one call, its tool call; whether it did.
+    ///
+    /// # Safety
+    /// On the loop thread; `resp` live, owned by the caller.
+    pub adopt_single_call: unsafe fn(ChatResponse_t, TextHook) -> bool,
 }
 
 /// Runs a tool an ability serves: the node (live, under the tool lock)
@@ -88,6 +125,9 @@ impl Ability {
         trim_after_reply: None,
         runs_tool: None,
         config_word: None,
+        before_turn: None,
+        show_config: None,
+        text_tools: None,
     };
 }
 
@@ -174,6 +214,11 @@ pub fn config_word(word: &[u8]) -> Option<ConfigWord> {
         .iter()
         .filter_map(|a| a.config_word)
         .find(|c| c.word == word)
+}
+
+/// The tools-as-text hooks, when an ability offers them.
+pub fn text_tools() -> Option<&'static TextTools> {
+    installed().iter().find_map(|a| a.text_tools)
 }
 
 /// The trim an ability runs after the reply, if one does now.

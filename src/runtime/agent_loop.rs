@@ -914,10 +914,9 @@ unsafe fn handle_user_message(agent: &Agent, msg: Messages_t) {
     // Forget a reason left by an earlier content (a tool result's).
     #[cfg(feature = "multimodal")]
     super::multimodal::take_content_error(&mut crate::net::error::ErrorText::new());
-    #[cfg(feature = "tools-text")]
     if !ctx.is_null() {
-        // SAFETY: this thread's live context.
-        unsafe { super::tools_text::refresh_system_prompt(ctx) };
+        // SAFETY: this thread's live context, before the message joins it.
+        ability::each(|a| a.before_turn, |before| unsafe { before(ctx) });
     }
     #[cfg(feature = "channel-webnet")]
     if CONVERSATION_RESET.swap(false, Ordering::SeqCst) && !ctx.is_null() {

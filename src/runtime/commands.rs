@@ -22,7 +22,8 @@ pub(crate) fn number(n: usize, buf: &mut [u8; 20]) -> &[u8] {
     crate::base::text::decimal(n as u64, buf)
 }
 
-fn show_config() {
+/// `agent_config`'s listing (also after a change).
+pub(crate) fn show_config() {
     // SAFETY: the getters return NUL-terminated strings that live on.
     unsafe {
         let key = CStr::from_ptr(get_dynamic_agent_api_key()).to_bytes();
@@ -68,15 +69,7 @@ fn show_config() {
             }
         }
     }
-    #[cfg(feature = "tools-text")]
-    line(&[
-        b"tools: ",
-        if super::tools_text::text_mode() {
-            b"text (described in the system prompt)"
-        } else {
-            b"native (function calling)"
-        },
-    ]);
+    super::ability::each(|a| a.show_config, |show| show());
 }
 
 /// `agent_config format <name>`: `auto` (PKG_AGENT_API_FORMAT, else the
@@ -153,20 +146,6 @@ pub unsafe fn agent_config(argc: c_int, argv: *mut *mut c_char) -> c_int {
         // SAFETY: `value` is `argv[2]`, NUL-terminated and alive for this
         // call; NULLs are skipped; `agent_config_set` only borrows them.
         b"url" => unsafe { agent_config_set(null, null, value) },
-        #[cfg(feature = "tools-text")]
-        b"tools" => {
-            // SAFETY: `value` is `argv[2]`, NUL-terminated.
-            match unsafe { CStr::from_ptr(value) }.to_bytes() {
-                b"text" => super::tools_text::set_text_mode(Some(true)),
-                b"native" => super::tools_text::set_text_mode(Some(false)),
-                _ => {
-                    line(&[
-                        b"agent_config tools: text (models without function calling) or native",
-                    ]);
-                    return -1;
-                }
-            }
-        }
         #[cfg(any(feature = "provider-anthropic", feature = "provider-ollama"))]
         // SAFETY: `value` is `argv[2]`, NUL-terminated and alive for this call.
         b"format" if !set_format(unsafe { CStr::from_ptr(value) }.to_bytes()) => {

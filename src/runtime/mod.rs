@@ -29,8 +29,6 @@ pub mod settings;
 pub mod tool_options;
 pub mod tool_run;
 pub mod tools;
-#[cfg(feature = "tools-text")]
-pub mod tools_text;
 pub mod turn;
 pub mod unasked;
 pub mod utils;

@@ -423,62 +423,40 @@ unsafe fn refuse_tool_call(ctx: Context_t, call: *mut cJSON, name: &[u8]) -> boo
     appended
 }
 
-/// Tools for models without function calling (`PKG_AGENT_TOOLS_TEXT`).
-#[cfg(feature = "tools-text")]
+/// Tools for models without function calling (`PKG_AGENT_TOOLS_TEXT`),
+/// through the ability that offers them.
 fn text_tools_on() -> bool {
-    super::tools_text::text_mode()
+    super::ability::text_tools().is_some_and(|t| (t.on)())
 }
-#[cfg(not(feature = "tools-text"))]
-fn text_tools_on() -> bool {
-    false
-}
-#[cfg(feature = "tools-text")]
 fn filtered_context(hook: TextHook, whole_only: bool) -> TextHook {
-    super::tools_text::filtered(hook, whole_only)
-}
-#[cfg(not(feature = "tools-text"))]
-fn filtered_context(hook: TextHook, _whole_only: bool) -> TextHook {
-    hook
+    super::ability::text_tools().map_or(hook, |t| (t.filtered)(hook, whole_only))
 }
 /// Native mode runs an answer that is one call written as text
 /// (`PKG_AGENT_TEXT_CALL_FALLBACK`).
-#[cfg(feature = "text-call-fallback")]
 fn text_call_fallback_on() -> bool {
-    super::tools_text::text_call_fallback()
+    super::ability::text_tools().is_some_and(|t| (t.fallback_on)())
 }
-#[cfg(not(feature = "text-call-fallback"))]
-fn text_call_fallback_on() -> bool {
-    false
-}
-#[cfg(feature = "text-call-fallback")]
+/// # Safety
+/// As [`super::ability::TextTools::adopt_single_call`].
 unsafe fn adopt_text_call(resp: ChatResponse_t, hooks: &StreamHooks) -> bool {
-    // SAFETY: forwarded (the caller's contract is this one's).
-    unsafe { super::tools_text::adopt_single_call(resp, hooks.on_tool_call) }
+    // SAFETY: forwarded (the caller's contract is the hook's).
+    super::ability::text_tools()
+        .is_some_and(|t| unsafe { (t.adopt_single_call)(resp, hooks.on_tool_call) })
 }
-#[cfg(not(feature = "text-call-fallback"))]
-unsafe fn adopt_text_call(_resp: ChatResponse_t, _hooks: &StreamHooks) -> bool {
-    false
-}
-#[cfg(feature = "tools-text")]
 fn finish_filtered() {
-    super::tools_text::finish_filtered()
+    if let Some(t) = super::ability::text_tools() {
+        (t.finish_filtered)();
+    }
 }
-#[cfg(not(feature = "tools-text"))]
-fn finish_filtered() {}
-#[cfg(feature = "tools-text")]
+/// # Safety
+/// As [`super::ability::TextTools::answer_calls`].
 unsafe fn answer_text_calls(
     ctx: Context_t,
     resp: ChatResponse_t,
     hooks: &StreamHooks,
 ) -> Option<bool> {
-    // SAFETY: forwarded (the caller's contract is this one's).
-    unsafe { super::tools_text::answer_calls(ctx, resp, hooks.on_tool_call, hooks.on_tool_result) }
-}
-#[cfg(not(feature = "tools-text"))]
-unsafe fn answer_text_calls(
-    _ctx: Context_t,
-    _resp: ChatResponse_t,
-    _hooks: &StreamHooks,
-) -> Option<bool> {
-    None
+    // SAFETY: forwarded (the caller's contract is the hook's).
+    super::ability::text_tools().and_then(|t| unsafe {
+        (t.answer_calls)(ctx, resp, hooks.on_tool_call, hooks.on_tool_result)
+    })
 }

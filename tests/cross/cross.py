@@ -823,7 +823,7 @@ AREAS = [
                                               r'rtt_agent::net::file_base64|rtt_agent::rtt::file|'
                                               r'^agent_file_op|^agent_up_load$|^down_load$|^get_agent_file_op|^agent_glue_file'),
     ('tool-argument check', r'rtt_agent::wire::tool_args'),
-    ('tools as text', r'rtt_agent::wire::text_calls|rtt_agent::runtime::tools_text'),
+    ('tools as text', r'rtt_agent::wire::text_calls|rtt_agent::abilities::tools_text'),
     ('memory summary', r'rtt_agent::abilities::memory_summary'),
     ('WebNet channel (its page gzipped included)',
      r'rtt_agent::channels::web|rtt_agent::ffi::channel_web|^agent_web|^webnet_agent_mode$|^cgi_'),

@@ -16,10 +16,6 @@
 //! call as text) becomes a real tool call, and the stream holds such an
 //! answer back so the user does not see it ([`adopt_single_call`]).
 
-use super::chat::ChatResponse_t;
-use super::context::Context_t;
-use super::tool_run::run_tool_call;
-use super::tools::get_agent_tools;
 use crate::abi::hooks::TextHook;
 use crate::abi::messages::{
     messages_append, messages_create, messages_destroy, messages_get_content_idx, TYPE_TEXT,
@@ -28,6 +24,10 @@ use crate::cjson::json;
 use crate::cjson::sys::*;
 use crate::rtt::atomic::{AtomicPtr, Ordering};
 use crate::rtt::sleep_cell::SleepCell;
+use crate::runtime::chat::ChatResponse_t;
+use crate::runtime::context::Context_t;
+use crate::runtime::tool_run::run_tool_call;
+use crate::runtime::tools::get_agent_tools;
 use crate::wire::text_calls::{calls, CallFilter};
 use alloc::vec::Vec;
 use core::ffi::{c_char, c_void, CStr};
@@ -37,11 +37,11 @@ use crate::rtt::glue::agent_glue_tools_text;
 /// Tools as text (`Some(true)`), natively (`Some(false)`), or as the board
 /// chose (`None`). Takes effect with the next message.
 pub fn set_text_mode(on: Option<bool>) {
-    super::settings::change(|s| s.tools_as_text = on);
+    crate::runtime::settings::change(|s| s.tools_as_text = on);
 }
 
 pub fn text_mode() -> bool {
-    super::settings::snapshot()
+    crate::runtime::settings::snapshot()
         .tools_as_text
         // SAFETY: a plain getter of the glue.
         .unwrap_or_else(|| unsafe { agent_glue_tools_text() } != 0)
@@ -78,7 +78,7 @@ unsafe fn prompt(text: bool) -> Option<Vec<u8>> {
     let mut p = Vec::new();
     let mut oom = false;
     // SAFETY: the package's prompt, a static NUL-terminated string.
-    let base = unsafe { CStr::from_ptr(super::prompt::get_system_prompt()) };
+    let base = unsafe { CStr::from_ptr(crate::runtime::prompt::get_system_prompt()) };
     push(&mut p, base.to_bytes(), &mut oom);
     if text {
         push(&mut p, TOOLS_HEAD, &mut oom);
@@ -246,9 +246,10 @@ unsafe fn is_object(item: *const cJSON) -> bool {
 
 /// Is a tool of this name registered? (The loop thread's registry.)
 fn registered(name: &[u8]) -> bool {
-    super::tools::nodes().any(|n| {
+    crate::runtime::tools::nodes().any(|n| {
         // SAFETY: a live node of the registry, read on its owner's thread.
-        unsafe { super::tools::function_name((*n).tool_obj) }.is_some_and(|f| f.to_bytes() == name)
+        unsafe { crate::runtime::tools::function_name((*n).tool_obj) }
+            .is_some_and(|f| f.to_bytes() == name)
     })
 }
 
@@ -456,13 +457,13 @@ unsafe fn one_call(
 /// `AGENT_TEXT_CALL_FALLBACK=1`. Takes effect with the next request.
 #[cfg(feature = "text-call-fallback")]
 pub fn set_text_call_fallback(on: Option<bool>) {
-    super::settings::change(|s| s.text_call_fallback = on);
+    crate::runtime::settings::change(|s| s.text_call_fallback = on);
 }
 
 /// Is the native-mode fallback on?
 #[cfg(feature = "text-call-fallback")]
 pub fn text_call_fallback() -> bool {
-    super::settings::snapshot()
+    crate::runtime::settings::snapshot()
         .text_call_fallback
         .unwrap_or_else(board_fallback)
 }
@@ -576,4 +577,66 @@ pub unsafe fn adopt_single_call(resp: ChatResponse_t, on_tool_call: TextHook) ->
         }
     }
     true
+}
+
+/// Tools as text: the system prompt lists them before each turn, the turn
+/// runs the calls written in the answer, and `agent_config tools
+/// text|native` switches at run time.
+pub const ABILITY: crate::runtime::ability::Ability = crate::runtime::ability::Ability {
+    before_turn: Some(refresh_system_prompt),
+    #[cfg(feature = "msh-extras")]
+    config_word: Some(crate::runtime::ability::ConfigWord {
+        word: b"tools",
+        // agent_config's own usage line lists `[tools text|native]`.
+        usage: b"",
+        run: tools_word,
+    }),
+    #[cfg(feature = "msh-extras")]
+    show_config: Some(show_mode),
+    text_tools: Some(&TEXT_TOOLS),
+    ..crate::runtime::ability::Ability::NONE
+};
+
+static TEXT_TOOLS: crate::runtime::ability::TextTools = crate::runtime::ability::TextTools {
+    on: text_mode,
+    filtered,
+    finish_filtered,
+    answer_calls,
+    #[cfg(feature = "text-call-fallback")]
+    fallback_on: text_call_fallback,
+    #[cfg(not(feature = "text-call-fallback"))]
+    fallback_on: || false,
+    #[cfg(feature = "text-call-fallback")]
+    adopt_single_call,
+    #[cfg(not(feature = "text-call-fallback"))]
+    adopt_single_call: |_, _| false,
+};
+
+/// `agent_config tools text|native`.
+#[cfg(feature = "msh-extras")]
+fn tools_word(words: &[&[u8]], more: bool) -> core::ffi::c_int {
+    match (words, more) {
+        ([b"text"], false) => set_text_mode(Some(true)),
+        ([b"native"], false) => set_text_mode(Some(false)),
+        _ => {
+            crate::runtime::commands::line(&[
+                b"agent_config tools: text (models without function calling) or native",
+            ]);
+            return -1;
+        }
+    }
+    crate::runtime::commands::show_config();
+    0
+}
+
+#[cfg(feature = "msh-extras")]
+fn show_mode() {
+    crate::runtime::commands::line(&[
+        b"tools: ",
+        if text_mode() {
+            b"text (described in the system prompt)"
+        } else {
+            b"native (function calling)"
+        },
+    ]);
 }
