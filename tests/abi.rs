@@ -12,11 +12,11 @@
 
 use core::mem::{offset_of, size_of};
 use rtt_agent::abi::messages::*;
+#[cfg(feature = "multimodal")]
+use rtt_agent::abilities::multimodal::*;
 use rtt_agent::rtt::board::BoardConfig;
 use rtt_agent::runtime::config::*;
 use rtt_agent::runtime::hub::*;
-#[cfg(feature = "multimodal")]
-use rtt_agent::runtime::multimodal::*;
 use rtt_agent::runtime::prompt::*;
 use rtt_agent::runtime::tools::*;
 use std::path::PathBuf;

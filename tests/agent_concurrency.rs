@@ -10,9 +10,8 @@
 #[cfg(feature = "channel-debug")]
 use rtt_agent::channels::debug::{send_message, set_reply_timeout_ms};
 use rtt_agent::cjson::sys::*;
-use rtt_agent::ffi::agent_loop::main_loop_entry;
 use rtt_agent::host::{heap, thread};
-use rtt_agent::runtime::agent_loop::cleanup_agent_entry;
+use rtt_agent::runtime::agent_loop::{cleanup_agent_entry, main_loop_entry};
 use rtt_agent::runtime::chat::Overrides;
 use rtt_agent::runtime::config::agent_config_set;
 use rtt_agent::runtime::tools::{append_tool, AgentToolList};

@@ -3,9 +3,8 @@
 //! its own: the test harness allocates too (it formats each finished test's
 //! line while others run), so nothing else may run beside these checks.
 
-use rtt_agent::ffi::agent_loop::main_loop_entry;
 use rtt_agent::host::console;
-use rtt_agent::runtime::agent_loop::cleanup_agent_entry;
+use rtt_agent::runtime::agent_loop::{cleanup_agent_entry, main_loop_entry};
 use rtt_agent::runtime::chat::Overrides;
 use rtt_agent_testkit::agent::*;
 use rtt_agent_testkit::llm_server::*;
@@ -38,8 +37,7 @@ fn within(limit: Duration, what: &str, f: impl FnOnce() + Send + 'static) {
 /// and return at once, however often.
 fn init_and_cleanup_without_a_loop_thread() {
     use rtt_agent::channels::cli::agent_cli_ops;
-    use rtt_agent::ffi::agent_loop::init_agent;
-    use rtt_agent::runtime::agent_loop::{self, cleanup_agent, is_running};
+    use rtt_agent::runtime::agent_loop::{self, cleanup_agent, init_agent, is_running};
     // The console's capture buffer is on the heap too: the heap rounds run
     // without it, the last round checks the log. One round first, outside
     // the figures: the test's own helper thread allocates 48 bytes of std's

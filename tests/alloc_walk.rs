@@ -47,9 +47,9 @@ use rtt_agent::abi::messages::TYPE_TEXT;
 use rtt_agent::channels::debug::{send_message, set_reply_timeout_ms};
 use rtt_agent::cjson::sys::*;
 use rtt_agent::host::{console, heap};
-// The C exports, which install the abilities before the start.
-use rtt_agent::ffi::agent_loop::{init_agent, main_loop_entry};
-use rtt_agent::runtime::agent_loop::{cleanup_agent, cleanup_agent_entry, set_channel};
+use rtt_agent::runtime::agent_loop::{
+    cleanup_agent, cleanup_agent_entry, init_agent, main_loop_entry, set_channel,
+};
 use rtt_agent::runtime::chat::{agent_chat_last_error, chat, chat_response_free, set_overrides};
 use rtt_agent::runtime::chat::{ChatResponse, Overrides};
 use rtt_agent::runtime::config::agent_config_set;
@@ -989,7 +989,7 @@ fn walk_main_loop_entry_and_cleanup() {
 #[test]
 fn walk_multimodal_upload() {
     use rtt_agent::abi::messages::TYPE_IMAGE;
-    use rtt_agent::runtime::multimodal::{self, Mode as SendMode};
+    use rtt_agent::abilities::multimodal::{self, Mode as SendMode};
     use rtt_agent_testkit::file_server::FileServer;
     in_child_process("walk_multimodal_upload", CHILD_LIMIT, || {
         let server = Arc::new(server_with(|_| ScriptedResponse::text(&["A cat."])));

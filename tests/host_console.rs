@@ -13,9 +13,7 @@
 use rtt_agent::channels::cli::agent_cli_ops;
 use rtt_agent::host::{console, heap, shell, thread};
 use rtt_agent::rtt::{board, rt_device_t, rt_err_t, rt_size_t};
-// The C export, which installs the abilities before the start.
-use rtt_agent::ffi::agent_loop::main_loop_entry;
-use rtt_agent::runtime::agent_loop::{self, cleanup_agent_entry};
+use rtt_agent::runtime::agent_loop::{self, cleanup_agent_entry, main_loop_entry};
 use rtt_agent::runtime::chat::{set_overrides, Overrides};
 use rtt_agent::runtime::config::agent_config_set;
 use rtt_agent_testkit::llm_server::{LlmServer, ScriptedResponse};

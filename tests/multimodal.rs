@@ -7,10 +7,10 @@
 //! else allocates beside the heap figures (as tests/agent_lifecycle.rs).
 
 use rtt_agent::abi::messages::{TYPE_IMAGE, TYPE_TEXT, TYPE_VIDEO};
+use rtt_agent::abilities::multimodal::{self, Mode};
 use rtt_agent::cjson::sys::*;
 use rtt_agent::host::heap;
 use rtt_agent::runtime::chat::Overrides;
-use rtt_agent::runtime::multimodal::{self, Mode};
 use rtt_agent_testkit::agent::*;
 use rtt_agent_testkit::file_server::{FileServer, UploadAnswer};
 use rtt_agent_testkit::llm_server::*;

@@ -675,7 +675,7 @@ fn extra_channels_each_get_their_own_replies() {
     set_reply_timeout_ms(Some(30_000));
     agent_loop::set_channel(&HUB_READER_OPS);
     agent_loop::set_extra_channels(Some(&[&agent_webnet_extra_ops, &agent_debug_extra_ops]));
-    assert_eq!(rtt_agent::ffi::agent_loop::main_loop_entry(), 0);
+    assert_eq!(agent_loop::main_loop_entry(), 0);
     let addr = rtt_agent_testkit::web::web_addr().expect("the extra channel started WebNet");
     const ROUNDS: i64 = 6;
     let hub_side = std::thread::spawn(|| {

@@ -491,7 +491,7 @@ fn main() {
             agent_loop::set_channel(std::ptr::addr_of!(web::agent_webnet_ops));
         }
         start_agent(opts.abilities, || {
-            rtt_agent::ffi::agent_loop::main_loop_entry();
+            agent_loop::main_loop_entry();
         });
         // SAFETY: a plain getter of the host port.
         let bound = unsafe { rt_host_webnet_bound_port() };
@@ -502,7 +502,7 @@ fn main() {
         agent_loop::set_channel(std::ptr::addr_of!(rtt_agent::channels::cli::agent_cli_ops));
         if opts.mcp_port.is_some() {
             start_agent(opts.abilities, || {
-                rtt_agent::ffi::agent_loop::main_loop_entry();
+                agent_loop::main_loop_entry();
             });
         }
     }

@@ -14,6 +14,8 @@ pub mod mcp_client;
 pub mod mcp_server;
 #[cfg(feature = "memory-summary")]
 pub mod memory_summary;
+#[cfg(feature = "multimodal")]
+pub mod multimodal;
 #[cfg(feature = "notes")]
 pub mod notes;
 #[cfg(feature = "schedule")]
@@ -26,8 +28,16 @@ pub mod tools_text;
 use crate::runtime::ability::Ability;
 
 /// Every ability of this build, in the order their hooks run: tools are
-/// registered, and threads started and stopped, in this order.
-pub static ALL: &[&Ability] = &[
+/// registered, and threads started and stopped, in this order. Runtime
+/// reads it under this link name (`runtime::ability`), since it may not
+/// import this layer.
+#[export_name = "rtt_agent_abilities"]
+pub static ALL: &[&Ability] = LIST;
+
+// Each turn keeps a tag per ability in a fixed array.
+const _: () = assert!(LIST.len() <= crate::runtime::ability::MAX);
+
+const LIST: &[&Ability] = &[
     #[cfg(feature = "notes")]
     &notes::ABILITY,
     #[cfg(feature = "sub-agents")]
@@ -36,6 +46,8 @@ pub static ALL: &[&Ability] = &[
     &mcp_client::ABILITY,
     #[cfg(feature = "tools-text")]
     &tools_text::ABILITY,
+    #[cfg(feature = "multimodal")]
+    &multimodal::ABILITY,
     #[cfg(feature = "memory-summary")]
     &memory_summary::ABILITY,
     #[cfg(feature = "schedule")]
@@ -43,9 +55,3 @@ pub static ALL: &[&Ability] = &[
     #[cfg(feature = "mcp-server")]
     &mcp_server::ABILITY,
 ];
-
-/// Give the loop this build's abilities (before an agent starts; the C
-/// exports and the test kit do it).
-pub fn install() {
-    crate::runtime::ability::install(ALL);
-}

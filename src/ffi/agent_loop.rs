@@ -6,10 +6,7 @@ use core::ffi::c_int;
 /// C export of [`crate::runtime::agent_loop::init_agent`], with its contract.
 #[no_mangle]
 pub extern "C" fn init_agent() {
-    ffi_fn!(failure = (), {
-        crate::abilities::install();
-        crate::runtime::agent_loop::init_agent()
-    })
+    ffi_fn!(failure = (), { crate::runtime::agent_loop::init_agent() })
 }
 
 /// C export of [`crate::runtime::agent_loop::cleanup_agent`], with its contract.
@@ -24,7 +21,6 @@ pub extern "C" fn cleanup_agent() {
 #[no_mangle]
 pub extern "C" fn main_loop_entry() -> c_int {
     ffi_fn!(failure = -1, {
-        crate::abilities::install();
         crate::runtime::agent_loop::main_loop_entry()
     })
 }

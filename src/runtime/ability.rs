@@ -1,17 +1,19 @@
 //! How an ability plugs into the agent's lifecycle and its turn: one
 //! table of hooks per ability, each `None` where the ability has nothing to
-//! do. The loop runs through the installed table and names no ability;
-//! the abilities themselves stand above runtime (`crate::abilities`),
-//! which installs their table before an agent starts.
+//! do. The loop runs through the table and names no ability: the
+//! abilities stand above runtime (`crate::abilities`), which defines the
+//! build's table under one link name that this module declares, so the
+//! table is there from the first call, whatever C function comes first
+//! (`to_content` needs the multimodal ability with no agent running).
 
 use crate::abi::hooks::TextHook;
 use crate::abi::messages::Messages_t;
 use crate::cjson::sys::cJSON;
+use crate::net::error::ErrorText;
 use crate::runtime::chat::ChatResponse_t;
-use crate::runtime::context::Context_t;
+use crate::runtime::context_type::Context_t;
 use crate::runtime::tools::{AgentToolList, AgentToolNode_t};
 use core::ffi::c_int;
-use core::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
 /// Put a user message on the running agent's hub (the loop's
 /// [`crate::runtime::agent_loop::put_user_message`]).
@@ -27,11 +29,17 @@ pub struct Ability {
     /// # Safety
     /// The context is the new live one, the calling thread's.
     pub context_made: Option<unsafe fn(Context_t)>,
+    /// The agent is reachable (its gate open), its channels not yet
+    /// started: services their C code may use.
+    pub open: Option<fn()>,
     /// The agent and its channels started: threads of the ability's own.
     pub start: Option<fn(Put)>,
     /// The agent is stopping, its channels still up: nothing more may be
     /// put on the hub or called through the registry from outside.
     pub stop: Option<fn()>,
+    /// The agent is closed (its gate shut and empty) and about to be
+    /// freed: services [`Ability::open`] started.
+    pub closed: Option<fn()>,
     /// The agent, its hub and its context are gone.
     pub forget: Option<fn()>,
     /// Before a user message joins the conversation (the system prompt
@@ -57,6 +65,19 @@ pub struct Ability {
     /// A word of `agent_config` the ability answers (`agent_config mcp
     /// ...`).
     pub config_word: Option<ConfigWord>,
+    /// The agent entered (`true`) or left (`false`) its running state.
+    pub running: Option<fn(bool)>,
+    /// Why a message could not join the conversation, when the ability
+    /// knows (a file it could not send); taken, so it is told once. Also
+    /// asked before each turn, to drop a stale reason.
+    pub why_refused: Option<fn(&mut ErrorText) -> bool>,
+    /// A message's `content` when the ability builds it (files as parts);
+    /// `None`: the plain text. `for_context`: for the conversation, where a
+    /// message of one text item stays a string.
+    ///
+    /// # Safety
+    /// The set is NULL or live, borrowed; the result is the caller's.
+    pub content: Option<unsafe fn(Messages_t, bool) -> Option<*mut cJSON>>,
     /// Lines of its own in `agent_config`'s listing.
     pub show_config: Option<fn()>,
     /// Tools written in the answer's text, for models without function
@@ -128,37 +149,29 @@ impl Ability {
         before_turn: None,
         show_config: None,
         text_tools: None,
+        open: None,
+        closed: None,
+        running: None,
+        why_refused: None,
+        content: None,
     };
 }
 
-/// The most abilities one firmware has (each a cargo feature).
-pub const MAX: usize = 16;
+/// The most abilities one firmware has (each a cargo feature; the
+/// abilities' list checks it when compiled).
+pub const MAX: usize = 12;
 
-static TABLE: AtomicPtr<&'static Ability> = AtomicPtr::new(core::ptr::null_mut());
-static LEN: AtomicUsize = AtomicUsize::new(0);
-
-/// Install the abilities the agent runs with (the layer above does it
-/// before each start; the same table every time). At most [`MAX`] are kept.
-pub fn install(table: &'static [&'static Ability]) {
-    let len = table.len().min(MAX);
-    // Empty first, so a reader between the two stores sees no table rather
-    // than a length of another one.
-    LEN.store(0, Ordering::Release);
-    TABLE.store(table.as_ptr() as *mut &'static Ability, Ordering::Release);
-    LEN.store(len, Ordering::Release);
+extern "Rust" {
+    /// `crate::abilities::ALL`, found by the linker.
+    #[link_name = "rtt_agent_abilities"]
+    static ABILITIES: &'static [&'static Ability];
 }
 
-/// The installed abilities (none before [`install`]).
+/// The build's abilities.
 pub fn installed() -> &'static [&'static Ability] {
-    let len = LEN.load(Ordering::Acquire);
-    let ptr = TABLE.load(Ordering::Acquire);
-    if ptr.is_null() || len == 0 {
-        return &[];
-    }
-    // SAFETY: `ptr` and `len` come from one `&'static [&'static Ability]`
-    // given to `install` (the length is stored last and read first, and
-    // every install gives a table at least that long: the same one).
-    unsafe { core::slice::from_raw_parts(ptr, len) }
+    // SAFETY: `crate::abilities::ALL` defines this symbol with this type
+    // (`#[export_name]`, checked by the compiler there), immutable.
+    unsafe { ABILITIES }
 }
 
 /// Each installed ability's hook, where it has one.
@@ -214,6 +227,26 @@ pub fn config_word(word: &[u8]) -> Option<ConfigWord> {
         .iter()
         .filter_map(|a| a.config_word)
         .find(|c| c.word == word)
+}
+
+/// Why a message could not join the conversation, if an ability knows.
+pub fn why_refused(out: &mut ErrorText) -> bool {
+    installed()
+        .iter()
+        .filter_map(|a| a.why_refused)
+        .any(|why| why(out))
+}
+
+/// A message's `content` as an ability builds it, if one does.
+///
+/// # Safety
+/// `messages` is NULL or live, borrowed.
+pub unsafe fn content(messages: Messages_t, for_context: bool) -> Option<*mut cJSON> {
+    installed()
+        .iter()
+        .filter_map(|a| a.content)
+        // SAFETY: forwarded (this function's contract is the hook's).
+        .find_map(|content| unsafe { content(messages, for_context) })
 }
 
 /// The tools-as-text hooks, when an ability offers them.

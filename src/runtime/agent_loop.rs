@@ -163,12 +163,11 @@ impl Drop for Agent {
     }
 }
 
-/// What the parts below the loop learn of its lifecycle: the multimodal
-/// content keeps the reasons of failed conversions only while it runs.
+/// What the abilities learn of the loop's lifecycle (the multimodal
+/// content keeps the reasons of failed conversions only while it runs).
 fn entered(to: Lifecycle) {
-    #[cfg(feature = "multimodal")]
-    super::multimodal::keep_content_errors(to == Lifecycle::Running);
-    let _ = to;
+    let running = to == Lifecycle::Running;
+    ability::each(|a| a.running, |hook| hook(running));
 }
 
 impl AgentCell {
@@ -528,12 +527,7 @@ fn build_agent(loop_thread: rt_thread_t) -> bool {
         AGENT.gate.open();
         // As the C package's init_agent: the file-operation thread (down_load
         // and C code posting to its queues) runs with the agent.
-        #[cfg(feature = "multimodal")]
-        if super::multimodal::mode() != super::multimodal::Mode::Off
-            && super::multimodal::agent_file_op_init().is_null()
-        {
-            crate::log_w!("init_agent: the file-operation thread did not start (no memory)");
-        }
+        ability::each(|a| a.open, |open| open());
         // SAFETY: the glue's logging only; no arguments.
         #[cfg(feature = "tls")]
         unsafe {
@@ -592,12 +586,7 @@ fn tear_down_agent() {
     }
     AGENT.gate.close();
     AGENT.gate.wait_empty(|| {});
-    #[cfg(feature = "multimodal")]
-    {
-        super::multimodal::agent_file_op_deinit();
-        // A reason no loop took (a to_content of another thread's).
-        super::multimodal::forget_content_error();
-    }
+    ability::each(|a| a.closed, |closed| closed());
     // SAFETY: the gate is closed and empty, so no other thread holds a
     // reference into `agent` (see `AgentCell`); this thread is its writer.
     let agent = unsafe { (*AGENT.agent.get()).take() };
@@ -912,8 +901,7 @@ unsafe fn handle_user_message(agent: &Agent, msg: Messages_t) {
     let routed = routed_hooks(origin);
     let hooks = routed.unwrap_or(hooks);
     // Forget a reason left by an earlier content (a tool result's).
-    #[cfg(feature = "multimodal")]
-    super::multimodal::take_content_error(&mut crate::net::error::ErrorText::new());
+    ability::why_refused(&mut crate::net::error::ErrorText::new());
     if !ctx.is_null() {
         // SAFETY: this thread's live context, before the message joins it.
         ability::each(|a| a.before_turn, |before| unsafe { before(ctx) });
@@ -937,15 +925,9 @@ unsafe fn handle_user_message(agent: &Agent, msg: Messages_t) {
         || (unsafe { (*ctx).append_user_message.map_or(-1, |f| f(ctx, msg)) }) == rt_eok();
     // SAFETY: `msg` is owned here (this function's contract), not used again.
     unsafe { messages_destroy(msg) };
-    #[cfg(feature = "multimodal")]
     let mut why = crate::net::error::ErrorText::new();
-    #[cfg(feature = "multimodal")]
-    let explained = !appended && super::multimodal::take_content_error(&mut why);
-    #[cfg(not(feature = "multimodal"))]
-    let explained = false;
-    if explained {
+    if !appended && ability::why_refused(&mut why) {
         // A file of the message could not be sent: say which and why.
-        #[cfg(feature = "multimodal")]
         reply.push_str("error: ").push(why.as_str().as_bytes());
     } else if ctx.is_null() || !appended {
         reply.push_str(

@@ -15,12 +15,11 @@ pub mod chat;
 pub mod commands;
 pub mod config;
 pub mod context;
+pub mod context_type;
 pub mod hub;
 pub mod inject;
 #[cfg(any(feature = "notes", feature = "schedule", feature = "sub-agents"))]
 pub mod kept_file;
-#[cfg(feature = "multimodal")]
-pub mod multimodal;
 pub mod prompt;
 #[cfg(any(feature = "channel-debug", feature = "channel-webnet"))]
 pub mod reply_route;

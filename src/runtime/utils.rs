@@ -45,18 +45,14 @@ pub fn create_content_array() -> *mut cJSON {
 /// with one part per item: `{"type":"text","text":...}`, or for an
 /// audio/image/video item (a file path) `{"type":"image_url","image_url":
 /// {"url":...}}` (`audio_url`, `video_url`), the file uploaded or sent
-/// inline (see `src/runtime/multimodal/`); `RT_NULL` (the reason logged) when
+/// inline (see `src/abilities/multimodal/`); `RT_NULL` (the reason logged) when
 /// a file cannot be sent or there is no item. Borrows `messages`; the result
 /// is owned by the caller.
 pub unsafe fn to_content(messages: Messages_t) -> *mut cJSON {
-    #[cfg(feature = "multimodal")]
-    {
-        let mode = super::multimodal::mode();
-        if mode != super::multimodal::Mode::Off {
-            // SAFETY: `messages` is NULL or a live set, borrowed (this
-            // export's contract, which content_parts shares).
-            return unsafe { super::multimodal::to_content(messages, mode) };
-        }
+    // SAFETY: `messages` is NULL or a live set, borrowed (this export's
+    // contract, which the hook shares).
+    if let Some(content) = unsafe { super::ability::content(messages, false) } {
+        return content;
     }
     // SAFETY: our contract is text_content's.
     unsafe { text_content(messages) }
@@ -84,15 +80,9 @@ unsafe fn text_content(messages: Messages_t) -> *mut cJSON {
 /// # Safety
 /// `messages` is NULL or a live `Messages_t`, borrowed.
 pub(crate) unsafe fn context_content(messages: Messages_t) -> *mut cJSON {
-    #[cfg(feature = "multimodal")]
-    {
-        let mode = super::multimodal::mode();
-        // SAFETY: `messages` is NULL or live (contract), only read.
-        let parts = unsafe { super::multimodal::needs_parts(messages) };
-        if mode != super::multimodal::Mode::Off && parts {
-            // SAFETY: as above.
-            return unsafe { super::multimodal::to_content(messages, mode) };
-        }
+    // SAFETY: `messages` is NULL or live (contract), borrowed.
+    if let Some(content) = unsafe { super::ability::content(messages, true) } {
+        return content;
     }
     // SAFETY: our contract is text_content's.
     unsafe { text_content(messages) }

@@ -9,9 +9,7 @@ use rtt_agent::abi::messages::TYPE_TEXT;
 #[cfg(agent_part = "channel-debug")]
 use rtt_agent::channels::debug::{agent_debug_ops, send_message};
 use rtt_agent::cjson::sys::*;
-// The C export, which installs the abilities before the start.
-use rtt_agent::ffi::agent_loop::main_loop_entry;
-use rtt_agent::runtime::agent_loop::{self, cleanup_agent_entry};
+use rtt_agent::runtime::agent_loop::{self, cleanup_agent_entry, main_loop_entry};
 use rtt_agent::runtime::chat::{set_overrides, Overrides};
 use rtt_agent::runtime::config::agent_config_set;
 use std::ffi::{CStr, CString};

@@ -4,9 +4,7 @@
 
 use crate::llm_server::LlmServer;
 use rtt_agent::channels::web::agent_webnet_ops;
-// The C export, which installs the abilities before the start.
-use rtt_agent::ffi::agent_loop::main_loop_entry;
-use rtt_agent::runtime::agent_loop::{self, cleanup_agent_entry};
+use rtt_agent::runtime::agent_loop::{self, cleanup_agent_entry, main_loop_entry};
 use rtt_agent::runtime::chat::{set_overrides, Overrides};
 use rtt_agent::runtime::settings::web::set_open_chat;
 use std::io::{Read, Write};

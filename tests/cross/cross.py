@@ -819,7 +819,7 @@ AREAS = [
     ('chat client', r'rtt_agent::wire::chat::(request|content)|rtt_agent::net::(transport|tls_watch|cancel)|^chat$|rtt_agent::runtime::chat::|rtt_agent::ffi::chat::'),
     ('CLI channel + line editor', r'rtt_agent::channels::cli|rtt_agent::ffi::channel_cli|rtt_agent::wire::line_editor|^agent_cli_'),
     ('Debug channel', r'rtt_agent::channels::debug|rtt_agent::ffi::channel_debug|^agent_debug_|^agent_send_message$'),
-    ('multimodal (upload, inline, file ops)', r'rtt_agent::runtime::multimodal|rtt_agent::ffi::multimodal|rtt_agent::wire::chat::inline_file|'
+    ('multimodal (upload, inline, file ops)', r'rtt_agent::abilities::multimodal|rtt_agent::ffi::multimodal|rtt_agent::wire::chat::inline_file|'
                                               r'rtt_agent::net::file_base64|rtt_agent::rtt::file|'
                                               r'^agent_file_op|^agent_up_load$|^down_load$|^get_agent_file_op|^agent_glue_file'),
     ('tool-argument check', r'rtt_agent::wire::tool_args'),

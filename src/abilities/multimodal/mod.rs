@@ -530,3 +530,39 @@ pub unsafe fn to_content(messages: Messages_t, mode: Mode) -> *mut cJSON {
     }
     content
 }
+
+/// Multimodal messages: a message's files become content parts, the
+/// file-operation thread runs with the agent, and the reason a file could
+/// not be sent becomes the reply.
+pub const ABILITY: crate::runtime::ability::Ability = crate::runtime::ability::Ability {
+    open: Some(open),
+    closed: Some(closed),
+    running: Some(keep_content_errors),
+    why_refused: Some(take_content_error),
+    content: Some(content),
+    ..crate::runtime::ability::Ability::NONE
+};
+
+fn open() {
+    if mode() != Mode::Off && agent_file_op_init().is_null() {
+        crate::log_w!("init_agent: the file-operation thread did not start (no memory)");
+    }
+}
+
+fn closed() {
+    agent_file_op_deinit();
+    // A reason no loop took (a to_content of another thread's).
+    forget_content_error();
+}
+
+/// # Safety
+/// `messages` is NULL or live, borrowed.
+unsafe fn content(messages: Messages_t, for_context: bool) -> Option<*mut cJSON> {
+    let mode = mode();
+    // SAFETY: `messages` is NULL or live (contract), only read.
+    if mode == Mode::Off || (for_context && !unsafe { needs_parts(messages) }) {
+        return None;
+    }
+    // SAFETY: as above; the result is the caller's.
+    Some(unsafe { to_content(messages, mode) })
+}
