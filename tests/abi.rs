@@ -98,7 +98,7 @@ fn layout_facts() -> Vec<(String, usize)> {
     off!("AgentToolList", AgentToolList, next);
     #[cfg(feature = "tool-options")]
     {
-        use rtt_agent::runtime::tool_options::AgentToolOptions;
+        use rtt_agent::abilities::tool_options::AgentToolOptions;
         size!("agent_tool_options_t", AgentToolOptions);
         off!("agent_tool_options_t", AgentToolOptions, timeout_ms);
         off!("agent_tool_options_t", AgentToolOptions, retries);

@@ -604,8 +604,8 @@ fn direct_model(req: &RecordedRequest) -> ScriptedResponse {
 #[cfg(all(feature = "channel-debug", feature = "tool-options"))]
 #[test]
 fn walk_direct_output() {
+    use rtt_agent::abilities::tool_options::AgentToolOptions;
     use rtt_agent::ffi::tools::append_tool_ex;
-    use rtt_agent::runtime::tool_options::AgentToolOptions;
     in_child_process("walk_direct_output", CHILD_LIMIT, || {
         let server = Arc::new(server_with(direct_model));
         set_reply_timeout_ms(Some(15_000));

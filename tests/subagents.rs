@@ -7,10 +7,10 @@
 #![cfg(all(feature = "sub-agents", feature = "tool-options"))]
 
 use rtt_agent::abilities::mcp_client::servers;
+use rtt_agent::abilities::tool_options::AgentToolOptions;
 use rtt_agent::ffi::subagent::{agent_profile_add, agent_profile_del, AgentProfile};
 use rtt_agent::ffi::tools::agent_tool_set_options;
 use rtt_agent::runtime::chat::Overrides;
-use rtt_agent::runtime::tool_options::AgentToolOptions;
 use rtt_agent_testkit::agent::*;
 use rtt_agent_testkit::llm_server::*;
 use std::ffi::CString;

@@ -5,12 +5,12 @@
 #![cfg(feature = "tool-options")]
 
 use rtt_agent::abilities::mcp_client::servers;
+use rtt_agent::abilities::tool_options::AgentToolOptions;
 use rtt_agent::cjson::sys::*;
 use rtt_agent::ffi::messages::{messages_append, messages_create, messages_destroy};
 use rtt_agent::ffi::tools::{agent_tool_deadline_ms, agent_tool_set_options, append_tool_ex};
 use rtt_agent::host::console;
 use rtt_agent::runtime::chat::Overrides;
-use rtt_agent::runtime::tool_options::AgentToolOptions;
 use rtt_agent::runtime::tools::AgentToolList;
 use rtt_agent_testkit::agent::*;
 use rtt_agent_testkit::llm_server::*;

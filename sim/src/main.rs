@@ -58,13 +58,13 @@
 //! and `exit`.
 
 use rtt_agent::abi::messages::TYPE_TEXT;
+use rtt_agent::abilities::tool_options::AgentToolOptions;
 use rtt_agent::cjson::sys::{cJSON, cJSON_Parse};
 use rtt_agent::ffi::messages::{messages_append, messages_create, messages_destroy};
 use rtt_agent::ffi::tools::{agent_tool_set_options, append_tool_ex};
 use rtt_agent::host::{console, heap, shell};
 use rtt_agent::runtime::agent_loop;
 use rtt_agent::runtime::config::agent_config_set;
-use rtt_agent::runtime::tool_options::AgentToolOptions;
 use rtt_agent::runtime::tools::AgentToolList;
 use rtt_agent::wire::line_editor::{Event, LineEditor};
 use rtt_agent_testkit::arith_model;

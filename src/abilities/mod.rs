@@ -22,6 +22,8 @@ pub mod notes;
 pub mod schedule;
 #[cfg(feature = "sub-agents")]
 pub mod sub_agents;
+#[cfg(feature = "tool-options")]
+pub mod tool_options;
 #[cfg(feature = "tools-text")]
 pub mod tools_text;
 
@@ -38,6 +40,8 @@ pub static ALL: &[&Ability] = LIST;
 const _: () = assert!(LIST.len() <= crate::runtime::ability::MAX);
 
 const LIST: &[&Ability] = &[
+    #[cfg(feature = "tool-options")]
+    &tool_options::ABILITY,
     #[cfg(feature = "notes")]
     &notes::ABILITY,
     #[cfg(feature = "sub-agents")]

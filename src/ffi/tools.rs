@@ -72,40 +72,40 @@ pub extern "C" fn agent_tool_list_destroy() {
     })
 }
 
-/// C export of [`crate::runtime::tool_run::append_tool_ex`], with its contract.
+/// C export of [`crate::abilities::tool_options::append_tool_ex`], with its contract.
 #[cfg(feature = "tool-options")]
 #[no_mangle]
 pub unsafe extern "C" fn append_tool_ex(
     tool_obj: *mut cJSON,
     execute_func: Option<unsafe extern "C" fn(param: *mut cJSON, node: *mut AgentToolList)>,
-    options: *const crate::runtime::tool_options::AgentToolOptions,
+    options: *const crate::abilities::tool_options::AgentToolOptions,
 ) -> rt_err_t {
     ffi_fn!(failure = rt_error(), {
         // SAFETY: the caller's promise (the pointers are NULL or valid, as the
         // header documents) is the one the core function needs.
-        unsafe { crate::runtime::tool_run::append_tool_ex(tool_obj, execute_func, options) }
+        unsafe { crate::abilities::tool_options::append_tool_ex(tool_obj, execute_func, options) }
     })
 }
 
-/// C export of [`crate::runtime::tool_options::agent_tool_deadline_ms`], with its contract.
+/// C export of [`crate::abilities::tool_options::agent_tool_deadline_ms`], with its contract.
 #[cfg(feature = "tool-options")]
 #[no_mangle]
 pub extern "C" fn agent_tool_deadline_ms() -> rt_int32_t {
     ffi_fn!(failure = -1, {
-        crate::runtime::tool_options::agent_tool_deadline_ms()
+        crate::abilities::tool_options::agent_tool_deadline_ms()
     })
 }
 
-/// C export of [`crate::runtime::tool_options::agent_tool_set_options`], with its contract.
+/// C export of [`crate::abilities::tool_options::agent_tool_set_options`], with its contract.
 #[cfg(feature = "tool-options")]
 #[no_mangle]
 pub unsafe extern "C" fn agent_tool_set_options(
     name: *const core::ffi::c_char,
-    options: *const crate::runtime::tool_options::AgentToolOptions,
+    options: *const crate::abilities::tool_options::AgentToolOptions,
 ) -> rt_err_t {
     ffi_fn!(failure = rt_error(), {
         // SAFETY: the caller's promise (the pointers are NULL or valid, as the
         // header documents) is the one the core function needs.
-        unsafe { crate::runtime::tool_options::agent_tool_set_options(name, options) }
+        unsafe { crate::abilities::tool_options::agent_tool_set_options(name, options) }
     })
 }

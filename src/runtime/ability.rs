@@ -10,9 +10,7 @@ use crate::abi::hooks::TextHook;
 use crate::abi::messages::Messages_t;
 use crate::cjson::sys::cJSON;
 use crate::net::error::ErrorText;
-use crate::runtime::chat::ChatResponse_t;
-use crate::runtime::context_type::Context_t;
-use crate::runtime::tools::{AgentToolList, AgentToolNode_t};
+use crate::runtime::c_objects::{AgentToolList, AgentToolNode_t, ChatResponse_t, Context_t};
 use core::ffi::c_int;
 
 /// Put a user message on the running agent's hub (the loop's
@@ -80,10 +78,39 @@ pub struct Ability {
     pub content: Option<unsafe fn(Messages_t, bool) -> Option<*mut cJSON>>,
     /// Lines of its own in `agent_config`'s listing.
     pub show_config: Option<fn()>,
+    /// The registry was destroyed (what the ability kept of its tools goes).
+    pub registry_gone: Option<fn()>,
+    /// What holds around each tool call (one ability keeps it).
+    pub tool_calls: Option<&'static ToolCalls>,
     /// Tools written in the answer's text, for models without function
     /// calling (one ability offers them).
     pub text_tools: Option<&'static TextTools>,
 }
+
+/// What holds while one tool call runs (its timeout and retries), and the
+/// turn's direct answer made of tools' results.
+pub struct ToolCalls {
+    /// Before the call of `node` (`served`: an ability runs it, whose
+    /// request keeps its own time): what [`ToolCalls::end`] gets back.
+    ///
+    /// # Safety
+    /// The node is live, under the tool lock, until `end`.
+    pub begin: unsafe fn(AgentToolNode_t, bool) -> CallState,
+    /// After the call.
+    ///
+    /// # Safety
+    /// As `begin`'s, with the state it gave.
+    pub end: unsafe fn(AgentToolNode_t, CallState),
+    /// A tool `name` answered `result` successfully (a direct-output
+    /// tool's result is then the turn's answer).
+    pub succeeded: fn(&[u8], &[u8]),
+    /// The turn's direct answer, taken (empty: none).
+    pub take_direct: fn() -> alloc::vec::Vec<u8>,
+}
+
+/// What [`ToolCalls::begin`] saved, for its `end`.
+#[derive(Clone, Copy, Default)]
+pub struct CallState(pub [usize; 4]);
 
 /// The turn's hooks for tools written as text in the answer.
 pub struct TextTools {
@@ -154,6 +181,8 @@ impl Ability {
         running: None,
         why_refused: None,
         content: None,
+        registry_gone: None,
+        tool_calls: None,
     };
 }
 
@@ -247,6 +276,11 @@ pub unsafe fn content(messages: Messages_t, for_context: bool) -> Option<*mut cJ
         .filter_map(|a| a.content)
         // SAFETY: forwarded (this function's contract is the hook's).
         .find_map(|content| unsafe { content(messages, for_context) })
+}
+
+/// The tool-call hooks, when an ability keeps them.
+pub fn tool_calls() -> Option<&'static ToolCalls> {
+    installed().iter().find_map(|a| a.tool_calls)
 }
 
 /// The tools-as-text hooks, when an ability offers them.

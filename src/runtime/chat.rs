@@ -5,13 +5,7 @@ use crate::cjson::sys::{cJSON, cJSON_Delete};
 use crate::rtt::rt_free;
 use core::ffi::{c_char, c_void};
 
-#[repr(C)]
-pub struct ChatResponse {
-    pub reasoning: *mut c_char,
-    pub context: *mut c_char,
-    pub tool_call: *mut cJSON,
-}
-pub type ChatResponse_t = *mut ChatResponse;
+pub use super::c_objects::{ChatResponse, ChatResponse_t};
 
 /// Free a response from `chat()`: its strings, its tool-call array and the
 /// struct. NULL-safe.

@@ -20,7 +20,7 @@ use core::ffi::{c_char, c_int, c_void, CStr};
 use core::mem::size_of;
 use core::ptr;
 
-pub use super::context_type::{Context, ContextMethod, Context_t};
+pub use super::c_objects::{Context, ContextMethod, Context_t};
 
 fn enomem() -> rt_err_t {
     -rt_enomem()

@@ -10,12 +10,12 @@
 
 pub mod ability;
 pub mod agent_loop;
+pub mod c_objects;
 pub mod chat;
 #[cfg(feature = "msh-extras")]
 pub mod commands;
 pub mod config;
 pub mod context;
-pub mod context_type;
 pub mod hub;
 pub mod inject;
 #[cfg(any(feature = "notes", feature = "schedule", feature = "sub-agents"))]
@@ -24,8 +24,6 @@ pub mod prompt;
 #[cfg(any(feature = "channel-debug", feature = "channel-webnet"))]
 pub mod reply_route;
 pub mod settings;
-#[cfg(feature = "tool-options")]
-pub mod tool_options;
 pub mod tool_run;
 pub mod tools;
 pub mod turn;

@@ -72,71 +72,39 @@ pub(crate) struct Ran {
     pub status: rt_err_t,
 }
 
-/// A tool's options while it runs (`PKG_AGENT_TOOL_OPTIONS`): its timeout
-/// is the running call's deadline, read by remote tools and by C tools
-/// (`agent_tool_deadline_ms`); one that runs past it is logged, since the
-/// loop cannot stop C code.
+/// What holds while a tool runs, as an ability keeps it (a tool's timeout
+/// and retries, `PKG_AGENT_TOOL_OPTIONS`): begun before the call, ended
+/// after it, one inside another for a tool run inside a tool.
 struct CallScope {
-    #[cfg(feature = "tool-options")]
-    scope: super::tool_options::CallScope,
-    #[cfg(feature = "tool-options")]
     node: AgentToolNode_t,
-    /// 0 when nothing is to be said of its time: no timeout, or a remote
-    /// tool, whose request the timeout itself ends.
-    #[cfg(feature = "tool-options")]
-    timeout_ms: u32,
+    held: Option<(
+        &'static super::ability::ToolCalls,
+        super::ability::CallState,
+    )>,
 }
-
-/// A tool that ends within this much past its timeout is not reported: a
-/// sub-agent's last request ends at the timeout, a few ticks after it.
-#[cfg(feature = "tool-options")]
-const PAST_TIMEOUT_GRACE_MS: u32 = 50;
 
 impl CallScope {
     /// # Safety
     /// `node` is a live node of the registry, read under the tool lock,
     /// alive until the scope drops.
-    #[cfg(feature = "tool-options")]
     unsafe fn of(node: AgentToolNode_t) -> CallScope {
-        // SAFETY: as this function's contract says.
-        let name =
-            unsafe { tools::function_name((*node).tool_obj) }.map_or(&b""[..], |n| n.to_bytes());
-        let options = super::tool_options::of(name);
-        // A tool an ability serves keeps its own time (a remote call's
-        // deadline is its request's): no report past the timeout.
-        // SAFETY: as above.
-        let remote = matches!(unsafe { Tool::of(node) }, Some(Tool::Served(_)));
-        CallScope {
-            scope: super::tool_options::CallScope::enter(&options),
-            node,
-            timeout_ms: if remote { 0 } else { options.timeout_ms },
-        }
-    }
-    #[cfg(not(feature = "tool-options"))]
-    unsafe fn of(_node: AgentToolNode_t) -> CallScope {
-        CallScope {}
+        let held = super::ability::tool_calls().map(|calls| {
+            // A tool an ability serves keeps its own time (a remote call's
+            // deadline is its request's).
+            // SAFETY: as this function's contract says.
+            let served = matches!(unsafe { Tool::of(node) }, Some(Tool::Served(_)));
+            // SAFETY: as this function's contract says.
+            (calls, unsafe { (calls.begin)(node, served) })
+        });
+        CallScope { node, held }
     }
 }
 
-#[cfg(feature = "tool-options")]
 impl Drop for CallScope {
     fn drop(&mut self) {
-        let took = self.scope.elapsed_ms();
-        if self.timeout_ms != 0 && took > self.timeout_ms.saturating_add(PAST_TIMEOUT_GRACE_MS) {
+        if let Some((calls, state)) = self.held {
             // SAFETY: the node is live until the scope drops (`of`).
-            let name = unsafe { tools::function_name((*self.node).tool_obj) }
-                .map_or(&b""[..], |n| n.to_bytes());
-            let mut a = [0u8; 20];
-            let mut b = [0u8; 20];
-            crate::log_w!(
-                "the tool ",
-                name,
-                " ran ",
-                crate::base::text::decimal(u64::from(took), &mut a),
-                " ms, past its timeout of ",
-                crate::base::text::decimal(u64::from(self.timeout_ms), &mut b),
-                " ms"
-            );
+            unsafe { (calls.end)(self.node, state) };
         }
     }
 }
@@ -211,50 +179,6 @@ impl ToolSet {
             status: ret.ret,
         }
     }
-}
-
-#[cfg(feature = "tool-options")]
-/// `append_tool_ex` (AgentExt.h): [`append_tool`](super::tools::append_tool)
-/// with `options` (NULL: none) kept for the tool's name. Ownership: as
-/// `append_tool`, `tool_obj` is taken, also on failure; `options` is
-/// borrowed and copied. Returns `RT_EOK`, or `RT_ERROR` (no memory, or
-/// `append_tool` refused) with no options left behind.
-///
-/// # Safety
-/// `tool_obj` is NULL or a detached tree handed over; `options` NULL or
-/// valid for reading.
-pub unsafe fn append_tool_ex(
-    tool_obj: *mut crate::cjson::sys::cJSON,
-    execute_func: Option<super::tools::ExecuteFn>,
-    options: *const super::tool_options::AgentToolOptions,
-) -> crate::rtt::rt_err_t {
-    use super::tool_options::{set, unset, AgentToolOptions};
-    use crate::base::fallible::copy_of;
-    use crate::rtt::rt_error;
-    // SAFETY: NULL or valid for reading (contract); copied.
-    let options = unsafe { options.as_ref() }.copied().unwrap_or_default();
-    // SAFETY: `tool_obj` is NULL or a live tree (contract), read only.
-    let name = unsafe { super::tools::function_name(tool_obj) }.map_or(&b""[..], |n| n.to_bytes());
-    // The name outlives `tool_obj`, which a refusing `append_tool` frees.
-    let Ok(name) = copy_of(name) else {
-        crate::log_w!("append_tool_ex: out of memory");
-        // SAFETY: handed over (contract), not used again.
-        unsafe { crate::cjson::sys::cJSON_Delete(tool_obj) };
-        return rt_error();
-    };
-    let keep = options != AgentToolOptions::default() && !name.is_empty();
-    if keep && !set(&name, options, true) {
-        crate::log_w!("append_tool_ex: out of memory");
-        // SAFETY: handed over (contract), not used again.
-        unsafe { crate::cjson::sys::cJSON_Delete(tool_obj) };
-        return rt_error();
-    }
-    // SAFETY: forwarded (the caller's contract is append_tool's).
-    let rc = unsafe { super::tools::append_tool(tool_obj, execute_func) };
-    if rc != rt_eok() && keep {
-        unset(&name);
-    }
-    rc
 }
 
 /// Why `args` do not fit the parameters `node`'s tool registered, if they
@@ -556,24 +480,12 @@ unsafe fn run_found(
 }
 
 /// A successful result of a direct-output tool is the turn's answer
-/// (`PKG_AGENT_TOOL_OPTIONS`); without memory to keep it, it goes to the
-/// model as any result.
-#[cfg(feature = "tool-options")]
+/// (`PKG_AGENT_TOOL_OPTIONS`), not in a nested turn.
 fn answer_directly(name: &[u8], result: &[u8]) {
-    use super::tool_options;
-    if in_nested_turn() {
-        return;
-    }
-    if tool_options::of(name).is_direct() && !tool_options::add_direct(result) {
-        crate::log_w!(
-            "no memory to answer with the result of ",
-            name,
-            ": the model gets it"
-        );
+    if let Some(calls) = super::ability::tool_calls().filter(|_| !in_nested_turn()) {
+        (calls.succeeded)(name, result);
     }
 }
-#[cfg(not(feature = "tool-options"))]
-fn answer_directly(_name: &[u8], _result: &[u8]) {}
 
 /// Calls already run in the current turn (one user message's rounds): a
 /// repeated identical call (same tool, same arguments) is not run again;
@@ -636,7 +548,6 @@ impl Drop for Turn {
 static NESTED: crate::rtt::atomic::AtomicUsize = crate::rtt::atomic::AtomicUsize::new(0);
 
 /// Whether a nested turn runs now.
-#[cfg(feature = "tool-options")]
 pub(crate) fn in_nested_turn() -> bool {
     #[cfg(feature = "sub-agents")]
     return NESTED.load(core::sync::atomic::Ordering::SeqCst) > 0;
@@ -647,8 +558,9 @@ pub(crate) fn in_nested_turn() -> bool {
 fn forget_calls() {
     // Freed outside the lock.
     drop(with_earlier(core::mem::take));
-    #[cfg(feature = "tool-options")]
-    drop(super::tool_options::take_direct());
+    if let Some(calls) = super::ability::tool_calls() {
+        drop((calls.take_direct)());
+    }
 }
 
 /// The earlier result of the same call in this turn, to `out`; whether

@@ -29,7 +29,7 @@
 //! sends the tools array whole while `append_tool` runs on another (the
 //! tool joins the next request).
 
-use crate::abi::messages::{messages_create, messages_destroy, Messages_t};
+use crate::abi::messages::{messages_create, messages_destroy};
 use crate::cjson::json;
 use crate::cjson::sys::{cJSON, cJSON_CreateArray, cJSON_Delete};
 use crate::rtt::atomic::{AtomicBool, AtomicPtr, Ordering};
@@ -44,25 +44,9 @@ use core::ffi::{c_void, CStr};
 use core::mem::size_of;
 use core::ptr;
 
-#[repr(C)]
-pub struct AgentToolRet {
-    pub ret: rt_err_t,
-    pub messages: Messages_t,
-}
-pub type AgentToolRet_t = *mut AgentToolRet;
-
-/// A tool's execute function: `void tool_xxx(cJSON *args, AgentToolNode_t node)`.
-pub type ExecuteFn = unsafe extern "C" fn(param: *mut cJSON, node: *mut AgentToolList);
-
-#[repr(C)]
-pub struct AgentToolList {
-    pub tool_obj: *mut cJSON,
-    pub ret: AgentToolRet,
-    pub execute_func: Option<ExecuteFn>,
-    pub next: *mut AgentToolList,
-}
-pub type AgentToolNode = AgentToolList;
-pub type AgentToolNode_t = *mut AgentToolList;
+pub use super::c_objects::{
+    AgentToolList, AgentToolNode, AgentToolNode_t, AgentToolRet, AgentToolRet_t, ExecuteFn,
+};
 
 /// Give `node` the result of the library's own tool that ran on it (notes,
 /// sub-agents, remote MCP tools), as a C tool gives its own: `text` as the
@@ -556,8 +540,7 @@ pub fn agent_tool_list_destroy() {
     }
     // A request writing the array finishes first.
     let _registry = lock_registry();
-    #[cfg(feature = "tool-options")]
-    super::tool_options::forget_registry();
+    super::ability::each(|a| a.registry_gone, |gone| gone());
     let head = HEAD.swap(ptr::null_mut(), Ordering::AcqRel);
     let array = TOOLS_ARRAY.swap(ptr::null_mut(), Ordering::AcqRel);
     if head.is_null() {

@@ -276,7 +276,6 @@ pub(crate) struct LoopTools<'h> {
     #[cfg(feature = "sub-agents")]
     allowed: Option<&'h Allowed<'h>>,
     /// The direct-output tools' results, once a round has them.
-    #[cfg(feature = "tool-options")]
     direct: alloc::vec::Vec<u8>,
     _turn: super::tool_run::Turn,
 }
@@ -288,7 +287,6 @@ impl<'h> LoopTools<'h> {
             hooks,
             #[cfg(feature = "sub-agents")]
             allowed: None,
-            #[cfg(feature = "tool-options")]
             direct: alloc::vec::Vec::new(),
             _turn: super::tool_run::Turn::begin(),
         }
@@ -301,7 +299,6 @@ impl<'h> LoopTools<'h> {
         LoopTools {
             hooks,
             allowed: Some(allowed),
-            #[cfg(feature = "tool-options")]
             direct: alloc::vec::Vec::new(),
             _turn: super::tool_run::Turn::nested(),
         }
@@ -309,10 +306,7 @@ impl<'h> LoopTools<'h> {
 
     /// The reply the direct-output tools gave (empty: none).
     pub(crate) fn direct_text(&self) -> &[u8] {
-        #[cfg(feature = "tool-options")]
-        return &self.direct;
-        #[cfg(not(feature = "tool-options"))]
-        b""
+        &self.direct
     }
 }
 
@@ -356,13 +350,8 @@ impl Tools<Response, LoopConversation> for LoopTools<'_> {
     /// without it there are none, and the turn's direct path is left out
     /// of the image).
     fn direct_answer(&mut self) -> Option<&[u8]> {
-        #[cfg(feature = "tool-options")]
-        {
-            self.direct = super::tool_options::take_direct();
-            Some(&self.direct[..]).filter(|d| !d.is_empty())
-        }
-        #[cfg(not(feature = "tool-options"))]
-        None
+        self.direct = (super::ability::tool_calls()?.take_direct)();
+        Some(&self.direct[..]).filter(|d| !d.is_empty())
     }
 }
 

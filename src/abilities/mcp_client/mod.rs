@@ -365,14 +365,14 @@ fn exchange_once(
 /// timeout (ms) when it is the request's deadline.
 #[cfg(feature = "tool-options")]
 fn limit_call(settings: &mut Settings<'_>) -> Option<u32> {
-    let limits = crate::runtime::tool_options::current();
+    let limits = crate::abilities::tool_options::current();
     settings.retries = u32::from(limits.retries);
     let left = limits
         .left_ms
         .filter(|&left| left < settings.request_timeout_ms)?;
     settings.request_timeout_ms = left;
     settings.timeout_ms = settings.timeout_ms.min(left);
-    crate::runtime::tool_options::timeout_ms()
+    crate::abilities::tool_options::timeout_ms()
 }
 #[cfg(not(feature = "tool-options"))]
 fn limit_call(_settings: &mut Settings<'_>) -> Option<u32> {

@@ -414,7 +414,7 @@ struct UntilTimeout;
 impl TurnEvents for UntilTimeout {
     fn stopping(&self) -> bool {
         #[cfg(feature = "tool-options")]
-        return crate::runtime::tool_options::left_ms() == Some(0);
+        return crate::abilities::tool_options::left_ms() == Some(0);
         #[cfg(not(feature = "tool-options"))]
         false
     }
@@ -432,7 +432,7 @@ fn run_profile(name: &[u8], chosen: &Chosen, task: &[u8], out: &mut TextBuf) -> 
         return false;
     };
     #[cfg(feature = "tool-options")]
-    let request_timeout_ms = crate::runtime::tool_options::left_ms();
+    let request_timeout_ms = crate::abilities::tool_options::left_ms();
     #[cfg(not(feature = "tool-options"))]
     let request_timeout_ms = None;
     let endpoint = Endpoint {

@@ -21,6 +21,8 @@
 use crate::base::fallible::{copy_of, extend, push};
 use crate::rtt::atomic::{AtomicUsize, Ordering};
 use crate::rtt::sleep_cell::SleepCell;
+use crate::runtime::ability::CallState;
+use crate::runtime::tools::{function_name, AgentToolNode_t};
 use crate::wire::deadline::{ticks_to_ms, Deadline};
 use alloc::vec::Vec;
 
@@ -155,16 +157,34 @@ impl CallScope {
 
     /// Milliseconds since the call started.
     pub fn elapsed_ms(&self) -> u32 {
+        Self::elapsed_now_ms()
+    }
+
+    /// Milliseconds since the running call started.
+    fn elapsed_now_ms() -> u32 {
         ticks_to_ms(now().wrapping_sub(load(&CALL_START)), tick_rate())
+    }
+
+    /// The scope as the slots it replaced, to [`CallScope::restore`] later
+    /// (the loop's hook keeps them in its own state).
+    fn into_saved(self) -> [usize; 3] {
+        let saved = self.saved;
+        core::mem::forget(self);
+        saved
+    }
+
+    /// Put back the slots a scope replaced.
+    fn restore(saved: [usize; 3]) {
+        let [start, timeout, retries] = saved;
+        CALL_START.store(start, Ordering::SeqCst);
+        CALL_TIMEOUT_MS.store(timeout, Ordering::SeqCst);
+        CALL_RETRIES.store(retries, Ordering::SeqCst);
     }
 }
 
 impl Drop for CallScope {
     fn drop(&mut self) {
-        let [start, timeout, retries] = self.saved;
-        CALL_START.store(start, Ordering::SeqCst);
-        CALL_TIMEOUT_MS.store(timeout, Ordering::SeqCst);
-        CALL_RETRIES.store(retries, Ordering::SeqCst);
+        Self::restore(self.saved);
     }
 }
 
@@ -271,4 +291,126 @@ pub unsafe fn agent_tool_set_options(
         Some(options) if set(name, *options, false) => rt_eok(),
         Some(_) => rt_error(),
     }
+}
+
+/// Tool options plugged into the loop: each call's timeout and retries
+/// hold while it runs, a direct-output tool's result is the turn's answer,
+/// and the options given with a tool go with the registry.
+pub const ABILITY: crate::runtime::ability::Ability = crate::runtime::ability::Ability {
+    registry_gone: Some(forget_registry),
+    tool_calls: Some(&TOOL_CALLS),
+    ..crate::runtime::ability::Ability::NONE
+};
+
+static TOOL_CALLS: crate::runtime::ability::ToolCalls = crate::runtime::ability::ToolCalls {
+    begin,
+    end,
+    succeeded,
+    take_direct,
+};
+
+/// A tool that ends within this much past its timeout is not reported: a
+/// sub-agent's last request ends at the timeout, a few ticks after it.
+const PAST_TIMEOUT_GRACE_MS: u32 = 50;
+
+/// The call of `node`'s tool begins: its options hold. The state kept for
+/// [`end`]: the scope it replaced, and the timeout to report against (0:
+/// none, or `served`, a remote tool, whose request the timeout itself
+/// ends).
+///
+/// # Safety
+/// `node` is a live node of the registry, under the tool lock.
+unsafe fn begin(node: AgentToolNode_t, served: bool) -> CallState {
+    // SAFETY: as this function's contract says.
+    let name = unsafe { function_name((*node).tool_obj) }.map_or(&b""[..], |n| n.to_bytes());
+    let options = of(name);
+    let [start, timeout, retries] = CallScope::enter(&options).into_saved();
+    let report = if served {
+        0
+    } else {
+        options.timeout_ms as usize
+    };
+    CallState([start, timeout, retries, report])
+}
+
+/// The call ended: the scope it replaced is back; a C tool that ran past
+/// its timeout is logged (the loop cannot stop C code).
+///
+/// # Safety
+/// As [`begin`]'s, with the state it gave.
+unsafe fn end(node: AgentToolNode_t, state: CallState) {
+    let [start, timeout, retries, report] = state.0;
+    let took = CallScope::elapsed_now_ms();
+    CallScope::restore([start, timeout, retries]);
+    let report = report as u32;
+    if report != 0 && took > report.saturating_add(PAST_TIMEOUT_GRACE_MS) {
+        // SAFETY: the node is live until the call ends (contract).
+        let name = unsafe { function_name((*node).tool_obj) }.map_or(&b""[..], |n| n.to_bytes());
+        let mut a = [0u8; 20];
+        let mut b = [0u8; 20];
+        crate::log_w!(
+            "the tool ",
+            name,
+            " ran ",
+            crate::base::text::decimal(u64::from(took), &mut a),
+            " ms, past its timeout of ",
+            crate::base::text::decimal(u64::from(report), &mut b),
+            " ms"
+        );
+    }
+}
+
+/// A direct-output tool's successful result joins the turn's answer;
+/// without memory to keep it, it goes to the model as any result.
+fn succeeded(name: &[u8], result: &[u8]) {
+    if of(name).is_direct() && !add_direct(result) {
+        crate::log_w!(
+            "no memory to answer with the result of ",
+            name,
+            ": the model gets it"
+        );
+    }
+}
+
+/// `append_tool_ex` (AgentExt.h): [`append_tool`](crate::runtime::tools::append_tool)
+/// with `options` (NULL: none) kept for the tool's name. Ownership: as
+/// `append_tool`, `tool_obj` is taken, also on failure; `options` is
+/// borrowed and copied. Returns `RT_EOK`, or `RT_ERROR` (no memory, or
+/// `append_tool` refused) with no options left behind.
+///
+/// # Safety
+/// `tool_obj` is NULL or a detached tree handed over; `options` NULL or
+/// valid for reading.
+pub unsafe fn append_tool_ex(
+    tool_obj: *mut crate::cjson::sys::cJSON,
+    execute_func: Option<crate::runtime::tools::ExecuteFn>,
+    options: *const AgentToolOptions,
+) -> crate::rtt::rt_err_t {
+    use crate::base::fallible::copy_of;
+    use crate::rtt::rt_error;
+    // SAFETY: NULL or valid for reading (contract); copied.
+    let options = unsafe { options.as_ref() }.copied().unwrap_or_default();
+    // SAFETY: `tool_obj` is NULL or a live tree (contract), read only.
+    let name = unsafe { crate::runtime::tools::function_name(tool_obj) }
+        .map_or(&b""[..], |n| n.to_bytes());
+    // The name outlives `tool_obj`, which a refusing `append_tool` frees.
+    let Ok(name) = copy_of(name) else {
+        crate::log_w!("append_tool_ex: out of memory");
+        // SAFETY: handed over (contract), not used again.
+        unsafe { crate::cjson::sys::cJSON_Delete(tool_obj) };
+        return rt_error();
+    };
+    let keep = options != AgentToolOptions::default() && !name.is_empty();
+    if keep && !set(&name, options, true) {
+        crate::log_w!("append_tool_ex: out of memory");
+        // SAFETY: handed over (contract), not used again.
+        unsafe { crate::cjson::sys::cJSON_Delete(tool_obj) };
+        return rt_error();
+    }
+    // SAFETY: forwarded (the caller's contract is append_tool's).
+    let rc = unsafe { crate::runtime::tools::append_tool(tool_obj, execute_func) };
+    if rc != crate::rtt::rt_eok() && keep {
+        unset(&name);
+    }
+    rc
 }
