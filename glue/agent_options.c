@@ -2,7 +2,7 @@
  * Options the library reads through small getters rather than through
  * struct agent_board_config: the summary of trimmed turns
  * (src/abilities/memory_summary/mod.rs) and tools for models without function calling
- * (src/runtime/tools_text.rs).
+ * (src/abilities/tools_text/mod.rs).
  */
 #include <rtthread.h>
 #include <rtconfig.h>
