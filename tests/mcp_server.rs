@@ -1170,16 +1170,33 @@ fn a_request_allocates_no_receive_buffer_of_its_own() {
         let ping = r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#;
         // The least of a few tries: the agent's other threads may allocate
         // during one of them.
-        (0..5)
-            .map(|_| {
-                let before = heap::used();
-                heap::rt_host_heap_reset_max_used();
-                let r = post(a, s, ping);
-                assert_eq!(r.status, 200, "{}", r.body);
-                heap::max_used() - before
-            })
-            .min()
-            .unwrap()
+        let peak = || {
+            (0..5)
+                .map(|_| {
+                    let before = heap::used();
+                    heap::rt_host_heap_reset_max_used();
+                    let r = post(a, s, ping);
+                    assert_eq!(r.status, 200, "{}", r.body);
+                    heap::max_used() - before
+                })
+                .min()
+                .unwrap()
+        };
+        let first = peak();
+        let at_rest = heap::used();
+        // A body larger than the buffer grows it for that request alone.
+        let padded = format!(
+            r#"{{"jsonrpc":"2.0","id":3,"method":"ping","params":{{"pad":"{}"}}}}"#,
+            "x".repeat(3000)
+        );
+        assert_eq!(post(a, s, &padded).status, 200);
+        // The server frees after it answered: wait for it.
+        let end = std::time::Instant::now() + Duration::from_secs(5);
+        while heap::used() != at_rest && std::time::Instant::now() < end {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(heap::used(), at_rest, "the buffer is back to its own size");
+        first.max(peak())
     })
     .join()
     .unwrap();

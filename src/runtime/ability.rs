@@ -8,9 +8,10 @@
 
 use crate::abi::hooks::TextHook;
 use crate::abi::messages::Messages_t;
+use crate::base::text_buf::TextBuf;
 use crate::cjson::sys::cJSON;
 use crate::net::error::ErrorText;
-use crate::runtime::c_objects::{AgentToolList, AgentToolNode_t, ChatResponse_t, Context_t};
+use crate::runtime::c_objects::{AgentToolNode_t, ChatResponse_t, Context_t};
 use core::ffi::c_int;
 
 /// Put a user message on the running agent's hub (the loop's
@@ -54,12 +55,13 @@ pub struct Ability {
     /// Trimming the conversation after the reply went out instead of
     /// before: `Some` when the ability does it now (its setting is on).
     pub trim_after_reply: Option<fn() -> Option<Trim>>,
-    /// What runs a registry node the ability serves (a remote MCP
-    /// server's tool), `None` for a node that is not its own.
+    /// The ability's own tool behind a registry node (a note's, a
+    /// sub-agent's, a remote MCP server's), `None` for a node that is not
+    /// its own.
     ///
     /// # Safety
     /// The node is a live node of the registry, read under the tool lock.
-    pub runs_tool: Option<unsafe fn(AgentToolNode_t) -> Option<RunTool>>,
+    pub native_tool: Option<unsafe fn(AgentToolNode_t) -> Option<&'static Native>>,
     /// A word of `agent_config` the ability answers (`agent_config mcp
     /// ...`).
     pub config_word: Option<ConfigWord>,
@@ -136,9 +138,20 @@ pub struct TextTools {
     pub adopt_single_call: unsafe fn(ChatResponse_t, TextHook) -> bool,
 }
 
-/// Runs a tool an ability serves: the node (live, under the tool lock)
-/// and its arguments (borrowed); the result is left in the node.
-pub type RunTool = unsafe fn(*mut AgentToolList, *mut cJSON);
+/// A tool of an ability's own: Rust code that answers into a text
+/// buffer, where a C tool fills its node. The registry writes the result
+/// into the node ([`crate::runtime::tools::run_native`]).
+pub struct Native {
+    /// Run the call of `node` (live, under the tool lock) with its
+    /// arguments (NULL or a live object, borrowed): its answer, or what
+    /// went wrong, into the buffer; true when it succeeded.
+    ///
+    /// # Safety
+    /// As said of the node and the arguments.
+    pub run: unsafe fn(AgentToolNode_t, *mut cJSON, &mut TextBuf) -> bool,
+    /// The result when the answer ran out of memory.
+    pub no_memory: &'static core::ffi::CStr,
+}
 
 /// `agent_config WORD ...`, answered by an ability.
 #[derive(Clone, Copy)]
@@ -171,7 +184,7 @@ impl Ability {
         took: None,
         replied: None,
         trim_after_reply: None,
-        runs_tool: None,
+        native_tool: None,
         config_word: None,
         before_turn: None,
         show_config: None,
@@ -238,16 +251,16 @@ impl Tags {
     }
 }
 
-/// What runs `node`, when an ability serves it.
+/// The ability's tool behind `node`, when an ability serves it.
 ///
 /// # Safety
 /// `node` is a live node of the registry, read under the tool lock.
-pub unsafe fn runs_tool(node: AgentToolNode_t) -> Option<RunTool> {
+pub unsafe fn native_tool(node: AgentToolNode_t) -> Option<&'static Native> {
     installed()
         .iter()
-        .filter_map(|a| a.runs_tool)
+        .filter_map(|a| a.native_tool)
         // SAFETY: forwarded (this function's contract is the hook's).
-        .find_map(|runs| unsafe { runs(node) })
+        .find_map(|native| unsafe { native(node) })
 }
 
 /// The ability that answers `agent_config WORD`.

@@ -44,8 +44,9 @@ use core::ptr;
 pub(crate) enum Tool {
     /// A C tool: its `execute_func` fills the node's `ret`.
     C(unsafe extern "C" fn(*mut cJSON, *mut AgentToolList)),
-    /// A tool an ability serves (a remote MCP server's): its runner.
-    Served(super::ability::RunTool),
+    /// A tool of an ability's own (a note's, a sub-agent's, a remote MCP
+    /// server's).
+    Native(&'static super::ability::Native),
 }
 
 impl Tool {
@@ -55,8 +56,8 @@ impl Tool {
     /// `node` is a live node of the registry, read under the tool lock.
     unsafe fn of(node: AgentToolNode_t) -> Option<Tool> {
         // SAFETY: as this function's contract says.
-        if let Some(run) = unsafe { super::ability::runs_tool(node) } {
-            return Some(Tool::Served(run));
+        if let Some(native) = unsafe { super::ability::native_tool(node) } {
+            return Some(Tool::Native(native));
         }
         // SAFETY: as this function's contract says.
         unsafe { (*node).execute_func }.map(Tool::C)
@@ -92,7 +93,7 @@ impl CallScope {
             // A tool an ability serves keeps its own time (a remote call's
             // deadline is its request's).
             // SAFETY: as this function's contract says.
-            let served = matches!(unsafe { Tool::of(node) }, Some(Tool::Served(_)));
+            let served = matches!(unsafe { Tool::of(node) }, Some(Tool::Native(_)));
             // SAFETY: as this function's contract says.
             (calls, unsafe { (calls.begin)(node, served) })
         });
@@ -168,8 +169,8 @@ impl ToolSet {
             // (borrowed) and its node, as `append_tool` documents.
             Some(Tool::C(exec)) => unsafe { exec(args, node) },
             // SAFETY: a live node of the registry and a live object, as
-            // the runner's type documents.
-            Some(Tool::Served(run)) => unsafe { run(node, args) },
+            // the tool's type documents.
+            Some(Tool::Native(native)) => unsafe { tools::run_native(node, args, native) },
             None => {}
         }
         // SAFETY: as above: the node's result, read under the lock.

@@ -44,19 +44,87 @@ use core::ffi::{c_void, CStr};
 use core::mem::size_of;
 use core::ptr;
 
+pub use super::ability::Native;
 pub use super::c_objects::{
     AgentToolList, AgentToolNode, AgentToolNode_t, AgentToolRet, AgentToolRet_t, ExecuteFn,
 };
 
-/// Give `node` the result of the library's own tool that ran on it (notes,
-/// sub-agents, remote MCP tools), as a C tool gives its own: `text` as the
-/// node's one message, or `no_memory` when the text ran out of memory;
-/// RT_EOK when `ok` and the whole text was kept, else RT_ERROR. The node's
-/// old result is freed. The one place such a result is written.
+/// Run an ability's own tool for `node` and give the node its result:
+/// the one place the library writes a tool's result. The answer goes in as
+/// the node's one message; one that ran out of memory gives the tool's
+/// `no_memory` text instead. `RT_EOK` when the tool succeeded and its
+/// whole answer was kept, else `RT_ERROR`.
+///
+/// # Safety
+/// `node` is a live node of the registry, under the tool lock; `args` NULL
+/// or a live object, borrowed.
+pub unsafe fn run_native(node: *mut AgentToolList, args: *mut cJSON, native: &Native) {
+    let mut out = crate::base::text_buf::TextBuf::new();
+    // SAFETY: as this function's contract says.
+    let ok = unsafe { (native.run)(node, args, &mut out) };
+    if out.oom {
+        crate::log_e!("no memory for a tool's result");
+    }
+    // SAFETY: a live node (contract).
+    unsafe { set_result(node, out, ok, native.no_memory) };
+}
+
+/// The `execute_func` of the abilities' own tools (`append_native`), for
+/// C code that calls a node's function itself; the library's dispatch
+/// finds the tool through the abilities without it.
+///
+/// # Safety
+/// As every tool's execute function: `args` NULL or a live object, `node`
+/// NULL or a live node of the registry.
+pub unsafe extern "C" fn native_entry(args: *mut cJSON, node: *mut AgentToolList) {
+    crate::ffi_fn!(failure = (), nonnull(node), {
+        // SAFETY: forwarded: `node` non-NULL and live, `args` NULL or live.
+        match unsafe { super::ability::native_tool(node) } {
+            // SAFETY: as above.
+            Some(native) => unsafe { run_native(node, args, native) },
+            None => {
+                let mut out = crate::base::text_buf::TextBuf::new();
+                out.push_str("error: no part of the agent runs this tool now");
+                // SAFETY: as above.
+                unsafe { set_result(node, out, false, crate::abi::messages::OUT_OF_MEMORY_TEXT) };
+            }
+        }
+    })
+}
+
+/// Whether `node` is an ability's own tool, registered with
+/// [`append_native`] (its hook then says whose).
 ///
 /// # Safety
 /// `node` is a live node of the registry.
-pub unsafe fn set_result(
+pub unsafe fn is_native(node: *mut AgentToolList) -> bool {
+    // SAFETY: a live node (contract), read only.
+    unsafe { (*node).execute_func }.is_some_and(|f| {
+        core::ptr::fn_addr_eq(
+            f,
+            native_entry as unsafe extern "C" fn(*mut cJSON, *mut AgentToolList),
+        )
+    })
+}
+
+/// Register an ability's own tool: [`append_tool`] with [`native_entry`]
+/// as its function; the ability's `native_tool` hook runs it.
+///
+/// # Safety
+/// As [`append_tool`]'s: `tool_obj` NULL or a detached tree, handed over.
+pub unsafe fn append_native(tool_obj: *mut cJSON) -> rt_err_t {
+    // SAFETY: forwarded (the caller's contract is append_tool's).
+    unsafe { append_tool(tool_obj, Some(native_entry)) }
+}
+
+/// Give `node` a result as a C tool gives its own: `text` as the node's one
+/// message, or `no_memory` when the text ran out of memory; RT_EOK when
+/// `ok` and the whole text was kept, else RT_ERROR. The node's old result
+/// is freed. For [`run_native`] (and [`native_entry`]'s refusal) alone.
+///
+/// # Safety
+/// `node` is a live node of the registry.
+unsafe fn set_result(
     node: *mut AgentToolList,
     text: crate::base::text_buf::TextBuf,
     ok: bool,

@@ -772,26 +772,26 @@ pub fn stop() {
 ///
 /// # Safety
 /// `node` is a live node of the registry, `args` NULL or a live object.
-pub unsafe fn run_remote(node: *mut AgentToolList, args: *mut cJSON) {
-    let mut text = TextBuf::new();
+unsafe fn run_remote(node: *mut AgentToolList, args: *mut cJSON, text: &mut TextBuf) -> bool {
     // SAFETY: `node` is live; `args` NULL or a live object, borrowed.
-    let ok =
-        with_state(|state| unsafe { call(state, node, args, &mut text) }).unwrap_or_else(|| {
-            text.say(&[b"error: the MCP client is busy with another call; try again"]);
-            false
-        });
-    if text.oom {
-        crate::log_e!("mcp: no memory for a remote tool's result");
-    }
-    // A result cut short by memory would mislead the model: NO_MEMORY says
-    // so instead.
-    // SAFETY: a live registry node (the caller's contract).
-    unsafe { crate::runtime::tools::set_result(node, text, ok, NO_MEMORY) };
+    with_state(|state| unsafe { call(state, node, args, text) }).unwrap_or_else(|| {
+        text.say(&[b"error: the MCP client is busy with another call; try again"]);
+        false
+    })
 }
+
+/// A remote tool, as the registry runs it. A result cut short by memory
+/// would mislead the model: NO_MEMORY says so instead.
+static REMOTE: crate::runtime::tools::Native = crate::runtime::tools::Native {
+    run: run_remote,
+    no_memory: NO_MEMORY,
+};
 
 /// The `execute_func` a remote tool's node carries, for C code that calls
 /// a node's function itself (the C package's nodes all have one); the
-/// library's own dispatch calls [`run_remote`] without it.
+/// library's own dispatch finds [`REMOTE`] without it. Its own, not the
+/// abilities' common one: it tells a remote node from the others
+/// ([`is_remote`]).
 ///
 /// # Safety
 /// As every tool's execute function: `args` is NULL or a live object,
@@ -799,7 +799,7 @@ pub unsafe fn run_remote(node: *mut AgentToolList, args: *mut cJSON) {
 pub unsafe extern "C" fn call_remote(args: *mut cJSON, node: *mut AgentToolList) {
     crate::ffi_fn!(failure = (), nonnull(node), {
         // SAFETY: forwarded: `node` non-NULL and live, `args` NULL or live.
-        unsafe { run_remote(node, args) }
+        unsafe { crate::runtime::tools::run_native(node, args, &REMOTE) }
     })
 }
 
@@ -921,7 +921,7 @@ unsafe fn call(
 pub const ABILITY: crate::runtime::ability::Ability = crate::runtime::ability::Ability {
     register_tools: Some(start),
     forget: Some(stop),
-    runs_tool: Some(runs_tool),
+    native_tool: Some(native_tool),
     #[cfg(feature = "msh-extras")]
     config_word: Some(crate::runtime::ability::ConfigWord {
         word: b"mcp",
@@ -933,6 +933,6 @@ pub const ABILITY: crate::runtime::ability::Ability = crate::runtime::ability::A
 
 /// # Safety
 /// `node` is a live node of the registry, read under the tool lock.
-unsafe fn runs_tool(node: AgentToolNode_t) -> Option<crate::runtime::ability::RunTool> {
-    is_remote(node).then_some(run_remote as crate::runtime::ability::RunTool)
+unsafe fn native_tool(node: AgentToolNode_t) -> Option<&'static crate::runtime::tools::Native> {
+    is_remote(node).then_some(&REMOTE)
 }

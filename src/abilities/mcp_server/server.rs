@@ -319,12 +319,13 @@ fn server_thread(mut state: ServerThread) {
             &peer,
             &mut state.buf,
         );
-        // Back to its own size after a large body (shrinking stays in
-        // place on RT-Thread's heaps).
-        state.buf.truncate(HEAD_MAX);
-        state.buf.shrink_to(HEAD_MAX);
-        // Whole again (a small request left it shorter): within its
-        // capacity, so nothing is allocated.
+        // Back to its own size after a large body: the large one goes
+        // first, then a buffer of HEAD_MAX is made again (the next request
+        // is refused with 503 if that fails). A small request only left it
+        // shorter: whole again within its capacity, nothing allocated.
+        if state.buf.capacity() > HEAD_MAX {
+            state.buf = Vec::new();
+        }
         let _ = crate::base::fallible::resize(&mut state.buf, HEAD_MAX, 0);
         linger(client, unread, state.settings.max_body);
         // SAFETY: the accepted socket, not used again.
@@ -389,6 +390,12 @@ fn serve_connection(
     buf: &mut Vec<u8>,
 ) -> Unread {
     let deadline = Deadline::new(now(), READ_DEADLINE_MS, hz());
+    if buf.len() < HEAD_MAX && crate::base::fallible::resize(buf, HEAD_MAX, 0).is_err() {
+        // Read the head first (and drop it), so the answer follows the
+        // request; a body may follow, of a length not known here.
+        skip_head(fd, &deadline);
+        return reply(fd, &fail(503, b"out of memory"), None, Unread::Unknown);
+    }
     let mut filled = 0;
     let request = loop {
         match http::parse_head(buf.get(..filled).unwrap_or_default()) {
@@ -739,5 +746,19 @@ fn send(fd: c_int, answer: &Answer, extra: Option<&[u8]>) {
     put(b"\r\n");
     if send_all(fd, head.get(..len).unwrap_or_default()) {
         send_all(fd, body);
+    }
+}
+
+/// Read and drop a request's head, up to its blank line, without the heap.
+fn skip_head(fd: c_int, deadline: &Deadline) {
+    let mut last = [0u8; 4];
+    let mut chunk = [0u8; 32];
+    while let Some(n) = receive(fd, &mut chunk, deadline) {
+        for &b in chunk.get(..n).unwrap_or_default() {
+            last = [last[1], last[2], last[3], b];
+            if &last == b"\r\n\r\n" {
+                return;
+            }
+        }
     }
 }

@@ -20,7 +20,7 @@ use crate::wire::notes::{self, Notes, Refused};
 use alloc::vec::Vec;
 use core::ffi::CStr;
 
-use crate::runtime::tools::AgentToolList;
+use crate::runtime::tools::{AgentToolNode_t, Native};
 
 use crate::rtt::glue::{agent_glue_notes_file, agent_glue_notes_max};
 
@@ -178,51 +178,81 @@ enum Which {
     Forget,
 }
 
+/// One of the three tools with `args`: its answer into `out`; whether it
+/// succeeded.
+///
 /// # Safety
-/// As every tool function: `args` NULL or a live object, `node` a live node.
-unsafe fn run(which: Which, args: *mut cJSON, node: *mut AgentToolList) {
-    let mut out = TextBuf::new();
+/// `args` NULL or a live object.
+unsafe fn run(which: Which, args: *mut cJSON, out: &mut TextBuf) -> bool {
     // SAFETY: as this function's contract says.
     let (key, text, query) =
         unsafe { (arg(args, c"key"), arg(args, c"text"), arg(args, c"query")) };
-    let ok = match (which, key, text) {
-        (Which::Remember, Some(key), Some(text)) => remember(key, text, &mut out),
+    match (which, key, text) {
+        (Which::Remember, Some(key), Some(text)) => remember(key, text, out),
         (Which::Remember, _, _) => {
             out.push_str("error: remember needs \"key\" and \"text\" (strings)");
             false
         }
-        (Which::Recall, _, _) => recall(query.unwrap_or(b""), &mut out),
-        (Which::Forget, Some(key), _) => forget(key, &mut out),
+        (Which::Recall, _, _) => recall(query.unwrap_or(b""), out),
+        (Which::Forget, Some(key), _) => forget(key, out),
         (Which::Forget, None, _) => {
             out.push_str("error: forget needs \"key\" (a string)");
             false
         }
-    };
-    // SAFETY: the node the tool was called with.
-    unsafe {
-        crate::runtime::tools::set_result(node, out, ok, crate::abi::messages::OUT_OF_MEMORY_TEXT)
-    };
+    }
 }
 
-unsafe extern "C" fn tool_remember(args: *mut cJSON, node: *mut AgentToolList) {
-    crate::ffi_fn!(failure = (), nonnull(node), {
-        // SAFETY: the tool's arguments and node, as the loop passes them.
-        unsafe { run(Which::Remember, args, node) }
-    })
+/// The notes' tools: the one behind `node`, when it is one of theirs.
+///
+/// # Safety
+/// `node` is a live node of the registry, under the tool lock.
+unsafe fn native_tool(node: AgentToolNode_t) -> Option<&'static Native> {
+    // SAFETY: as this function's contract says.
+    if !unsafe { crate::runtime::tools::is_native(node) } {
+        return None;
+    }
+    // SAFETY: as above.
+    let name = unsafe { crate::runtime::tools::function_name((*node).tool_obj) }?;
+    match name.to_bytes() {
+        b"remember" => Some(&REMEMBER_TOOL),
+        b"recall" => Some(&RECALL_TOOL),
+        b"forget" => Some(&FORGET_TOOL),
+        _ => None,
+    }
 }
 
-unsafe extern "C" fn tool_recall(args: *mut cJSON, node: *mut AgentToolList) {
-    crate::ffi_fn!(failure = (), nonnull(node), {
-        // SAFETY: the tool's arguments and node, as the loop passes them.
-        unsafe { run(Which::Recall, args, node) }
-    })
+static REMEMBER_TOOL: Native = Native {
+    run: remember_tool,
+    no_memory: crate::abi::messages::OUT_OF_MEMORY_TEXT,
+};
+static RECALL_TOOL: Native = Native {
+    run: recall_tool,
+    no_memory: crate::abi::messages::OUT_OF_MEMORY_TEXT,
+};
+static FORGET_TOOL: Native = Native {
+    run: forget_tool,
+    no_memory: crate::abi::messages::OUT_OF_MEMORY_TEXT,
+};
+
+/// # Safety
+/// `args` NULL or a live object (the three tools' contract, [`Native::run`]'s).
+unsafe fn remember_tool(_: AgentToolNode_t, args: *mut cJSON, out: &mut TextBuf) -> bool {
+    // SAFETY: forwarded (this function's contract).
+    unsafe { run(Which::Remember, args, out) }
 }
 
-unsafe extern "C" fn tool_forget(args: *mut cJSON, node: *mut AgentToolList) {
-    crate::ffi_fn!(failure = (), nonnull(node), {
-        // SAFETY: the tool's arguments and node, as the loop passes them.
-        unsafe { run(Which::Forget, args, node) }
-    })
+/// # Safety
+/// As [`remember_tool`].
+unsafe fn recall_tool(_: AgentToolNode_t, args: *mut cJSON, out: &mut TextBuf) -> bool {
+    // SAFETY: forwarded (this function's contract).
+    unsafe { run(Which::Recall, args, out) }
+}
+
+/// # Safety
+/// As [`remember_tool`].
+unsafe fn forget_tool(_: AgentToolNode_t, args: *mut cJSON, out: &mut TextBuf) -> bool {
+    // SAFETY: forwarded (this function's contract).
+    unsafe { run(Which::Forget, args, out) }
 }
 
 const REMEMBER: &CStr = c"{\"type\":\"function\",\"function\":{\"name\":\"remember\",\"description\":\"Keep a note across reboots under a short key (the same key replaces it). When the notes are full, the oldest go.\",\"parameters\":{\"type\":\"object\",\"properties\":{\"key\":{\"type\":\"string\",\"description\":\"a short name, at most 64 bytes\"},\"text\":{\"type\":\"string\"}},\"required\":[\"key\",\"text\"]}}}";
@@ -242,17 +272,10 @@ pub fn register_tools() {
             crate::log_w!("notes: no memory to read ", path.to_bytes());
         }
     }
-    let tools: [(&CStr, crate::runtime::tools::ExecuteFn); 3] = [
-        (REMEMBER, tool_remember),
-        (RECALL, tool_recall),
-        (FORGET, tool_forget),
-    ];
-    for (definition, f) in tools {
+    for definition in [REMEMBER, RECALL, FORGET] {
         // SAFETY: a NUL-terminated constant; the tree (or NULL) is handed
-        // to append_tool, which takes it also on failure.
-        let rc = unsafe {
-            crate::runtime::tools::append_tool(cJSON_Parse(definition.as_ptr()), Some(f))
-        };
+        // to append_native, which takes it also on failure.
+        let rc = unsafe { crate::runtime::tools::append_native(cJSON_Parse(definition.as_ptr())) };
         if rc != rt_eok() {
             crate::log_w!("notes: a tool could not be registered (no memory)");
         }
@@ -276,5 +299,6 @@ pub fn save_summary(summary: &[u8]) {
 /// The notes' hooks: their tools.
 pub const ABILITY: crate::runtime::ability::Ability = crate::runtime::ability::Ability {
     register_tools: Some(register_tools),
+    native_tool: Some(native_tool),
     ..crate::runtime::ability::Ability::NONE
 };

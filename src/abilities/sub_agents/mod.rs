@@ -28,7 +28,7 @@ use crate::rtt::sleep_cell::SleepCell;
 use crate::rtt::{board, rt_eok};
 use crate::runtime::chat::Endpoint;
 use crate::runtime::context::{agent_context_create, agent_context_destroy, Context_t};
-use crate::runtime::tools::{get_agent_tools, AgentToolList};
+use crate::runtime::tools::{get_agent_tools, AgentToolList, Native};
 use crate::runtime::turn::{LoopConversation, LoopTools, ModelChat, StreamHooks};
 use crate::wire::profiles::{self, ProfileText};
 use alloc::vec::Vec;
@@ -216,7 +216,7 @@ pub fn register_tools() {
     });
     for def in defs {
         // SAFETY: a detached definition handed over (freed on failure).
-        if unsafe { crate::runtime::tools::append_tool(def, Some(subagent_tool)) } != rt_eok() {
+        if unsafe { crate::runtime::tools::append_native(def) } != rt_eok() {
             crate::log_w!("sub-agents: a tool could not be registered (no memory)");
         }
     }
@@ -262,27 +262,35 @@ struct Chosen {
     tools: Vec<u8>,
 }
 
-unsafe extern "C" fn subagent_tool(args: *mut cJSON, node: *mut AgentToolList) {
-    crate::ffi_fn!(failure = (), nonnull(node), {
-        // SAFETY: the tool's arguments and node, as the loop passes them.
-        unsafe { run_tool(args, node) }
-    })
+/// A sub-agent's tool: the one behind `node`, when it is a profile's
+/// (a native tool named after a profile).
+///
+/// # Safety
+/// `node` is a live node of the registry, under the tool lock.
+unsafe fn native_tool(node: *mut AgentToolList) -> Option<&'static Native> {
+    // SAFETY: as this function's contract says.
+    if !unsafe { crate::runtime::tools::is_native(node) } {
+        return None;
+    }
+    // SAFETY: as above.
+    let name = unsafe { crate::runtime::tools::function_name((*node).tool_obj) }?.to_bytes();
+    with(|list| list.iter().any(|p| text_of(&p.name) == name)).then_some(&SUBAGENT_TOOL)
 }
+
+static SUBAGENT_TOOL: Native = Native {
+    run: run_tool,
+    no_memory: crate::abi::messages::OUT_OF_MEMORY_TEXT,
+};
 
 /// # Safety
 /// `args` NULL or a live object; `node` a live node of the registry.
-unsafe fn run_tool(args: *mut cJSON, node: *mut AgentToolList) {
+unsafe fn run_tool(node: *mut AgentToolList, args: *mut cJSON, out: &mut TextBuf) -> bool {
     // SAFETY: a live node (contract).
     let name = unsafe { crate::runtime::tools::function_name((*node).tool_obj) }
         .map_or(&b""[..], CStr::to_bytes);
     // SAFETY: `args` NULL or live (contract).
     let task = unsafe { json::get_str(args, c"task") }.map_or(&b""[..], CStr::to_bytes);
-    let mut out = TextBuf::new();
-    let ok = run(name, task, &mut out);
-    // SAFETY: a live node (contract).
-    unsafe {
-        crate::runtime::tools::set_result(node, out, ok, crate::abi::messages::OUT_OF_MEMORY_TEXT)
-    };
+    run(name, task, out)
 }
 
 /// Run the profile `name` on `task`: its final answer (true) or why there
@@ -507,6 +515,7 @@ fn run_profile(name: &[u8], chosen: &Chosen, task: &[u8], out: &mut TextBuf) -> 
 /// agent.
 pub const ABILITY: crate::runtime::ability::Ability = crate::runtime::ability::Ability {
     register_tools: Some(register_tools),
+    native_tool: Some(native_tool),
     forget: Some(forget),
     ..crate::runtime::ability::Ability::NONE
 };
