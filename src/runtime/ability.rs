@@ -18,7 +18,7 @@ use core::ffi::c_int;
 /// [`crate::runtime::agent_loop::put_user_message`]).
 pub type Put = unsafe fn(Messages_t) -> Result<(), Messages_t>;
 
-/// One ability's hooks, in the order the loop calls them.
+/// One ability's hooks (docs/architecture.md groups them by when they run).
 pub struct Ability {
     /// After the package's `init_tools()`, before the registry is used:
     /// the ability's own tools.
